@@ -1,0 +1,24 @@
+"""recframe: ranking metrics for recommender systems on pandas and Polars DataFrames.
+
+Importing recframe registers the ``.recmetrics`` namespace on ``pl.DataFrame``,
+``pl.LazyFrame`` and ``pd.DataFrame``.
+
+>>> import recframe
+>>> sorted(recframe.METRICS)[:3]
+['ap', 'dcg', 'f1']
+"""
+
+from __future__ import annotations
+
+from recframe._namespace import RecMetrics, register
+from recframe.api import per_user, summary
+from recframe.errors import RecframeError
+from recframe.metrics import REGISTRY as _REGISTRY
+
+#: The metric names ``metrics=`` accepts, in the default output order.
+METRICS: tuple[str, ...] = tuple(_REGISTRY)
+
+__version__ = "0.1.0"
+__all__ = ["METRICS", "RecMetrics", "RecframeError", "per_user", "summary"]
+
+register()

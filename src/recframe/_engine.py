@@ -1,0 +1,243 @@
+"""The evaluation plan, written once in narwhals expressions.
+
+Shape of the plan (design.md section 4):
+
+1. ``prepare``: rename the user's columns to internal names, join ``truth=``, derive ranks from
+   scores, flag relevant rows and compute their gain.
+2. ``user_table``: one row per (by keys, user) over *all* rows: the relevant count R, the list
+   length within each k (for ``precision_denominator="retrieved"``) and the data-check counts.
+3. ``relevant_terms``: the relevant rows only (every metric here depends on nothing else), with
+   per-row terms built by ``with_columns`` and windows ordered explicitly; then plain sums.
+4. ``finish``: join 3 onto 2, finish each metric from its terms, apply the empty-user policy.
+
+Portability rules kept throughout (``notes-narwhals.md``): conditionals only in
+``with_columns``, plain column aggregations inside ``group_by().agg()``, windows only with
+``order_by`` and only on the prefiltered rows, null ranks replaced by a sentinel before any
+comparison, explicit output dtypes and an explicit final sort.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import narwhals as nw
+
+from recframe import _validate as v
+from recframe.metrics import REGISTRY, term
+
+# Rank given to relevant items that were not recommended: past every k, comparisons stay non-null.
+NOT_RANKED = 2**62
+GAIN = "__rf_gain"
+IS_REL = "__rf_is_rel"
+POS = "__rf_pos"
+IDEAL_POS = "__rf_ideal_pos"
+ONE = "__rf_one"
+COUNTED = "__rf_counted"
+GROUP = "__rf_group"
+
+
+def needed_terms(spec: v.Spec) -> set[str]:
+    terms: set[str] = {"n_relevant"}
+    for name in spec.metrics:
+        terms.update(REGISTRY[name].terms(spec.options))
+    return terms
+
+
+def prepare(frame: nw.LazyFrame, truth: nw.LazyFrame | None, spec: v.Spec) -> nw.LazyFrame:
+    """Select and rename the needed columns; join truth; derive ranks; flag relevance."""
+    by = list(spec.by)
+    order_col = v.SCORE if spec.score is not None else v.RANK
+    order_src = spec.score if spec.score is not None else spec.rank
+    user = [nw.col(spec.user).alias(v.USER)] if spec.user is not None else [nw.lit(0).alias(v.USER)]
+    recs = [*(nw.col(b) for b in by), *user, nw.col(spec.item).alias(v.ITEM), nw.col(order_src).alias(order_col)]
+    if truth is None:
+        lf = frame.select(*recs, nw.col(spec.relevance).alias(v.REL))
+    else:
+        lf = frame.select(*recs)
+        keys = [*by, v.USER, v.ITEM]
+        t_user = [nw.col(spec.user).alias(v.USER)] if spec.user is not None else [nw.lit(0).alias(v.USER)]
+        t = truth.select(*t_user, nw.col(spec.item).alias(v.ITEM), nw.col(spec.relevance).alias(v.REL))
+        if by:
+            # every model is scored on every truth user: broadcast truth over the by groups
+            t = lf.select(*by).unique().join(t, how="cross")
+        lf = lf.join(t, on=keys, how="full")
+        lf = lf.with_columns(nw.coalesce(nw.col(c), nw.col(f"{c}_right")).alias(c) for c in keys)
+        lf = lf.drop([f"{c}_right" for c in keys])
+
+    lf = lf.with_columns(nw.col(v.REL).cast(nw.Float64))
+    if spec.rank is not None:
+        r = nw.col(v.RANK)
+        if lf.collect_schema()[v.RANK].is_integer():
+            lf = lf.with_columns(r.cast(nw.Int64), nw.lit(0).alias(v.BAD_RANK))
+        else:
+            # float ranks (pandas turns int columns with missing values into float64) must be
+            # whole numbers; the bad ones are counted and reported by the data check
+            bad = (r.is_nan() | ~r.is_finite() | (r.round(0) != r)).fill_null(False)
+            lf = lf.with_columns(bad.cast(nw.Int64).alias(v.BAD_RANK))
+            lf = lf.with_columns(nw.when(nw.col(v.BAD_RANK) == 0).then(r).otherwise(None).cast(nw.Int64))
+    else:
+        lf = lf.with_columns(nw.lit(0).alias(v.BAD_RANK))
+    if spec.score is not None:
+        lf = lf.with_columns(nw.col(v.SCORE).cast(nw.Float64))
+        eligible = ~nw.col(v.SCORE).is_null() & ~nw.col(v.SCORE).is_nan()
+        if spec.score_threshold is not None:
+            eligible = eligible & (nw.col(v.SCORE) >= spec.score_threshold)
+        lf = lf.with_columns(
+            eligible.fill_null(False).cast(nw.Int64).alias(ONE),
+            (-nw.col(v.SCORE)).alias("__rf_neg_score"),
+        )
+        # rank = position by score descending, ties broken by item ascending; counting only
+        # eligible rows makes where null scores sort irrelevant
+        position = nw.col(ONE).cum_sum().over(*by, v.USER, order_by=["__rf_neg_score", v.ITEM])
+        lf = lf.with_columns(nw.when(nw.col(ONE) == 1).then(position).otherwise(None).alias(v.RANK))
+        lf = lf.drop(ONE, "__rf_neg_score")
+
+    rel = nw.col(v.REL)
+    is_rel = rel >= spec.threshold if spec.threshold is not None else rel > 0
+    gain = {"linear": rel, "binary": nw.lit(1.0), "exp2": nw.lit(2.0) ** rel - 1.0}[spec.gain]
+    return lf.with_columns(is_rel.fill_null(False).alias(IS_REL)).with_columns(
+        nw.when(nw.col(IS_REL)).then(gain).otherwise(0.0).cast(nw.Float64).alias(GAIN)
+    )
+
+
+def user_table(lf: nw.LazyFrame, spec: v.Spec, terms: set[str]) -> nw.LazyFrame:
+    """One row per (by, user) over all rows: R, retrieved@k and the data-check counts."""
+    keys = [*spec.by, v.USER]
+    rank, rel = nw.col(v.RANK), nw.col(v.REL)
+    flags = [
+        nw.col(IS_REL).cast(nw.Int64).alias(term("n_relevant")),
+        (rel.is_nan() | ~rel.is_finite()).fill_null(False).cast(nw.Int64).alias(v.BAD_REL),
+    ]
+    if spec.score is not None:
+        flags.append(nw.col(v.SCORE).is_nan().fill_null(False).cast(nw.Int64).alias(v.BAD_SCORE))
+    else:
+        flags.append(nw.lit(0).alias(v.BAD_SCORE))
+    if "retrieved@" in terms:
+        flags += [(rank <= k).fill_null(False).cast(nw.Int64).alias(term("retrieved@", k)) for k in spec.ks]
+    sums = [term("n_relevant"), v.BAD_REL, v.BAD_SCORE, v.BAD_RANK]
+    sums += [term("retrieved@", k) for k in spec.ks if "retrieved@" in terms]
+    return (
+        lf.with_columns(*flags)
+        .group_by(keys)
+        .agg(
+            nw.len().alias(v.N_ROWS),
+            nw.col(v.ITEM).n_unique().alias(v.N_ITEMS),
+            nw.col(v.ITEM).count().alias(v.N_ITEMS_SET),
+            rank.count().alias(v.N_RANKED),
+            rank.n_unique().alias(v.N_RANKS),
+            rank.min().alias(v.MIN_RANK),
+            *(nw.col(c).sum() for c in sums),
+        )
+    )
+
+
+def relevant_terms(lf: nw.LazyFrame, spec: v.Spec, terms: set[str]) -> nw.LazyFrame:
+    """Per-user sums of the per-row terms, from the relevant rows only."""
+    keys = [*spec.by, v.USER]
+    rows = lf.filter(nw.col(IS_REL)).select(
+        *keys,
+        nw.col(v.RANK).cast(nw.Int64).fill_null(NOT_RANKED).alias(v.RANK),
+        nw.col(GAIN),
+        nw.lit(1).cast(nw.Int64).alias(ONE),
+    )
+    rank, gain = nw.col(v.RANK), nw.col(GAIN)
+    windows = [nw.col(ONE).sum().over(*keys).alias("__rf_R")]
+    if "ap_sum@" in terms:
+        # position among the user's relevant items in rank order = hits up to and including it
+        windows.append(nw.col(ONE).cum_sum().over(*keys, order_by=v.RANK).alias(POS))
+    if "idcg@" in terms:
+        windows.append(gain.rank("ordinal", descending=True).over(*keys).alias(IDEAL_POS))
+    rows = rows.with_columns(*windows)
+    R = nw.col("__rf_R")
+
+    def at(k: int | nw.Expr, value: nw.Expr | float, position: nw.Expr = rank) -> nw.Expr:
+        return nw.when(position <= k).then(value).otherwise(0.0)
+
+    discount = (rank + 1).cast(nw.Float64).log(2)
+    cols: dict[str, nw.Expr] = {term("hits@", k): at(k, 1.0) for k in spec.ks}
+    if "hits_r" in terms:
+        cols[term("hits_r")] = at(R, 1.0)
+    for k in spec.ks:
+        if "hits_capped@" in terms:
+            cols[term("hits_capped@", k)] = at(nw.min_horizontal(R, nw.lit(k)), 1.0)
+        if "ap_sum@" in terms:
+            cols[term("ap_sum@", k)] = at(k, nw.col(POS) / rank)
+        if "dcg@" in terms:
+            cols[term("dcg@", k)] = at(k, gain / discount)
+        if "idcg@" in terms:
+            ideal = nw.col(IDEAL_POS)
+            cols[term("idcg@", k)] = at(k, gain / (ideal + 1).cast(nw.Float64).log(2), ideal)
+    rows = rows.with_columns(expr.alias(name) for name, expr in cols.items())
+    return rows.group_by(keys).agg(*(nw.col(c).sum() for c in cols), rank.min().alias(term("min_rank")))
+
+
+def metric_columns(spec: v.Spec) -> list[tuple[str, str, int | None]]:
+    """(output column, metric name, k) in output order."""
+    out = []
+    for name in spec.metrics:
+        metric = REGISTRY[name]
+        if metric.bare:
+            out.append((name, name, None))
+        out += [(f"{name}@{k}", name, k) for k in spec.ks]
+    return out
+
+
+def per_user_plan(
+    frame: nw.LazyFrame,
+    truth: nw.LazyFrame | None,
+    spec: v.Spec,
+    check: Callable[[nw.LazyFrame], nw.LazyFrame],
+) -> nw.LazyFrame:
+    """The per-user frame, with internal key names, sorted by key: by..., user, n_relevant, metrics.
+
+    `check` receives the per-user table with the data-check counts and returns it (it raises,
+    now or when the plan runs, on bad data).
+    """
+    keys = [*spec.by, v.USER]
+    terms = needed_terms(spec)
+    lf = prepare(frame, truth, spec)
+    users = check(user_table(lf, spec, terms)).drop(list(v.CHECK_COLUMNS))
+    sums = relevant_terms(lf, spec, terms)
+    joined = users.join(sums, on=keys, how="left")
+    term_cols = [c for c in joined.collect_schema().names() if c.startswith("__rf_") and c not in keys]
+    joined = joined.with_columns(
+        nw.col(c).fill_null(NOT_RANKED if c == term("min_rank") else 0) for c in term_cols
+    )
+    has_rel = nw.col(term("n_relevant")) > 0
+    outputs = []
+    for column, name, k in metric_columns(spec):
+        metric = REGISTRY[name]
+        value = metric.finish(k, spec.options)
+        if spec.empty_users == "zero" or metric.zero_when_empty:
+            value = nw.when(has_rel).then(value).otherwise(0.0)
+        else:
+            value = nw.when(has_rel).then(value).otherwise(None)
+        outputs.append(value.cast(nw.Float64).alias(column))
+    return joined.select(
+        *keys, nw.col(term("n_relevant")).cast(nw.Int64).alias("n_relevant"), *outputs
+    ).sort(keys)
+
+
+def summary_plan(per_user: nw.LazyFrame, spec: v.Spec) -> nw.LazyFrame:
+    """Means over counted users, by group: by..., n_users, n_skipped, metrics."""
+    metric_cols = [c for c, _, _ in metric_columns(spec)]
+    counted = nw.col("n_relevant") > 0 if spec.empty_users == "skip" else nw.lit(True)
+    # an empty `by` still groups (on a constant) so that an empty input gives an empty summary
+    keys = list(spec.by) or [GROUP]
+    lf = per_user.with_columns(
+        counted.cast(nw.Int64).alias(COUNTED),
+        *(nw.when(counted).then(nw.col(c)).otherwise(None).alias(c) for c in metric_cols),
+        *([] if spec.by else [nw.lit(0).alias(GROUP)]),
+    )
+    agg = lf.group_by(keys).agg(
+        nw.col(COUNTED).sum().alias("n_users"),
+        nw.len().alias("__rf_n_lists"),
+        *(nw.col(c).mean() for c in metric_cols),
+    )
+    out = agg.select(
+        *keys,
+        nw.col("n_users").cast(nw.Int64),
+        (nw.col("__rf_n_lists") - nw.col("n_users")).cast(nw.Int64).alias("n_skipped"),
+        *(nw.col(c).cast(nw.Float64) for c in metric_cols),
+    ).sort(keys)
+    return out if spec.by else out.drop(GROUP)

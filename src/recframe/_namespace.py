@@ -1,0 +1,56 @@
+"""The ``.recmetrics`` namespace on pandas and Polars frames: a stateless forwarder.
+
+Nothing is checked in ``__init__``: Polars swallows errors raised there and pandas builds a new
+accessor on every attribute access, so every check lives in the functions themselves.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+from typing import Any, Callable
+
+import pandas as pd
+import polars as pl
+
+from recframe import api
+
+
+def _forward(function: Callable[..., Any]) -> Callable[..., Any]:
+    """A method with `function`'s signature (less the frame) and docstring, calling it on the frame."""
+
+    @functools.wraps(function)
+    def method(self: RecMetrics, *args: Any, **kwargs: Any) -> Any:
+        return function(self._frame, *args, **kwargs)
+
+    params = list(inspect.signature(function).parameters.values())
+    self_param = inspect.Parameter("self", inspect.Parameter.POSITIONAL_OR_KEYWORD)
+    method.__signature__ = inspect.signature(function).replace(parameters=[self_param, *params[1:]])  # type: ignore[attr-defined]
+    return method
+
+
+class RecMetrics:
+    """Ranking metrics of this frame: ``df.recmetrics.per_user(...)``, ``df.recmetrics.summary(...)``.
+
+    The methods are :func:`recframe.per_user` and :func:`recframe.summary` with this frame as
+    their first argument.
+    """
+
+    def __init__(self, frame: Any) -> None:
+        self._frame = frame
+
+    per_user = _forward(api.per_user)
+    summary = _forward(api.summary)
+
+
+def register() -> None:
+    """Register ``.recmetrics`` on pl.DataFrame, pl.LazyFrame and pd.DataFrame (idempotent)."""
+    for owner in (pl.DataFrame, pl.LazyFrame, pd.DataFrame):
+        if getattr(owner, "recmetrics", None) is RecMetrics:
+            continue
+        if owner is pd.DataFrame:
+            pd.api.extensions.register_dataframe_accessor("recmetrics")(RecMetrics)
+        elif owner is pl.DataFrame:
+            pl.api.register_dataframe_namespace("recmetrics")(RecMetrics)
+        else:
+            pl.api.register_lazyframe_namespace("recmetrics")(RecMetrics)

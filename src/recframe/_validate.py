@@ -1,0 +1,326 @@
+"""Checks of arguments, column types and data, each failing with a message that names the fix.
+
+Arguments and the schema are checked when the function is called. Data checks (duplicates,
+nulls, rank range, NaN) need a pass over the rows: the engine folds the counts they need into
+the per-user aggregate it computes anyway, and :func:`check_user_table` reads them there.
+"""
+
+from __future__ import annotations
+
+import difflib
+import math
+import numbers
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import narwhals as nw
+import polars as pl
+
+from recframe.conventions import CHOICES
+from recframe.errors import RecframeError
+from recframe.metrics import REGISTRY, Options
+
+# Internal column names; a user's own columns are renamed to these for the computation so
+# that no name of theirs can collide with ours.
+USER, ITEM, RANK, SCORE, REL = "__rf_user", "__rf_item", "__rf_rank", "__rf_score", "__rf_rel"
+# Data-check counts the engine adds to the per-user aggregate.
+N_ROWS, N_ITEMS, N_ITEMS_SET = "__rf_n_rows", "__rf_n_items", "__rf_n_items_set"
+N_RANKED, N_RANKS, MIN_RANK = "__rf_n_ranked", "__rf_n_ranks", "__rf_min_rank_any"
+BAD_RANK, BAD_REL, BAD_SCORE = "__rf_bad_rank", "__rf_bad_rel", "__rf_bad_score"
+CHECK_COLUMNS = (N_ROWS, N_ITEMS, N_ITEMS_SET, N_RANKED, N_RANKS, MIN_RANK, BAD_RANK, BAD_REL, BAD_SCORE)
+
+
+@dataclass(frozen=True)
+class Spec:
+    """Everything one call asked for, checked and normalised."""
+
+    ks: tuple[int, ...]
+    metrics: tuple[str, ...]
+    user: str | None
+    item: str
+    rank: str | None  # None when ranks are derived from `score`
+    score: str | None
+    relevance: str
+    threshold: float | None
+    by: tuple[str, ...]
+    score_threshold: float | None
+    options: Options
+    gain: str
+    empty_users: str
+    with_truth: bool
+
+    def source(self, internal: str) -> str:
+        """The user's name for an internal column, for messages."""
+        names = {USER: self.user, ITEM: self.item, RANK: self.rank, SCORE: self.score, REL: self.relevance}
+        return names.get(internal) or internal
+
+
+def _fail(message: str, hint: str | None = None) -> RecframeError:
+    return RecframeError(f"{message} Hint: {hint}" if hint else message)
+
+
+def _ks(k: Any) -> tuple[int, ...]:
+    values = list(k) if isinstance(k, (list, tuple)) else [k]
+    if not values:
+        raise _fail("k=[] is empty.", "pass a positive int or a list of them, e.g. k=[5, 10].")
+    out: list[int] = []
+    for v in values:
+        if isinstance(v, bool) or not isinstance(v, numbers.Integral):
+            raise _fail(f"k={v!r} is not an int.", "pass a positive int or a list of them, e.g. k=[5, 10].")
+        if v <= 0:
+            raise _fail(f"k={v!r} must be >= 1.", "k is the length of the list cut, e.g. k=10.")
+        if int(v) not in out:  # a repeated k would only repeat columns
+            out.append(int(v))
+    return tuple(out)
+
+
+def _metrics(metrics: Any) -> tuple[str, ...]:
+    if metrics is None:
+        return tuple(REGISTRY)
+    names = [metrics] if isinstance(metrics, str) else list(metrics)
+    if not names:
+        raise _fail("metrics=[] is empty.", f"pass None for all, or some of {list(REGISTRY)}.")
+    for name in names:
+        if name not in REGISTRY:
+            close = difflib.get_close_matches(str(name), REGISTRY, n=1)
+            hint = f'did you mean "{close[0]}"? ' if close else ""
+            raise _fail(f"unknown metric {name!r}.", f"{hint}known metrics: {', '.join(REGISTRY)}.")
+    return tuple(dict.fromkeys(names))
+
+
+def _number(name: str, value: Any) -> float | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not math.isfinite(value):
+        raise _fail(f"{name}={value!r} is not a finite number.", f"pass e.g. {name}=2.0, or None.")
+    return float(value)
+
+
+def _names(arg: str, value: Any) -> tuple[str, ...]:
+    if value is None:
+        return ()
+    names = (value,) if isinstance(value, str) else tuple(value)
+    for name in names:
+        if not isinstance(name, str):
+            raise _fail(f"{arg}={value!r}: column names must be strings.", f'e.g. {arg}="model".')
+    if len(set(names)) != len(names):
+        raise _fail(f"{arg}={value!r} names a column twice.")
+    return names
+
+
+def check_arguments(
+    *,
+    k: Any,
+    metrics: Any,
+    user: Any,
+    item: Any,
+    rank: Any,
+    score: Any,
+    relevance: Any,
+    threshold: Any,
+    by: Any,
+    truth: Any,
+    score_threshold: Any,
+    precision_denominator: Any,
+    ap_denominator: Any,
+    gain: Any,
+    empty_users: Any,
+) -> Spec:
+    """Check every argument that can be checked without looking at the data."""
+    for option, value in (
+        ("precision_denominator", precision_denominator),
+        ("ap_denominator", ap_denominator),
+        ("gain", gain),
+        ("empty_users", empty_users),
+    ):
+        if value not in CHOICES[option]:
+            choices = ", ".join(f'"{c}"' for c in CHOICES[option])
+            raise _fail(f"{option}={value!r} is not a known option value.", f"choose one of {choices}.")
+    for arg, value in (("item", item), ("relevance", relevance)):
+        if not isinstance(value, str):
+            raise _fail(f"{arg}={value!r} must be a column name.", f'e.g. {arg}="{arg}".')
+    for arg, value in (("user", user), ("rank", rank), ("score", score)):
+        if value is not None and not isinstance(value, str):
+            raise _fail(f"{arg}={value!r} must be a column name or None.")
+    if score is None and rank is None:
+        raise _fail("rank=None and score=None: recframe needs one to order each list.", 'pass rank="rank" or score="score".')
+    thr = _number("threshold", threshold)
+    if thr is not None and thr <= 0 and gain != "binary":
+        raise _fail(
+            f"threshold={threshold!r} makes items with grade <= 0 relevant, but their {gain} gain "
+            "would be <= 0, which leaves nDCG undefined.",
+            'use a threshold > 0, or gain="binary".',
+        )
+    score_thr = _number("score_threshold", score_threshold)
+    if score_thr is not None and score is None:
+        raise _fail(
+            f"score_threshold={score_threshold!r} needs score=: it cuts the list by score.",
+            'pass score="your_score_column", or drop score_threshold.',
+        )
+    by_names = _names("by", by)
+    columns = [c for c in (user, item, score if score is not None else rank, relevance) if c is not None]
+    clash = [c for c in by_names if c in columns]
+    if clash:
+        raise _fail(f"by={by!r} repeats the column {clash[0]!r}, which is already used as user/item/rank/relevance.")
+    if len(set(columns)) != len(columns):
+        raise _fail(f"user/item/rank/score/relevance name the same column twice: {columns}.")
+    for name in (*by_names, *(c for c in columns)):
+        if name.startswith("__rf_"):
+            raise _fail(f"column name {name!r} starts with '__rf_', which recframe reserves.", "rename it.")
+    metric_names = _metrics(metrics)
+    output_names = {"n_relevant", "n_users", "n_skipped", *metric_names}
+    reserved = [c for c in (*by_names, user) if c in output_names or (c and "@" in c)]
+    if reserved:
+        raise _fail(f"column {reserved[0]!r} would collide with an output column of the same name.", "rename it.")
+    return Spec(
+        ks=_ks(k),
+        metrics=metric_names,
+        user=user,
+        item=item,
+        rank=None if score is not None else rank,
+        score=score,
+        relevance=relevance,
+        threshold=thr,
+        by=by_names,
+        score_threshold=score_thr,
+        options=Options(precision_denominator=precision_denominator, ap_denominator=ap_denominator),
+        gain=gain,
+        empty_users=empty_users,
+        with_truth=truth is not None,
+    )
+
+
+def _missing(arg: str, name: str, columns: Sequence[str], unclaimed: Sequence[str], label: str) -> RecframeError:
+    # suggest a column: a close spelling, else the only one no other argument uses
+    close = difflib.get_close_matches(name, columns, n=1) or (list(unclaimed) if len(unclaimed) == 1 else [])
+    hint = f'pass {arg}="{close[0]}".' if close else f"pass {arg}= with one of the columns there are."
+    if arg == "user":
+        hint += " For a frame that is a single list, pass user=None."
+    shown = ", ".join(map(str, columns)) or "(none)"
+    return _fail(f"column {name!r} (the {arg}= argument) is not in the {label}. Columns there: {shown}.", hint)
+
+
+def check_columns(schema: dict[str, Any], wanted: Iterable[tuple[str, str]], label: str) -> None:
+    """Each (argument, column) in `wanted` must be a column of `schema`."""
+    wanted = list(wanted)
+    columns = list(schema)
+    unclaimed = [c for c in columns if c not in {name for _, name in wanted}]
+    for arg, name in wanted:
+        if name not in schema:
+            raise _missing(arg, name, columns, unclaimed, label)
+
+
+def check_dtypes(schema: dict[str, Any], spec: Spec, label: str) -> None:
+    """Relevance, rank and score must be numeric; ids must be plain values."""
+
+    def numeric(arg: str, name: str, allow_bool: bool) -> None:
+        dtype = schema[name]
+        ok = dtype.is_numeric() or dtype == nw.Unknown or (allow_bool and dtype == nw.Boolean)
+        if not ok:
+            raise _fail(
+                f"column {name!r} ({arg}=) holds {dtype}, not numbers.",
+                f"cast it to a number, e.g. pl.col({name!r}).cast(pl.Float64), or pass {arg}= another column.",
+            )
+
+    if spec.relevance in schema:
+        numeric("relevance", spec.relevance, allow_bool=True)
+    if spec.score is not None and spec.score in schema:
+        numeric("score", spec.score, allow_bool=False)
+    if spec.rank is not None and spec.rank in schema:
+        numeric("rank", spec.rank, allow_bool=False)
+    for arg, name in (("user", spec.user), ("item", spec.item), *(("by", b) for b in spec.by)):
+        if name is not None and name in schema and isinstance(schema[name], (nw.List, nw.Struct, nw.Array)):
+            raise _fail(f"column {name!r} ({arg}=) holds {schema[name]}; ids must be plain values.", "pass a column of ints or strings.")
+
+
+def _where(row: dict[str, Any], spec: Spec) -> str:
+    keys = [*spec.by, USER] if spec.user is not None else list(spec.by)
+    return ", ".join(f"{spec.source(k) if k == USER else k}={row[k]!r}" for k in keys) or "the whole frame"
+
+
+def check_user_table(table: pl.DataFrame, spec: Spec) -> pl.DataFrame:
+    """Raise on the first data problem the per-user check counts reveal; return `table` unchanged.
+
+    `table` has one row per (by keys, user) with the counts in :data:`CHECK_COLUMNS`. The
+    offender named is the first in key order.
+    """
+    keys = [*spec.by, USER]
+    where = " in the frame joined from the recommendations and truth=" if spec.with_truth else ""
+
+    def first(bad: pl.Expr) -> tuple[pl.DataFrame, int]:
+        rows = table.filter(bad)
+        return rows.sort(keys, nulls_last=False).head(1), rows.height
+
+    for key in keys:
+        if key == USER and spec.user is None:
+            continue
+        null_rows = table.filter(pl.col(key).is_null())
+        if null_rows.height:
+            name = spec.source(key)
+            n = int(null_rows[N_ROWS].sum())
+            raise _fail(
+                f"column {name!r} has {n} null value(s){where}; every row needs one to be grouped.",
+                f"drop or fill them first, e.g. df.filter(pl.col({name!r}).is_not_null()).",
+            )
+    item = spec.item
+    n_null_items = int((table[N_ROWS] - table[N_ITEMS_SET]).sum())
+    if n_null_items:
+        raise _fail(f"column {item!r} (item=) has {n_null_items} null value(s){where}.", "drop or fill them first.")
+
+    row, count = first(pl.col(N_ITEMS) < pl.col(N_ROWS))
+    if count:
+        r = row.row(0, named=True)
+        extra = int((table[N_ROWS] - table[N_ITEMS]).sum())
+        user_part = f"({spec.user}, {item})" if spec.user else f"{item}"
+        raise _fail(
+            f"duplicate {user_part} rows{where}: {_where(r, spec)} has {r[N_ROWS]} rows but "
+            f"{r[N_ITEMS]} distinct {item!r} values; {count} list(s) affected, {extra} extra row(s).",
+            "keep one row per item, e.g. df.unique(subset=[...]) or a group_by that picks the best rank.",
+        )
+    if spec.rank is not None:
+        rank = spec.rank
+        n_bad = int(table[BAD_RANK].sum())
+        if n_bad:
+            row, count = first(pl.col(BAD_RANK) > 0)
+            raise _fail(
+                f"column {rank!r} (rank=) has {n_bad} value(s) that are not whole numbers, first at {_where(row.row(0, named=True), spec)}.",
+                "ranks are positions 1, 2, 3, ...; to rank by a score pass score= instead.",
+            )
+        row, count = first(pl.col(MIN_RANK) < 1)
+        if count:
+            r = row.row(0, named=True)
+            raise _fail(
+                f"column {rank!r} (rank=) has rank {r[MIN_RANK]} < 1 at {_where(r, spec)} ({count} list(s) affected).",
+                "ranks start at 1 for the top item; if yours start at 0, add 1.",
+            )
+        # n_unique counts null as one more distinct value when a list has nulls
+        distinct = pl.col(N_RANKS) - (pl.col(N_RANKED) < pl.col(N_ROWS)).cast(pl.Int64)
+        row, count = first(distinct < pl.col(N_RANKED))
+        if count:
+            r = row.row(0, named=True)
+            raise _fail(
+                f"duplicate ranks in column {rank!r}{where}: {_where(r, spec)} has {r[N_RANKED]} ranked rows but "
+                f"fewer distinct ranks; {count} list(s) affected.",
+                "each position in a list holds one item; to rank by a score with ties pass score= instead.",
+            )
+    for flag, arg, name, what in (
+        (BAD_REL, "relevance", spec.relevance, "NaN or infinite"),
+        (BAD_SCORE, "score", spec.score, "NaN"),
+    ):
+        n_bad = int(table[flag].sum())
+        if n_bad:
+            row, _ = first(pl.col(flag) > 0)
+            raise _fail(
+                f"column {name!r} ({arg}=) has {n_bad} {what} value(s), first at {_where(row.row(0, named=True), spec)}.",
+                "use null for unknown values, e.g. pl.col(...).fill_nan(None).",
+            )
+    if spec.empty_users == "error":
+        row, count = first(pl.col("__rf_n_relevant") == 0)
+        if count:
+            raise _fail(
+                f'empty_users="error": {_where(row.row(0, named=True), spec)} has no relevant item '
+                f"({count} list(s) affected).",
+                'pass empty_users="skip" to leave them out of the means, or "zero" to score them 0.',
+            )
+    return table

@@ -1,0 +1,254 @@
+"""The public functions: :func:`per_user` and :func:`summary`."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, TypeVar
+
+import narwhals as nw
+
+from recframe import _engine, _frames
+from recframe import _validate as v
+from recframe.conventions import APDenominator, EmptyUsers, Gain, PrecisionDenominator
+
+FrameT = TypeVar("FrameT")
+
+_PARAMETERS = """
+    Parameters
+    ----------
+    frame : pandas.DataFrame, polars.DataFrame, polars.LazyFrame or pyarrow.Table
+        One row per (user, item): the item's rank in the user's list and its relevance. Relevant
+        items that were not recommended belong in the frame too, with a null rank, or recall,
+        AP and nDCG come out too high. With ``truth=``, only the recommendations.
+    k : int or list of int, default 10
+        Cut-off(s): each metric gets one column per k, named ``"<metric>@<k>"``.
+    metrics : list of str, optional
+        Any of ``"precision"``, ``"recall"``, ``"f1"``, ``"hit_rate"``, ``"r_precision"``,
+        ``"ap"``, ``"rr"``, ``"dcg"``, ``"ndcg"``, in the order wanted. Default: all of them.
+    user : str or None, default "user_id"
+        Column identifying whose list a row belongs to. ``None``: the whole frame (per ``by``
+        group) is a single list.
+    item : str, default "item_id"
+        Column identifying the item. Any hashable type (int, string, categorical).
+    rank : str, default "rank"
+        Column with the 1-based position of the item in the list; null = not recommended.
+        Ignored when ``score`` is given.
+    score : str, optional
+        Rank by this column instead: highest score first, ties broken by ``item`` ascending;
+        a null score means not recommended.
+    relevance : str, default "relevance"
+        Column with the item's relevance: a rating, a grade or a 0/1 label; null = unknown =
+        not relevant.
+    threshold : float, optional
+        An item is relevant when ``relevance >= threshold``; without one, when
+        ``relevance > 0``. Must be > 0 unless ``gain="binary"``.
+    by : str or list of str, optional
+        Key columns (e.g. ``"model"``): every (by keys, user) pair is a separate list.
+    truth : frame, optional
+        Ground truth with columns ``user``, ``item`` and ``relevance``. ``frame`` then holds only
+        recommendations (user, item, rank or score, by keys); the two are joined on user and
+        item (a full outer join), with the truth broadcast over every ``by`` group, so each
+        model is scored on every truth user, including those it recommended nothing to.
+    score_threshold : float, optional
+        With ``score``: items scored below it count as not recommended (null rank).
+    precision_denominator : {"k", "retrieved"}, default "k"
+        Divide precision@k by k, or by the number of items actually recommended within the
+        top k (at least one).
+    ap_denominator : {"min_k_relevant", "relevant", "hits", "k"}, default "min_k_relevant"
+        What AP@k divides its sum of precisions by: min(k, R), R (as trec_eval), the hits in
+        the top k, or k.
+    gain : {"linear", "binary", "exp2"}, default "linear"
+        The gain of a relevant item in DCG: its grade, 1, or 2**grade - 1. Items that are not
+        relevant gain 0.
+    empty_users : {"skip", "zero", "error"}, default "skip"
+        What to do with a user who has no relevant item: ``"skip"`` gives them null for every
+        metric but precision and hit rate (0.0) and leaves them out of every mean in
+        :func:`summary`; ``"zero"`` scores them 0 on everything and counts them;
+        ``"error"`` raises.
+"""
+
+_NOTES = """
+    Notes
+    -----
+    For one user with relevant-item count R, a hit being a relevant item ranked <= k:
+
+    - precision@k = hits@k / k, or with ``precision_denominator="retrieved"``
+      hits@k / max(1, items ranked <= k)
+    - recall@k = hits@k / R
+    - f1@k = 2 P R / (P + R), 0 when P + R = 0
+    - hit_rate@k = 1 if hits@k > 0 else 0
+    - r_precision = hits@R / R; r_precision@k = hits@s / s with s = min(k, R)
+    - ap@k = sum over hits ranked <= k of (hits ranked <= that rank) / rank, divided by
+      min(k, R) (default), R, hits@k or k; 0 when there is no hit
+    - rr@k = 1 / rank of the first relevant item if that rank <= k, else 0
+    - dcg@k = sum over relevant items ranked <= k of gain / log2(rank + 1)
+    - ndcg@k = dcg@k / idcg@k, where idcg@k is the dcg@k of the user's relevant gains sorted
+      in descending order (the ideal list, cut at k)
+
+    A user with relevant items but no recommendations scores 0 and counts. A user with no
+    relevant item is undefined for every metric but precision and hit rate: see
+    ``empty_users``.
+
+    The data are checked before any metric is computed: null user, item or ``by`` values,
+    duplicate (user, item) rows, duplicate or non-whole ranks, ranks < 1, NaN or infinite
+    relevance and NaN scores each raise :class:`recframe.RecframeError` naming the column,
+    the first offending list and how many there are. On a LazyFrame the checks run when
+    the result is collected. In pandas input, NaN in a float column is pandas' missing value
+    and is read as null.
+"""
+
+
+def _plan(frame: Any, kwargs: dict[str, Any]) -> tuple[nw.LazyFrame, v.Spec, _frames.Kind]:
+    spec = v.check_arguments(**kwargs)
+    lf, kind = _frames.to_lazy(frame, "frame")
+    schema = dict(lf.collect_schema())
+    keys = [("by", b) for b in spec.by] + ([("user", spec.user)] if spec.user is not None else [])
+    ordering = ("score", spec.score) if spec.score is not None else ("rank", spec.rank)
+    truth_lf = None
+    if kwargs["truth"] is None:
+        v.check_columns(schema, [*keys, ("item", spec.item), ordering, ("relevance", spec.relevance)], "frame")
+    else:
+        v.check_columns(schema, [*keys, ("item", spec.item), ordering], "frame")
+        if spec.relevance in schema:
+            raise v.RecframeError(
+                f"the recommendations frame has a column {spec.relevance!r} (relevance=), but with "
+                "truth= relevance comes from the truth frame. Hint: drop that column from the "
+                "recommendations, or pass truth=None to use it."
+            )
+        truth_lf, _ = _frames.to_lazy(kwargs["truth"], "truth")
+        truth_schema = dict(truth_lf.collect_schema())
+        user_key = [("user", spec.user)] if spec.user is not None else []
+        v.check_columns(truth_schema, [*user_key, ("item", spec.item), ("relevance", spec.relevance)], "truth frame")
+        schema[spec.relevance] = truth_schema[spec.relevance]
+    v.check_dtypes(schema, spec, "frame")
+
+    def check(users: nw.LazyFrame) -> nw.LazyFrame:
+        native = users.to_native()
+        checked = native.map_batches(
+            lambda table: v.check_user_table(table, spec),
+            schema=native.collect_schema(),
+            streamable=False,
+        )
+        return nw.from_native(checked)
+
+    return _engine.per_user_plan(lf, truth_lf, spec, check), spec, kind
+
+
+def _user_column(lf: nw.LazyFrame, spec: v.Spec) -> nw.LazyFrame:
+    if spec.user is None:
+        return lf.drop(v.USER)
+    return lf.rename({v.USER: spec.user})
+
+
+def per_user(
+    frame: FrameT,
+    k: int | Sequence[int] = 10,
+    metrics: Sequence[str] | None = None,
+    *,
+    user: str | None = "user_id",
+    item: str = "item_id",
+    rank: str = "rank",
+    score: str | None = None,
+    relevance: str = "relevance",
+    threshold: float | None = None,
+    by: str | Sequence[str] | None = None,
+    truth: Any = None,
+    score_threshold: float | None = None,
+    precision_denominator: PrecisionDenominator = "k",
+    ap_denominator: APDenominator = "min_k_relevant",
+    gain: Gain = "linear",
+    empty_users: EmptyUsers = "skip",
+) -> FrameT:
+    kwargs = dict(locals())
+    kwargs.pop("frame")
+    plan, spec, kind = _plan(frame, kwargs)
+    return _frames.from_lazy(_user_column(plan, spec), kind)
+
+
+def summary(
+    frame: FrameT,
+    k: int | Sequence[int] = 10,
+    metrics: Sequence[str] | None = None,
+    *,
+    user: str | None = "user_id",
+    item: str = "item_id",
+    rank: str = "rank",
+    score: str | None = None,
+    relevance: str = "relevance",
+    threshold: float | None = None,
+    by: str | Sequence[str] | None = None,
+    truth: Any = None,
+    score_threshold: float | None = None,
+    precision_denominator: PrecisionDenominator = "k",
+    ap_denominator: APDenominator = "min_k_relevant",
+    gain: Gain = "linear",
+    empty_users: EmptyUsers = "skip",
+) -> FrameT:
+    kwargs = dict(locals())
+    kwargs.pop("frame")
+    plan, spec, kind = _plan(frame, kwargs)
+    return _frames.from_lazy(_engine.summary_plan(plan, spec), kind)
+
+
+per_user.__doc__ = f"""Ranking metrics for every user (and ``by`` group): one row per list.
+{_PARAMETERS}
+    Returns
+    -------
+    frame of the same type as ``frame``
+        The ``by`` columns, the user column (unless ``user=None``), ``n_relevant`` (R), then
+        one float column per metric and k (``"precision@10"``; ``"r_precision"`` also has a
+        bare column), sorted by the keys. Lazy in, lazy out.
+
+    See Also
+    --------
+    summary : the means of these columns by ``by`` group.
+{_NOTES}
+    Examples
+    --------
+    >>> import polars as pl
+    >>> import recframe
+    >>> df = pl.DataFrame({{
+    ...     "user_id": [1, 1, 1, 2, 2],
+    ...     "item_id": ["a", "b", "c", "a", "d"],
+    ...     "rank": [1, 2, None, 1, 2],
+    ...     "relevance": [1, 0, 1, 0, 1],
+    ... }})
+    >>> out = recframe.per_user(df, k=2, metrics=["precision", "recall", "rr"])
+    >>> out.columns
+    ['user_id', 'n_relevant', 'precision@2', 'recall@2', 'rr@2']
+    >>> out.rows()
+    [(1, 2, 0.5, 0.5, 1.0), (2, 1, 0.5, 1.0, 0.5)]
+"""
+
+summary.__doc__ = f"""Mean ranking metrics by ``by`` group (one row when ``by`` is None).
+{_PARAMETERS}
+    Returns
+    -------
+    frame of the same type as ``frame``
+        The ``by`` columns, ``n_users`` (the users counted in the means), ``n_skipped`` (users
+        with no relevant item left out under ``empty_users="skip"``), then the mean of each
+        :func:`per_user` metric column over the counted users, sorted by the keys. An empty
+        input gives an empty result. Lazy in, lazy out.
+
+    See Also
+    --------
+    per_user : the per-user values these are the means of.
+{_NOTES}
+    The means are plain means of the :func:`per_user` columns over the counted users, so
+    ``summary`` never weights a user differently from the per-user frame it summarises.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> import recframe
+    >>> df = pl.DataFrame({{
+    ...     "model": ["A", "A", "B", "B", "A", "B"],
+    ...     "user_id": [1, 1, 1, 1, 2, 2],
+    ...     "item_id": ["a", "b", "a", "b", "c", "c"],
+    ...     "rank": [1, 2, 2, 1, 1, 1],
+    ...     "relevance": [1, 0, 1, 0, 0, 0],
+    ... }})
+    >>> out = recframe.summary(df, k=1, metrics=["precision", "rr"], by="model")
+    >>> out.rows()
+    [('A', 1, 1, 1.0, 1.0), ('B', 1, 1, 0.0, 0.0)]
+"""

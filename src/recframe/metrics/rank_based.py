@@ -1,0 +1,36 @@
+"""Metrics of where the relevant items sit in the list: average precision, reciprocal rank."""
+
+from __future__ import annotations
+
+import narwhals as nw
+
+from recframe.metrics._registry import Metric, Options, at_least_one, col
+
+
+def _ap(k: int | None, o: Options) -> nw.Expr:
+    denominator = {
+        "min_k_relevant": nw.min_horizontal(col("n_relevant"), nw.lit(k)),
+        "relevant": col("n_relevant"),
+        "hits": col("hits@", k),  # no hit: the sum is 0, and so is AP
+        "k": nw.lit(k),
+    }[o.ap_denominator]
+    return col("ap_sum@", k) / at_least_one(denominator)
+
+
+AP = Metric(
+    name="ap",
+    terms=lambda o: ("ap_sum@", "n_relevant", "hits@"),
+    finish=_ap,
+)
+
+
+def _rr(k: int | None, o: Options) -> nw.Expr:
+    first = col("min_rank")
+    return nw.when(first <= k).then(1.0 / first).otherwise(0.0)
+
+
+RR = Metric(
+    name="rr",
+    terms=lambda o: ("min_rank", "n_relevant"),
+    finish=_rr,
+)

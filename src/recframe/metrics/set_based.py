@@ -1,0 +1,67 @@
+"""Metrics of the set of relevant items in the top k: precision, recall, F1, hit rate, R-precision."""
+
+from __future__ import annotations
+
+import narwhals as nw
+
+from recframe.metrics._registry import Metric, Options, at_least_one, col
+
+
+def _precision(k: int | None, o: Options) -> nw.Expr:
+    if o.precision_denominator == "retrieved":
+        # hits over the items actually recommended within the top k; 0 when none were
+        return col("hits@", k) / at_least_one(col("retrieved@", k))
+    return col("hits@", k) / k
+
+
+def _precision_terms(o: Options) -> tuple[str, ...]:
+    return ("hits@", "retrieved@") if o.precision_denominator == "retrieved" else ("hits@",)
+
+
+PRECISION = Metric(
+    name="precision",
+    terms=_precision_terms,
+    finish=_precision,
+    zero_when_empty=True,
+)
+
+RECALL = Metric(
+    name="recall",
+    terms=lambda o: ("hits@", "n_relevant"),
+    finish=lambda k, o: col("hits@", k) / at_least_one(col("n_relevant")),
+)
+
+
+def _f1(k: int | None, o: Options) -> nw.Expr:
+    p, r = _precision(k, o), RECALL.finish(k, o)
+    # the harmonic mean is 0, not undefined, when both precision and recall are 0
+    return nw.when(p + r > 0).then(2 * p * r / (p + r)).otherwise(0.0)
+
+
+F1 = Metric(
+    name="f1",
+    terms=lambda o: (*_precision_terms(o), "n_relevant"),
+    finish=_f1,
+)
+
+HIT_RATE = Metric(
+    name="hit_rate",
+    terms=lambda o: ("hits@",),
+    finish=lambda k, o: (col("hits@", k) > 0).cast(nw.Float64),
+    zero_when_empty=True,
+)
+
+
+def _r_precision(k: int | None, o: Options) -> nw.Expr:
+    if k is None:
+        return col("hits_r") / at_least_one(col("n_relevant"))
+    capped = at_least_one(nw.min_horizontal(col("n_relevant"), nw.lit(k)))
+    return col("hits_capped@", k) / capped
+
+
+R_PRECISION = Metric(
+    name="r_precision",
+    terms=lambda o: ("hits_r", "hits_capped@", "n_relevant"),
+    finish=_r_precision,
+    bare=True,
+)

@@ -1,0 +1,39 @@
+"""Shared fixtures: the same data on every supported input type."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any, Callable
+
+import pandas as pd
+import polars as pl
+import pyarrow as pa
+import pytest
+
+sys.path.insert(0, str(Path(__file__).parent))  # so tests can `import reference`
+
+BACKENDS: dict[str, Callable[[pl.DataFrame], Any]] = {
+    "polars": lambda df: df,
+    "polars-lazy": lambda df: df.lazy(),
+    "pandas": lambda df: df.to_pandas(),
+    "pandas-arrow": lambda df: df.to_pandas(use_pyarrow_extension_array=True),
+    "pyarrow": lambda df: df.to_arrow(),
+}
+
+
+def to_polars(result: Any) -> pl.DataFrame:
+    """Any result frame as an eager Polars frame, for comparisons."""
+    if isinstance(result, pl.LazyFrame):
+        return result.collect()
+    if isinstance(result, pd.DataFrame):
+        return pl.from_pandas(result)
+    if isinstance(result, pa.Table):
+        return pl.from_arrow(result)
+    return result
+
+
+@pytest.fixture(params=list(BACKENDS))
+def constructor(request: pytest.FixtureRequest) -> Callable[[pl.DataFrame], Any]:
+    """Turn a Polars frame into the backend under test."""
+    return BACKENDS[request.param]

@@ -1,0 +1,167 @@
+"""A slow, obvious reference implementation of recframe's metrics, for property tests.
+
+Plain Python loops over each user's list, written from the definitions in the docstring of
+``recframe.per_user`` and not from the engine: if the two agree on random frames, both are
+likely right.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from typing import Any
+
+ALL_METRICS = ("precision", "recall", "f1", "hit_rate", "r_precision", "ap", "rr", "dcg", "ndcg")
+
+
+def build_lists(
+    rows: list[dict[str, Any]],
+    *,
+    user: str | None,
+    item: str,
+    rank: str,
+    score: str | None,
+    relevance: str,
+    by: tuple[str, ...],
+    truth: list[dict[str, Any]] | None,
+    score_threshold: float | None,
+) -> dict[tuple, list[tuple[Any, int | None, float | None]]]:
+    """(by..., user) -> [(item, rank or None, relevance or None)]."""
+    lists: dict[tuple, dict[Any, list]] = defaultdict(dict)
+    for r in rows:
+        key = (*(r[b] for b in by), r[user] if user else None)
+        order = r[score] if score else r[rank]
+        lists[key][r[item]] = [order, None if truth is not None else r[relevance]]
+    if truth is not None:
+        groups = {tuple(r[b] for b in by) for r in rows}
+        for group in groups:
+            for t in truth:
+                key = (*group, t[user] if user else None)
+                entry = lists[key].setdefault(t[item], [None, None])
+                entry[1] = t[relevance]
+    out = {}
+    for key, items in lists.items():
+        if score:
+            eligible = [
+                (it, s)
+                for it, (s, _) in items.items()
+                if s is not None and not math.isnan(s) and (score_threshold is None or s >= score_threshold)
+            ]
+            eligible.sort(key=lambda pair: (-pair[1], pair[0]))
+            ranks = {it: pos for pos, (it, _) in enumerate(eligible, start=1)}
+            out[key] = [(it, ranks.get(it), rel) for it, (_, rel) in items.items()]
+        else:
+            out[key] = [(it, None if o is None else int(o), rel) for it, (o, rel) in items.items()]
+    return out
+
+
+def metrics_of_list(
+    entries: list[tuple[Any, int | None, float | None]],
+    ks: tuple[int, ...],
+    metrics: tuple[str, ...] = ALL_METRICS,
+    *,
+    threshold: float | None = None,
+    precision_denominator: str = "k",
+    ap_denominator: str = "min_k_relevant",
+    gain: str = "linear",
+    empty_users: str = "skip",
+) -> dict[str, Any]:
+    def is_relevant(rel: float | None) -> bool:
+        if rel is None:
+            return False
+        return rel >= threshold if threshold is not None else rel > 0
+
+    def gain_of(rel: float) -> float:
+        return {"linear": rel, "binary": 1.0, "exp2": 2.0**rel - 1.0}[gain]
+
+    relevant = [(r, rel) for _, r, rel in entries if is_relevant(rel)]
+    ranked = sorted((r, rel) for _, r, rel in entries if r is not None)  # the list, top first
+    R = len(relevant)
+    rel_at = {r: rel for r, rel in ranked}
+
+    def hits(cut: int) -> int:
+        return sum(1 for r, _ in relevant if r is not None and r <= cut)
+
+    out: dict[str, Any] = {"n_relevant": R}
+    for name in metrics:
+        cuts: list[int | None] = [None, *ks] if name == "r_precision" else list(ks)
+        for k in cuts:
+            column = name if k is None else f"{name}@{k}"
+            if R == 0:
+                zero = empty_users == "zero" or name in ("precision", "hit_rate")
+                out[column] = 0.0 if zero else None
+                continue
+            if name == "precision":
+                if precision_denominator == "k":
+                    value = hits(k) / k
+                else:
+                    retrieved = sum(1 for r, _ in ranked if r <= k)
+                    value = hits(k) / retrieved if retrieved else 0.0
+            elif name == "recall":
+                value = hits(k) / R
+            elif name == "f1":
+                p = out.get(f"precision@{k}")
+                if p is None or "precision" not in metrics:
+                    retrieved = sum(1 for r, _ in ranked if r <= k)
+                    denom = k if precision_denominator == "k" else max(retrieved, 1)
+                    p = hits(k) / denom
+                rcl = hits(k) / R
+                value = 2 * p * rcl / (p + rcl) if p + rcl > 0 else 0.0
+            elif name == "hit_rate":
+                value = 1.0 if hits(k) > 0 else 0.0
+            elif name == "r_precision":
+                s = R if k is None else min(k, R)
+                value = hits(s) / s
+            elif name == "ap":
+                total, found = 0.0, 0
+                for r, rel in ranked:
+                    if r > k:
+                        break
+                    if is_relevant(rel):
+                        found += 1
+                        total += found / r
+                denom = {"min_k_relevant": min(k, R), "relevant": R, "hits": found, "k": k}[ap_denominator]
+                value = total / denom if denom else 0.0
+            elif name == "rr":
+                first = min((r for r, _ in relevant if r is not None), default=None)
+                value = 1.0 / first if first is not None and first <= k else 0.0
+            elif name in ("dcg", "ndcg"):
+                dcg = sum(gain_of(rel_at[r]) / math.log2(r + 1) for r, _ in ranked if r <= k and is_relevant(rel_at[r]))
+                ideal = sorted((gain_of(rel) for _, rel in relevant), reverse=True)[:k]
+                idcg = sum(g / math.log2(i + 2) for i, g in enumerate(ideal))
+                value = dcg if name == "dcg" else dcg / idcg
+            out[column] = value
+    return out
+
+
+def per_user(rows, *, k, metrics=ALL_METRICS, user="user_id", item="item_id", rank="rank", score=None,
+             relevance="relevance", threshold=None, by=(), truth=None, score_threshold=None,
+             precision_denominator="k", ap_denominator="min_k_relevant", gain="linear",
+             empty_users="skip") -> dict[tuple, dict[str, Any]]:
+    """(by..., user) -> {"n_relevant": R, "<metric>@<k>": value, ...}; rows are dicts."""
+    ks = tuple(k) if isinstance(k, (list, tuple)) else (k,)
+    lists = build_lists(rows, user=user, item=item, rank=rank, score=score, relevance=relevance,
+                        by=tuple(by), truth=truth, score_threshold=score_threshold)
+    return {
+        key: metrics_of_list(entries, ks, tuple(metrics), threshold=threshold,
+                             precision_denominator=precision_denominator,
+                             ap_denominator=ap_denominator, gain=gain, empty_users=empty_users)
+        for key, entries in lists.items()
+    }
+
+
+def summary(per_user_values: dict[tuple, dict[str, Any]], n_by: int, empty_users: str = "skip") -> dict[tuple, dict[str, Any]]:
+    """(by...) -> {"n_users", "n_skipped", mean of each metric over counted users}."""
+    groups: dict[tuple, list[dict[str, Any]]] = defaultdict(list)
+    for key, values in per_user_values.items():
+        groups[key[:n_by]].append(values)
+    out = {}
+    for group, users in groups.items():
+        counted = [u for u in users if empty_users != "skip" or u["n_relevant"] > 0]
+        row: dict[str, Any] = {"n_users": len(counted), "n_skipped": len(users) - len(counted)}
+        for column in users[0]:
+            if column == "n_relevant":
+                continue
+            row[column] = sum(u[column] for u in counted) / len(counted) if counted else None
+        out[group] = row
+    return out

@@ -1,0 +1,186 @@
+"""The shape of the API: names, signatures, types in and out, columns, empty inputs."""
+
+from __future__ import annotations
+
+import inspect
+
+import pandas as pd
+import polars as pl
+import pyarrow as pa
+import pytest
+from conftest import to_polars
+from polars.testing import assert_frame_equal
+
+import recframe
+from recframe.data import load_sample
+
+EXPECTED_PARAMETERS = [
+    "frame", "k", "metrics", "user", "item", "rank", "score", "relevance", "threshold", "by", "truth",
+    "score_threshold", "precision_denominator", "ap_denominator", "gain", "empty_users",
+]
+
+
+def small() -> pl.DataFrame:
+    return pl.DataFrame({
+        "model": ["A", "A", "A", "B", "B"],
+        "user_id": ["x", "x", "y", "x", "y"],
+        "item_id": [1, 2, 3, 1, 3],
+        "rank": [1, 2, 1, 1, None],
+        "relevance": [1.0, None, 0.0, 1.0, 1.0],
+    })
+
+
+@pytest.mark.parametrize("function", [recframe.per_user, recframe.summary])
+def test_signature_and_defaults(function):
+    params = inspect.signature(function).parameters
+    assert list(params) == EXPECTED_PARAMETERS
+    defaults = {name: p.default for name, p in params.items() if p.default is not inspect.Parameter.empty}
+    assert defaults == {
+        "k": 10, "metrics": None, "user": "user_id", "item": "item_id", "rank": "rank", "score": None,
+        "relevance": "relevance", "threshold": None, "by": None, "truth": None, "score_threshold": None,
+        "precision_denominator": "k", "ap_denominator": "min_k_relevant", "gain": "linear", "empty_users": "skip",
+    }
+    assert all(params[name].kind is inspect.Parameter.KEYWORD_ONLY for name in EXPECTED_PARAMETERS[3:])
+
+
+@pytest.mark.parametrize("name", ["per_user", "summary"])
+@pytest.mark.parametrize("owner", [pl.DataFrame, pl.LazyFrame, pd.DataFrame])
+def test_namespace_forwards_with_identical_signature_and_docstring(owner, name):
+    function = getattr(recframe, name)
+    method = getattr(owner.recmetrics, name) if owner is not pd.DataFrame else getattr(recframe.RecMetrics, name)
+    assert method.__doc__ == function.__doc__
+    method_params = list(inspect.signature(method).parameters.values())
+    function_params = list(inspect.signature(function).parameters.values())
+    assert method_params[1:] == function_params[1:]
+
+
+def test_docstrings_give_formulas_and_examples():
+    for function in (recframe.per_user, recframe.summary):
+        doc = function.__doc__
+        for section in ("Parameters", "Returns", "Notes", "Examples"):
+            assert section in doc
+        assert "log2(rank + 1)" in doc and "min(k, R)" in doc
+
+
+def test_same_type_out_as_in():
+    df = small()
+    assert isinstance(recframe.per_user(df, by="model"), pl.DataFrame)
+    assert isinstance(recframe.summary(df.lazy(), by="model"), pl.LazyFrame)
+    assert isinstance(recframe.per_user(df.to_pandas(), by="model"), pd.DataFrame)
+    assert isinstance(recframe.summary(df.to_arrow(), by="model"), pa.Table)
+
+
+def test_lazy_in_lazy_out_and_streaming():
+    lazy = small().lazy().recmetrics.summary(k=[1, 2], by="model")
+    assert isinstance(lazy, pl.LazyFrame)
+    eager = recframe.summary(small(), k=[1, 2], by="model")
+    assert lazy.collect(engine="streaming").equals(eager)
+    assert lazy.collect(engine="in-memory").equals(eager)
+
+
+def test_output_columns_order_and_dtypes():
+    out = recframe.per_user(small(), k=[2, 1], metrics=["ndcg", "r_precision"], by="model")
+    assert out.columns == ["model", "user_id", "n_relevant", "ndcg@2", "ndcg@1", "r_precision", "r_precision@2", "r_precision@1"]
+    assert out.schema["n_relevant"] == pl.Int64
+    assert all(out.schema[c] == pl.Float64 for c in out.columns[3:])
+    assert out.select("model", "user_id").rows() == [("A", "x"), ("A", "y"), ("B", "x"), ("B", "y")]
+    s = recframe.summary(small(), k=1, metrics=["recall"], by="model")
+    assert s.columns == ["model", "n_users", "n_skipped", "recall@1"]
+    assert s.schema["n_users"] == s.schema["n_skipped"] == pl.Int64
+
+
+def test_default_metrics_are_all_metrics_in_order():
+    out = recframe.per_user(small(), k=3, by="model")
+    assert out.columns[3:] == [
+        "precision@3", "recall@3", "f1@3", "hit_rate@3", "r_precision", "r_precision@3",
+        "ap@3", "rr@3", "dcg@3", "ndcg@3",
+    ]
+    assert recframe.METRICS == ("precision", "recall", "f1", "hit_rate", "r_precision", "ap", "rr", "dcg", "ndcg")
+
+
+def test_empty_user_policy():
+    df = small()
+    skip = recframe.per_user(df, k=1, metrics=["precision", "hit_rate", "recall", "ndcg"], by="model")
+    # A/y has no relevant item: precision and hit rate 0, the rest null, and left out of the mean
+    row = skip.filter(model="A", user_id="y").row(0, named=True)
+    assert row == {"model": "A", "user_id": "y", "n_relevant": 0, "precision@1": 0.0, "hit_rate@1": 0.0, "recall@1": None, "ndcg@1": None}
+    summary = recframe.summary(df, k=1, metrics=["precision"], by="model")
+    assert summary.row(0, named=True) == {"model": "A", "n_users": 1, "n_skipped": 1, "precision@1": 1.0}
+    zero = recframe.summary(df, k=1, metrics=["precision", "recall"], by="model", empty_users="zero")
+    assert zero.row(0, named=True) == {"model": "A", "n_users": 2, "n_skipped": 0, "precision@1": 0.5, "recall@1": 0.5}
+
+
+def test_user_with_relevant_items_but_no_recommendation_scores_zero():
+    # B/y: its one relevant item has no rank
+    out = recframe.per_user(small(), k=2, metrics=["recall", "ap", "rr", "ndcg"], by="model")
+    assert out.filter(model="B", user_id="y").row(0)[2:] == (1, 0.0, 0.0, 0.0, 0.0)
+
+
+def test_user_none_treats_the_frame_as_one_list():
+    df = small().filter(model="A", user_id="x").drop("user_id", "model")
+    out = recframe.per_user(df, k=2, metrics=["precision"], user=None)
+    assert out.columns == ["n_relevant", "precision@2"]
+    assert out.rows() == [(1, 0.5)]
+
+
+def test_score_ranks_descending_with_ties_by_item():
+    df = pl.DataFrame({
+        "user_id": [1, 1, 1, 1],
+        "item_id": ["c", "a", "b", "d"],
+        "score": [0.9, 0.5, 0.5, None],  # a and b tie: a first; d unscored = not recommended
+        "relevance": [0, 0, 1, 1],
+    })
+    out = recframe.per_user(df, k=[2, 3], metrics=["rr", "recall"], score="score")
+    assert out.row(0, named=True) == {"user_id": 1, "n_relevant": 2, "rr@2": 0.0, "rr@3": 1 / 3, "recall@2": 0.0, "recall@3": 0.5}
+
+
+def test_truth_broadcasts_over_by_groups():
+    recs = pl.DataFrame({"model": ["A", "A", "B"], "user_id": [1, 1, 1], "item_id": [5, 6, 7], "rank": [1, 2, 1]})
+    truth = pl.DataFrame({"user_id": [1, 1, 2], "item_id": [6, 9, 3], "relevance": [1.0, 1.0, 1.0]})
+    out = recframe.per_user(recs, truth=truth, k=2, metrics=["recall"], by="model")
+    # user 2 has truth but no recommendations from either model: scored 0 for both
+    assert out.rows() == [("A", 1, 2, 0.5), ("A", 2, 1, 0.0), ("B", 1, 2, 0.0), ("B", 2, 1, 0.0)]
+
+
+def test_k_beyond_the_list():
+    out = recframe.per_user(small(), k=50, metrics=["precision", "recall"], by="model")
+    assert out.filter(model="A", user_id="x").row(0)[3:] == (1 / 50, 1.0)
+
+
+@pytest.mark.parametrize("lazy", [False, True])
+def test_empty_frame_gives_empty_result_with_columns(lazy):
+    df = small().clear()
+    df = df.lazy() if lazy else df
+    for function, first in ((recframe.per_user, ["model", "user_id", "n_relevant"]), (recframe.summary, ["model", "n_users", "n_skipped"])):
+        out = to_polars(function(df, k=5, metrics=["precision"], by="model"))
+        assert out.columns == [*first, "precision@5"] and out.height == 0
+    out = to_polars(recframe.summary(df, k=5, metrics=["precision"]))
+    assert out.columns == ["n_users", "n_skipped", "precision@5"] and out.height == 0
+
+
+def test_empty_pandas_frame():
+    df = small().clear().to_pandas()
+    out = recframe.per_user(df, k=5, metrics=["precision"])
+    assert isinstance(out, pd.DataFrame) and list(out.columns) == ["user_id", "n_relevant", "precision@5"] and len(out) == 0
+
+
+def test_custom_column_names():
+    df = small().rename({"user_id": "customer", "item_id": "sku", "rank": "pos", "relevance": "stars"})
+    out = recframe.per_user(df, k=2, metrics=["recall"], user="customer", item="sku", rank="pos", relevance="stars", by="model")
+    assert out.columns == ["model", "customer", "n_relevant", "recall@2"]
+
+
+def test_pandas_round_trip_keeps_id_types():
+    recs, truth = load_sample("pandas")
+    out = recs.recmetrics.per_user(truth=truth, k=5, metrics=["ndcg"], relevance="rating", threshold=4, by="model")
+    assert isinstance(out, pd.DataFrame)
+    assert out["user_id"].dtype.kind == "i"
+    assert out["model"].tolist()[0] == "personal"
+    polars_out = recframe.per_user(load_sample()[0], truth=load_sample()[1], k=5, metrics=["ndcg"], relevance="rating", threshold=4, by="model")
+    # the same plan runs for both; sums may differ in the last ulp between runs
+    assert_frame_equal(polars_out, pl.from_pandas(out), rel_tol=1e-12, abs_tol=1e-12)
+
+
+def test_namespace_registration_is_idempotent():
+    recframe.register()
+    assert pl.DataFrame.recmetrics is recframe.RecMetrics

@@ -1,0 +1,38 @@
+"""Execute every notebook in ``notebooks/`` and fail on any cell error.
+
+Each notebook is its own test. The notebooks are run in a fresh ``python3`` kernel with the
+notebooks folder as working directory; the executed copy is thrown away (the stored notebooks
+keep the outputs they were committed with).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+nbformat = pytest.importorskip("nbformat", reason="nbformat is needed to read the notebooks")
+nbclient = pytest.importorskip("nbclient", reason="nbclient is needed to execute the notebooks")
+pytest.importorskip("ipykernel", reason="ipykernel is needed for the notebooks' python3 kernel")
+
+NOTEBOOK_DIR = Path(__file__).parent.parent / "notebooks"
+NOTEBOOKS = sorted(NOTEBOOK_DIR.glob("*.ipynb"))
+CELL_TIMEOUT = 120  # seconds per cell
+
+
+def test_notebooks_are_found() -> None:
+    assert NOTEBOOKS, f"no notebooks found in {NOTEBOOK_DIR}"
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.name for p in NOTEBOOKS])
+def test_notebook_runs_without_errors(path: Path) -> None:
+    notebook = nbformat.read(path, as_version=4)
+    client = nbclient.NotebookClient(
+        notebook,
+        kernel_name="python3",
+        timeout=CELL_TIMEOUT,
+        resources={"metadata": {"path": str(NOTEBOOK_DIR)}},
+    )
+    # Raises nbclient.exceptions.CellExecutionError, with the failing cell and its traceback,
+    # on the first cell that errors.
+    client.execute()

@@ -1,0 +1,165 @@
+"""Random frames: recframe agrees with the slow reference in tests/reference.py on every backend.
+
+The frames have nulls (unrecommended relevant items, unknown relevance), ties in score, gaps in
+ranks, users without relevant items, users without recommendations, k beyond the list, and
+several `by` groups.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import polars as pl
+import pytest
+import reference
+from conftest import BACKENDS, to_polars
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import recframe
+
+SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+@st.composite
+def long_frames(draw: st.DrawFn, *, with_score: bool) -> tuple[pl.DataFrame, dict[str, Any]]:
+    """A long frame (model, user_id, item_id, rank or score, relevance) and the options to use."""
+    string_ids = draw(st.booleans())
+    rows = []
+    for model in draw(st.sampled_from([["A"], ["A", "B"]])):
+        for user in range(draw(st.integers(0, 5))):
+            n_items = draw(st.integers(0, 8))
+            items = draw(st.lists(st.integers(0, 11), min_size=n_items, max_size=n_items, unique=True))
+            positions = draw(st.lists(st.integers(1, 15), min_size=n_items, max_size=n_items, unique=True))
+            for item, position in zip(items, positions):
+                rel = draw(st.one_of(st.none(), st.sampled_from([0.0, 1.0, 2.0, 3.0, 4.5])))
+                if with_score:
+                    order = draw(st.one_of(st.none(), st.sampled_from([0.5, 1.0, 1.5, 2.0, 3.0])))  # ties
+                else:
+                    order = draw(st.one_of(st.none(), st.just(position)))
+                rows.append({
+                    "model": model,
+                    "user_id": f"u{user}" if string_ids else user,
+                    "item_id": f"i{item:02d}" if string_ids else item,
+                    "order": order,
+                    "relevance": rel,
+                })
+    id_type = pl.String if string_ids else pl.Int64
+    order_col = "score" if with_score else "rank"
+    df = pl.DataFrame(rows, schema={
+        "model": pl.String, "user_id": id_type, "item_id": id_type,
+        "order": pl.Float64 if with_score else pl.Int64, "relevance": pl.Float64,
+    }).rename({"order": order_col})
+    options = {
+        "k": draw(st.lists(st.sampled_from([1, 2, 3, 5, 10, 20]), min_size=1, max_size=3, unique=True)),
+        "threshold": draw(st.sampled_from([None, 1.0, 2.0, 3.0])),
+        "by": draw(st.sampled_from([None, "model"])),
+        "precision_denominator": draw(st.sampled_from(["k", "retrieved"])),
+        "ap_denominator": draw(st.sampled_from(["min_k_relevant", "relevant", "hits", "k"])),
+        "gain": draw(st.sampled_from(["linear", "binary", "exp2"])),
+        "empty_users": draw(st.sampled_from(["skip", "zero"])),
+    }
+    if with_score:
+        options["score"] = "score"
+        options["score_threshold"] = draw(st.sampled_from([None, 1.0, 2.0]))
+    if options["by"] is None and df["model"].n_unique() > 1:
+        df = df.filter(pl.col("model") == "A")  # without `by`, one list per user
+    return df, options
+
+
+def reference_per_user(df: pl.DataFrame, options: dict[str, Any], truth: pl.DataFrame | None = None) -> dict:
+    by = (options["by"],) if options["by"] else ()
+    return reference.per_user(
+        df.to_dicts(), k=options["k"], by=by, truth=None if truth is None else truth.to_dicts(),
+        **{key: value for key, value in options.items() if key not in ("k", "by")},
+    )
+
+
+def assert_close(got: Any, want: Any, where: str) -> None:
+    if want is None or got is None:
+        assert got is None and want is None, f"{where}: got {got}, want {want}"
+    else:
+        assert math.isclose(got, want, rel_tol=1e-12, abs_tol=1e-12), f"{where}: got {got}, want {want}"
+
+
+def check_against_reference(result: Any, summary: Any, want: dict, options: dict[str, Any]) -> None:
+    by = [options["by"]] if options["by"] else []
+    got = to_polars(result)
+    assert got.height == len(want)
+    for row in got.iter_rows(named=True):
+        key = (*(row[b] for b in by), row["user_id"])
+        for column, value in want[key].items():
+            assert_close(row[column], value, f"{key} {column}")
+    want_summary = reference.summary(want, len(by), options["empty_users"])
+    got_summary = to_polars(summary)
+    assert got_summary.height == len(want_summary)
+    for row in got_summary.iter_rows(named=True):
+        expected = want_summary[tuple(row[b] for b in by)]
+        for column, value in expected.items():
+            assert_close(row[column], value, f"summary {column}")
+
+
+@pytest.mark.parametrize("backend", list(BACKENDS))
+@pytest.mark.parametrize("with_score", [False, True], ids=["rank", "score"])
+def test_matches_reference(backend: str, with_score: bool) -> None:
+    @SETTINGS
+    @given(long_frames(with_score=with_score))
+    def run(case: tuple[pl.DataFrame, dict[str, Any]]) -> None:
+        df, options = case
+        want = reference_per_user(df, options)
+        frame = BACKENDS[backend](df)
+        check_against_reference(recframe.per_user(frame, **options), recframe.summary(frame, **options), want, options)
+
+    run()
+
+
+@SETTINGS
+@given(long_frames(with_score=True), st.data())
+def test_truth_join_matches_reference(case: tuple[pl.DataFrame, dict[str, Any]], data: st.DataObject) -> None:
+    """Recommendations + a separate truth frame give the reference's broadcast join."""
+    df, options = case
+    recs = df.drop("relevance")
+    truth_rows = data.draw(st.lists(
+        st.tuples(st.integers(0, 6), st.integers(0, 11), st.sampled_from([0.0, 1.0, 2.0, 4.0])),
+        max_size=25, unique_by=lambda t: t[:2],
+    ))
+    string_ids = df.schema["user_id"] == pl.String
+    truth = pl.DataFrame(
+        [{"user_id": f"u{u}" if string_ids else u, "item_id": f"i{i:02d}" if string_ids else i, "relevance": r}
+         for u, i, r in truth_rows],
+        schema={"user_id": df.schema["user_id"], "item_id": df.schema["item_id"], "relevance": pl.Float64},
+    )
+    want = reference_per_user(recs.with_columns(relevance=pl.lit(None)), options, truth=truth)
+    check_against_reference(
+        recframe.per_user(recs, truth=truth, **options), recframe.summary(recs, truth=truth, **options), want, options
+    )
+
+
+@SETTINGS
+@given(long_frames(with_score=False))
+def test_summary_is_the_mean_of_per_user(case: tuple[pl.DataFrame, dict[str, Any]]) -> None:
+    """summary never weights users differently from the per-user frame it summarises."""
+    df, options = case
+    options = {**options, "empty_users": "skip"}
+    per_user = recframe.per_user(df, **options).filter(pl.col("n_relevant") > 0)
+    summary = recframe.summary(df, **options)
+    keys = [options["by"]] if options["by"] else []
+    for row in summary.iter_rows(named=True):
+        users = per_user.filter(*(pl.col(k) == row[k] for k in keys)) if keys else per_user
+        assert row["n_users"] == users.height
+        for column in users.columns[len(keys) + 2:]:
+            assert_close(row[column], users[column].mean(), column)
+
+
+@SETTINGS
+@given(long_frames(with_score=False))
+def test_categorical_ids_give_the_same_numbers(case: tuple[pl.DataFrame, dict[str, Any]]) -> None:
+    df, options = case
+    plain = recframe.per_user(df, **options)
+    categorical = recframe.per_user(
+        df.with_columns(pl.col("user_id", "item_id").cast(pl.String).cast(pl.Categorical)), **options
+    )
+    assert categorical.with_columns(pl.col("user_id").cast(pl.String)).equals(
+        plain.with_columns(pl.col("user_id").cast(pl.String))
+    )
