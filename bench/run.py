@@ -74,14 +74,17 @@ def summary(frame):
     return recframe.summary(frame, k=KS, metrics=METRICS)
 
 
-def best_of(repeat: int, fn) -> float:
-    times = []
+def best_of(repeat: int, cases: dict) -> dict[str, float]:
+    """Best time per case. Rounds go through every case in turn, so a burst of load from
+    other processes hits all cases alike instead of skewing the ratios."""
+    best = dict.fromkeys(cases, float("inf"))
     for _ in range(repeat):
-        gc.collect()  # don't charge one run for the garbage of the previous one
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return min(times)
+        for name, fn in cases.items():
+            gc.collect()  # don't charge one run for the garbage of the previous one
+            t0 = time.perf_counter()
+            fn()
+            best[name] = min(best[name], time.perf_counter() - t0)
+    return best
 
 
 def _kib(field: str) -> int:
@@ -150,14 +153,14 @@ def main() -> None:
     results = {"polars": summary(df), "pandas": pl.from_pandas(summary(pdf)), "lazy": summary(lf).collect()}
     check_agree(results)
 
-    t = {
-        "floor": best_of(args.repeat, lambda: df.lazy().select(COLS).group_by("user_id")
-                         .agg(pl.col("relevance").sum()).collect()),
-        "polars": best_of(args.repeat, lambda: summary(df)),
-        "pandas": best_of(args.repeat, lambda: summary(pdf)),
-        "lazy": best_of(args.repeat, lambda: summary(lf).collect()),
-        "per_user": best_of(args.repeat, lambda: recframe.per_user(df, k=KS, metrics=METRICS)),
-    }
+    load = os.getloadavg()[0]  # other processes' load makes the timings noisy: say so
+    t = best_of(args.repeat, {
+        "floor": lambda: df.lazy().select(COLS).group_by("user_id").agg(pl.col("relevance").sum()).collect(),
+        "polars": lambda: summary(df),
+        "pandas": lambda: summary(pdf),
+        "lazy": lambda: summary(lf).collect(),
+        "per_user": lambda: recframe.per_user(df, k=KS, metrics=METRICS),
+    })
     # the memory run needs a clean process: the parent already holds the pandas copy and pools
     out = subprocess.run([sys.executable, __file__, "--memory-child", "--users", str(args.users)],
                          check=True, capture_output=True, text=True)
@@ -171,11 +174,11 @@ def main() -> None:
     print(f"rows {df.height:,} ({args.users:,} users), input {df.estimated_size() / 2**20:,.0f} MiB, "
           f"built in {build_s:.2f} s")
     print(f"polars {pl.__version__}, pandas {pd.__version__}, narwhals {narwhals.__version__}, "
-          f"recframe {recframe.__version__}, cpu_count {os.cpu_count()}")
+          f"recframe {recframe.__version__}, cpu_count {os.cpu_count()}, load average {load:.2f} at start")
     print("pandas dtypes: " + ", ".join(f"{c}={d}" for c, d in pdf.dtypes.items()))
     print(f"summary: n_users={results['polars']['n_users'][0]}, n_skipped={results['polars']['n_skipped'][0]}; "
           "polars, pandas and lazy results agree to 1e-9")
-    print(f"\n{'timing (best of ' + str(args.repeat) + ')':<28}{'seconds':>10}")
+    print(f"\n{f'timing (best of {args.repeat})':<28}{'seconds':>10}")
     for name, label in [("floor", "floor (polars group_by sum)"), ("polars", "summary polars"),
                         ("pandas", "summary pandas"), ("lazy", "summary lazy + collect"),
                         ("per_user", "per_user polars")]:
@@ -189,7 +192,7 @@ def main() -> None:
 
     if args.json:
         figures = {"rows": df.height, "users": args.users, "repeat": args.repeat, "seconds": t,
-                   "ratios": ratios, "targets": TARGETS, "memory": mem, "cpu_count": os.cpu_count(),
+                   "ratios": ratios, "targets": TARGETS, "memory": mem, "cpu_count": os.cpu_count(), "loadavg_1min": load,
                    "versions": {"polars": pl.__version__, "pandas": pd.__version__,
                                 "narwhals": narwhals.__version__, "recframe": recframe.__version__},
                    "pandas_dtypes": {c: str(d) for c, d in pdf.dtypes.items()}}
