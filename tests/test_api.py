@@ -16,7 +16,7 @@ from recframe.data import load_sample
 
 EXPECTED_PARAMETERS = [
     "frame", "k", "metrics", "user", "item", "rank", "score", "relevance", "threshold", "by", "truth",
-    "score_threshold", "precision_denominator", "ap_denominator", "gain", "empty_users",
+    "score_threshold", "precision_denominator", "ap_denominator", "gain", "empty_users", "check_duplicates",
 ]
 
 
@@ -39,6 +39,7 @@ def test_signature_and_defaults(function):
         "k": 10, "metrics": None, "user": "user_id", "item": "item_id", "rank": "rank", "score": None,
         "relevance": "relevance", "threshold": None, "by": None, "truth": None, "score_threshold": None,
         "precision_denominator": "k", "ap_denominator": "min_k_relevant", "gain": "linear", "empty_users": "skip",
+        "check_duplicates": True,
     }
     assert all(params[name].kind is inspect.Parameter.KEYWORD_ONLY for name in EXPECTED_PARAMETERS[3:])
 

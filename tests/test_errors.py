@@ -114,6 +114,15 @@ def test_duplicates_name_the_first_offender_in_key_order_and_the_count():
         recframe.per_user(df)
 
 
+def test_check_duplicates_false_skips_only_the_duplicate_checks():
+    dup = frame(item_id=[10, 10, 12, 10, 13])
+    assert recframe.per_user(dup, check_duplicates=False).height == 2
+    with pytest.raises(RecframeError, match=r"rank 0 < 1"):
+        recframe.per_user(frame(rank=[0, 1, None, 1, 2]), check_duplicates=False)
+    with pytest.raises(RecframeError, match=r"check_duplicates='no' must be True or False"):
+        recframe.per_user(frame(), check_duplicates="no")
+
+
 def test_nan_score_is_an_error():
     df = frame().with_columns(score=pl.Series([0.5, math.nan, 0.1, 0.2, 0.3]))
     with pytest.raises(RecframeError, match=r"column 'score' \(score=\) has 1 NaN"):

@@ -28,7 +28,6 @@ from recframe.metrics import REGISTRY, term
 # Rank given to relevant items that were not recommended: past every k, comparisons stay non-null.
 NOT_RANKED = 2**62
 GAIN = "__rf_gain"
-IS_REL = "__rf_is_rel"
 POS = "__rf_pos"
 IDEAL_POS = "__rf_ideal_pos"
 ONE = "__rf_one"
@@ -44,7 +43,7 @@ def needed_terms(spec: v.Spec) -> set[str]:
 
 
 def prepare(frame: nw.LazyFrame, truth: nw.LazyFrame | None, spec: v.Spec) -> nw.LazyFrame:
-    """Select and rename the needed columns; join truth; derive ranks; flag relevance."""
+    """Select and rename the needed columns; join truth; derive ranks from scores."""
     by = list(spec.by)
     order_col = v.SCORE if spec.score is not None else v.RANK
     order_src = spec.score if spec.score is not None else spec.rank
@@ -68,15 +67,13 @@ def prepare(frame: nw.LazyFrame, truth: nw.LazyFrame | None, spec: v.Spec) -> nw
     if spec.rank is not None:
         r = nw.col(v.RANK)
         if lf.collect_schema()[v.RANK].is_integer():
-            lf = lf.with_columns(r.cast(nw.Int64), nw.lit(0).alias(v.BAD_RANK))
+            lf = lf.with_columns(r.cast(nw.Int64))
         else:
             # float ranks (pandas turns int columns with missing values into float64) must be
             # whole numbers; the bad ones are counted and reported by the data check
             bad = (r.is_nan() | ~r.is_finite() | (r.round(0) != r)).fill_null(False)
             lf = lf.with_columns(bad.cast(nw.Int64).alias(v.BAD_RANK))
             lf = lf.with_columns(nw.when(nw.col(v.BAD_RANK) == 0).then(r).otherwise(None).cast(nw.Int64))
-    else:
-        lf = lf.with_columns(nw.lit(0).alias(v.BAD_RANK))
     if spec.score is not None:
         lf = lf.with_columns(nw.col(v.SCORE).cast(nw.Float64))
         eligible = ~nw.col(v.SCORE).is_null() & ~nw.col(v.SCORE).is_nan()
@@ -92,12 +89,13 @@ def prepare(frame: nw.LazyFrame, truth: nw.LazyFrame | None, spec: v.Spec) -> nw
         lf = lf.with_columns(nw.when(nw.col(ONE) == 1).then(position).otherwise(None).alias(v.RANK))
         lf = lf.drop(ONE, "__rf_neg_score")
 
+    return lf
+
+
+def is_relevant(spec: v.Spec) -> nw.Expr:
+    """relevance >= threshold (or > 0 without one); null relevance is not relevant."""
     rel = nw.col(v.REL)
-    is_rel = rel >= spec.threshold if spec.threshold is not None else rel > 0
-    gain = {"linear": rel, "binary": nw.lit(1.0), "exp2": nw.lit(2.0) ** rel - 1.0}[spec.gain]
-    return lf.with_columns(is_rel.fill_null(False).alias(IS_REL)).with_columns(
-        nw.when(nw.col(IS_REL)).then(gain).otherwise(0.0).cast(nw.Float64).alias(GAIN)
-    )
+    return (rel >= spec.threshold if spec.threshold is not None else rel > 0).fill_null(False)
 
 
 def user_table(lf: nw.LazyFrame, spec: v.Spec, terms: set[str]) -> nw.LazyFrame:
@@ -105,49 +103,58 @@ def user_table(lf: nw.LazyFrame, spec: v.Spec, terms: set[str]) -> nw.LazyFrame:
     keys = [*spec.by, v.USER]
     rank, rel = nw.col(v.RANK), nw.col(v.REL)
     flags = [
-        nw.col(IS_REL).cast(nw.Int64).alias(term("n_relevant")),
+        is_relevant(spec).cast(nw.Int64).alias(term("n_relevant")),
         (rel.is_nan() | ~rel.is_finite()).fill_null(False).cast(nw.Int64).alias(v.BAD_REL),
     ]
     if spec.score is not None:
         flags.append(nw.col(v.SCORE).is_nan().fill_null(False).cast(nw.Int64).alias(v.BAD_SCORE))
-    else:
-        flags.append(nw.lit(0).alias(v.BAD_SCORE))
     if "retrieved@" in terms:
         flags += [(rank <= k).fill_null(False).cast(nw.Int64).alias(term("retrieved@", k)) for k in spec.ks]
-    sums = [term("n_relevant"), v.BAD_REL, v.BAD_SCORE, v.BAD_RANK]
+    sums = [term("n_relevant"), v.BAD_REL]
+    if spec.score is not None:
+        sums.append(v.BAD_SCORE)
+    if v.BAD_RANK in lf.collect_schema():  # set by prepare for float ranks only
+        sums.append(v.BAD_RANK)
     sums += [term("retrieved@", k) for k in spec.ks if "retrieved@" in terms]
-    return (
-        lf.with_columns(*flags)
-        .group_by(keys)
-        .agg(
-            nw.len().alias(v.N_ROWS),
-            nw.col(v.ITEM).n_unique().alias(v.N_ITEMS),
-            nw.col(v.ITEM).count().alias(v.N_ITEMS_SET),
-            rank.count().alias(v.N_RANKED),
-            rank.n_unique().alias(v.N_RANKS),
-            rank.min().alias(v.MIN_RANK),
-            *(nw.col(c).sum() for c in sums),
-        )
+    # flags that cannot be set here (integer ranks, no score) are constants, not sums
+    constants = [c for c in (v.BAD_SCORE, v.BAD_RANK) if c not in sums]
+    # the two distinct counts cost more than the rest of the table together: they can be skipped
+    distinct = [nw.col(v.ITEM).n_unique().alias(v.N_ITEMS), rank.n_unique().alias(v.N_RANKS)]
+    table = lf.with_columns(*flags).group_by(keys).agg(
+        nw.len().alias(v.N_ROWS),
+        nw.col(v.ITEM).count().alias(v.N_ITEMS_SET),
+        rank.count().alias(v.N_RANKED),
+        rank.min().alias(v.MIN_RANK),
+        *(distinct if spec.check_duplicates else []),
+        *(nw.col(c).sum() for c in sums),
     )
+    if not spec.check_duplicates:
+        constants += [v.N_ITEMS, v.N_RANKS]
+    return table.with_columns(nw.lit(0).alias(c) for c in constants) if constants else table
 
 
 def relevant_terms(lf: nw.LazyFrame, spec: v.Spec, terms: set[str]) -> nw.LazyFrame:
     """Per-user sums of the per-row terms, from the relevant rows only."""
     keys = [*spec.by, v.USER]
-    rows = lf.filter(nw.col(IS_REL)).select(
+    rel = nw.col(v.REL)
+    gain = {"linear": rel, "binary": nw.lit(1.0), "exp2": nw.lit(2.0) ** rel - 1.0}[spec.gain]
+    rows = lf.filter(is_relevant(spec)).select(
         *keys,
         nw.col(v.RANK).cast(nw.Int64).fill_null(NOT_RANKED).alias(v.RANK),
-        nw.col(GAIN),
+        gain.cast(nw.Float64).alias(GAIN),
         nw.lit(1).cast(nw.Int64).alias(ONE),
     )
     rank, gain = nw.col(v.RANK), nw.col(GAIN)
-    windows = [nw.col(ONE).sum().over(*keys).alias("__rf_R")]
+    windows = []
+    if terms & {"hits_r", "hits_capped@"}:
+        windows.append(nw.col(ONE).sum().over(*keys).alias("__rf_R"))
     if "ap_sum@" in terms:
         # position among the user's relevant items in rank order = hits up to and including it
         windows.append(nw.col(ONE).cum_sum().over(*keys, order_by=v.RANK).alias(POS))
     if "idcg@" in terms:
         windows.append(gain.rank("ordinal", descending=True).over(*keys).alias(IDEAL_POS))
-    rows = rows.with_columns(*windows)
+    if windows:
+        rows = rows.with_columns(*windows)
     R = nw.col("__rf_R")
 
     def at(k: int | nw.Expr, value: nw.Expr | float, position: nw.Expr = rank) -> nw.Expr:

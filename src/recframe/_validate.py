@@ -48,6 +48,7 @@ class Spec:
     options: Options
     gain: str
     empty_users: str
+    check_duplicates: bool
     with_truth: bool
 
     def source(self, internal: str) -> str:
@@ -126,6 +127,7 @@ def check_arguments(
     ap_denominator: Any,
     gain: Any,
     empty_users: Any,
+    check_duplicates: Any,
 ) -> Spec:
     """Check every argument that can be checked without looking at the data."""
     for option, value in (
@@ -137,6 +139,8 @@ def check_arguments(
         if value not in CHOICES[option]:
             choices = ", ".join(f'"{c}"' for c in CHOICES[option])
             raise _fail(f"{option}={value!r} is not a known option value.", f"choose one of {choices}.")
+    if not isinstance(check_duplicates, bool):
+        raise _fail(f"check_duplicates={check_duplicates!r} must be True or False.")
     for arg, value in (("item", item), ("relevance", relevance)):
         if not isinstance(value, str):
             raise _fail(f"{arg}={value!r} must be a column name.", f'e.g. {arg}="{arg}".')
@@ -187,6 +191,7 @@ def check_arguments(
         options=Options(precision_denominator=precision_denominator, ap_denominator=ap_denominator),
         gain=gain,
         empty_users=empty_users,
+        check_duplicates=check_duplicates,
         with_truth=truth is not None,
     )
 
@@ -268,7 +273,7 @@ def check_user_table(table: pl.DataFrame, spec: Spec) -> pl.DataFrame:
     if n_null_items:
         raise _fail(f"column {item!r} (item=) has {n_null_items} null value(s){where}.", "drop or fill them first.")
 
-    row, count = first(pl.col(N_ITEMS) < pl.col(N_ROWS))
+    row, count = first(pl.col(N_ITEMS) < pl.col(N_ROWS)) if spec.check_duplicates else (None, 0)
     if count:
         r = row.row(0, named=True)
         extra = int((table[N_ROWS] - table[N_ITEMS]).sum())
@@ -296,7 +301,7 @@ def check_user_table(table: pl.DataFrame, spec: Spec) -> pl.DataFrame:
             )
         # n_unique counts null as one more distinct value when a list has nulls
         distinct = pl.col(N_RANKS) - (pl.col(N_RANKED) < pl.col(N_ROWS)).cast(pl.Int64)
-        row, count = first(distinct < pl.col(N_RANKED))
+        row, count = first(distinct < pl.col(N_RANKED)) if spec.check_duplicates else (None, 0)
         if count:
             r = row.row(0, named=True)
             raise _fail(

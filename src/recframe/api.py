@@ -65,6 +65,11 @@ _PARAMETERS = """
         metric but precision and hit rate (0.0) and leaves them out of every mean in
         :func:`summary`; ``"zero"`` scores them 0 on everything and counts them;
         ``"error"`` raises.
+    check_duplicates : bool, default True
+        Check that no (user, item) pair and no rank repeats within a list. These two checks
+        count distinct values in every list, which costs about as much as computing the metrics;
+        pass False only for data known to be clean (for example written by your own ranking
+        job): duplicates then give wrong numbers, silently. The other data checks always run.
 """
 
 _NOTES = """
@@ -158,6 +163,7 @@ def per_user(
     ap_denominator: APDenominator = "min_k_relevant",
     gain: Gain = "linear",
     empty_users: EmptyUsers = "skip",
+    check_duplicates: bool = True,
 ) -> FrameT:
     kwargs = dict(locals())
     kwargs.pop("frame")
@@ -183,6 +189,7 @@ def summary(
     ap_denominator: APDenominator = "min_k_relevant",
     gain: Gain = "linear",
     empty_users: EmptyUsers = "skip",
+    check_duplicates: bool = True,
 ) -> FrameT:
     kwargs = dict(locals())
     kwargs.pop("frame")
