@@ -195,7 +195,7 @@ def per_user_plan(
     spec: v.Spec,
     check: Callable[[nw.LazyFrame], nw.LazyFrame],
 ) -> nw.LazyFrame:
-    """The per-user frame, with internal key names, sorted by key: by..., user, n_relevant, metrics.
+    """The per-user frame, with internal key names, unsorted: by..., user, n_relevant, metrics.
 
     `check` receives the per-user table with the data-check counts and returns it (it raises,
     now or when the plan runs, on bad data).
@@ -220,9 +220,7 @@ def per_user_plan(
         else:
             value = nw.when(has_rel).then(value).otherwise(None)
         outputs.append(value.cast(nw.Float64).alias(column))
-    return joined.select(
-        *keys, nw.col(term("n_relevant")).cast(nw.Int64).alias("n_relevant"), *outputs
-    ).sort(keys)
+    return joined.select(*keys, nw.col(term("n_relevant")).cast(nw.Int64).alias("n_relevant"), *outputs)
 
 
 def summary_plan(per_user: nw.LazyFrame, spec: v.Spec) -> nw.LazyFrame:

@@ -105,7 +105,7 @@ _NOTES = """
 
 def _plan(frame: Any, kwargs: dict[str, Any]) -> tuple[nw.LazyFrame, v.Spec, _frames.Kind]:
     spec = v.check_arguments(**kwargs)
-    lf, kind = _frames.to_lazy(frame, "frame")
+    lf, kind = _frames.to_lazy(frame, "frame", sorted_key=spec.user if not spec.by else None)
     schema = dict(lf.collect_schema())
     keys = [("by", b) for b in spec.by] + ([("user", spec.user)] if spec.user is not None else [])
     ordering = ("score", spec.score) if spec.score is not None else ("rank", spec.rank)
@@ -168,7 +168,8 @@ def per_user(
     kwargs = dict(locals())
     kwargs.pop("frame")
     plan, spec, kind = _plan(frame, kwargs)
-    return _frames.from_lazy(_user_column(plan, spec), kind)
+    # lazy engines return rows in no particular order: sort by the keys
+    return _frames.from_lazy(_user_column(plan.sort([*spec.by, v.USER]), spec), kind)
 
 
 def summary(
