@@ -19,7 +19,7 @@ import polars as pl
 
 from recframe.conventions import CHOICES
 from recframe.errors import RecframeError
-from recframe.metrics import REGISTRY, Options
+from recframe.metrics import REGISTRY, Options, term
 
 # Internal column names; a user's own columns are renamed to these for the computation so
 # that no name of theirs can collide with ours.
@@ -216,7 +216,7 @@ def check_columns(schema: dict[str, Any], wanted: Iterable[tuple[str, str]], lab
             raise _missing(arg, name, columns, unclaimed, label)
 
 
-def check_dtypes(schema: dict[str, Any], spec: Spec, label: str) -> None:
+def check_dtypes(schema: dict[str, Any], spec: Spec) -> None:
     """Relevance, rank and score must be numeric; ids must be plain values."""
 
     def numeric(arg: str, name: str, allow_bool: bool) -> None:
@@ -321,7 +321,7 @@ def check_user_table(table: pl.DataFrame, spec: Spec) -> pl.DataFrame:
                 "use null for unknown values, e.g. pl.col(...).fill_nan(None).",
             )
     if spec.empty_users == "error":
-        row, count = first(pl.col("__rf_n_relevant") == 0)
+        row, count = first(pl.col(term("n_relevant")) == 0)
         if count:
             raise _fail(
                 f'empty_users="error": {_where(row.row(0, named=True), spec)} has no relevant item '

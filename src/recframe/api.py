@@ -10,6 +10,7 @@ import narwhals as nw
 from recframe import _engine, _frames
 from recframe import _validate as v
 from recframe.conventions import APDenominator, EmptyUsers, Gain, PrecisionDenominator
+from recframe.errors import RecframeError
 
 FrameT = TypeVar("FrameT")
 
@@ -115,7 +116,7 @@ def _plan(frame: Any, kwargs: dict[str, Any]) -> tuple[nw.LazyFrame, v.Spec, _fr
     else:
         v.check_columns(schema, [*keys, ("item", spec.item), ordering], "frame")
         if spec.relevance in schema:
-            raise v.RecframeError(
+            raise RecframeError(
                 f"the recommendations frame has a column {spec.relevance!r} (relevance=), but with "
                 "truth= relevance comes from the truth frame. Hint: drop that column from the "
                 "recommendations, or pass truth=None to use it."
@@ -125,7 +126,7 @@ def _plan(frame: Any, kwargs: dict[str, Any]) -> tuple[nw.LazyFrame, v.Spec, _fr
         user_key = [("user", spec.user)] if spec.user is not None else []
         v.check_columns(truth_schema, [*user_key, ("item", spec.item), ("relevance", spec.relevance)], "truth frame")
         schema[spec.relevance] = truth_schema[spec.relevance]
-    v.check_dtypes(schema, spec, "frame")
+    v.check_dtypes(schema, spec)
 
     def check(users: nw.LazyFrame) -> nw.LazyFrame:
         native = users.to_native()
