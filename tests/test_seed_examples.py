@@ -153,3 +153,35 @@ def test_attard_precision_recall_with_retrieved_denominator():
     # exactly: 2/3, 2/11; 8/10, 8/11; 10/12, 10/11
     assert got["precision@15"] == pytest.approx(10 / 12) and got["recall@15"] == pytest.approx(10 / 11)
     assert got["n_relevant"] == 11
+
+
+@pytest.mark.parametrize(
+    ("ap_denominator", "expected"),
+    [
+        # hits at ranks 1 and 3 of the top 4; R = 5 (three relevant items never recommended)
+        ("min_k_relevant", (1 / 1 + 2 / 3) / min(4, 5)),
+        ("relevant", (1 / 1 + 2 / 3) / 5),
+        ("hits", (1 / 1 + 2 / 3) / 2),
+        ("k", (1 / 1 + 2 / 3) / 4),
+    ],
+)
+def test_ap_denominators_by_hand(constructor, ap_denominator, expected):
+    df = one_list(["a", "b", "c", "d", "e"], {"a": 1, "c": 1, "x": 1, "y": 1, "z": 1})
+    got = values(recframe.per_user(constructor(df), k=4, metrics=["ap"], ap_denominator=ap_denominator))
+    assert got["ap@4"] == pytest.approx(expected)
+
+
+def test_binary_gain_ignores_grades(constructor):
+    df = one_list(["a", "b", "c"], {"a": 1, "b": 3})
+    got = values(recframe.per_user(constructor(df), k=3, metrics=["dcg", "ndcg"], gain="binary"))
+    assert got["dcg@3"] == pytest.approx(1 / log2(2) + 1 / log2(3))
+    assert got["ndcg@3"] == pytest.approx(1.0)
+
+
+def test_threshold_cuts_graded_relevance(constructor):
+    # grades 4, 1, 5 with threshold 4: b is not relevant, so it gains nothing and is no hit
+    df = one_list(["a", "b", "c"], {"a": 4, "b": 1, "c": 5})
+    got = values(recframe.per_user(constructor(df), k=3, metrics=["precision", "dcg"], threshold=4))
+    assert got["n_relevant"] == 2
+    assert got["precision@3"] == pytest.approx(2 / 3)
+    assert got["dcg@3"] == pytest.approx(4 / log2(2) + 5 / log2(4))
