@@ -33,7 +33,8 @@ def build_lists(
         order = r[score] if score else r[rank]
         lists[key][r[item]] = [order, None if truth is not None else r[relevance]]
     if truth is not None:
-        groups = {tuple(r[b] for b in by) for r in rows}
+        # without `by` there is one group even when nothing was recommended: truth users count
+        groups = {tuple(r[b] for b in by) for r in rows} if by else {()}
         for group in groups:
             for t in truth:
                 key = (*group, t[user] if user else None)

@@ -185,3 +185,10 @@ def test_pandas_round_trip_keeps_id_types():
 def test_namespace_registration_is_idempotent():
     recframe.register()
     assert pl.DataFrame.recmetrics is recframe.RecMetrics
+
+
+def test_truth_users_count_without_by_even_when_nothing_was_recommended():
+    recs = pl.DataFrame(schema={"user_id": pl.Int64, "item_id": pl.Int64, "rank": pl.Int64})
+    truth = pl.DataFrame({"user_id": [7], "item_id": [1], "relevance": [1.0]})
+    out = recframe.per_user(recs, truth=truth, k=3, metrics=["recall"])
+    assert out.rows() == [(7, 1, 0.0)]
