@@ -116,11 +116,9 @@ def user_table(lf: nw.LazyFrame, spec: v.Spec, terms: set[str]) -> nw.LazyFrame:
     if v.BAD_RANK in lf.collect_schema():  # set by prepare for float ranks only
         sums.append(v.BAD_RANK)
     sums += [term("retrieved@", k) for k in spec.ks if "retrieved@" in terms]
-    # flags that cannot be set here (integer ranks, no score) are constants, not sums
-    constants = [c for c in (v.BAD_SCORE, v.BAD_RANK) if c not in sums]
     # the two distinct counts cost more than the rest of the table together: they can be skipped
     distinct = [nw.col(v.ITEM).n_unique().alias(v.N_ITEMS), rank.n_unique().alias(v.N_RANKS)]
-    table = lf.with_columns(*flags).group_by(keys).agg(
+    return lf.with_columns(*flags).group_by(keys).agg(
         nw.len().alias(v.N_ROWS),
         nw.col(v.ITEM).count().alias(v.N_ITEMS_SET),
         rank.count().alias(v.N_RANKED),
@@ -128,9 +126,6 @@ def user_table(lf: nw.LazyFrame, spec: v.Spec, terms: set[str]) -> nw.LazyFrame:
         *(distinct if spec.check_duplicates else []),
         *(nw.col(c).sum() for c in sums),
     )
-    if not spec.check_duplicates:
-        constants += [v.N_ITEMS, v.N_RANKS]
-    return table.with_columns(nw.lit(0).alias(c) for c in constants) if constants else table
 
 
 def relevant_terms(lf: nw.LazyFrame, spec: v.Spec, terms: set[str]) -> nw.LazyFrame:
@@ -203,7 +198,8 @@ def per_user_plan(
     keys = [*spec.by, v.USER]
     terms = needed_terms(spec)
     lf = prepare(frame, truth, spec)
-    users = check(user_table(lf, spec, terms)).drop(list(v.CHECK_COLUMNS))
+    users = check(user_table(lf, spec, terms))
+    users = users.drop([c for c in users.collect_schema().names() if c in v.CHECK_COLUMNS])
     sums = relevant_terms(lf, spec, terms)
     joined = users.join(sums, on=keys, how="left")
     term_cols = [c for c in joined.collect_schema().names() if c.startswith("__rf_") and c not in keys]

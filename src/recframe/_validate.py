@@ -247,8 +247,10 @@ def _where(row: dict[str, Any], spec: Spec) -> str:
 def check_user_table(table: pl.DataFrame, spec: Spec) -> pl.DataFrame:
     """Raise on the first data problem the per-user check counts reveal; return `table` unchanged.
 
-    `table` has one row per (by keys, user) with the counts in :data:`CHECK_COLUMNS`. The
-    offender named is the first in key order.
+    `table` has one row per (by keys, user) with the counts in :data:`CHECK_COLUMNS` that can
+    be non-zero for this call (no score: no NaN-score count; integer ranks: no whole-number
+    count; ``check_duplicates=False``: no distinct counts). The offender named is the first
+    in key order.
     """
     keys = [*spec.by, USER]
     where = " in the frame joined from the recommendations and truth=" if spec.with_truth else ""
@@ -285,7 +287,7 @@ def check_user_table(table: pl.DataFrame, spec: Spec) -> pl.DataFrame:
         )
     if spec.rank is not None:
         rank = spec.rank
-        n_bad = int(table[BAD_RANK].sum())
+        n_bad = int(table[BAD_RANK].sum()) if BAD_RANK in table.columns else 0
         if n_bad:
             row, count = first(pl.col(BAD_RANK) > 0)
             raise _fail(
@@ -313,7 +315,7 @@ def check_user_table(table: pl.DataFrame, spec: Spec) -> pl.DataFrame:
         (BAD_REL, "relevance", spec.relevance, "NaN or infinite"),
         (BAD_SCORE, "score", spec.score, "NaN"),
     ):
-        n_bad = int(table[flag].sum())
+        n_bad = int(table[flag].sum()) if flag in table.columns else 0
         if n_bad:
             row, _ = first(pl.col(flag) > 0)
             raise _fail(
