@@ -7,11 +7,17 @@ import sys
 from pathlib import Path
 from typing import Any, Callable
 
+import narwhals as nw
 import pandas as pd
 import polars as pl
 import pyarrow as pa
 import pytest
 from hypothesis import settings
+
+try:
+    import duckdb
+except ImportError:  # pragma: no cover - duckdb is in the test extra
+    duckdb = None
 
 # CI replays the same examples on every run, so a red build always means a code change;
 # locally each run explores new random frames.
@@ -28,6 +34,9 @@ BACKENDS: dict[str, Callable[[pl.DataFrame], Any]] = {
     "pandas-arrow": lambda df: df.to_pandas(use_pyarrow_extension_array=True),
     "pyarrow": lambda df: df.to_arrow(),
 }
+if duckdb is not None:
+    # a DuckDB relation: the plan runs inside DuckDB (cheap enough for every test)
+    BACKENDS["duckdb"] = lambda df: duckdb.from_arrow(df.to_arrow())
 
 
 def to_polars(result: Any) -> pl.DataFrame:
@@ -38,7 +47,10 @@ def to_polars(result: Any) -> pl.DataFrame:
         return pl.from_pandas(result)
     if isinstance(result, pa.Table):
         return pl.from_arrow(result)
-    return result
+    if isinstance(result, pl.DataFrame):
+        return result
+    # DuckDB, Spark, SQLFrame: let the engine run the plan and hand the rows over
+    return nw.from_native(result).collect("polars").to_native()
 
 
 @pytest.fixture(params=list(BACKENDS))

@@ -66,7 +66,7 @@ def prepare(frame: nw.LazyFrame, truth: nw.LazyFrame | None, spec: v.Spec) -> nw
     lf = lf.with_columns(nw.col(v.REL).cast(nw.Float64))
     if spec.rank is not None:
         r = nw.col(v.RANK)
-        if lf.collect_schema()[v.RANK].is_integer():
+        if spec.integer_rank:
             lf = lf.with_columns(r.cast(nw.Int64))
         else:
             # float ranks (pandas turns int columns with missing values into float64) must be
@@ -86,7 +86,8 @@ def prepare(frame: nw.LazyFrame, truth: nw.LazyFrame | None, spec: v.Spec) -> nw
         # rank = position by score descending, ties broken by item ascending; counting only
         # eligible rows makes where null scores sort irrelevant
         position = nw.col(ONE).cum_sum().over(*by, v.USER, order_by=["__rf_neg_score", v.ITEM])
-        lf = lf.with_columns(nw.when(nw.col(ONE) == 1).then(position).otherwise(None).alias(v.RANK))
+        # (cast: DuckDB sums integers to INT128, which SQLFrame cannot type)
+        lf = lf.with_columns(nw.when(nw.col(ONE) == 1).then(position).otherwise(None).cast(nw.Int64).alias(v.RANK))
         lf = lf.drop(ONE, "__rf_neg_score")
 
     return lf
@@ -113,12 +114,12 @@ def user_table(lf: nw.LazyFrame, spec: v.Spec, terms: set[str]) -> nw.LazyFrame:
     sums = [term("n_relevant"), v.BAD_REL]
     if spec.score is not None:
         sums.append(v.BAD_SCORE)
-    if v.BAD_RANK in lf.collect_schema():  # set by prepare for float ranks only
+    if v.BAD_RANK in v.check_counts(spec):  # set by prepare for float ranks only
         sums.append(v.BAD_RANK)
     sums += [term("retrieved@", k) for k in spec.ks if "retrieved@" in terms]
     # the two distinct counts cost more than the rest of the table together: they can be skipped
     distinct = [nw.col(v.ITEM).n_unique().alias(v.N_ITEMS), rank.n_unique().alias(v.N_RANKS)]
-    return lf.with_columns(*flags).group_by(keys).agg(
+    table = lf.with_columns(*flags).group_by(keys).agg(
         nw.len().alias(v.N_ROWS),
         nw.col(v.ITEM).count().alias(v.N_ITEMS_SET),
         rank.count().alias(v.N_RANKED),
@@ -126,10 +127,12 @@ def user_table(lf: nw.LazyFrame, spec: v.Spec, terms: set[str]) -> nw.LazyFrame:
         *(distinct if spec.check_duplicates else []),
         *(nw.col(c).sum() for c in sums),
     )
+    # DuckDB sums integers to INT128, which SQLFrame cannot type: cast back
+    return table.with_columns(nw.col(c).cast(nw.Int64) for c in sums)
 
 
-def relevant_terms(lf: nw.LazyFrame, spec: v.Spec, terms: set[str]) -> nw.LazyFrame:
-    """Per-user sums of the per-row terms, from the relevant rows only."""
+def relevant_terms(lf: nw.LazyFrame, spec: v.Spec, terms: set[str]) -> tuple[nw.LazyFrame, list[str]]:
+    """Per-user sums of the per-row terms, from the relevant rows only, and the term names."""
     keys = [*spec.by, v.USER]
     rel = nw.col(v.REL)
     gain = {"linear": rel, "binary": nw.lit(1.0), "exp2": nw.lit(2.0) ** rel - 1.0}[spec.gain]
@@ -170,7 +173,8 @@ def relevant_terms(lf: nw.LazyFrame, spec: v.Spec, terms: set[str]) -> nw.LazyFr
             ideal = nw.col(IDEAL_POS)
             cols[term("idcg@", k)] = at(k, gain / (ideal + 1).cast(nw.Float64).log(2), ideal)
     rows = rows.with_columns(expr.alias(name) for name, expr in cols.items())
-    return rows.group_by(keys).agg(*(nw.col(c).sum() for c in cols), rank.min().alias(term("min_rank")))
+    sums = rows.group_by(keys).agg(*(nw.col(c).sum() for c in cols), rank.min().alias(term("min_rank")))
+    return sums, [*cols, term("min_rank")]
 
 
 def metric_columns(spec: v.Spec) -> list[tuple[str, str, int | None]]:
@@ -199,10 +203,10 @@ def per_user_plan(
     terms = needed_terms(spec)
     lf = prepare(frame, truth, spec)
     users = check(user_table(lf, spec, terms))
-    users = users.drop([c for c in users.collect_schema().names() if c in v.CHECK_COLUMNS])
-    sums = relevant_terms(lf, spec, terms)
+    users = users.drop(*v.check_counts(spec))
+    sums, term_cols = relevant_terms(lf, spec, terms)
     joined = users.join(sums, on=keys, how="left")
-    term_cols = [c for c in joined.collect_schema().names() if c.startswith("__rf_") and c not in keys]
+    # users without relevant rows have no sums: 0, and a first relevant rank past every k
     joined = joined.with_columns(
         nw.col(c).fill_null(NOT_RANKED if c == term("min_rank") else 0) for c in term_cols
     )

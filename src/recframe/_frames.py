@@ -1,8 +1,9 @@
-"""Conversion between the user's frame type and the Polars lazy frame the engine runs on.
+"""Conversion between the user's frame type and the lazy frame the engine runs on.
 
 pandas and Arrow inputs cross into Polars through Arrow (cheap for numeric columns) and the
-result crosses back, so every input runs the same Polars plan. A Polars LazyFrame stays lazy:
-nothing is collected for the user.
+result crosses back, so every in-memory input runs the same Polars plan. A Polars LazyFrame
+stays lazy: nothing is collected for the user. DuckDB relations, PySpark and SQLFrame
+DataFrames stay in their engine: the plan runs there and the result is that engine's frame.
 """
 
 from __future__ import annotations
@@ -16,7 +17,15 @@ import pyarrow as pa
 
 from recframe.errors import RecframeError
 
-Kind = Literal["pandas", "polars", "polars-lazy", "pyarrow"]
+Kind = Literal["pandas", "polars", "polars-lazy", "pyarrow", "engine"]
+
+# SQL engines that run the narwhals plan inside themselves (window functions, joins, group-bys)
+ENGINES = {
+    nw.Implementation.DUCKDB: "DuckDB",
+    nw.Implementation.PYSPARK: "PySpark",
+    nw.Implementation.PYSPARK_CONNECT: "PySpark Connect",
+    nw.Implementation.SQLFRAME: "SQLFrame",
+}
 
 
 def _flag_sorted(df: pl.DataFrame, key: str | None) -> pl.DataFrame:
@@ -29,8 +38,26 @@ def _flag_sorted(df: pl.DataFrame, key: str | None) -> pl.DataFrame:
     return df
 
 
+def _unsupported(frame: Any, arg: str) -> RecframeError:
+    name = f"{type(frame).__module__}.{type(frame).__qualname__}"
+    if type(frame).__module__.split(".")[0] == "dask":
+        # narwhals runs on Dask, but Dask has no ordered windows or rank and counts distinct
+        # values per partition: the plan would be wrong, not merely slow
+        return RecframeError(
+            f"{arg} is a Dask DataFrame ({name}); recframe does not run on Dask, which lacks the "
+            "ordered window functions the metrics need. Hint: read the same parquet files with "
+            "DuckDB (duckdb.read_parquet('export/*.parquet')) or Spark (spark.read.parquet(...)), "
+            "or with pl.scan_parquet on one machine, and pass that frame instead."
+        )
+    return RecframeError(
+        f"{arg} is a {name}; recframe takes a pandas DataFrame, a Polars DataFrame or LazyFrame, "
+        "a pyarrow Table, a DuckDB relation, or a PySpark or SQLFrame DataFrame. "
+        "Hint: convert it first, e.g. pl.from_pandas(...) or pl.from_arrow(...)."
+    )
+
+
 def to_lazy(frame: Any, arg: str, sorted_key: str | None = None) -> tuple[nw.LazyFrame, Kind]:
-    """Wrap `frame` as a narwhals LazyFrame over Polars and say what kind it was."""
+    """Wrap `frame` as a narwhals LazyFrame (over Polars, or over its own engine) and say what kind it was."""
     if isinstance(frame, pl.LazyFrame):
         return nw.from_native(frame), "polars-lazy"
     if isinstance(frame, pl.DataFrame):
@@ -40,17 +67,37 @@ def to_lazy(frame: Any, arg: str, sorted_key: str | None = None) -> tuple[nw.Laz
         return nw.from_native(_flag_sorted(pl.from_pandas(frame), sorted_key).lazy()), "pandas"
     if isinstance(frame, pa.Table):
         return nw.from_native(_flag_sorted(pl.from_arrow(frame), sorted_key).lazy()), "pyarrow"
-    raise RecframeError(
-        f"{arg} is a {type(frame).__module__}.{type(frame).__qualname__}; recframe takes a pandas "
-        "DataFrame, a Polars DataFrame or LazyFrame, or a pyarrow Table. "
-        "Hint: convert it first, e.g. pl.from_pandas(...) or pl.from_arrow(...)."
-    )
+    try:
+        lf = nw.from_native(frame)
+    except TypeError:
+        raise _unsupported(frame, arg) from None
+    if not isinstance(lf, nw.LazyFrame) or lf.implementation not in ENGINES:
+        raise _unsupported(frame, arg)
+    return lf, "engine"
+
+
+def engine_name(lf: nw.LazyFrame) -> str:
+    """The engine a frame runs on, for messages."""
+    return ENGINES.get(lf.implementation, "Polars")
+
+
+def same_engine(frame: nw.LazyFrame, truth: nw.LazyFrame) -> None:
+    """`truth=` must live where the recommendations live: a join cannot cross engines."""
+    a, b = engine_name(frame), engine_name(truth)
+    if a != b:
+        raise RecframeError(
+            f"truth= is a {b} frame but the recommendations are a {a} frame; the two are joined, "
+            f"so they must be on the same engine. Hint: load the truth into {a} too"
+            + (" (e.g. duckdb.from_arrow(truth_table))." if a == "DuckDB" else
+               " (e.g. spark.createDataFrame(truth_table))." if a.startswith(("PySpark", "SQLFrame")) else
+               " (pl.from_pandas / pl.from_arrow, or collect it from its engine).")
+        )
 
 
 def from_lazy(lf: nw.LazyFrame, kind: Kind) -> Any:
     """Return the result as the same kind of frame as the input."""
-    native: pl.LazyFrame = lf.to_native()
-    if kind == "polars-lazy":
+    native = lf.to_native()
+    if kind in ("polars-lazy", "engine"):
         return native
     df = native.collect()
     if kind == "pandas":

@@ -15,7 +15,6 @@ from dataclasses import dataclass
 from typing import Any
 
 import narwhals as nw
-import polars as pl
 
 from recframe.conventions import CHOICES
 from recframe.errors import RecframeError
@@ -28,7 +27,6 @@ USER, ITEM, RANK, SCORE, REL = "__rf_user", "__rf_item", "__rf_rank", "__rf_scor
 N_ROWS, N_ITEMS, N_ITEMS_SET = "__rf_n_rows", "__rf_n_items", "__rf_n_items_set"
 N_RANKED, N_RANKS, MIN_RANK = "__rf_n_ranked", "__rf_n_ranks", "__rf_min_rank_any"
 BAD_RANK, BAD_REL, BAD_SCORE = "__rf_bad_rank", "__rf_bad_rel", "__rf_bad_score"
-CHECK_COLUMNS = (N_ROWS, N_ITEMS, N_ITEMS_SET, N_RANKED, N_RANKS, MIN_RANK, BAD_RANK, BAD_REL, BAD_SCORE)
 
 
 @dataclass(frozen=True)
@@ -50,6 +48,7 @@ class Spec:
     empty_users: str
     check_duplicates: bool
     with_truth: bool
+    integer_rank: bool = True  # set from the schema: float ranks must be checked for whole numbers
 
     def source(self, internal: str) -> str:
         """The user's name for an internal column, for messages."""
@@ -244,90 +243,123 @@ def _where(row: dict[str, Any], spec: Spec) -> str:
     return ", ".join(f"{spec.source(k) if k == USER else k}={row[k]!r}" for k in keys) or "the whole frame"
 
 
-def check_user_table(table: pl.DataFrame, spec: Spec) -> pl.DataFrame:
-    """Raise on the first data problem the per-user check counts reveal; return `table` unchanged.
+def check_counts(spec: Spec) -> tuple[str, ...]:
+    """The data-check counts the engine's per-user table carries for this call: only those
+    that can be non-zero (no score: no NaN-score count; integer ranks: no whole-number count;
+    ``check_duplicates=False``: no distinct counts)."""
+    out = [N_ROWS, N_ITEMS_SET, N_RANKED, MIN_RANK, BAD_REL]
+    if spec.check_duplicates:
+        out += [N_ITEMS, N_RANKS]
+    if spec.rank is not None and not spec.integer_rank:
+        out.append(BAD_RANK)
+    if spec.score is not None:
+        out.append(BAD_SCORE)
+    return tuple(out)
 
-    `table` has one row per (by keys, user) with the counts in :data:`CHECK_COLUMNS` that can
-    be non-zero for this call (no score: no NaN-score count; integer ranks: no whole-number
-    count; ``check_duplicates=False``: no distinct counts). The offender named is the first
-    in key order.
+
+def _problems(spec: Spec) -> dict[str, nw.Expr]:
+    """Per list, one 0/1 (or count) column per data problem, named for the check."""
+    columns = set(check_counts(spec))
+    keys = [*spec.by, *([USER] if spec.user is not None else [])]
+    n_rows = nw.col(N_ROWS)
+    out: dict[str, nw.Expr] = {}
+    for key in keys:
+        out[f"null:{key}"] = nw.when(nw.col(key).is_null()).then(n_rows).otherwise(0)
+    out["null_items"] = n_rows - nw.col(N_ITEMS_SET)
+    if N_ITEMS in columns:
+        out["duplicate_items"] = nw.col(N_ITEMS) < n_rows
+        out["extra_rows"] = n_rows - nw.col(N_ITEMS)
+    if BAD_RANK in columns:
+        out["bad_rank"] = nw.col(BAD_RANK)
+    if spec.rank is not None:
+        out["rank_below_1"] = (nw.col(MIN_RANK) < 1).fill_null(False)
+    if N_RANKS in columns:
+        # n_unique counts null as one more distinct value when a list has nulls
+        distinct = nw.col(N_RANKS) - (nw.col(N_RANKED) < n_rows).cast(nw.Int64)
+        out["duplicate_ranks"] = distinct < nw.col(N_RANKED)
+    for flag in (BAD_REL, BAD_SCORE):
+        if flag in columns:
+            out[flag] = nw.col(flag)
+    if spec.empty_users == "error":
+        out["empty"] = nw.col(term("n_relevant")) == 0
+    return {name: expr.cast(nw.Int64) for name, expr in out.items()}
+
+
+def _collect(frame: nw.LazyFrame | nw.DataFrame) -> nw.DataFrame:
+    return frame.collect() if isinstance(frame, nw.LazyFrame) else frame
+
+
+def check_user_table(table: nw.LazyFrame | nw.DataFrame, spec: Spec) -> None:
+    """Raise on the first data problem the per-user check counts reveal.
+
+    `table` has one row per (by keys, user) with the counts named by :func:`check_counts`.
+    Every problem is totalled in one
+    aggregate that returns a single row; only when one is found is the first offending list
+    (in key order) fetched, so on a SQL engine a clean frame costs one small query.
     """
     keys = [*spec.by, USER]
     where = " in the frame joined from the recommendations and truth=" if spec.with_truth else ""
+    problems = _problems(spec)
+    flagged = table.with_columns(expr.alias(f"__rf_check:{name}") for name, expr in problems.items())
+    totals = _collect(flagged.select(nw.col(f"__rf_check:{name}").sum().alias(name) for name in problems))
+    total = {name: int(value or 0) for name, value in totals.rows(named=True)[0].items()} if len(totals) else {}
+    if not any(total.values()):
+        return
 
-    def first(bad: pl.Expr) -> tuple[pl.DataFrame, int]:
-        rows = table.filter(bad)
-        return rows.sort(keys, nulls_last=False).head(1), rows.height
+    def first(name: str) -> dict[str, Any]:
+        rows = flagged.filter(nw.col(f"__rf_check:{name}") > 0).sort(keys, nulls_last=False).head(1)
+        return _collect(rows).rows(named=True)[0]
 
     for key in keys:
-        if key == USER and spec.user is None:
-            continue
-        null_rows = table.filter(pl.col(key).is_null())
-        if null_rows.height:
+        if total.get(f"null:{key}"):
             name = spec.source(key)
-            n = int(null_rows[N_ROWS].sum())
             raise _fail(
-                f"column {name!r} has {n} null value(s){where}; every row needs one to be grouped.",
+                f"column {name!r} has {total[f'null:{key}']} null value(s){where}; every row needs one to be grouped.",
                 f"drop or fill them first, e.g. df.filter(pl.col({name!r}).is_not_null()).",
             )
     item = spec.item
-    n_null_items = int((table[N_ROWS] - table[N_ITEMS_SET]).sum())
-    if n_null_items:
-        raise _fail(f"column {item!r} (item=) has {n_null_items} null value(s){where}.", "drop or fill them first.")
-
-    row, count = first(pl.col(N_ITEMS) < pl.col(N_ROWS)) if spec.check_duplicates else (None, 0)
-    if count:
-        r = row.row(0, named=True)
-        extra = int((table[N_ROWS] - table[N_ITEMS]).sum())
+    if total["null_items"]:
+        raise _fail(f"column {item!r} (item=) has {total['null_items']} null value(s){where}.", "drop or fill them first.")
+    if total.get("duplicate_items"):
+        r = first("duplicate_items")
         user_part = f"({spec.user}, {item})" if spec.user else f"{item}"
         raise _fail(
             f"duplicate {user_part} rows{where}: {_where(r, spec)} has {r[N_ROWS]} rows but "
-            f"{r[N_ITEMS]} distinct {item!r} values; {count} list(s) affected, {extra} extra row(s).",
+            f"{r[N_ITEMS]} distinct {item!r} values; {total['duplicate_items']} list(s) affected, "
+            f"{total['extra_rows']} extra row(s).",
             "keep one row per item, e.g. df.unique(subset=[...]) or a group_by that picks the best rank.",
         )
-    if spec.rank is not None:
-        rank = spec.rank
-        n_bad = int(table[BAD_RANK].sum()) if BAD_RANK in table.columns else 0
-        if n_bad:
-            row, count = first(pl.col(BAD_RANK) > 0)
-            raise _fail(
-                f"column {rank!r} (rank=) has {n_bad} value(s) that are not whole numbers, first at {_where(row.row(0, named=True), spec)}.",
-                "ranks are positions 1, 2, 3, ...; to rank by a score pass score= instead.",
-            )
-        row, count = first(pl.col(MIN_RANK) < 1)
-        if count:
-            r = row.row(0, named=True)
-            raise _fail(
-                f"column {rank!r} (rank=) has rank {r[MIN_RANK]} < 1 at {_where(r, spec)} ({count} list(s) affected).",
-                "ranks start at 1 for the top item; if yours start at 0, add 1.",
-            )
-        # n_unique counts null as one more distinct value when a list has nulls
-        distinct = pl.col(N_RANKS) - (pl.col(N_RANKED) < pl.col(N_ROWS)).cast(pl.Int64)
-        row, count = first(distinct < pl.col(N_RANKED)) if spec.check_duplicates else (None, 0)
-        if count:
-            r = row.row(0, named=True)
-            raise _fail(
-                f"duplicate ranks in column {rank!r}{where}: {_where(r, spec)} has {r[N_RANKED]} ranked rows but "
-                f"fewer distinct ranks; {count} list(s) affected.",
-                "each position in a list holds one item; to rank by a score with ties pass score= instead.",
-            )
+    rank = spec.rank
+    if total.get("bad_rank"):
+        raise _fail(
+            f"column {rank!r} (rank=) has {total['bad_rank']} value(s) that are not whole numbers, first at {_where(first('bad_rank'), spec)}.",
+            "ranks are positions 1, 2, 3, ...; to rank by a score pass score= instead.",
+        )
+    if total.get("rank_below_1"):
+        r = first("rank_below_1")
+        raise _fail(
+            f"column {rank!r} (rank=) has rank {r[MIN_RANK]} < 1 at {_where(r, spec)} ({total['rank_below_1']} list(s) affected).",
+            "ranks start at 1 for the top item; if yours start at 0, add 1.",
+        )
+    if total.get("duplicate_ranks"):
+        r = first("duplicate_ranks")
+        raise _fail(
+            f"duplicate ranks in column {rank!r}{where}: {_where(r, spec)} has {r[N_RANKED]} ranked rows but "
+            f"fewer distinct ranks; {total['duplicate_ranks']} list(s) affected.",
+            "each position in a list holds one item; to rank by a score with ties pass score= instead.",
+        )
     for flag, arg, name, what in (
         (BAD_REL, "relevance", spec.relevance, "NaN or infinite"),
         (BAD_SCORE, "score", spec.score, "NaN"),
     ):
-        n_bad = int(table[flag].sum()) if flag in table.columns else 0
-        if n_bad:
-            row, _ = first(pl.col(flag) > 0)
+        if total.get(flag):
             raise _fail(
-                f"column {name!r} ({arg}=) has {n_bad} {what} value(s), first at {_where(row.row(0, named=True), spec)}.",
+                f"column {name!r} ({arg}=) has {total[flag]} {what} value(s), first at {_where(first(flag), spec)}.",
                 "use null for unknown values, e.g. pl.col(...).fill_nan(None).",
             )
-    if spec.empty_users == "error":
-        row, count = first(pl.col(term("n_relevant")) == 0)
-        if count:
-            raise _fail(
-                f'empty_users="error": {_where(row.row(0, named=True), spec)} has no relevant item '
-                f"({count} list(s) affected).",
-                'pass empty_users="skip" to leave them out of the means, or "zero" to score them 0.',
-            )
-    return table
+    if total.get("empty"):
+        raise _fail(
+            f'empty_users="error": {_where(first("empty"), spec)} has no relevant item '
+            f"({total['empty']} list(s) affected).",
+            'pass empty_users="skip" to leave them out of the means, or "zero" to score them 0.',
+        )

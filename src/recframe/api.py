@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from typing import Any, TypeVar
 
 import narwhals as nw
+import polars as pl
 
 from recframe import _engine, _frames
 from recframe import _validate as v
@@ -122,20 +124,32 @@ def _plan(frame: Any, kwargs: dict[str, Any]) -> tuple[nw.LazyFrame, v.Spec, _fr
                 "recommendations, or pass truth=None to use it."
             )
         truth_lf, _ = _frames.to_lazy(kwargs["truth"], "truth")
+        _frames.same_engine(lf, truth_lf)
         truth_schema = dict(truth_lf.collect_schema())
         user_key = [("user", spec.user)] if spec.user is not None else []
         v.check_columns(truth_schema, [*user_key, ("item", spec.item), ("relevance", spec.relevance)], "truth frame")
         schema[spec.relevance] = truth_schema[spec.relevance]
     v.check_dtypes(schema, spec)
+    if spec.rank is not None:
+        spec = dataclasses.replace(spec, integer_rank=schema[spec.rank].is_integer())
 
-    def check(users: nw.LazyFrame) -> nw.LazyFrame:
-        native = users.to_native()
-        checked = native.map_batches(
-            lambda table: v.check_user_table(table, spec),
-            schema=native.collect_schema(),
-            streamable=False,
-        )
-        return nw.from_native(checked)
+    if kind == "engine":
+        # a SQL engine cannot raise from inside its plan: the checks run now, as one aggregate
+        # query that returns a single row, and the metrics run when the result is collected
+        def check(users: nw.LazyFrame) -> nw.LazyFrame:
+            v.check_user_table(users, spec)
+            return users
+    else:
+        # on Polars the checks ride along the plan: they read the per-user table once it exists,
+        # so eager input raises before any result exists and lazy input raises at collect
+        def check(users: nw.LazyFrame) -> nw.LazyFrame:
+            native = users.to_native()
+
+            def checked(table: pl.DataFrame) -> pl.DataFrame:
+                v.check_user_table(nw.from_native(table), spec)
+                return table
+
+            return nw.from_native(native.map_batches(checked, schema=native.collect_schema(), streamable=False))
 
     return _engine.per_user_plan(lf, truth_lf, spec, check), spec, kind
 

@@ -1,0 +1,182 @@
+"""The same calls inside DuckDB, Spark and SQLFrame agree with the slow reference.
+
+DuckDB is cheap and also runs every backend-parametrised test (it is in ``conftest.BACKENDS``).
+Spark (local[2]) and SQLFrame (on its DuckDB engine) cost seconds per call, so they get fewer
+random frames here plus the cases that are engine-specific: truth= joins, data checks raised
+at call time, results that stay in the engine, and clear errors for what is not supported.
+"""
+
+from __future__ import annotations
+
+import itertools
+import shutil
+import warnings
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import polars as pl
+import pytest
+from conftest import BACKENDS, to_polars
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from polars.testing import assert_frame_equal
+from test_properties import check_against_reference, long_frames, reference_per_user
+
+import recframe
+
+Constructor = Callable[[pl.DataFrame], Any]
+
+
+@pytest.fixture(scope="session")
+def spark_constructor() -> Iterator[Constructor]:
+    pytest.importorskip("pyspark", reason="PySpark is not installed: pip install 'recframe[spark]'")
+    if shutil.which("java") is None:
+        pytest.skip("PySpark needs Java (17 or later) on PATH; none was found")
+    from pyspark.sql import SparkSession
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # PySpark 4 warns that pandas 3 is not fully supported
+        spark = (
+            SparkSession.builder.master("local[2]")
+            .appName("recframe-tests")
+            .config("spark.sql.shuffle.partitions", "2")  # tiny frames: few tasks per stage
+            .config("spark.default.parallelism", "2")
+            .config("spark.ui.enabled", "false")
+            .config("spark.driver.host", "127.0.0.1")
+            .config("spark.sql.session.timeZone", "UTC")
+            .getOrCreate()
+        )
+    spark.sparkContext.setLogLevel("ERROR")
+    yield lambda df: spark.createDataFrame(df.to_arrow())
+    spark.stop()
+
+
+@pytest.fixture(scope="session")
+def sqlframe_constructor() -> Constructor:
+    pytest.importorskip("sqlframe", reason="SQLFrame is not installed: pip install 'recframe[sql]'")
+    duckdb = pytest.importorskip("duckdb", reason="SQLFrame's DuckDB engine needs duckdb")
+    from sqlframe.duckdb import DuckDBSession
+
+    connection = duckdb.connect()
+    session = DuckDBSession(conn=connection)
+    names = itertools.count()
+
+    def make(df: pl.DataFrame) -> Any:
+        # a real table, as a warehouse would hold it (SQLFrame reads tables, not Python objects)
+        name = f"frame_{next(names)}"
+        arrow = df.to_arrow()  # noqa: F841 - read by name in the SQL below
+        connection.execute(f"CREATE TABLE {name} AS SELECT * FROM arrow")
+        return session.table(name)
+
+    return make
+
+
+@pytest.fixture(params=["duckdb", "spark", "sqlframe"])
+def engine(request: pytest.FixtureRequest) -> Constructor:
+    if request.param == "duckdb":
+        if "duckdb" not in BACKENDS:
+            pytest.skip("duckdb is not installed: pip install duckdb")
+        return BACKENDS["duckdb"]
+    return request.getfixturevalue(f"{request.param}_constructor")
+
+
+ENGINE_SETTINGS = settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+
+
+@pytest.mark.parametrize("with_score", [False, True], ids=["rank", "score"])
+def test_random_frames_match_the_reference(engine: Constructor, with_score: bool) -> None:
+    @ENGINE_SETTINGS
+    @given(long_frames(with_score=with_score))
+    def run(case: tuple[pl.DataFrame, dict[str, Any]]) -> None:
+        df, options = case
+        frame = engine(df)
+        want = reference_per_user(df, options)
+        check_against_reference(recframe.per_user(frame, **options), recframe.summary(frame, **options), want, options)
+
+    run()
+
+
+@ENGINE_SETTINGS
+@given(data=st.data())
+def test_truth_join_inside_the_engine(engine: Constructor, data: st.DataObject) -> None:
+    df, options = data.draw(long_frames(with_score=True))
+    recs = df.drop("relevance")
+    string_ids = df.schema["user_id"] == pl.String
+    rows = data.draw(st.lists(
+        st.tuples(st.integers(0, 6), st.integers(0, 11), st.sampled_from([0.0, 1.0, 2.0, 4.0])),
+        max_size=20, unique_by=lambda t: t[:2],
+    ))
+    truth = pl.DataFrame(
+        [{"user_id": f"u{u}" if string_ids else u, "item_id": f"i{i:02d}" if string_ids else i, "relevance": r}
+         for u, i, r in rows],
+        schema={"user_id": df.schema["user_id"], "item_id": df.schema["item_id"], "relevance": pl.Float64},
+    )
+    want = reference_per_user(recs.with_columns(relevance=pl.lit(None)), options, truth=truth)
+    got = recframe.per_user(engine(recs), truth=engine(truth), **options)
+    summary = recframe.summary(engine(recs), truth=engine(truth), **options)
+    check_against_reference(got, summary, want, options)
+
+
+def sample() -> pl.DataFrame:
+    return pl.DataFrame({
+        "model": ["A"] * 5 + ["B"] * 5,
+        "user_id": [1, 1, 1, 2, 2] * 2,
+        "item_id": ["a", "b", "c", "a", "d"] * 2,
+        "rank": [1, 2, None, 1, 2, 2, 1, 3, None, 1],
+        "relevance": [1.0, 0.0, 1.0, 0.0, 1.0] * 2,
+    })
+
+
+def test_result_stays_in_the_engine(engine: Constructor) -> None:
+    frame = engine(sample())
+    out = recframe.summary(frame, k=[1, 2], by="model")
+    assert type(out).__module__.split(".")[0] == type(frame).__module__.split(".")[0]
+    assert_frame_equal(to_polars(out), recframe.summary(sample(), k=[1, 2], by="model"), rel_tol=1e-12, abs_tol=1e-12)
+
+
+def test_every_option_matches_polars(engine: Constructor) -> None:
+    """One call per convention value, against the Polars result (itself checked by hypothesis)."""
+    df = sample().with_columns(score=pl.Series([0.9, 0.5, None, 0.3, 0.3, 0.2, 0.8, 0.1, None, 0.7]))
+    calls = [
+        {"k": [1, 3], "ap_denominator": a, "gain": g, "precision_denominator": p}
+        for a, g, p in zip(("min_k_relevant", "relevant", "hits", "k"), ("linear", "binary", "exp2", "linear"), ("k", "retrieved", "k", "retrieved"))
+    ] + [
+        {"k": 2, "score": "score", "score_threshold": 0.25, "by": "model"},
+        {"k": 2, "user": None, "by": ["model", "user_id"], "threshold": 1.0, "empty_users": "zero"},
+    ]
+    for options in calls:
+        frame = df.drop("score") if "score" not in options else df.drop("rank")
+        by = options.pop("by", "model")
+        for function in (recframe.per_user, recframe.summary):
+            want = function(frame, by=by, **options)
+            got = to_polars(function(engine(frame), by=by, **options))
+            assert_frame_equal(got, want, rel_tol=1e-12, abs_tol=1e-12)
+
+
+def test_data_errors_are_raised_when_called(engine: Constructor) -> None:
+    duplicated = pl.concat([sample(), sample().head(1)])
+    with pytest.raises(recframe.RecframeError, match=r"duplicate \(user_id, item_id\) rows: model='A', user_id=1 has 4 rows"):
+        recframe.summary(engine(duplicated), by="model")
+    no_relevant = sample().with_columns(relevance=pl.lit(0.0))
+    with pytest.raises(recframe.RecframeError, match='empty_users="error"'):
+        recframe.per_user(engine(no_relevant), by="model", empty_users="error")
+
+
+def test_truth_on_another_engine_is_an_error() -> None:
+    duckdb = pytest.importorskip("duckdb")
+    recs = sample().drop("relevance")
+    truth = sample().select("user_id", "item_id", "relevance").unique(["user_id", "item_id"])
+    with pytest.raises(recframe.RecframeError, match="truth= is a Polars frame but the recommendations are a DuckDB frame"):
+        recframe.summary(duckdb.from_arrow(recs.to_arrow()), truth=truth, by="model")
+
+
+def test_dask_is_refused_with_the_alternatives() -> None:
+    dd = pytest.importorskip("dask.dataframe", reason="dask is not installed")
+    frame = dd.from_pandas(sample().to_pandas(), npartitions=2)
+    with pytest.raises(recframe.RecframeError, match=r"does not run on Dask.*DuckDB.*Spark"):
+        recframe.summary(frame)
+
+
+def test_unknown_frame_type_names_what_is_accepted() -> None:
+    with pytest.raises(recframe.RecframeError, match="a DuckDB relation, or a PySpark or SQLFrame DataFrame"):
+        recframe.summary({"user_id": [1]})
