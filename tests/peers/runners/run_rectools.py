@@ -23,7 +23,7 @@ def metrics(k: int):
     matching recframe option given explicitly."""
     return [
         (Precision(k=k), "precision"),
-        (Precision(k=k, r_precision=True), "r_precision"),
+        (Precision(k=k, r_precision=True), "precision"),  # hits@k / min(k, R)
         (Recall(k=k), "recall"),
         (F1Beta(k=k), "f1"),
         (HitRate(k=k), "hit_rate"),
