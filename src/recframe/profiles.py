@@ -77,6 +77,31 @@ PROFILES: dict[str, Profile] = {
             frozenset({"precision", "recall", "f1", "hit_rate", "ap", "rr", "ndcg"}),
             {"ap_denominator": "relevant", "gain": "binary", "idcg": "k"},
         ),
+        Profile(
+            "replay",
+            "replay-rec",
+            frozenset({"precision", "recall", "hit_rate", "ap", "rr", "ndcg"}),
+            {"gain": "binary", "ties": "item_desc"},
+        ),
+        # not golden-verified: from the peer's source (recommenders 1.2.1 python_evaluation:
+        # common users only, binary relevance, map_at_k / min(k, R); its pandas sort breaks
+        # score ties in no documented order)
+        Profile(
+            "recommenders",
+            "recommenders",
+            frozenset({"precision", "recall", "ap", "ndcg"}),
+            {"gain": "binary", "unranked_users": "skip"},
+            golden=False,
+        ),
+        # not golden-verified: LensKit 2025 needs torch, whose PyPI wheels pull CUDA libraries
+        # too large for this project's CI; from its documentation (nDCG discount log2(max(rank, 2)))
+        Profile(
+            "lenskit",
+            "lenskit",
+            frozenset({"precision", "recall", "hit_rate", "rr", "ndcg"}),
+            {"gain": "binary", "discount": "log2_max_rank_2"},
+            golden=False,
+        ),
     )
 }
 
