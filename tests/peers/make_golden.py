@@ -57,9 +57,8 @@ PEERS: dict[str, Peer] = {
     "ranx": Peer("ranx", ("ranx==0.3.21",)),
     "rectools": Peer("rectools", ("rectools==0.19.0", "numpy<2", "pandas<3")),
     "replay": Peer("replay-rec", ("replay-rec==0.22.0",)),
-    # recommenders' full dependency set (cornac, locust, category-encoders, ...) is for its
-    # models; recommenders.evaluation.python_evaluation needs only numpy, pandas, scikit-learn
-    "recommenders": Peer("recommenders", ("numpy", "pandas", "scikit-learn", "scipy"), no_deps=("recommenders==1.2.1",)),
+    # not yet here: recommenders (installs with --no-deps plus numpy, pandas, scikit-learn, but
+    # has no runner yet) and lenskit (needs torch, whose wheels pull GBs of CUDA libraries)
 }
 
 # --- data -----------------------------------------------------------------------------------
