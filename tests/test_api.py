@@ -12,11 +12,17 @@ from conftest import to_polars
 from polars.testing import assert_frame_equal
 
 import recframe
+import recframe.profiles
 from recframe.data import load_sample
 
 EXPECTED_PARAMETERS = [
     "frame", "k", "metrics", "user", "item", "rank", "score", "relevance", "threshold", "by", "truth",
-    "score_threshold", "precision_denominator", "ap_denominator", "gain", "empty_users", "check_duplicates",
+    "score_threshold", "profile", "precision_denominator", "ap_denominator", "gain", "idcg", "discount",
+    "rr_cutoff", "ties", "score_dtype", "empty_users", "unranked_users", "check_duplicates",
+]
+CONVENTIONS = [
+    "precision_denominator", "ap_denominator", "gain", "idcg", "discount", "rr_cutoff", "ties", "score_dtype",
+    "empty_users", "unranked_users",
 ]
 
 
@@ -38,8 +44,15 @@ def test_signature_and_defaults(function):
     assert defaults == {
         "k": 10, "metrics": None, "user": "user_id", "item": "item_id", "rank": "rank", "score": None,
         "relevance": "relevance", "threshold": None, "by": None, "truth": None, "score_threshold": None,
-        "precision_denominator": "k", "ap_denominator": "min_k_relevant", "gain": "linear", "empty_users": "skip",
-        "check_duplicates": True,
+        "profile": "recframe", "check_duplicates": True,
+        # None = not given, so that an explicit value can override the profile
+        **{name: None for name in CONVENTIONS},
+    }
+    # the documented defaults are the "recframe" profile's
+    assert recframe.profiles.PROFILES["recframe"].options == {
+        "precision_denominator": "k", "ap_denominator": "min_k_relevant", "gain": "linear", "idcg": "relevant",
+        "discount": "log2_rank_plus_1", "rr_cutoff": True, "ties": "item_asc", "score_dtype": "float64",
+        "empty_users": "skip", "unranked_users": "zero",
     }
     assert all(params[name].kind is inspect.Parameter.KEYWORD_ONLY for name in EXPECTED_PARAMETERS[3:])
 
@@ -60,7 +73,7 @@ def test_docstrings_give_formulas_and_examples():
         doc = function.__doc__
         for section in ("Parameters", "Returns", "Notes", "Examples"):
             assert section in doc
-        assert "log2(rank + 1)" in doc and "min(k, R)" in doc
+        assert "log2(i + 1)" in doc and "min(k, R)" in doc
 
 
 def test_same_type_out_as_in():

@@ -24,9 +24,7 @@ import narwhals as nw
 
 from recframe import _validate as v
 from recframe.metrics import REGISTRY, term
-
-# Rank given to relevant items that were not recommended: past every k, comparisons stay non-null.
-NOT_RANKED = 2**62
+from recframe.metrics._registry import NOT_RANKED, discount
 GAIN = "__rf_gain"
 POS = "__rf_pos"
 IDEAL_POS = "__rf_ideal_pos"
@@ -75,7 +73,10 @@ def prepare(frame: nw.LazyFrame, truth: nw.LazyFrame | None, spec: v.Spec) -> nw
             lf = lf.with_columns(bad.cast(nw.Int64).alias(v.BAD_RANK))
             lf = lf.with_columns(nw.when(nw.col(v.BAD_RANK) == 0).then(r).otherwise(None).cast(nw.Int64))
     if spec.score is not None:
-        lf = lf.with_columns(nw.col(v.SCORE).cast(nw.Float64))
+        score = nw.col(v.SCORE).cast(nw.Float64)
+        if spec.score_dtype == "float32":
+            score = score.cast(nw.Float32).cast(nw.Float64)  # compare as trec_eval does
+        lf = lf.with_columns(score)
         eligible = ~nw.col(v.SCORE).is_null() & ~nw.col(v.SCORE).is_nan()
         if spec.score_threshold is not None:
             eligible = eligible & (nw.col(v.SCORE) >= spec.score_threshold)
@@ -85,7 +86,11 @@ def prepare(frame: nw.LazyFrame, truth: nw.LazyFrame | None, spec: v.Spec) -> nw
         )
         # rank = position by score descending, ties broken by item ascending; counting only
         # eligible rows makes where null scores sort irrelevant
-        position = nw.col(ONE).cum_sum().over(*by, v.USER, order_by=["__rf_neg_score", v.ITEM])
+        if spec.ties == "item_desc":
+            # (score, item) descending = a cumulative sum from the end of the ascending order
+            position = nw.col(ONE).cum_sum(reverse=True).over(*by, v.USER, order_by=[v.SCORE, v.ITEM])
+        else:
+            position = nw.col(ONE).cum_sum().over(*by, v.USER, order_by=["__rf_neg_score", v.ITEM])
         # (cast: DuckDB sums integers to INT128, which SQLFrame cannot type)
         lf = lf.with_columns(nw.when(nw.col(ONE) == 1).then(position).otherwise(None).cast(nw.Int64).alias(v.RANK))
         lf = lf.drop(ONE, "__rf_neg_score")
@@ -158,7 +163,6 @@ def relevant_terms(lf: nw.LazyFrame, spec: v.Spec, terms: set[str]) -> tuple[nw.
     def at(k: int | nw.Expr, value: nw.Expr | float, position: nw.Expr = rank) -> nw.Expr:
         return nw.when(position <= k).then(value).otherwise(0.0)
 
-    discount = (rank + 1).cast(nw.Float64).log(2)
     cols: dict[str, nw.Expr] = {term("hits@", k): at(k, 1.0) for k in spec.ks}
     if "hits_r" in terms:
         cols[term("hits_r")] = at(R, 1.0)
@@ -168,10 +172,10 @@ def relevant_terms(lf: nw.LazyFrame, spec: v.Spec, terms: set[str]) -> tuple[nw.
         if "ap_sum@" in terms:
             cols[term("ap_sum@", k)] = at(k, nw.col(POS) / rank)
         if "dcg@" in terms:
-            cols[term("dcg@", k)] = at(k, gain / discount)
+            cols[term("dcg@", k)] = at(k, gain / discount(rank, spec.options.discount))
         if "idcg@" in terms:
             ideal = nw.col(IDEAL_POS)
-            cols[term("idcg@", k)] = at(k, gain / (ideal + 1).cast(nw.Float64).log(2), ideal)
+            cols[term("idcg@", k)] = at(k, gain / discount(ideal, spec.options.discount), ideal)
     rows = rows.with_columns(expr.alias(name) for name, expr in cols.items())
     sums = rows.group_by(keys).agg(*(nw.col(c).sum() for c in cols), rank.min().alias(term("min_rank")))
     return sums, [*cols, term("min_rank")]
@@ -203,6 +207,9 @@ def per_user_plan(
     terms = needed_terms(spec)
     lf = prepare(frame, truth, spec)
     users = check(user_table(lf, spec, terms))
+    if spec.unranked_users == "skip":
+        # as trec_eval: a user with nothing recommended is not evaluated at all
+        users = users.filter(nw.col(v.N_RANKED) > 0)
     users = users.drop(*v.check_counts(spec))
     sums, term_cols = relevant_terms(lf, spec, terms)
     joined = users.join(sums, on=keys, how="left")

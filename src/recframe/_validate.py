@@ -46,6 +46,9 @@ class Spec:
     options: Options
     gain: str
     empty_users: str
+    ties: str
+    score_dtype: str
+    unranked_users: str
     check_duplicates: bool
     with_truth: bool
     integer_rank: bool = True  # set from the schema: float ranks must be checked for whole numbers
@@ -125,17 +128,33 @@ def check_arguments(
     precision_denominator: Any,
     ap_denominator: Any,
     gain: Any,
+    idcg: Any,
+    discount: Any,
+    rr_cutoff: Any,
+    ties: Any,
+    score_dtype: Any,
     empty_users: Any,
+    unranked_users: Any,
     check_duplicates: Any,
 ) -> Spec:
-    """Check every argument that can be checked without looking at the data."""
+    """Check every argument that can be checked without looking at the data.
+
+    The convention options arrive resolved: a profile's values with the explicit ones on top.
+    """
+    if not isinstance(rr_cutoff, bool):
+        raise _fail(f"rr_cutoff={rr_cutoff!r} must be True or False.", "pass rr_cutoff=False for reciprocal rank over the whole list.")
     for option, value in (
         ("precision_denominator", precision_denominator),
         ("ap_denominator", ap_denominator),
         ("gain", gain),
+        ("idcg", idcg),
+        ("discount", discount),
+        ("ties", ties),
+        ("score_dtype", score_dtype),
         ("empty_users", empty_users),
+        ("unranked_users", unranked_users),
     ):
-        if value not in CHOICES[option]:
+        if not isinstance(value, str) or value not in CHOICES[option]:
             choices = ", ".join(f'"{c}"' for c in CHOICES[option])
             raise _fail(f"{option}={value!r} is not a known option value.", f"choose one of {choices}.")
     if not isinstance(check_duplicates, bool):
@@ -187,9 +206,18 @@ def check_arguments(
         threshold=thr,
         by=by_names,
         score_threshold=score_thr,
-        options=Options(precision_denominator=precision_denominator, ap_denominator=ap_denominator),
+        options=Options(
+            precision_denominator=precision_denominator,
+            ap_denominator=ap_denominator,
+            idcg=idcg,
+            discount=discount,
+            rr_cutoff=rr_cutoff,
+        ),
         gain=gain,
         empty_users=empty_users,
+        ties=ties,
+        score_dtype=score_dtype,
+        unranked_users=unranked_users,
         check_duplicates=check_duplicates,
         with_truth=truth is not None,
     )

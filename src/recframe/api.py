@@ -11,7 +11,19 @@ import polars as pl
 
 from recframe import _engine, _frames
 from recframe import _validate as v
-from recframe.conventions import APDenominator, EmptyUsers, Gain, PrecisionDenominator
+from recframe import profiles
+from recframe.conventions import (
+    DEFAULTS,
+    IDCG,
+    APDenominator,
+    Discount,
+    EmptyUsers,
+    Gain,
+    PrecisionDenominator,
+    ScoreDtype,
+    Ties,
+    UnrankedUsers,
+)
 from recframe.errors import RecframeError
 
 FrameT = TypeVar("FrameT")
@@ -54,20 +66,45 @@ _PARAMETERS = """
         model is scored on every truth user, including those it recommended nothing to.
     score_threshold : float, optional
         With ``score``: items scored below it count as not recommended (null rank).
-    precision_denominator : {"k", "retrieved"}, default "k"
-        Divide precision@k by k, or by the number of items actually recommended within the
-        top k (at least one).
+    profile : str, default "recframe"
+        Reproduce another library: ``"trec_eval"``, ``"ranx"``, ``"rectools"``, ``"replay"``,
+        ``"recommenders"`` or ``"lenskit"`` set every convention option below to that
+        library's behaviour and make ``metrics`` default to the metrics it has (asking for one
+        it lacks raises). An option given explicitly overrides the profile. The defaults
+        below are the ``"recframe"`` profile's; ``docs/conventions.md`` has the others.
+    precision_denominator : {"k", "retrieved", "min_k_relevant"}, default "k"
+        Divide precision@k by k, by the number of items actually recommended within the
+        top k (at least one), or by min(k, R) (RecTools' ``r_precision=True``).
     ap_denominator : {"min_k_relevant", "relevant", "hits", "k"}, default "min_k_relevant"
         What AP@k divides its sum of precisions by: min(k, R), R (as trec_eval), the hits in
         the top k, or k.
     gain : {"linear", "binary", "exp2"}, default "linear"
         The gain of a relevant item in DCG: its grade, 1, or 2**grade - 1. Items that are not
         relevant gain 0.
+    idcg : {"relevant", "k"}, default "relevant"
+        The ideal list nDCG divides by: the user's relevant gains in descending order, cut at
+        k; or k items of gain 1 whatever the user has (RecTools' default).
+    discount : {"log2_rank_plus_1", "log2_max_rank_2"}, default "log2_rank_plus_1"
+        The DCG discount at rank i: log2(i + 1), or log2(max(i, 2)) as LensKit (ranks 1 and 2
+        both undiscounted).
+    rr_cutoff : bool, default True
+        False: rr@k is 1 / rank of the first relevant item wherever it is in the list, as
+        trec_eval's ``recip_rank`` (the column keeps its ``@k`` name).
+    ties : {"item_asc", "item_desc"}, default "item_asc"
+        With ``score``: how equal scores are ordered, by item ascending or descending (as
+        trec_eval, which compares document ids as strings).
+    score_dtype : {"float64", "float32"}, default "float64"
+        With ``score``: round scores to float32 before ranking, as trec_eval reads them, so
+        scores equal in float32 tie.
     empty_users : {"skip", "zero", "error"}, default "skip"
         What to do with a user who has no relevant item: ``"skip"`` gives them null for every
         metric but precision and hit rate (0.0) and leaves them out of every mean in
         :func:`summary`; ``"zero"`` scores them 0 on everything and counts them;
         ``"error"`` raises.
+    unranked_users : {"zero", "skip"}, default "zero"
+        What to do with a user who has no recommended item: ``"zero"`` scores them (0 on
+        every metric when they have relevant items) and counts them; ``"skip"`` leaves them
+        out of the result altogether, as trec_eval does.
     check_duplicates : bool, default True
         Check that no (user, item) pair and no rank repeats within a list. These two checks
         count distinct values in every list, which costs about as much as computing the metrics;
@@ -81,21 +118,30 @@ _NOTES = """
     For one user with relevant-item count R, a hit being a relevant item ranked <= k:
 
     - precision@k = hits@k / k, or with ``precision_denominator="retrieved"``
-      hits@k / max(1, items ranked <= k)
+      hits@k / max(1, items ranked <= k), or with ``"min_k_relevant"`` hits@k / min(k, R)
     - recall@k = hits@k / R
     - f1@k = 2 P R / (P + R), 0 when P + R = 0
     - hit_rate@k = 1 if hits@k > 0 else 0
     - r_precision = hits@R / R; r_precision@k = hits@s / s with s = min(k, R)
     - ap@k = sum over hits ranked <= k of (hits ranked <= that rank) / rank, divided by
       min(k, R) (default), R, hits@k or k; 0 when there is no hit
-    - rr@k = 1 / rank of the first relevant item if that rank <= k, else 0
-    - dcg@k = sum over relevant items ranked <= k of gain / log2(rank + 1)
+    - rr@k = 1 / rank of the first relevant item if that rank <= k, else 0; with
+      ``rr_cutoff=False``, 1 / rank of the first relevant item at any rank (0 when none is
+      recommended)
+    - dcg@k = sum over relevant items ranked <= k of gain / d(rank), with the discount
+      d(i) = log2(i + 1) (default) or log2(max(i, 2)) (``discount="log2_max_rank_2"``)
     - ndcg@k = dcg@k / idcg@k, where idcg@k is the dcg@k of the user's relevant gains sorted
-      in descending order (the ideal list, cut at k)
+      in descending order (the ideal list, cut at k); with ``idcg="k"``,
+      idcg@k = sum for i = 1..k of 1 / d(i) (k items of gain 1, so with a graded gain
+      ndcg@k can exceed 1)
 
-    A user with relevant items but no recommendations scores 0 and counts. A user with no
-    relevant item is undefined for every metric but precision and hit rate: see
-    ``empty_users``.
+    With ``score``, rank = 1 + the number of recommended items with a higher score, or an
+    equal score and a smaller item (``ties="item_asc"``) or a larger one (``"item_desc"``);
+    with ``score_dtype="float32"`` scores are rounded to float32 first.
+
+    A user with relevant items but no recommendations scores 0 and counts (or is left out
+    with ``unranked_users="skip"``). A user with no relevant item is undefined for every
+    metric but precision and hit rate: see ``empty_users``.
 
     The data are checked before any metric is computed: null user, item or ``by`` values,
     duplicate (user, item) rows, duplicate or non-whole ranks, ranks < 1, NaN or infinite
@@ -104,6 +150,14 @@ _NOTES = """
     the result is collected. In pandas input, NaN in a float column is pandas' missing value
     and is read as null.
 """
+
+
+def _resolve(kwargs: dict[str, Any]) -> dict[str, Any]:
+    """The call's arguments with the profile applied (explicit options win)."""
+    kwargs.pop("frame")
+    explicit = {name: kwargs.pop(name) for name in DEFAULTS}
+    options, kwargs["metrics"] = profiles.resolve(kwargs.pop("profile"), explicit, kwargs["metrics"])
+    return {**kwargs, **options}
 
 
 def _plan(frame: Any, kwargs: dict[str, Any]) -> tuple[nw.LazyFrame, v.Spec, _frames.Kind]:
@@ -174,14 +228,21 @@ def per_user(
     by: str | Sequence[str] | None = None,
     truth: Any = None,
     score_threshold: float | None = None,
-    precision_denominator: PrecisionDenominator = "k",
-    ap_denominator: APDenominator = "min_k_relevant",
-    gain: Gain = "linear",
-    empty_users: EmptyUsers = "skip",
+    profile: str = "recframe",
+    precision_denominator: PrecisionDenominator | None = None,
+    ap_denominator: APDenominator | None = None,
+    gain: Gain | None = None,
+    idcg: IDCG | None = None,
+    discount: Discount | None = None,
+    rr_cutoff: bool | None = None,
+    ties: Ties | None = None,
+    score_dtype: ScoreDtype | None = None,
+    empty_users: EmptyUsers | None = None,
+    unranked_users: UnrankedUsers | None = None,
     check_duplicates: bool = True,
 ) -> FrameT:
-    kwargs = dict(locals())
-    kwargs.pop("frame")
+    # None = not given: the profile's value (the documented default for "recframe")
+    kwargs = _resolve(dict(locals()))
     plan, spec, kind = _plan(frame, kwargs)
     # lazy engines return rows in no particular order: sort by the keys
     return _frames.from_lazy(_user_column(plan.sort([*spec.by, v.USER]), spec), kind)
@@ -201,14 +262,21 @@ def summary(
     by: str | Sequence[str] | None = None,
     truth: Any = None,
     score_threshold: float | None = None,
-    precision_denominator: PrecisionDenominator = "k",
-    ap_denominator: APDenominator = "min_k_relevant",
-    gain: Gain = "linear",
-    empty_users: EmptyUsers = "skip",
+    profile: str = "recframe",
+    precision_denominator: PrecisionDenominator | None = None,
+    ap_denominator: APDenominator | None = None,
+    gain: Gain | None = None,
+    idcg: IDCG | None = None,
+    discount: Discount | None = None,
+    rr_cutoff: bool | None = None,
+    ties: Ties | None = None,
+    score_dtype: ScoreDtype | None = None,
+    empty_users: EmptyUsers | None = None,
+    unranked_users: UnrankedUsers | None = None,
     check_duplicates: bool = True,
 ) -> FrameT:
-    kwargs = dict(locals())
-    kwargs.pop("frame")
+    # None = not given: the profile's value (the documented default for "recframe")
+    kwargs = _resolve(dict(locals()))
     plan, spec, kind = _plan(frame, kwargs)
     return _frames.from_lazy(_engine.summary_plan(plan, spec), kind)
 

@@ -5,7 +5,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable
 
+import math
+
 import narwhals as nw
+
+# Rank given to relevant items that were not recommended: past every k, comparisons stay non-null.
+NOT_RANKED = 2**62
 
 #: Per-user terms the engine can compute. Those ending in "@" take a cut-off k.
 #:   n_relevant     R, the user's relevant items (recommended or not)
@@ -14,8 +19,8 @@ import narwhals as nw
 #:   hits_r         relevant items ranked <= R
 #:   retrieved@     items of any relevance ranked <= k (the user's list cut at k)
 #:   ap_sum@        sum over relevant items ranked <= k of (relevant items ranked <= it) / rank
-#:   min_rank       rank of the first relevant item (a sentinel past every k when there is none)
-#:   dcg@           sum over relevant items ranked <= k of gain / log2(rank + 1)
+#:   min_rank       rank of the first relevant item (NOT_RANKED when there is none)
+#:   dcg@           sum over relevant items ranked <= k of gain / discount(rank)
 #:   idcg@          the same sum over the user's gains sorted descending (the ideal list)
 TERMS = (
     "n_relevant",
@@ -42,6 +47,9 @@ class Options:
 
     precision_denominator: str
     ap_denominator: str
+    idcg: str
+    discount: str
+    rr_cutoff: bool
 
 
 @dataclass(frozen=True)
@@ -69,3 +77,16 @@ def col(name: str, k: int | None = None) -> nw.Expr:
 def at_least_one(expr: nw.Expr) -> nw.Expr:
     """A denominator that is never 0 (the engine nulls the metric where it is undefined)."""
     return expr.clip(lower_bound=1)
+
+
+def discount(position: nw.Expr, kind: str) -> nw.Expr:
+    """The DCG discount of an item at 1-based ``position``: log2(position + 1) or, as LensKit,
+    log2(max(position, 2))."""
+    if kind == "log2_max_rank_2":
+        return nw.max_horizontal(position, nw.lit(2)).cast(nw.Float64).log(2)
+    return (position + 1).cast(nw.Float64).log(2)
+
+
+def discount_value(position: int, kind: str) -> float:
+    """:func:`discount` for one known position (a constant ideal list)."""
+    return math.log2(max(position, 2)) if kind == "log2_max_rank_2" else math.log2(position + 1)

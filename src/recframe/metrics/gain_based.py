@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from recframe.metrics._registry import Metric, col
+import narwhals as nw
+
+from recframe.metrics._registry import Metric, Options, col, discount_value
 
 DCG = Metric(
     name="dcg",
@@ -10,9 +12,19 @@ DCG = Metric(
     finish=lambda k, o: col("dcg@", k),
 )
 
+
+
+def _ndcg(k: int | None, o: Options) -> nw.Expr:
+    if o.idcg == "k":
+        # RecTools' default: the ideal list is k items of gain 1, whatever the user has
+        ideal = sum(1.0 / discount_value(i, o.discount) for i in range(1, k + 1))
+        return col("dcg@", k) / ideal
+    # a relevant item always has a positive gain (see the threshold rules), so IDCG > 0
+    return col("dcg@", k) / col("idcg@", k)
+
+
 NDCG = Metric(
     name="ndcg",
-    # a relevant item always has a positive gain (see the threshold rules), so IDCG > 0
-    terms=lambda o: ("dcg@", "idcg@", "n_relevant"),
-    finish=lambda k, o: col("dcg@", k) / col("idcg@", k),
+    terms=lambda o: ("dcg@", "n_relevant") if o.idcg == "k" else ("dcg@", "idcg@", "n_relevant"),
+    finish=_ndcg,
 )

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import narwhals as nw
 
-from recframe.metrics._registry import Metric, Options, at_least_one, col
+from recframe.metrics._registry import NOT_RANKED, Metric, Options, at_least_one, col
 
 
 def _ap(k: int | None, o: Options) -> nw.Expr:
@@ -26,7 +26,9 @@ AP = Metric(
 
 def _rr(k: int | None, o: Options) -> nw.Expr:
     first = col("min_rank")
-    return nw.when(first <= k).then(1.0 / first).otherwise(0.0)
+    # without cut-off (trec_eval's recip_rank) any recommended relevant item counts
+    reach = first <= k if o.rr_cutoff else first < NOT_RANKED
+    return nw.when(reach).then(1.0 / first).otherwise(0.0)
 
 
 RR = Metric(

@@ -11,11 +11,15 @@ def _precision(k: int | None, o: Options) -> nw.Expr:
     if o.precision_denominator == "retrieved":
         # hits over the items actually recommended within the top k; 0 when none were
         return col("hits@", k) / at_least_one(col("retrieved@", k))
+    if o.precision_denominator == "min_k_relevant":
+        # RecTools' Precision(r_precision=True): the hits in the top k over what is achievable
+        return col("hits@", k) / at_least_one(nw.min_horizontal(col("n_relevant"), nw.lit(k)))
     return col("hits@", k) / k
 
 
 def _precision_terms(o: Options) -> tuple[str, ...]:
-    return ("hits@", "retrieved@") if o.precision_denominator == "retrieved" else ("hits@",)
+    extra = {"retrieved": ("retrieved@",), "min_k_relevant": ("n_relevant",)}
+    return ("hits@", *extra.get(o.precision_denominator, ()))
 
 
 PRECISION = Metric(

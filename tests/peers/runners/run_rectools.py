@@ -1,0 +1,54 @@
+"""RecTools on the golden datasets.
+
+RecTools' relevance is binary: every interaction is relevant, so the runner passes the items
+graded >= 1. It takes ranks, not scores: the runner ranks by score descending with ties broken
+by item ascending (recframe's rule), so ties say nothing about RecTools. Its metrics are over
+the users in the interactions.
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+from rectools import Columns
+from rectools.metrics import MAP, MRR, NDCG, F1Beta, HitRate, Precision, Recall
+
+from _common import Writer, args, cutoffs, load, ranked
+
+in_dir, out = args()
+ks = cutoffs(in_dir)
+
+
+def metrics(k: int):
+    """(RecTools metric, recframe metric) at k; the non-default variants are tested with the
+    matching recframe option given explicitly."""
+    return [
+        (Precision(k=k), "precision"),
+        (Precision(k=k, r_precision=True), "precision"),  # hits@k / min(k, R)
+        (Recall(k=k), "recall"),
+        (F1Beta(k=k), "f1"),
+        (HitRate(k=k), "hit_rate"),
+        (MAP(k=k), "ap"),
+        (MAP(k=k, divide_by_k=True), "ap"),
+        (MRR(k=k), "rr"),
+        (NDCG(k=k), "ndcg"),
+        (NDCG(k=k, divide_by_achievable=True), "ndcg"),
+    ]
+
+
+w = Writer(out)
+for dataset, (recs, truth) in load(in_dir).items():
+    reco = pd.DataFrame(
+        [(user, item, rank) for user, items in recs.items() for rank, item in enumerate(ranked(items), start=1)],
+        columns=[Columns.User, Columns.Item, Columns.Rank],
+    )
+    interactions = pd.DataFrame(
+        [(user, item) for user, items in truth.items() for item, grade in items.items() if grade >= 1],
+        columns=[Columns.User, Columns.Item],
+    )
+    for k in ks:
+        for metric, name in metrics(k):
+            per_user = metric.calc_per_user(reco, interactions)
+            for user in sorted(per_user.index):
+                w.row(dataset, "per_user", user, name, k, repr(metric), per_user[user])
+            w.row(dataset, "mean", None, name, k, repr(metric), metric.calc(reco, interactions))
+w.close()
