@@ -47,6 +47,8 @@ def summary_with_ci(
 
     def finish(users: pl.DataFrame) -> pl.DataFrame:
         means = _engine.summary_plan(nw.from_native(users.lazy()), spec).to_native().collect()
+        # group-bys return rows in any order: fix it, or the same seed would resample differently
+        users = users.sort([*spec.by, v.USER])
         rng = np.random.default_rng(seed)  # one generator, groups in key order: reproducible
         counted = pl.col("n_relevant") > 0 if spec.empty_users == "skip" else pl.lit(True)
         values = users.select(

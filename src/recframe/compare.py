@@ -70,7 +70,7 @@ def _rows(
     if duplicated:
         first = df.filter(pl.struct(by, user).is_duplicated()).row(0, named=True)
         raise RecframeError(
-            f"per_user_frame has {duplicated} rows whose ({by!r}, {user!r}) pair repeats, first "
+            f"per_user_frame has {duplicated} rows that share a ({by!r}, {user!r}) pair, first "
             f"{by}={first[by]!r}, {user}={first[user]!r}: a paired comparison needs one row per "
             f"model and user. Hint: compute the frame with by={by!r} only, or filter it first."
         )
