@@ -30,18 +30,23 @@ def small() -> pl.DataFrame:
     })
 
 
+# summary only: its intervals (ci=None keeps the output as it was)
+SUMMARY_ONLY = {"ci": None, "ci_method": "bootstrap", "n_resamples": 1000, "seed": None}
+
+
 @pytest.mark.parametrize("function", [recframe.per_user, recframe.summary])
 def test_signature_and_defaults(function):
     params = inspect.signature(function).parameters
-    assert list(params) == EXPECTED_PARAMETERS
+    extra = SUMMARY_ONLY if function is recframe.summary else {}
+    assert list(params) == EXPECTED_PARAMETERS + list(extra)
     defaults = {name: p.default for name, p in params.items() if p.default is not inspect.Parameter.empty}
     assert defaults == {
         "k": 10, "metrics": None, "user": "user_id", "item": "item_id", "rank": "rank", "score": None,
         "relevance": "relevance", "threshold": None, "by": None, "truth": None, "score_threshold": None,
         "precision_denominator": "k", "ap_denominator": "min_k_relevant", "gain": "linear", "empty_users": "skip",
-        "check_duplicates": True,
+        "check_duplicates": True, **extra,
     }
-    assert all(params[name].kind is inspect.Parameter.KEYWORD_ONLY for name in EXPECTED_PARAMETERS[3:])
+    assert all(params[name].kind is inspect.Parameter.KEYWORD_ONLY for name in [*EXPECTED_PARAMETERS[3:], *extra])
 
 
 @pytest.mark.parametrize("name", ["per_user", "summary"])

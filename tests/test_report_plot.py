@@ -165,3 +165,9 @@ def test_plot_distribution_one_histogram_per_model():
 def test_plot_bad_input(call, match):
     with pytest.raises(RecframeError, match=match):
         call()
+
+
+def test_missing_matplotlib_names_the_extra(monkeypatch):
+    monkeypatch.setitem(__import__("sys").modules, "matplotlib.pyplot", None)  # import now fails
+    with pytest.raises(RecframeError, match=r'pip install "recframe\[plot\]"'):
+        recframe.plot.curve(CURVE, "ndcg")

@@ -192,3 +192,11 @@ def test_bootstrap_degenerate_cases():
 def test_bad_arguments(call, match):
     with pytest.raises(RecframeError, match=match):
         call()
+
+
+def test_missing_scipy_names_the_extra(monkeypatch):
+    monkeypatch.setitem(__import__("sys").modules, "scipy.special", None)  # import now fails
+    with pytest.raises(RecframeError, match=r'pip install "recframe\[stats\]"'):
+        stats.paired_t_test([1.0, 2.0, 4.0], [0.0, 0.0, 0.0])
+    # the bootstrap and the randomization test need only numpy
+    assert stats.randomization_test([1.0, 2.0], [0.0, 0.0]).p_value == 2 * 1 / 4
