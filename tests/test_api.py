@@ -36,17 +36,22 @@ def small() -> pl.DataFrame:
     })
 
 
+# summary only: its intervals (ci=None keeps the output as it was)
+SUMMARY_ONLY = {"ci": None, "ci_method": "bootstrap", "n_resamples": 1000, "seed": None}
+
+
 @pytest.mark.parametrize("function", [recframe.per_user, recframe.summary])
 def test_signature_and_defaults(function):
     params = inspect.signature(function).parameters
-    assert list(params) == EXPECTED_PARAMETERS
+    extra = SUMMARY_ONLY if function is recframe.summary else {}
+    assert list(params) == EXPECTED_PARAMETERS + list(extra)
     defaults = {name: p.default for name, p in params.items() if p.default is not inspect.Parameter.empty}
     assert defaults == {
         "k": 10, "metrics": None, "user": "user_id", "item": "item_id", "rank": "rank", "score": None,
         "relevance": "relevance", "threshold": None, "by": None, "truth": None, "score_threshold": None,
         "profile": "recframe", "check_duplicates": True,
         # None = not given, so that an explicit value can override the profile
-        **{name: None for name in CONVENTIONS},
+        **{name: None for name in CONVENTIONS}, **extra,
     }
     # the documented defaults are the "recframe" profile's
     assert recframe.profiles.PROFILES["recframe"].options == {
@@ -54,7 +59,7 @@ def test_signature_and_defaults(function):
         "discount": "log2_rank_plus_1", "rr_cutoff": True, "ties": "item_asc", "score_dtype": "float64",
         "empty_users": "skip", "unranked_users": "zero",
     }
-    assert all(params[name].kind is inspect.Parameter.KEYWORD_ONLY for name in EXPECTED_PARAMETERS[3:])
+    assert all(params[name].kind is inspect.Parameter.KEYWORD_ONLY for name in [*EXPECTED_PARAMETERS[3:], *extra])
 
 
 @pytest.mark.parametrize("name", ["per_user", "summary"])

@@ -10,8 +10,12 @@ Importing recframe registers the ``.recmetrics`` namespace on ``pl.DataFrame``,
 
 from __future__ import annotations
 
+from recframe import plot, stats
 from recframe._namespace import RecMetrics, register
 from recframe.api import per_user, summary
+from recframe.compare import compare
+from recframe.curve import curve
+from recframe.report import report
 from recframe.errors import RecframeError
 from recframe.metrics import REGISTRY as _REGISTRY
 
@@ -19,6 +23,17 @@ from recframe.metrics import REGISTRY as _REGISTRY
 METRICS: tuple[str, ...] = tuple(_REGISTRY)
 
 __version__ = "0.1.0"
-__all__ = ["METRICS", "RecMetrics", "RecframeError", "per_user", "summary"]
+__all__ = [
+    "METRICS",
+    "RecMetrics",
+    "RecframeError",
+    "compare",
+    "curve",
+    "per_user",
+    "plot",
+    "report",
+    "stats",
+    "summary",
+]
 
 register()

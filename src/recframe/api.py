@@ -9,7 +9,7 @@ from typing import Any, TypeVar
 import narwhals as nw
 import polars as pl
 
-from recframe import _engine, _frames
+from recframe import _engine, _frames, _intervals
 from recframe import _validate as v
 from recframe import profiles
 from recframe.conventions import (
@@ -25,6 +25,7 @@ from recframe.conventions import (
     UnrankedUsers,
 )
 from recframe.errors import RecframeError
+from recframe.stats import CIMethod
 
 FrameT = TypeVar("FrameT")
 
@@ -274,11 +275,29 @@ def summary(
     empty_users: EmptyUsers | None = None,
     unranked_users: UnrankedUsers | None = None,
     check_duplicates: bool = True,
+    ci: float | None = None,
+    ci_method: CIMethod = "bootstrap",
+    n_resamples: int = 1000,
+    seed: int | None = None,
 ) -> FrameT:
+    kwargs = dict(locals())
+    interval = {name: kwargs.pop(name) for name in ("ci", "ci_method", "n_resamples", "seed")}
     # None = not given: the profile's value (the documented default for "recframe")
-    kwargs = _resolve(dict(locals()))
+    kwargs = _resolve(kwargs)
+    if ci is not None:
+        interval_options = _intervals.check_options(**interval)
     plan, spec, kind = _plan(frame, kwargs)
-    return _frames.from_lazy(_engine.summary_plan(plan, spec), kind)
+    if ci is None:
+        return _frames.from_lazy(_engine.summary_plan(plan, spec), kind)
+    if kind == "engine":
+        engine = _frames.engine_name(plan)
+        raise RecframeError(
+            f"ci= resamples the per-user values in Python, which recframe does not pull out of "
+            f"{engine}. Hint: run summary without ci= in {engine}; for intervals collect the "
+            "per-user frame (recframe.per_user(...), one row per user) and call "
+            "recframe.summary on a Polars frame, or use pl.scan_parquet(...) on the export."
+        )
+    return _frames.from_lazy(_intervals.summary_with_ci(plan, spec, *interval_options), kind)
 
 
 per_user.__doc__ = f"""Ranking metrics for every user (and ``by`` group): one row per list.
@@ -321,12 +340,33 @@ summary.__doc__ = f"""Mean ranking metrics by ``by`` group (one row when ``by`` 
         :func:`per_user` metric column over the counted users, sorted by the keys. An empty
         input gives an empty result. Lazy in, lazy out.
 
+    ci : float, optional
+        Add an interval of each mean at this coverage (e.g. 0.95), by ``ci_method``. With it,
+        every metric column ``<col>`` is followed by ``<col>_std`` (the sample standard
+        deviation of the per-user values, ddof=1), ``<col>_lo`` and ``<col>_hi``. Without it
+        (the default) the output is the means alone.
+    ci_method : {{"bootstrap", "t"}}, default "bootstrap"
+        ``"bootstrap"``: percentile bootstrap over the counted users of each group
+        (numpy only). ``"t"``: mean -/+ t quantile x std / sqrt(n_users) (needs scipy:
+        ``pip install "recframe[stats]"``).
+    n_resamples : int, default 1000
+        Bootstrap resamples (each draws ``n_users`` users with replacement).
+    seed : int, optional
+        Seed of the bootstrap (``numpy.random.default_rng``): the same seed and data give the
+        same intervals. Groups are resampled in key order from one generator.
+
     See Also
     --------
     per_user : the per-user values these are the means of.
+    recframe.stats.bootstrap_ci, recframe.stats.t_ci : the interval formulas.
 {_NOTES}
     The means are plain means of the :func:`per_user` columns over the counted users, so
-    ``summary`` never weights a user differently from the per-user frame it summarises.
+    ``summary`` never weights a user differently from the per-user frame it summarises. The
+    intervals (``ci=``) resample exactly those users: a user left out of the means is left
+    out of the intervals too. With fewer than two counted users ``_std`` is null, and so are
+    ``_lo``/``_hi`` for ``"t"``; the bootstrap interval of a single user is [value, value].
+    On a LazyFrame the intervals are computed when the result is collected, on the whole
+    per-user frame at once (one row per user, not per item).
 
     Examples
     --------
@@ -342,4 +382,18 @@ summary.__doc__ = f"""Mean ranking metrics by ``by`` group (one row when ``by`` 
     >>> out = recframe.summary(df, k=1, metrics=["precision", "rr"], by="model")
     >>> out.rows()
     [('A', 1, 1, 1.0, 1.0), ('B', 1, 1, 0.0, 0.0)]
+
+    With a 95% bootstrap interval (columns ``_std``, ``_lo``, ``_hi`` after each mean):
+
+    >>> df = pl.DataFrame({{
+    ...     "user_id": [1, 1, 2, 2, 3, 3],
+    ...     "item_id": ["a", "b", "a", "b", "a", "b"],
+    ...     "rank": [1, 2, 1, 2, 1, 2],
+    ...     "relevance": [1, 0, 0, 1, 1, 1],
+    ... }})
+    >>> out = recframe.summary(df, k=1, metrics=["precision"], ci=0.95, seed=0)
+    >>> out.columns
+    ['n_users', 'n_skipped', 'precision@1', 'precision@1_std', 'precision@1_lo', 'precision@1_hi']
+    >>> out["precision@1_std"].round(4).to_list()  # values 1, 0, 1: sqrt(((1/3)^2 * 2 + (2/3)^2) / 2)
+    [0.5774]
 """

@@ -1,0 +1,80 @@
+"""``summary(..., ci=...)``: the summary plus a standard deviation and an interval per metric.
+
+The means, ``n_users`` and ``n_skipped`` come from the engine's own summary plan, run on the
+per-user frame, so they are exactly those of ``summary`` without ``ci``. The intervals need the
+per-user values of each ``by`` group as numpy arrays: they are computed inside a
+``map_batches`` step over the per-user plan, so a LazyFrame stays lazy until it is collected.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import narwhals as nw
+import numpy as np
+import polars as pl
+
+from recframe import _engine, stats
+from recframe import _validate as v
+
+SUFFIXES = ("_std", "_lo", "_hi")
+
+
+def check_options(ci: Any, ci_method: Any, n_resamples: Any, seed: Any) -> tuple[float, str, int, Any]:
+    """Check the interval options of :func:`recframe.summary`; raise naming the bad one."""
+    level = stats.check_level("ci", ci)
+    method = stats.check_choice("ci_method", ci_method, stats.CI_METHODS)
+    n, _ = stats.check_resampling(n_resamples, seed)
+    return level, method, n, seed
+
+
+def interval_columns(metric_cols: list[str]) -> list[str]:
+    """Output metric columns in order: each mean followed by its std, lo and hi."""
+    return [name for c in metric_cols for name in (c, *(c + s for s in SUFFIXES))]
+
+
+def summary_with_ci(
+    per_user: nw.LazyFrame, spec: v.Spec, ci: float, ci_method: str, n_resamples: int, seed: Any
+) -> nw.LazyFrame:
+    """The summary of `per_user` (internal key names) with ``<col>_std/_lo/_hi`` columns."""
+    metric_cols = [c for c, _, _ in _engine.metric_columns(spec)]
+    base_schema = _engine.summary_plan(per_user, spec).to_native().collect_schema()
+    keys = [c for c in base_schema.names() if c not in metric_cols and c not in ("n_users", "n_skipped")]
+    out_schema = pl.Schema(
+        [(name, base_schema[name]) for name in [*keys, "n_users", "n_skipped"]]
+        + [(name, pl.Float64) for name in interval_columns(metric_cols)]
+    )
+
+    def finish(users: pl.DataFrame) -> pl.DataFrame:
+        means = _engine.summary_plan(nw.from_native(users.lazy()), spec).to_native().collect()
+        # group-bys return rows in any order: fix it, or the same seed would resample differently
+        users = users.sort([*spec.by, v.USER])
+        rng = np.random.default_rng(seed)  # one generator, groups in key order: reproducible
+        counted = pl.col("n_relevant") > 0 if spec.empty_users == "skip" else pl.lit(True)
+        values = users.select(
+            *keys, *(pl.when(counted).then(pl.col(c)).otherwise(None).alias(c) for c in metric_cols)
+        )
+        extra: dict[str, list[float]] = {c + s: [] for c in metric_cols for s in SUFFIXES}
+        groups = values.partition_by(keys, as_dict=True, maintain_order=True) if keys else {(): values}
+        rows = means.select(keys).iter_rows() if keys else [()] * means.height
+        for row in rows:  # a loop over groups, never over users
+            group = groups.get(row)
+            matrix = (
+                group.select(metric_cols).to_numpy().astype(float)
+                if group is not None
+                else np.empty((0, len(metric_cols)))
+            )
+            if ci_method == "t":
+                lo, hi = stats.t_ci(matrix, ci)
+            else:
+                lo, hi = stats.bootstrap_ci(matrix, ci, n_resamples, rng)
+            for j, c in enumerate(metric_cols):
+                extra[c + "_std"].append(float(stats.std(matrix[:, j])))
+                extra[c + "_lo"].append(float(lo[j]))
+                extra[c + "_hi"].append(float(hi[j]))
+        out = means.with_columns(pl.Series(name, data, dtype=pl.Float64) for name, data in extra.items())
+        # NaN (undefined: no or one user) is a missing value, like a mean over no users
+        return out.with_columns(pl.col(extra).fill_nan(None)).select(out_schema.names())
+
+    native = per_user.to_native().map_batches(finish, schema=out_schema, streamable=False)
+    return nw.from_native(native)

@@ -1,0 +1,44 @@
+"""Small helpers shared by compare, curve, plot and report: result columns and eager tables."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import polars as pl
+
+from recframe import _frames
+from recframe.metrics import REGISTRY
+
+#: Suffixes ``summary(ci=...)`` adds after a metric column.
+INTERVAL_SUFFIXES = ("_std", "_lo", "_hi")
+
+
+def is_metric_column(name: str) -> bool:
+    """True for a metric output column: ``"ndcg@10"`` or a bare ``"r_precision"``.
+
+    >>> is_metric_column("ndcg@10"), is_metric_column("r_precision"), is_metric_column("ndcg@10_lo")
+    (True, True, False)
+    """
+    base, at, k = name.partition("@")
+    if base not in REGISTRY:
+        return False
+    return not at or k.isdigit()
+
+
+def metric_columns(columns: list[str]) -> list[str]:
+    """The metric columns among ``columns``, in their order.
+
+    >>> metric_columns(["model", "n_users", "precision@5", "precision@5_lo", "rr@5"])
+    ['precision@5', 'rr@5']
+    """
+    return [c for c in columns if is_metric_column(c)]
+
+
+def eager(frame: Any, arg: str) -> pl.DataFrame:
+    """Any supported frame as an eager Polars DataFrame (a LazyFrame is collected).
+
+    >>> eager(pl.DataFrame({"a": [1]}).lazy(), "frame").shape
+    (1, 1)
+    """
+    lf, _ = _frames.to_lazy(frame, arg)
+    return lf.to_native().collect()

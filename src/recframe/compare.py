@@ -1,0 +1,253 @@
+"""Paired comparison of models against a baseline, on a per-user frame, with significance."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any, TypeVar
+
+import narwhals as nw
+import numpy as np
+import polars as pl
+
+from recframe import _frames, _tables, stats
+from recframe.errors import RecframeError
+from recframe.stats import Correction, Test
+
+FrameT = TypeVar("FrameT")
+
+#: The columns of a comparison, in order (``baseline`` and ``model`` have the ``by`` dtype).
+COLUMNS = (
+    "baseline", "model", "metric", "n_pairs", "n_dropped_baseline", "n_dropped_model",
+    "baseline_mean", "model_mean", "delta", "delta_lo", "delta_hi", "rel_delta",
+    "p_value", "p_adjusted", "significant",
+)  # fmt: skip
+
+
+def _check_columns(schema: pl.Schema, by: str, user: str, metrics: Sequence[str] | None) -> list[str]:
+    names = schema.names()
+    for arg, name in (("by", by), ("user", user)):
+        if name not in names:
+            raise RecframeError(
+                f"{arg}={name!r} is not a column of per_user_frame (columns: {names}). "
+                f"Hint: pass {arg}= one of them, or compute the frame with recframe.per_user(..., by={by!r})."
+            )
+    available = _tables.metric_columns(names)
+    if metrics is None:
+        if not available:
+            raise RecframeError(
+                f"per_user_frame has no metric column such as 'ndcg@10' (columns: {names}). "
+                "Hint: pass the output of recframe.per_user."
+            )
+        return available
+    if isinstance(metrics, str):
+        metrics = [metrics]
+    chosen = list(metrics)
+    for name in chosen:
+        if name not in names or not schema[name].is_numeric():
+            raise RecframeError(
+                f"metrics= names {name!r}, which is not a numeric column of per_user_frame. "
+                f"Hint: pass some of {available}."
+            )
+    if not chosen:
+        raise RecframeError(f"metrics=[] selects nothing to compare. Hint: pass some of {available}, or None for all.")
+    return chosen
+
+
+def _rows(
+    df: pl.DataFrame,
+    by: str,
+    baseline: Any,
+    user: str,
+    metrics: list[str],
+    test: str,
+    correction: str | None,
+    alpha: float,
+    n_resamples: int,
+    seed: Any,
+) -> dict[str, list[Any]]:
+    duplicated = df.select(pl.struct(by, user).is_duplicated().sum()).item()
+    if duplicated:
+        first = df.filter(pl.struct(by, user).is_duplicated()).row(0, named=True)
+        raise RecframeError(
+            f"per_user_frame has {duplicated} rows that share a ({by!r}, {user!r}) pair, first "
+            f"{by}={first[by]!r}, {user}={first[user]!r}: a paired comparison needs one row per "
+            f"model and user. Hint: compute the frame with by={by!r} only, or filter it first."
+        )
+    models = df.get_column(by).unique().sort().to_list()
+    if baseline not in models:
+        raise RecframeError(
+            f"baseline={baseline!r} is not a value of column {by!r} (values: {models}). "
+            f"Hint: pass baseline= one of them."
+        )
+    rng = np.random.default_rng(seed)  # one generator, rows in output order: reproducible
+    base = df.filter(pl.col(by) == baseline)
+    out: dict[str, list[Any]] = {name: [] for name in COLUMNS}
+    for model in (m for m in models if m != baseline):  # loops over models and metrics only
+        other = df.filter(pl.col(by) == model)
+        for metric in metrics:
+            left = base.select(user, pl.col(metric).cast(pl.Float64).alias("b")).drop_nulls().drop_nans()
+            right = other.select(user, pl.col(metric).cast(pl.Float64).alias("m")).drop_nulls().drop_nans()
+            pairs = left.join(right, on=user, how="inner")
+            b, m = pairs.get_column("b").to_numpy(), pairs.get_column("m").to_numpy()
+            n = len(pairs)
+            if test == "paired_t":
+                result = stats.paired_t_test(m, b)
+                lo, hi = stats.t_ci(m - b, 1 - alpha) if n >= 2 else (math.nan, math.nan)
+            else:
+                if test == "wilcoxon":
+                    result = stats.wilcoxon_test(m, b)
+                else:
+                    result = stats.randomization_test(m, b, n_resamples, rng)
+                lo, hi = stats.bootstrap_ci(m - b, 1 - alpha, n_resamples, rng) if n else (math.nan, math.nan)
+            b_mean = float(b.mean()) if n else math.nan
+            m_mean = float(m.mean()) if n else math.nan
+            delta = m_mean - b_mean
+            values = {
+                "baseline": baseline,
+                "model": model,
+                "metric": metric,
+                "n_pairs": n,
+                "n_dropped_baseline": len(left) - n,
+                "n_dropped_model": len(right) - n,
+                "baseline_mean": b_mean,
+                "model_mean": m_mean,
+                "delta": delta,
+                "delta_lo": lo,
+                "delta_hi": hi,
+                "rel_delta": delta / b_mean if b_mean else math.nan,
+                "p_value": result.p_value,
+            }
+            for name, value in values.items():
+                out[name].append(value)
+    adjusted = stats.adjust_pvalues(np.array(out["p_value"], dtype=float), correction)
+    out["p_adjusted"] = adjusted.tolist()
+    out["significant"] = [bool(p < alpha) for p in adjusted]  # NaN < alpha is False
+    return out
+
+
+def compare(
+    per_user_frame: FrameT,
+    by: str = "model",
+    baseline: Any = None,
+    metrics: Sequence[str] | None = None,
+    *,
+    user: str = "user_id",
+    test: Test = "paired_t",
+    correction: Correction | None = "holm",
+    alpha: float = 0.05,
+    seed: int | None = None,
+    n_resamples: int = 10_000,
+) -> FrameT:
+    """Compare every model with a baseline, user by user, with a paired test per metric.
+
+    Parameters
+    ----------
+    per_user_frame : pandas.DataFrame, polars.DataFrame, polars.LazyFrame or pyarrow.Table
+        One row per (model, user) with metric columns: the output of
+        ``recframe.per_user(..., by="model")``.
+    by : str, default "model"
+        Column naming the model of each row.
+    baseline : value of ``by``
+        The model the others are compared with. Required.
+    metrics : list of str, optional
+        Metric columns to compare (``["ndcg@10"]``). Default: every metric column.
+    user : str, default "user_id"
+        Column identifying the user; values are paired on it.
+    test : {"paired_t", "wilcoxon", "randomization"}, default "paired_t"
+        The two-sided paired test: Student's t on the differences (needs scipy:
+        ``pip install "recframe[stats]"``), the Wilcoxon signed-rank test, or the sign-flip
+        randomization test of the mean difference (``n_resamples``, ``seed``).
+    correction : {"holm", "bonferroni"} or None, default "holm"
+        Multiple-testing correction of the p-values. The family is every row of the result:
+        all (model, metric) pairs compared in this call.
+    alpha : float, default 0.05
+        Significance level: ``significant`` is ``p_adjusted < alpha``; the interval of the
+        delta has coverage ``1 - alpha``.
+    seed : int, optional
+        Seed (``numpy.random.default_rng``) of the randomization test and the bootstrap.
+    n_resamples : int, default 10000
+        Sign patterns drawn by the randomization test (exact when ``2**n_pairs`` is not more)
+        and bootstrap resamples for the delta interval.
+
+    Returns
+    -------
+    frame of the same type as ``per_user_frame``
+        One row per (model, metric), models in sorted order, then metrics in the given order:
+        ``baseline``, ``model``, ``metric``, ``n_pairs`` (users with a value under both),
+        ``n_dropped_baseline`` / ``n_dropped_model`` (users with a value under only that one,
+        left out), ``baseline_mean``, ``model_mean`` (means over the pairs), ``delta``
+        (model - baseline), ``delta_lo`` / ``delta_hi``, ``rel_delta`` (delta / baseline
+        mean), ``p_value``, ``p_adjusted`` and ``significant``. A LazyFrame stays lazy: the
+        comparison runs when it is collected.
+
+    See Also
+    --------
+    recframe.stats.paired_t_test, recframe.stats.wilcoxon_test,
+    recframe.stats.randomization_test, recframe.stats.adjust_pvalues : the formulas.
+
+    Notes
+    -----
+    Users are paired on ``user``: a user counts for a metric when both models have a
+    non-null value for it. A row with ``n_relevant`` 0 and a null in any metric column (a
+    user skipped under ``empty_users="skip"``) is left out for every metric, precision and
+    hit rate included, as :func:`recframe.summary` leaves it out of every mean; so the
+    baseline and model means equal the summary's when no user is dropped. With d_i = model_i - baseline_i over the n pairs, ``delta`` =
+    mean(d). The interval of delta is the t interval ``mean(d) -/+ t s_d / sqrt(n)`` for
+    ``test="paired_t"`` and the percentile bootstrap of mean(d) otherwise; it is not
+    corrected for multiple testing. Undefined cases: ``rel_delta`` is null when the baseline
+    mean is 0; with no pair means, delta and p-values are null; with one pair the t test
+    and its interval are null. Null p-values stay out of the correction's family and are
+    not significant.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> import recframe
+    >>> per_user = pl.DataFrame({
+    ...     "model": ["A"] * 4 + ["B"] * 4,
+    ...     "user_id": [1, 2, 3, 4] * 2,
+    ...     "rr@10": [1.0, 0.5, 0.5, 0.0, 1.0, 1.0, 1.0, 0.5],
+    ... })
+    >>> out = recframe.compare(per_user, baseline="A", test="randomization")
+    >>> out.select("model", "n_pairs", "baseline_mean", "model_mean", "delta", "p_value").rows()
+    [('B', 4, 0.5, 0.875, 0.375, 0.25)]
+
+    d = 0, 0.5, 0.5, 0.5: of the 16 sign patterns, the 2 that make every non-zero
+    difference positive reach a mean of 0.375, so p = 2 x 2 / 16 = 0.25 (exact).
+    """
+    alpha = stats.check_level("alpha", alpha)
+    stats.check_choice("test", test, stats.TESTS)
+    stats.check_choice("correction", correction, stats.CORRECTIONS)
+    n_resamples, _ = stats.check_resampling(n_resamples, seed)
+    if baseline is None:
+        raise RecframeError(
+            f"baseline= is required: the value of {by!r} the other models are compared with. "
+            'Hint: pass baseline="popular" (one of your models).'
+        )
+    lf, kind = _frames.to_lazy(per_user_frame, "per_user_frame")
+    native: pl.LazyFrame = lf.to_native()
+    schema = native.collect_schema()
+    chosen = _check_columns(schema, by, user, metrics)
+    key_dtype = schema[by]
+    out_schema = pl.Schema(
+        [("baseline", key_dtype), ("model", key_dtype), ("metric", pl.String)]
+        + [(c, pl.Int64) for c in ("n_pairs", "n_dropped_baseline", "n_dropped_model")]
+        + [(c, pl.Float64) for c in COLUMNS[6:-1]]
+        + [("significant", pl.Boolean)]
+    )
+
+    def run(df: pl.DataFrame) -> pl.DataFrame:
+        rows = _rows(df, by, baseline, user, chosen, test, correction, alpha, n_resamples, seed)
+        out = pl.DataFrame(rows, schema=out_schema)
+        # NaN marks an undefined value here: make it null, like a mean over no users
+        return out.with_columns(pl.col(pl.Float64).fill_nan(None))
+
+    # summary leaves users without a relevant item out of every mean under empty_users="skip"
+    # (their recall-type values are null, their precision 0.0): leave them out here too
+    every_metric = _tables.metric_columns(schema.names())
+    if "n_relevant" in schema.names() and every_metric:
+        skipped = (pl.col("n_relevant") == 0) & pl.any_horizontal(pl.col(every_metric).is_null())
+        native = native.filter(~skipped)
+    result = native.select(by, user, *chosen).map_batches(run, schema=out_schema, streamable=False)
+    return _frames.from_lazy(nw.from_native(result), kind)

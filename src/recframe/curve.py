@@ -1,0 +1,126 @@
+"""Metric-vs-k curves: every metric at every cut-off 1..k_max, from one pass over the data."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, TypeVar
+
+import narwhals as nw
+
+from recframe import api
+from recframe.conventions import APDenominator, EmptyUsers, Gain, PrecisionDenominator
+from recframe.errors import RecframeError
+from recframe.metrics import REGISTRY
+from recframe.stats import CIMethod
+
+FrameT = TypeVar("FrameT")
+
+#: Always computed, so that every row of a curve is a point of the precision-recall curve.
+PR_METRICS = ("precision", "recall")
+
+
+def curve(
+    frame: FrameT,
+    metrics: Sequence[str] | None = None,
+    k_max: int = 50,
+    *,
+    user: str | None = "user_id",
+    item: str = "item_id",
+    rank: str = "rank",
+    score: str | None = None,
+    relevance: str = "relevance",
+    threshold: float | None = None,
+    by: str | Sequence[str] | None = None,
+    truth: Any = None,
+    score_threshold: float | None = None,
+    precision_denominator: PrecisionDenominator = "k",
+    ap_denominator: APDenominator = "min_k_relevant",
+    gain: Gain = "linear",
+    empty_users: EmptyUsers = "skip",
+    check_duplicates: bool = True,
+    ci: float | None = None,
+    ci_method: CIMethod = "bootstrap",
+    n_resamples: int = 1000,
+    seed: int | None = None,
+) -> FrameT:
+    """Mean metrics at every cut-off k = 1..k_max, by group, in long format.
+
+    Parameters
+    ----------
+    frame : pandas.DataFrame, polars.DataFrame, polars.LazyFrame or pyarrow.Table
+        As for :func:`recframe.summary`.
+    metrics : list of str, optional
+        Metric names (``["ndcg", "ap"]``); ``"precision"`` and ``"recall"`` are always added,
+        so that every row is also a precision-recall point. Default: every metric.
+    k_max : int, default 50
+        The largest cut-off: the curve has one row per k in 1..k_max (per group).
+    user, item, rank, score, relevance, threshold, by, truth, score_threshold, \
+precision_denominator, ap_denominator, gain, empty_users, check_duplicates, ci, ci_method, \
+n_resamples, seed
+        As for :func:`recframe.summary`.
+
+    Returns
+    -------
+    frame of the same type as ``frame``
+        The ``by`` columns, ``k``, ``n_users``, ``n_skipped``, then one column per metric
+        named by the metric (``"ndcg"``: the mean of ``ndcg@k``), each followed by ``_std``,
+        ``_lo`` and ``_hi`` when ``ci`` is given; sorted by the keys and k. Lazy in, lazy out.
+
+    See Also
+    --------
+    summary : the same means at chosen cut-offs, in wide format.
+    recframe.plot.curve : draws this frame.
+
+    Notes
+    -----
+    The value at k is exactly ``summary(frame, k=k)``'s column ``<metric>@<k>``: the same
+    formulas, conventions and undefined-case policy (see :func:`recframe.per_user`). All
+    cut-offs come from one ``summary`` call with ``k=[1, ..., k_max]``, so the data are read,
+    checked and grouped once, not once per k. ``r_precision`` gives its capped form
+    ``r_precision@k`` (the bare column does not depend on k and is left out).
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> import recframe
+    >>> df = pl.DataFrame({
+    ...     "user_id": [1, 1, 1],
+    ...     "item_id": ["a", "b", "c"],
+    ...     "rank": [1, 2, 3],
+    ...     "relevance": [0, 1, 1],
+    ... })
+    >>> out = recframe.curve(df, metrics=["rr"], k_max=3)
+    >>> out.columns
+    ['k', 'n_users', 'n_skipped', 'rr', 'precision', 'recall']
+    >>> out.select("k", "precision", "recall").rows()  # hits 0, 1, 2 of R = 2
+    [(1, 0.0, 0.0), (2, 0.5, 0.5), (3, 0.6666666666666666, 1.0)]
+    """
+    if isinstance(k_max, bool) or not isinstance(k_max, int) or k_max < 1:
+        raise RecframeError(f"k_max={k_max!r} is not a positive integer. Hint: pass k_max=50.")
+    if isinstance(metrics, str):
+        metrics = [metrics]
+    names = list(REGISTRY) if metrics is None else list(metrics)
+    names += [m for m in PR_METRICS if m not in names]
+    options = dict(locals())
+    for name in ("frame", "metrics", "k_max", "names"):
+        options.pop(name)
+    wide = api.summary(frame, k=list(range(1, k_max + 1)), metrics=names, **options)
+
+    lf = nw.from_native(wide)
+    columns = lf.columns
+    keys = columns[: columns.index("n_users")]
+    suffixes = ("", "_std", "_lo", "_hi") if ci is not None else ("",)
+    parts = [
+        lf.select(
+            *keys,
+            nw.lit(k, dtype=nw.Int64).alias("k"),
+            "n_users",
+            "n_skipped",
+            *(nw.col(f"{m}@{k}{s}").alias(f"{m}{s}") for m in names for s in suffixes),
+        )
+        for k in range(1, k_max + 1)
+    ]
+    long = nw.concat(parts, how="vertical").sort([*keys, "k"])
+    if isinstance(long, nw.DataFrame):
+        long = nw.maybe_reset_index(long)  # pandas: a fresh 0..n-1 index, like summary's
+    return long.to_native()

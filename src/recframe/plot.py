@@ -1,0 +1,224 @@
+"""Plots of curves, comparisons and per-user distributions (needs matplotlib: ``recframe[plot]``).
+
+Each function draws with matplotlib and returns the Figure, so it can be styled, saved or
+shown; pass ``ax=`` to draw into an existing Axes. matplotlib is imported only when a function
+is called.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import polars as pl
+
+from recframe import _tables
+from recframe.errors import RecframeError
+
+
+def _pyplot() -> Any:
+    try:
+        import matplotlib.pyplot as plt
+    except ImportError:  # pragma: no cover - depends on the environment
+        raise RecframeError(
+            'recframe.plot needs matplotlib, which is not installed. Hint: pip install "recframe[plot]".'
+        ) from None
+    return plt
+
+
+def _axes(ax: Any, n: int = 1) -> tuple[Any, list[Any]]:
+    plt = _pyplot()
+    if ax is not None:
+        if n != 1:
+            raise RecframeError(f"ax= takes one Axes, but {n} panels are asked for. Hint: pass one metric with ax=.")
+        return ax.figure, [ax]
+    fig, axes = plt.subplots(1, n, figsize=(4.5 * n, 3.5), squeeze=False)
+    return fig, list(axes[0])
+
+
+def _label(key: Any) -> str:
+    return ", ".join(str(k) for k in key) if isinstance(key, tuple) else str(key)
+
+
+def curve(
+    curve_frame: Any, metrics: str | Sequence[str] = "ndcg", *, by: Sequence[str] | None = None, ax: Any = None
+) -> Any:
+    """Draw metric-vs-k lines (or precision-recall curves) from a :func:`recframe.curve` frame.
+
+    Parameters
+    ----------
+    curve_frame : frame
+        The output of :func:`recframe.curve` (any supported frame type; a LazyFrame is collected).
+    metrics : str or list of str, default "ndcg"
+        Metric columns to draw, one panel each, against k. ``"pr"`` draws precision against
+        recall instead (one point per k). When the frame has ``_lo``/``_hi`` columns, the
+        interval is shaded.
+    by : list of str, optional
+        Columns naming a line. Default: the columns before ``k`` (the ``by`` keys).
+    ax : matplotlib Axes, optional
+        Draw into this Axes (one panel only).
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        One Axes per metric (``fig.axes``), one line per group, with a legend when there are
+        several groups.
+
+    Examples
+    --------
+    >>> import matplotlib
+    >>> matplotlib.use("Agg")
+    >>> import polars as pl
+    >>> import recframe
+    >>> frame = pl.DataFrame({"model": ["A", "A", "B", "B"], "k": [1, 2, 1, 2],
+    ...                       "ndcg": [0.5, 0.6, 0.3, 0.4]})
+    >>> fig = recframe.plot.curve(frame, "ndcg")
+    >>> [line.get_label() for line in fig.axes[0].get_lines()]
+    ['A', 'B']
+    """
+    df = _tables.eager(curve_frame, "curve_frame")
+    if "k" not in df.columns:
+        raise RecframeError(
+            f"curve_frame has no column 'k' (columns: {df.columns}). Hint: pass the output of recframe.curve."
+        )
+    names = [metrics] if isinstance(metrics, str) else list(metrics)
+    for name in names:
+        needed = ["precision", "recall"] if name == "pr" else [name]
+        for column in needed:
+            if column not in df.columns:
+                available = _tables.metric_columns(df.columns)
+                raise RecframeError(
+                    f"metrics= names {name!r}, but curve_frame has no column {column!r}. "
+                    f"Hint: pass one of {available} or 'pr'."
+                )
+    keys = list(by) if by is not None else df.columns[: df.columns.index("k")]
+    groups = df.sort([*keys, "k"]).partition_by(keys, as_dict=True, maintain_order=True) if keys else {(): df.sort("k")}
+    fig, axes = _axes(ax, len(names))
+    for axis, name in zip(axes, names):
+        x, y = ("recall", "precision") if name == "pr" else ("k", name)
+        for key, group in groups.items():
+            line = axis.plot(group[x].to_numpy(), group[y].to_numpy(), marker="." if name == "pr" else None)
+            line[0].set_label(_label(key) if keys else y)
+            if f"{y}_lo" in group.columns and name != "pr":
+                axis.fill_between(group[x].to_numpy(), group[f"{y}_lo"].to_numpy(), group[f"{y}_hi"].to_numpy(),
+                                  alpha=0.2, color=line[0].get_color())  # fmt: skip
+        axis.set_xlabel(x)
+        axis.set_ylabel(y)
+        axis.set_title("precision-recall" if name == "pr" else f"{name} by k")
+        if len(groups) > 1:
+            axis.legend()
+    fig.tight_layout()
+    return fig
+
+
+def compare(compare_frame: Any, *, ax: Any = None) -> Any:
+    """Draw each model's delta against the baseline, with its interval; significant ones filled.
+
+    Parameters
+    ----------
+    compare_frame : frame
+        The output of :func:`recframe.compare` (a LazyFrame is collected).
+    ax : matplotlib Axes, optional
+        Draw into this Axes.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        One horizontal row per (model, metric), labelled ``"model: metric"``: a point at
+        ``delta`` with an error bar from ``delta_lo`` to ``delta_hi``, filled when
+        ``significant`` and hollow otherwise, and a vertical line at 0.
+
+    Examples
+    --------
+    >>> import matplotlib
+    >>> matplotlib.use("Agg")
+    >>> import polars as pl
+    >>> import recframe
+    >>> per_user = pl.DataFrame({"model": ["A"] * 3 + ["B"] * 3, "user_id": [1, 2, 3] * 2,
+    ...                          "rr@10": [0.5, 0.5, 1.0, 1.0, 1.0, 1.0]})
+    >>> fig = recframe.plot.compare(recframe.compare(per_user, baseline="A", test="wilcoxon", seed=0))
+    >>> [t.get_text() for t in fig.axes[0].get_yticklabels()]
+    ['B: rr@10']
+    """
+    df = _tables.eager(compare_frame, "compare_frame")
+    missing = [c for c in ("model", "metric", "delta", "delta_lo", "delta_hi", "significant", "baseline") if c not in df.columns]
+    if missing:
+        raise RecframeError(
+            f"compare_frame lacks the columns {missing}. Hint: pass the output of recframe.compare."
+        )
+    fig, (axis,) = _axes(ax, 1)
+    labels = [f"{m}: {metric}" for m, metric in df.select("model", "metric").iter_rows()]
+    rows = list(range(len(df)))[::-1]  # first row at the top
+    delta = df["delta"].to_numpy()
+    lower = delta - df["delta_lo"].fill_null(float("nan")).to_numpy()
+    upper = df["delta_hi"].fill_null(float("nan")).to_numpy() - delta
+    significant = df["significant"].to_numpy()
+    for flag, face, name in ((True, "C0", "significant"), (False, "white", "not significant")):
+        chosen = [i for i in range(len(df)) if bool(significant[i]) == flag]
+        if chosen:
+            axis.errorbar(delta[chosen], [rows[i] for i in chosen], xerr=[lower[chosen], upper[chosen]],
+                          fmt="o", color="C0", markerfacecolor=face, capsize=3, label=name)  # fmt: skip
+    axis.axvline(0.0, color="grey", linewidth=1)
+    axis.set_yticks(rows, labels)
+    baselines = df["baseline"].unique().to_list()
+    axis.set_title(f"difference from {baselines[0]}" if len(baselines) == 1 else "difference from baseline")
+    axis.set_xlabel("delta (model - baseline)")
+    axis.legend()
+    fig.tight_layout()
+    return fig
+
+
+def distribution(
+    per_user_frame: Any, metric: str, *, by: str | None = "model", bins: int = 20, ax: Any = None
+) -> Any:
+    """Histogram of a per-user metric, one per model, overlaid.
+
+    Parameters
+    ----------
+    per_user_frame : frame
+        The output of :func:`recframe.per_user` (a LazyFrame is collected).
+    metric : str
+        The metric column (``"ndcg@10"``). Null values (skipped users) are left out.
+    by : str or None, default "model"
+        Column naming the model; None draws one histogram of all rows.
+    bins : int, default 20
+        Bins, shared by every model (equal widths over the range of all values).
+    ax : matplotlib Axes, optional
+        Draw into this Axes.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        One step histogram per model, labelled by the model, with a legend.
+
+    Examples
+    --------
+    >>> import matplotlib
+    >>> matplotlib.use("Agg")
+    >>> import polars as pl
+    >>> import recframe
+    >>> per_user = pl.DataFrame({"model": ["A", "A", "B"], "user_id": [1, 2, 1], "rr@10": [0.5, 1.0, 1.0]})
+    >>> fig = recframe.plot.distribution(per_user, "rr@10")
+    >>> fig.axes[0].get_xlabel(), [t.get_text() for t in fig.axes[0].get_legend().get_texts()]
+    ('rr@10', ['A', 'B'])
+    """
+    df = _tables.eager(per_user_frame, "per_user_frame")
+    for arg, name in (("metric", metric), ("by", by)):
+        if name is not None and name not in df.columns:
+            raise RecframeError(
+                f"{arg}={name!r} is not a column of per_user_frame (columns: {df.columns}). Hint: pass {arg}= one of them."
+            )
+    values = df.filter(pl.col(metric).is_not_null() & pl.col(metric).is_not_nan())
+    fig, (axis,) = _axes(ax, 1)
+    all_values = values[metric].to_numpy()
+    edges = np.histogram_bin_edges(all_values, bins=bins) if len(all_values) else bins
+    groups = values.sort(by).partition_by(by, as_dict=True, maintain_order=True) if by else {(metric,): values}
+    for key, group in groups.items():
+        axis.hist(group[metric].to_numpy(), bins=edges, histtype="step", linewidth=1.5, label=_label(key[0]))
+    axis.set_xlabel(metric)
+    axis.set_ylabel("users")
+    axis.set_title(f"per-user {metric}")
+    axis.legend()
+    fig.tight_layout()
+    return fig

@@ -1,0 +1,262 @@
+"""Report tables: a summary or a comparison as a Markdown, HTML or LaTeX string."""
+
+from __future__ import annotations
+
+import html
+import math
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import polars as pl
+
+from recframe import _tables
+from recframe.errors import RecframeError
+
+Format = Literal["markdown", "html", "latex"]
+FORMATS: tuple[str, ...] = ("markdown", "html", "latex")
+
+#: Marks a value significantly different from the baseline.
+MARKER = "†"
+
+
+@dataclass
+class Cell:
+    text: str
+    numeric: bool = False
+    bold: bool = False
+    marked: bool = False
+    detail: str = ""  # shown after the value, never bold: an interval
+
+
+def _number(value: Any, precision: int) -> str:
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return ""
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, int):
+        return str(value)
+    return f"{value:.{precision}f}"
+
+
+def _p_value(value: Any, precision: int) -> str:
+    if value is None or math.isnan(value):
+        return ""
+    smallest = 10.0**-precision
+    return f"<{smallest:.{precision}f}" if value < smallest else f"{value:.{precision}f}"
+
+
+def _best(values: list[Any], precision: int) -> set[int]:
+    """Rows holding the largest value (as shown: ties after rounding all count)."""
+    shown = [round(v, precision) for v in values if v is not None and not math.isnan(v)]
+    if len(shown) < 2:
+        return set()
+    top = max(shown)
+    return {i for i, v in enumerate(values) if v is not None and not math.isnan(v) and round(v, precision) == top}
+
+
+def _summary_cells(
+    df: pl.DataFrame, precision: int, comparison: pl.DataFrame | None
+) -> tuple[list[str], list[list[Cell]], str | None]:
+    metrics = _tables.metric_columns(df.columns)
+    interval = {c + s for c in metrics for s in _tables.INTERVAL_SUFFIXES}
+    shown = [c for c in df.columns if c not in interval]
+    keys = shown[: shown.index("n_users")] if "n_users" in shown else []
+    significant: set[tuple[Any, str]] = set()
+    baseline = None
+    if comparison is not None:
+        if len(keys) != 1:
+            raise RecframeError(
+                f"compare= marks significance by model, so the summary needs exactly one key "
+                f"column; it has {keys}. Hint: pass a summary computed with by='model'."
+            )
+        baselines = comparison.get_column("baseline").unique().to_list()
+        baseline = baselines[0] if len(baselines) == 1 else None
+        if baseline is None:
+            raise RecframeError(
+                f"compare= holds comparisons against several baselines {baselines}. "
+                "Hint: pass one recframe.compare result (one baseline)."
+            )
+        rows = comparison.filter(pl.col("significant")).select("model", "metric").iter_rows()
+        significant = {(model, metric) for model, metric in rows}
+    best = {c: _best(df.get_column(c).to_list(), precision) for c in metrics}
+    body = []
+    for i, row in enumerate(df.iter_rows(named=True)):
+        cells = []
+        for c in shown:
+            if c in metrics:
+                detail = ""
+                if f"{c}_lo" in df.columns and row[f"{c}_lo"] is not None:
+                    detail = f" [{_number(row[c + '_lo'], precision)}, {_number(row[c + '_hi'], precision)}]"
+                marked = bool(keys) and (row[keys[0]], c) in significant
+                text = _number(row[c], precision)
+                cells.append(Cell(text, numeric=True, bold=i in best[c], marked=marked, detail=detail))
+            else:
+                value = row[c]
+                numeric = isinstance(value, (int, float)) and not isinstance(value, bool)
+                cells.append(Cell(_number(value, precision) if numeric else str(value), numeric=numeric))
+        body.append(cells)
+    note = None
+    if significant:
+        note = f"significantly different from the baseline {baseline} (adjusted p-value below alpha)"
+    return shown, body, note
+
+
+def _compare_cells(df: pl.DataFrame, precision: int) -> tuple[list[str], list[list[Cell]], str | None]:
+    header = ["model", "metric", "n_pairs", "baseline_mean", "model_mean", "delta", "rel_delta", "p_value", "p_adjusted"]
+    # best delta per metric: the model that gains most over the baseline
+    best: set[int] = set()
+    metric_of = df.get_column("metric").to_list()
+    deltas = df.get_column("delta").to_list()
+    for metric in dict.fromkeys(metric_of):
+        rows = [i for i, m in enumerate(metric_of) if m == metric]
+        best |= {rows[j] for j in _best([deltas[i] for i in rows], precision)}
+    body = []
+    for i, row in enumerate(df.iter_rows(named=True)):
+        interval = ""
+        if row.get("delta_lo") is not None:
+            interval = f" [{_number(row['delta_lo'], precision)}, {_number(row['delta_hi'], precision)}]"
+        rel = row["rel_delta"]
+        body.append([
+            Cell(str(row["model"])),
+            Cell(str(row["metric"])),
+            Cell(str(row["n_pairs"]), numeric=True),
+            Cell(_number(row["baseline_mean"], precision), numeric=True),
+            Cell(_number(row["model_mean"], precision), numeric=True),
+            Cell(_number(row["delta"], precision), numeric=True, bold=i in best, marked=bool(row["significant"]),
+                 detail=interval),
+            Cell("" if rel is None else f"{rel:+.{max(precision - 2, 0)}%}", numeric=True),
+            Cell(_p_value(row["p_value"], precision), numeric=True),
+            Cell(_p_value(row["p_adjusted"], precision), numeric=True),
+        ])  # fmt: skip
+    baselines = df.get_column("baseline").unique().to_list()
+    note = None
+    if any(df.get_column("significant").to_list()):
+        against = baselines[0] if len(baselines) == 1 else "baseline"
+        note = f"significantly different from {against} (adjusted p-value below alpha)"
+    return header, body, note
+
+
+def _markdown(header: list[str], body: list[list[Cell]], note: str | None) -> str:
+    def cell(c: Cell) -> str:
+        text = c.text.replace("|", "\\|")
+        text = f"**{text}**" if c.bold and text else text
+        return text + (MARKER if c.marked else "") + c.detail.replace("|", "\\|")
+
+    align = ["--:" if body and body[0][j].numeric else ":--" for j in range(len(header))]
+    lines = ["| " + " | ".join(header) + " |", "|" + "|".join(align) + "|"]
+    lines += ["| " + " | ".join(cell(c) for c in row) + " |" for row in body]
+    if note:
+        lines += ["", f"{MARKER} {note}"]
+    return "\n".join(lines) + "\n"
+
+
+def _html(header: list[str], body: list[list[Cell]], note: str | None) -> str:
+    def cell(c: Cell) -> str:
+        text = html.escape(c.text)
+        text = f"<strong>{text}</strong>" if c.bold and text else text
+        style = ' style="text-align: right"' if c.numeric else ""
+        marker = f"<sup>{MARKER}</sup>" if c.marked else ""
+        return f"<td{style}>{text}{marker}{html.escape(c.detail)}</td>"
+
+    lines = ["<table>", "<thead>", "<tr>" + "".join(f"<th>{html.escape(h)}</th>" for h in header) + "</tr>"]
+    lines += ["</thead>", "<tbody>"]
+    lines += ["<tr>" + "".join(cell(c) for c in row) + "</tr>" for row in body]
+    lines += ["</tbody>", "</table>"]
+    if note:
+        lines.append(f"<p><sup>{MARKER}</sup> {html.escape(note)}</p>")
+    return "\n".join(lines) + "\n"
+
+
+_LATEX_SPECIAL = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_",
+                  "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}",
+                  "<": r"\textless{}", ">": r"\textgreater{}"}  # fmt: skip
+
+
+def _latex_escape(text: str) -> str:
+    return "".join(_LATEX_SPECIAL.get(ch, ch) for ch in text)
+
+
+def _latex(header: list[str], body: list[list[Cell]], note: str | None) -> str:
+    def cell(c: Cell) -> str:
+        text = _latex_escape(c.text)
+        text = f"\\textbf{{{text}}}" if c.bold and text else text
+        return text + ("$^{\\dagger}$" if c.marked else "") + _latex_escape(c.detail)
+
+    align = "".join("r" if body and body[0][j].numeric else "l" for j in range(len(header)))
+    lines = [f"\\begin{{tabular}}{{{align}}}", "\\toprule", " & ".join(_latex_escape(h) for h in header) + r" \\"]
+    lines.append("\\midrule")
+    lines += [" & ".join(cell(c) for c in row) + r" \\" for row in body]
+    lines += ["\\bottomrule", "\\end{tabular}"]
+    if note:
+        lines.append(f"$^{{\\dagger}}$ {_latex_escape(note)}")
+    return "\n".join(lines) + "\n"
+
+
+def report(frame: Any, format: Format = "markdown", precision: int = 3, *, compare: Any = None) -> str:
+    r"""A summary or comparison as a table to paste into a report.
+
+    Parameters
+    ----------
+    frame : pandas.DataFrame, polars.DataFrame, polars.LazyFrame or pyarrow.Table
+        A :func:`recframe.summary` (or :func:`recframe.curve`) result, or a
+        :func:`recframe.compare` result. A LazyFrame is collected.
+    format : {"markdown", "html", "latex"}, default "markdown"
+        Markdown pipe table; HTML ``<table>``; LaTeX ``tabular`` with booktabs rules
+        (``\usepackage{booktabs}``).
+    precision : int, default 3
+        Decimals of every non-integer number.
+    compare : frame, optional
+        With a summary: a :func:`recframe.compare` result whose significant rows mark the
+        summary's cells with a dagger (the summary needs one key column holding the models).
+
+    Returns
+    -------
+    str
+        The table, then a line explaining the dagger when one is shown.
+
+    Notes
+    -----
+    Summary: the key columns, ``n_users`` and ``n_skipped``, then each metric's mean, with
+    ``[lo, hi]`` when the summary has intervals (``ci=``; ``_std`` is not shown). The largest
+    value of each metric column is bold (every recframe metric is better when larger);
+    values that tie after rounding are all bold; a column with one value has no bold.
+
+    Comparison: model, metric, ``n_pairs``, the two means, delta with its interval, the
+    relative delta as a signed percentage, p-value and adjusted p-value (below
+    10^-precision shown as ``<0.001``). The largest delta of each metric is bold; a
+    significant delta (``significant`` column) gets the dagger.
+
+    Null values are empty cells.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> import recframe
+    >>> summary = pl.DataFrame({"model": ["A", "B"], "n_users": [3, 3], "n_skipped": [0, 0],
+    ...                         "ndcg@10": [0.5, 0.75]})
+    >>> print(recframe.report(summary, precision=2))
+    | model | n_users | n_skipped | ndcg@10 |
+    |:--|--:|--:|--:|
+    | A | 3 | 0 | 0.50 |
+    | B | 3 | 0 | **0.75** |
+    <BLANKLINE>
+    """
+    if format not in FORMATS:
+        raise RecframeError(f"format={format!r} is not one of {list(FORMATS)}. Hint: pass format=\"markdown\".")
+    if isinstance(precision, bool) or not isinstance(precision, int) or precision < 0:
+        raise RecframeError(f"precision={precision!r} is not a non-negative integer. Hint: pass precision=3.")
+    df = _tables.eager(frame, "frame")
+    if {"delta", "p_adjusted", "significant"} <= set(df.columns):
+        if compare is not None:
+            raise RecframeError("frame is already a comparison; compare= is for a summary. Hint: drop compare=.")
+        header, body, note = _compare_cells(df, precision)
+    else:
+        if not _tables.metric_columns(df.columns):
+            raise RecframeError(
+                f"frame has no metric column such as 'ndcg@10' (columns: {df.columns}). "
+                "Hint: pass a recframe.summary or recframe.compare result."
+            )
+        comparison = None if compare is None else _tables.eager(compare, "compare")
+        header, body, note = _summary_cells(df, precision, comparison)
+    render = {"markdown": _markdown, "html": _html, "latex": _latex}[format]
+    return render(header, body, note)

@@ -1,0 +1,498 @@
+"""Statistics on arrays of per-user values: intervals, paired tests, multiple-testing corrections.
+
+Plain numpy functions; :func:`recframe.summary` (``ci=``) and :func:`recframe.compare` apply
+them to frames. Missing values are NaN and are left out (per column for 2-D input).
+
+The bootstrap and the randomization test need only numpy. The t interval and the paired t
+test need the t distribution from scipy (``pip install "recframe[stats]"``); the Wilcoxon
+test computes its own exact and normal p-values.
+
+>>> import numpy as np
+>>> from recframe import stats
+>>> stats.adjust_pvalues(np.array([0.01, 0.04, 0.03]), "holm").tolist()
+[0.03, 0.06, 0.06]
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator
+from typing import Any, Literal, NamedTuple
+
+import numpy as np
+
+from recframe.errors import RecframeError
+
+CIMethod = Literal["bootstrap", "t"]
+Test = Literal["paired_t", "wilcoxon", "randomization"]
+Correction = Literal["holm", "bonferroni"]
+
+CI_METHODS: tuple[str, ...] = ("bootstrap", "t")
+TESTS: tuple[str, ...] = ("paired_t", "wilcoxon", "randomization")
+CORRECTIONS: tuple[str | None, ...] = ("holm", "bonferroni", None)
+
+#: Upper bound on the entries of one resampling matrix (resamples x users): memory stays
+#: around 8 bytes x this many per chunk, whatever n_resamples and the number of users.
+CHUNK_ELEMENTS = 1 << 22
+
+#: Below this many non-zero differences without ties, the Wilcoxon p-value is exact.
+WILCOXON_EXACT_MAX = 50
+
+
+class TestResult(NamedTuple):
+    """A test statistic and its two-sided p-value."""
+
+    statistic: float
+    p_value: float
+
+
+def _scipy_special() -> Any:
+    try:
+        import scipy.special
+    except ImportError:  # pragma: no cover - depends on the environment
+        raise RecframeError(
+            "the t distribution (ci_method=\"t\", test=\"paired_t\") needs scipy, which is not "
+            'installed. Hint: pip install "recframe[stats]", or use ci_method="bootstrap" / '
+            'test="randomization", which need only numpy.'
+        ) from None
+    return scipy.special
+
+
+def check_level(name: str, value: Any) -> float:
+    """Return ``value`` as a float strictly between 0 and 1, or raise naming ``name``.
+
+    >>> check_level("ci", 0.95)
+    0.95
+    """
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value < 1:
+        raise RecframeError(
+            f"{name}={value!r} is not a probability strictly between 0 and 1. "
+            f"Hint: pass {name}={0.95 if name == 'ci' else 0.05}."
+        )
+    return float(value)
+
+
+def check_choice(name: str, value: Any, choices: tuple[Any, ...]) -> Any:
+    """Return ``value`` if it is one of ``choices``, or raise naming ``name`` and the choices.
+
+    >>> check_choice("test", "wilcoxon", TESTS)
+    'wilcoxon'
+    """
+    if value not in choices:
+        raise RecframeError(f"{name}={value!r} is not one of {list(choices)}. Hint: pass {name}={choices[0]!r}.")
+    return value
+
+
+def check_resampling(n_resamples: Any, seed: Any) -> tuple[int, np.random.Generator]:
+    """Check ``n_resamples`` (an int >= 1) and ``seed``; return it and a numpy Generator.
+
+    >>> n, rng = check_resampling(100, 0)
+    >>> n, type(rng).__name__
+    (100, 'Generator')
+    """
+    if isinstance(n_resamples, bool) or not isinstance(n_resamples, (int, np.integer)) or n_resamples < 1:
+        raise RecframeError(f"n_resamples={n_resamples!r} is not a positive integer. Hint: pass n_resamples=1000.")
+    if isinstance(seed, bool) or (seed is not None and not isinstance(seed, (int, np.integer, np.random.Generator))):
+        raise RecframeError(
+            f"seed={seed!r} is not an integer, a numpy Generator or None. Hint: pass seed=0 for "
+            "results you can reproduce."
+        )
+    return int(n_resamples), np.random.default_rng(seed)
+
+
+def _columns(values: Any) -> tuple[np.ndarray, bool]:
+    """values as a float (n, m) matrix, and whether the input was 1-D."""
+    array = np.asarray(values, dtype=float)
+    if array.ndim == 1:
+        return array[:, None], True
+    if array.ndim != 2:
+        raise RecframeError(f"values has {array.ndim} dimensions; pass a 1-D or 2-D array. Hint: one column per metric.")
+    return array, False
+
+
+def _chunks(n_resamples: int, n: int) -> Iterator[int]:
+    """Sizes of the resample chunks: at most CHUNK_ELEMENTS entries of (chunk x n) each."""
+    size = max(1, CHUNK_ELEMENTS // max(n, 1))
+    for start in range(0, n_resamples, size):
+        yield min(size, n_resamples - start)
+
+
+def bootstrap_means(values: Any, n_resamples: int = 1000, seed: Any = None) -> np.ndarray:
+    """The means of ``n_resamples`` bootstrap resamples of the rows of ``values``.
+
+    Parameters
+    ----------
+    values : array of shape (n,) or (n, m)
+        One row per user; NaN marks a missing value, left out of that column's mean.
+    n_resamples : int, default 1000
+        How many resamples of n rows, drawn with replacement.
+    seed : int, numpy.random.Generator or None
+        Seed of ``numpy.random.default_rng``: the same seed gives the same resamples.
+
+    Returns
+    -------
+    numpy.ndarray of shape (n_resamples,) or (n_resamples, m)
+        Resample means; NaN where a resample holds no non-missing value of a column.
+
+    Notes
+    -----
+    One resample draws n row indices uniformly with replacement; the counts ``W[b, i]`` of how
+    often row i was drawn make every resample's mean one matrix product, for all columns at
+    once: ``mean[b, j] = sum_i W[b, i] x[i, j] / sum_i W[b, i] [x[i, j] not missing]``.
+    Resamples are drawn in chunks of at most ``CHUNK_ELEMENTS`` indices, so memory does not
+    grow with ``n_resamples``; there is no Python loop over users.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> means = bootstrap_means(np.array([1.0, 2.0, 3.0]), n_resamples=5, seed=0)
+    >>> means.shape, bool(((means >= 1) & (means <= 3)).all())
+    ((5,), True)
+    """
+    n_resamples, rng = check_resampling(n_resamples, seed)
+    matrix, flat = _columns(values)
+    n, m = matrix.shape
+    present = ~np.isnan(matrix)
+    filled = np.where(present, matrix, 0.0)
+    weights_of_present = present.astype(float)
+    out = np.empty((n_resamples, m))
+    start = 0
+    for size in _chunks(n_resamples, n):
+        if n == 0:
+            out[start : start + size] = np.nan
+            start += size
+            continue
+        drawn = rng.integers(0, n, size=(size, n))
+        # counts[b, i] = how often row i was drawn in resample b: one bincount for the chunk
+        offsets = (drawn + (np.arange(size) * n)[:, None]).ravel()
+        counts = np.bincount(offsets, minlength=size * n).reshape(size, n).astype(float)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            out[start : start + size] = (counts @ filled) / (counts @ weights_of_present)
+        start += size
+    return out[:, 0] if flat else out
+
+
+def bootstrap_ci(values: Any, ci: float = 0.95, n_resamples: int = 1000, seed: Any = None) -> tuple[Any, Any]:
+    """Percentile bootstrap interval of the mean, per column.
+
+    Parameters
+    ----------
+    values : array of shape (n,) or (n, m)
+        One row per user; NaN is missing and left out of that column.
+    ci : float, default 0.95
+        Coverage of the interval.
+    n_resamples : int, default 1000
+        Bootstrap resamples.
+    seed : int, numpy.random.Generator or None
+        Seed for ``numpy.random.default_rng``.
+
+    Returns
+    -------
+    (lo, hi)
+        Floats for 1-D input, arrays of length m for 2-D input; NaN for a column with no value.
+
+    Notes
+    -----
+    With resample means ``m_1..m_B`` (:func:`bootstrap_means`), the interval is their
+    ``(1 - ci) / 2`` and ``(1 + ci) / 2`` quantiles (numpy's linear interpolation). One value
+    gives the degenerate interval [x, x].
+
+    Examples
+    --------
+    >>> lo, hi = bootstrap_ci([1.0, 2.0, 3.0, 4.0], n_resamples=200, seed=1)
+    >>> 1.0 <= lo < 2.5 < hi <= 4.0
+    True
+    >>> bootstrap_ci([5.0], seed=0)
+    (5.0, 5.0)
+    """
+    level = check_level("ci", ci)
+    means = bootstrap_means(values, n_resamples, seed)
+    matrix, flat = _columns(values)
+    lo = np.full(matrix.shape[1], np.nan)
+    hi = np.full(matrix.shape[1], np.nan)
+    columns = means[:, None] if flat else means
+    for j in np.flatnonzero((~np.isnan(matrix)).any(axis=0)):  # a loop over metrics, not users
+        lo[j], hi[j] = np.nanquantile(columns[:, j], [(1 - level) / 2, (1 + level) / 2])
+    return (float(lo[0]), float(hi[0])) if flat else (lo, hi)
+
+
+def t_ci(values: Any, ci: float = 0.95) -> tuple[Any, Any]:
+    """Student t interval of the mean, per column (needs scipy).
+
+    Parameters
+    ----------
+    values : array of shape (n,) or (n, m)
+        NaN is missing and left out of that column.
+    ci : float, default 0.95
+        Coverage of the interval.
+
+    Returns
+    -------
+    (lo, hi)
+        Floats for 1-D input, arrays for 2-D input; NaN for a column with fewer than 2 values.
+
+    Notes
+    -----
+    ``mean -/+ t_{(1 + ci) / 2, n - 1} s / sqrt(n)`` with s the sample standard deviation
+    (ddof=1) and t the quantile of Student's t with n - 1 degrees of freedom.
+
+    Examples
+    --------
+    >>> lo, hi = t_ci([1.0, 2.0, 3.0])   # mean 2, s = 1, t_{0.975, 2} = 4.3027
+    >>> round(lo, 4), round(hi, 4)
+    (-0.4841, 4.4841)
+    """
+    level = check_level("ci", ci)
+    matrix, flat = _columns(values)
+    n = (~np.isnan(matrix)).sum(axis=0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        mean = np.nanmean(matrix, axis=0) if matrix.shape[0] else np.full(matrix.shape[1], np.nan)
+        half = std(matrix) / np.sqrt(n) * _scipy_special().stdtrit(np.maximum(n - 1, 1), (1 + level) / 2)
+    half = np.where(n >= 2, half, np.nan)
+    lo, hi = mean - half, mean + half
+    return (float(lo[0]), float(hi[0])) if flat else (lo, hi)
+
+
+def std(values: Any) -> Any:
+    """Sample standard deviation (ddof=1) per column, NaN left out; NaN with fewer than 2 values.
+
+    >>> std([1.0, 2.0, 3.0, np.nan])
+    1.0
+    """
+    matrix, flat = _columns(values)
+    n = (~np.isnan(matrix)).sum(axis=0)
+    centred = matrix - np.where(n > 0, np.nansum(matrix, axis=0) / np.maximum(n, 1), 0.0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        out = np.sqrt(np.nansum(centred**2, axis=0) / (n - 1))
+    out = np.where(n >= 2, out, np.nan)
+    return float(out[0]) if flat else out
+
+
+def _differences(model: Any, baseline: Any) -> np.ndarray:
+    x, y = np.asarray(model, dtype=float), np.asarray(baseline, dtype=float)
+    if x.shape != y.shape or x.ndim != 1:
+        raise RecframeError(
+            f"paired samples must be 1-D arrays of the same length, got shapes {x.shape} and "
+            f"{y.shape}. Hint: pair the values by user first."
+        )
+    if np.isnan(x).any() or np.isnan(y).any():
+        raise RecframeError("paired samples contain NaN. Hint: drop the pairs with a missing value first.")
+    return x - y
+
+
+def paired_t_test(model: Any, baseline: Any) -> TestResult:
+    """Two-sided paired t test of mean(model - baseline) = 0 (needs scipy).
+
+    Parameters
+    ----------
+    model, baseline : 1-D arrays of the same length
+        Paired values (one per user).
+
+    Returns
+    -------
+    TestResult
+        ``statistic`` t and two-sided ``p_value``.
+
+    Notes
+    -----
+    With differences d_i (n pairs), ``t = mean(d) / (s_d / sqrt(n))``, s_d with ddof=1, and
+    ``p = 2 P(T_{n-1} >= |t|)``. As scipy.stats.ttest_rel. Undefined cases: fewer than two
+    pairs gives NaN; all differences equal to zero gives t = 0, p = 1 (no evidence of a
+    difference; scipy gives NaN); all differences equal and non-zero gives t = +/-inf, p = 0.
+
+    Examples
+    --------
+    >>> r = paired_t_test([2.0, 3.0, 5.0], [1.0, 1.0, 2.0])   # d = 1, 2, 3: t = 2 / (1 / sqrt(3))
+    >>> round(r.statistic, 6) == round(2 / (1 / 3**0.5), 6), round(r.p_value, 4)
+    (True, 0.0742)
+    """
+    d = _differences(model, baseline)
+    n = d.size
+    if n < 2:
+        return TestResult(math.nan, math.nan)
+    mean, s = float(d.mean()), float(std(d))
+    if s == 0:
+        return TestResult(0.0, 1.0) if mean == 0 else TestResult(math.copysign(math.inf, mean), 0.0)
+    t = mean / (s / math.sqrt(n))
+    p = 2 * float(_scipy_special().stdtr(n - 1, -abs(t)))
+    return TestResult(t, min(p, 1.0))
+
+
+def _average_ranks(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Ranks 1..n with ties given their average rank, and the size of every tie group."""
+    order = np.argsort(values, kind="stable")
+    sorted_values = values[order]
+    starts = np.flatnonzero(np.r_[True, sorted_values[1:] != sorted_values[:-1]])
+    sizes = np.diff(np.r_[starts, values.size])
+    average = starts + (sizes + 1) / 2  # mean of ranks start+1 .. start+size
+    ranks = np.empty(values.size)
+    ranks[order] = np.repeat(average, sizes)
+    return ranks, sizes
+
+
+def _signed_rank_distribution(n: int) -> np.ndarray:
+    """Counts of subsets of {1..n} by their sum (0..n(n+1)/2): the exact null of W+."""
+    counts = np.zeros(n * (n + 1) // 2 + 1)
+    counts[0] = 1
+    for r in range(1, n + 1):  # a loop over ranks (n <= WILCOXON_EXACT_MAX), not users
+        counts[r:] = counts[r:] + counts[:-r].copy()
+    return counts
+
+
+def wilcoxon_test(model: Any, baseline: Any) -> TestResult:
+    """Two-sided Wilcoxon signed-rank test of paired samples.
+
+    Parameters
+    ----------
+    model, baseline : 1-D arrays of the same length
+        Paired values (one per user).
+
+    Returns
+    -------
+    TestResult
+        ``statistic`` W+ (the sum of the ranks of the positive differences) and ``p_value``.
+
+    Notes
+    -----
+    Zero differences are dropped (Wilcoxon's method); the n' others are ranked by absolute
+    value, ties getting their average rank; W+ sums the ranks of the positive ones.
+
+    - Exact, when n' <= 50 and no two |d| tie: ``p = min(1, 2 min(P(W >= W+), P(W <= W+)))``
+      under the null distribution of the sum of a random subset of {1..n'}.
+    - Otherwise the normal approximation without continuity correction:
+      ``z = (W+ - n'(n'+1)/4) / sqrt(n'(n'+1)(2n'+1)/24 - sum(t^3 - t)/48)`` over tie
+      groups of size t, and ``p = 2 Phi(-|z|)``.
+
+    This is scipy.stats.wilcoxon's default except for 13 or fewer pairs with ties or zeros,
+    where scipy runs a permutation test instead. No non-zero difference gives p = 1 (no
+    evidence of a difference; scipy gives NaN).
+
+    Examples
+    --------
+    >>> r = wilcoxon_test([1.0, 2.0, 3.0], [0.0, 0.0, 0.0])   # W+ = 1 + 2 + 3 = 6 of 8 subsets
+    >>> r.statistic, r.p_value                                 # 2 x P(W >= 6) = 2 x 1/8
+    (6.0, 0.25)
+    """
+    d = _differences(model, baseline)
+    d = d[d != 0]
+    n = d.size
+    if n == 0:
+        return TestResult(0.0, 1.0)
+    ranks, ties = _average_ranks(np.abs(d))
+    w_plus = float(ranks[d > 0].sum())
+    if n <= WILCOXON_EXACT_MAX and (ties == 1).all():
+        counts = _signed_rank_distribution(n)
+        total = counts.sum()
+        w = int(round(w_plus))
+        p = 2 * min(counts[w:].sum(), counts[: w + 1].sum()) / total
+        return TestResult(w_plus, float(min(p, 1.0)))
+    mean = n * (n + 1) / 4
+    variance = n * (n + 1) * (2 * n + 1) / 24 - float((ties**3 - ties).sum()) / 48
+    if variance <= 0:
+        return TestResult(w_plus, 1.0)
+    z = (w_plus - mean) / math.sqrt(variance)
+    return TestResult(w_plus, min(1.0, math.erfc(abs(z) / math.sqrt(2))))
+
+
+def randomization_test(model: Any, baseline: Any, n_resamples: int = 10_000, seed: Any = None) -> TestResult:
+    """Two-sided paired randomization (sign-flip permutation) test of the mean difference.
+
+    Parameters
+    ----------
+    model, baseline : 1-D arrays of the same length
+        Paired values (one per user).
+    n_resamples : int, default 10000
+        Random sign patterns drawn; when ``2**n <= n_resamples`` all 2**n patterns are used
+        and the p-value is exact.
+    seed : int, numpy.random.Generator or None
+        Seed for ``numpy.random.default_rng``.
+
+    Returns
+    -------
+    TestResult
+        ``statistic`` mean(model - baseline) and ``p_value``.
+
+    Notes
+    -----
+    Under the null each pair's two values are exchangeable, so each difference d_i keeps or
+    flips its sign: the null distribution is that of ``mean(s_i d_i)`` over sign patterns s.
+    With B patterns (drawn, or all of them), ``p_less = (#{null <= observed} + a) / (B + a)``,
+    ``p_greater`` alike and ``p = min(1, 2 min(p_less, p_greater))``, with a = 1 for drawn
+    patterns (the observed one counts) and a = 0 for the exact test; comparisons allow a
+    relative tolerance of 100 machine epsilons. As scipy.stats.permutation_test with
+    ``permutation_type="samples"``. No pair gives NaN.
+
+    Examples
+    --------
+    >>> r = randomization_test([1.0, 2.0, 3.0], [0.0, 0.0, 0.0])  # exact: 8 sign patterns
+    >>> r.statistic, r.p_value      # only (+,+,+) reaches a mean of 2: p = 2 x 1/8
+    (2.0, 0.25)
+    """
+    n_resamples, rng = check_resampling(n_resamples, seed)
+    d = _differences(model, baseline)
+    n = d.size
+    if n == 0:
+        return TestResult(math.nan, math.nan)
+    observed = float(d.mean())
+    tolerance = abs(np.finfo(float).eps * 100 * observed)
+    exact = n < 63 and 2**n <= n_resamples
+    total = 2**n if exact else n_resamples
+    less = greater = 0
+    done = 0
+    for size in _chunks(total, n):
+        if exact:
+            patterns = np.arange(done, done + size)[:, None] >> np.arange(n) & 1
+        else:
+            patterns = rng.integers(0, 2, size=(size, n))
+        null = ((2.0 * patterns - 1.0) @ d) / n
+        less += int(np.count_nonzero(null <= observed + tolerance))
+        greater += int(np.count_nonzero(null >= observed - tolerance))
+        done += size
+    extra = 0 if exact else 1
+    p = 2 * min(less + extra, greater + extra) / (total + extra)
+    return TestResult(observed, min(p, 1.0))
+
+
+def adjust_pvalues(p_values: Any, correction: Correction | None) -> np.ndarray:
+    """p-values adjusted for multiple testing over the whole array (the family).
+
+    Parameters
+    ----------
+    p_values : 1-D array
+        NaN p-values (tests that could not be run) stay NaN and are not counted in the family.
+    correction : {"holm", "bonferroni"} or None
+        None returns the p-values unchanged.
+
+    Returns
+    -------
+    numpy.ndarray
+        Adjusted p-values, in the input order, capped at 1.
+
+    Notes
+    -----
+    With m non-NaN p-values:
+
+    - Bonferroni: ``min(1, m p_i)``.
+    - Holm: sort ascending, ``p_(j) -> min(1, max_{l <= j} (m - l + 1) p_(l))`` (j, l from 1):
+      controls the family-wise error rate like Bonferroni and rejects at least as much.
+
+    Examples
+    --------
+    >>> adjust_pvalues([0.01, 0.04, 0.03], "bonferroni").tolist()
+    [0.03, 0.12, 0.09]
+    >>> adjust_pvalues([0.01, 0.04, 0.03], "holm").tolist()   # 3 x 0.01, max(2 x 0.03, .), 1 x 0.04
+    [0.03, 0.06, 0.06]
+    """
+    check_choice("correction", correction, CORRECTIONS)
+    p = np.asarray(p_values, dtype=float).copy()
+    valid = np.flatnonzero(~np.isnan(p))
+    m = valid.size
+    if correction is None or m == 0:
+        return p
+    if correction == "bonferroni":
+        p[valid] = np.minimum(1.0, m * p[valid])
+        return p
+    order = valid[np.argsort(p[valid], kind="stable")]
+    scaled = (m - np.arange(m)) * p[order]
+    p[order] = np.minimum(1.0, np.maximum.accumulate(scaled))
+    return p

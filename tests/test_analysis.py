@@ -1,0 +1,244 @@
+"""summary(ci=...), compare and curve on every backend, with hand-worked values."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import polars as pl
+import pytest
+from conftest import to_polars
+
+import recframe
+from recframe import RecframeError
+from recframe.data import load_sample
+
+scipy_stats = pytest.importorskip("scipy.stats")
+
+# Two models, three users; user 3 has no relevant item (skipped under empty_users="skip").
+#   model A: user 1 hit at rank 1 (rr@2 = 1), user 2 hit at rank 2 (rr@2 = 1/2)
+#   model B: user 1 hit at rank 2 (1/2), user 2 hit at rank 1 (1)... plus user 4 only in B
+FRAME = pl.DataFrame({
+    "model":     ["A", "A", "A", "A", "A", "A", "B", "B", "B", "B", "B", "B"],
+    "user_id":   [1, 1, 2, 2, 3, 3, 1, 1, 2, 2, 3, 3],
+    "item_id":   ["a", "b", "a", "b", "a", "b", "a", "b", "a", "b", "a", "b"],
+    "rank":      [1, 2, 2, 1, 1, 2, 2, 1, 1, 2, 1, 2],
+    "relevance": [1, 0, 1, 0, 0, 0, 1, 0, 1, 0, 0, 0],
+})  # fmt: skip
+
+
+def test_summary_without_ci_is_unchanged(constructor):
+    plain = to_polars(recframe.summary(constructor(FRAME), k=2, metrics=["rr"], by="model"))
+    assert plain.columns == ["model", "n_users", "n_skipped", "rr@2"]
+
+
+def test_summary_ci_columns_and_hand_values(constructor):
+    out = to_polars(recframe.summary(constructor(FRAME), k=2, metrics=["precision", "rr"], by="model",
+                                     ci=0.95, ci_method="t"))  # fmt: skip
+    assert out.columns == [
+        "model", "n_users", "n_skipped",
+        "precision@2", "precision@2_std", "precision@2_lo", "precision@2_hi",
+        "rr@2", "rr@2_std", "rr@2_lo", "rr@2_hi",
+    ]  # fmt: skip
+    a = out.row(0, named=True)
+    # A counts users 1 and 2 (user 3 skipped, for precision too): rr 1 and 1/2
+    assert (a["n_users"], a["n_skipped"]) == (2, 1)
+    assert a["rr@2"] == (1 + 1 / 2) / 2
+    std = math.sqrt(((1 - 0.75) ** 2 + (0.5 - 0.75) ** 2) / (2 - 1))
+    assert a["rr@2_std"] == pytest.approx(std)
+    half = scipy_stats.t.ppf(0.975, 1) * std / math.sqrt(2)
+    assert (a["rr@2_lo"], a["rr@2_hi"]) == (pytest.approx(0.75 - half), pytest.approx(0.75 + half))
+    # precision@2 = 1/2 for both counted users: std 0, interval [1/2, 1/2]
+    assert (a["precision@2_std"], a["precision@2_lo"], a["precision@2_hi"]) == (0.0, 0.5, 0.5)
+
+
+def test_summary_bootstrap_is_seeded_and_brackets_the_mean(constructor):
+    recs, truth = load_sample()
+    kw = dict(truth=truth, k=[5, 10], metrics=["ndcg", "recall"], score="score", relevance="rating", threshold=4,
+              by="model", ci=0.9, n_resamples=300)  # fmt: skip
+    first = to_polars(recframe.summary(constructor(recs), seed=1, **kw))
+    again = to_polars(recframe.summary(constructor(recs), seed=1, **kw))
+    # the same resamples; the engine's own sums may round differently from run to run (ulps)
+    assert first["model"].equals(again["model"])
+    np.testing.assert_allclose(first.drop("model").to_numpy(), again.drop("model").to_numpy(), rtol=1e-12)
+    for column in ("ndcg@5", "ndcg@10", "recall@10"):
+        assert (first[f"{column}_lo"] < first[column]).all() and (first[column] < first[f"{column}_hi"]).all()
+    plain = to_polars(recframe.summary(constructor(recs), **{k: v for k, v in kw.items() if k not in ("ci", "n_resamples")}))
+    # the means are summary's (to the engine's run-to-run rounding)
+    np.testing.assert_allclose(first.select(plain.columns).drop("model").to_numpy(), plain.drop("model").to_numpy(), rtol=1e-12)
+
+
+def test_summary_bootstrap_resamples_only_counted_users():
+    # every counted user of A has precision@2 = 1/2; the skipped user 3 has 0.0 and must not
+    # enter any resample, so the interval is exactly [1/2, 1/2]
+    out = recframe.summary(FRAME, k=2, metrics=["precision"], by="model", ci=0.95, seed=0)
+    assert out.select("precision@2_lo", "precision@2_hi").rows() == [(0.5, 0.5), (0.5, 0.5)]
+
+
+def test_summary_ci_lazy_stays_lazy():
+    out = recframe.summary(FRAME.lazy(), k=2, metrics=["rr"], by="model", ci=0.95, seed=0)
+    assert isinstance(out, pl.LazyFrame)
+    assert out.collect_schema().names() == out.collect().columns
+
+
+@pytest.mark.parametrize(
+    "kwargs, match",
+    [
+        ({"ci": 95}, r"ci=95 is not a probability.*Hint: pass ci=0.95"),
+        ({"ci": 0.95, "ci_method": "normal"}, r"ci_method='normal' .*Hint"),
+        ({"ci": 0.95, "n_resamples": -1}, r"n_resamples=-1 .*Hint"),
+    ],
+)
+def test_summary_ci_bad_arguments(kwargs, match):
+    with pytest.raises(RecframeError, match=match):
+        recframe.summary(FRAME, k=2, **kwargs)
+
+
+# --- compare ------------------------------------------------------------------------------
+
+PER_USER = pl.DataFrame({
+    "model":   ["A", "A", "A", "A", "B", "B", "B", "B", "B", "C", "C", "C", "C"],
+    "user_id": [1, 2, 3, 4, 1, 2, 3, 4, 5, 1, 2, 3, 4],
+    "n_relevant": [1] * 13,
+    "rr@10":   [1.0, 0.5, 0.5, 0.0, 1.0, 1.0, 1.0, 0.5, 1.0, 1.0, 0.5, 0.5, None],
+})  # fmt: skip
+
+
+def test_compare_hand_worked(constructor):
+    out = to_polars(recframe.compare(constructor(PER_USER), baseline="A", test="randomization", correction="bonferroni"))
+    b, c = out.rows(named=True)
+    # B vs A: users 1-4 paired (user 5 only in B); d = 0, .5, .5, .5
+    assert (b["model"], b["metric"], b["n_pairs"], b["n_dropped_baseline"], b["n_dropped_model"]) == ("B", "rr@10", 4, 0, 1)
+    assert b["baseline_mean"] == (1 + 0.5 + 0.5 + 0) / 4 and b["model_mean"] == (1 + 1 + 1 + 0.5) / 4
+    assert b["delta"] == 0.375 and b["rel_delta"] == 0.375 / 0.5
+    assert b["p_value"] == 2 * 2 / 16  # exact: 2 of 16 sign patterns reach 0.375
+    # C vs A: user 4 has no value under C: 3 pairs, d = 0, 0, 0 -> p = 1
+    assert (c["n_pairs"], c["n_dropped_baseline"], c["n_dropped_model"], c["delta"]) == (3, 1, 0, 0.0)
+    assert c["p_value"] == 1.0
+    # Bonferroni over the family of 2 rows
+    assert (b["p_adjusted"], c["p_adjusted"]) == (min(1, 2 * 0.25), 1.0)
+    assert (b["significant"], c["significant"]) == (False, False)
+
+
+def test_compare_columns_and_types():
+    out = recframe.compare(PER_USER, baseline="A")
+    assert out.columns == [
+        "baseline", "model", "metric", "n_pairs", "n_dropped_baseline", "n_dropped_model",
+        "baseline_mean", "model_mean", "delta", "delta_lo", "delta_hi", "rel_delta",
+        "p_value", "p_adjusted", "significant",
+    ]  # fmt: skip
+    assert isinstance(recframe.compare(PER_USER.lazy(), baseline="A"), pl.LazyFrame)
+    assert type(recframe.compare(PER_USER.to_pandas(), baseline="A")).__name__ == "DataFrame"
+
+
+@pytest.mark.parametrize("test", ["paired_t", "wilcoxon", "randomization"])
+def test_compare_p_values_are_the_stats_tests_with_holm(test):
+    recs, truth = load_sample()
+    per_user = recframe.per_user(recs, truth=truth, k=[5, 10], metrics=["ndcg", "ap"], score="score",
+                                 relevance="rating", threshold=4, by="model")  # fmt: skip
+    out = recframe.compare(per_user, baseline="popular", test=test, seed=0, n_resamples=2000)
+    assert out["n_pairs"].to_list() == [287] * 4  # the 13 users with no relevant item are out
+    pairs = per_user.filter(pl.col("n_relevant") > 0)
+    raw = []
+    for metric in out["metric"]:
+        base = pairs.filter(pl.col("model") == "popular")[metric].to_numpy()
+        model = pairs.filter(pl.col("model") == "personal")[metric].to_numpy()
+        if test == "paired_t":
+            raw.append(scipy_stats.ttest_rel(model, base).pvalue)
+        elif test == "wilcoxon":
+            raw.append(scipy_stats.wilcoxon(model, base).pvalue)
+        else:  # p is ~0: every drawn pattern is below the observed mean
+            raw.append(1 / 2001 * 2)
+    assert out["p_value"].to_list() == pytest.approx(raw, rel=1e-9)
+    # Holm over the 4 rows
+    order = np.argsort(raw)
+    expected = np.minimum(1, np.maximum.accumulate([(4 - j) * raw[i] for j, i in enumerate(order)]))
+    holm = np.empty(4)
+    holm[order] = expected
+    assert out["p_adjusted"].to_list() == pytest.approx(holm.tolist(), rel=1e-9)
+    assert out["significant"].all()
+
+
+def test_compare_means_equal_summary_means():
+    recs, truth = load_sample()
+    kw = dict(truth=truth, k=10, metrics=["precision", "ndcg"], score="score", relevance="rating", threshold=4,
+              by="model")  # fmt: skip
+    out = recframe.compare(recframe.per_user(recs, **kw), baseline="popular")
+    summary = recframe.summary(recs, **kw)
+    for row in out.iter_rows(named=True):
+        means = dict(summary.select("model", row["metric"]).rows())
+        assert row["baseline_mean"] == pytest.approx(means["popular"])
+        assert row["model_mean"] == pytest.approx(means["personal"])
+
+
+def test_compare_namespace_computes_per_user_first():
+    recs, truth = load_sample()
+    kw = dict(truth=truth, k=10, metrics=["ndcg"], score="score", relevance="rating", threshold=4)
+    direct = recframe.compare(recframe.per_user(recs, by="model", **kw), baseline="popular", seed=0)
+    assert recs.recmetrics.compare(baseline="popular", seed=0, **kw).equals(direct)
+    pandas = recs.to_pandas().recmetrics.compare(baseline="popular", seed=0, **{**kw, "truth": truth.to_pandas()})
+    assert pl.from_pandas(pandas).equals(direct)
+
+
+@pytest.mark.parametrize(
+    "kwargs, match",
+    [
+        ({}, r"baseline= is required.*Hint"),
+        ({"baseline": "Z"}, r"baseline='Z' is not a value of column 'model' \(values: \['A', 'B', 'C'\]\).*Hint"),
+        ({"baseline": "A", "test": "t"}, r"test='t' .*Hint"),
+        ({"baseline": "A", "correction": "fdr"}, r"correction='fdr' .*Hint"),
+        ({"baseline": "A", "alpha": 5}, r"alpha=5 .*Hint: pass alpha=0.05"),
+        ({"baseline": "A", "metrics": ["ndcg@10"]}, r"metrics= names 'ndcg@10'.*Hint: pass some of \['rr@10'\]"),
+        ({"baseline": "A", "by": "variant"}, r"by='variant' is not a column.*Hint"),
+    ],
+)
+def test_compare_bad_arguments(kwargs, match):
+    with pytest.raises(RecframeError, match=match):
+        recframe.compare(PER_USER, **kwargs)
+
+
+def test_compare_duplicate_users_are_an_error():
+    doubled = pl.concat([PER_USER, PER_USER.head(1)])
+    with pytest.raises(RecframeError, match=r"2 rows that share a \('model', 'user_id'\) pair.*Hint"):
+        recframe.compare(doubled, baseline="A")
+
+
+# --- curve --------------------------------------------------------------------------------
+
+
+def test_curve_equals_summary_at_every_k(constructor):
+    recs, truth = load_sample()
+    kw = dict(truth=truth, score="score", relevance="rating", threshold=4, by="model")
+    out = to_polars(recframe.curve(constructor(recs), metrics=["ndcg", "ap"], k_max=12,
+                                   **{**kw, "truth": constructor(truth)}))  # fmt: skip
+    assert out.columns == ["model", "k", "n_users", "n_skipped", "ndcg", "ap", "precision", "recall"]
+    assert out.height == 2 * 12
+    assert out["k"].to_list() == list(range(1, 13)) * 2
+    for k in (1, 7, 12):
+        wide = recframe.summary(recs, k=k, metrics=["ndcg", "ap", "precision", "recall"], **kw)
+        long = out.filter(pl.col("k") == k).drop("k").rename(lambda c: c if "n_" in c or c == "model" else f"{c}@{k}")
+        # the same formulas; the engine's sums may round differently (ulps)
+        assert long["model"].equals(wide["model"])
+        np.testing.assert_allclose(long.drop("model").to_numpy(), wide.select(long.columns).drop("model").to_numpy(), rtol=1e-12)
+
+
+def test_curve_hand_worked_pr_points():
+    df = pl.DataFrame({"user_id": [1, 1, 1], "item_id": ["a", "b", "c"], "rank": [1, 2, 3], "relevance": [1, 0, 1]})
+    out = recframe.curve(df, metrics=["precision"], k_max=4)
+    # hits 1, 1, 2, 2 of R = 2
+    assert out.select("k", "precision", "recall").rows() == [(1, 1 / 1, 1 / 2), (2, 1 / 2, 1 / 2), (3, 2 / 3, 2 / 2), (4, 2 / 4, 2 / 2)]
+
+
+def test_curve_with_intervals_and_lazy():
+    out = recframe.curve(FRAME.lazy(), metrics=["rr"], k_max=2, by="model", ci=0.95, seed=0)
+    assert isinstance(out, pl.LazyFrame)
+    assert out.collect().columns == [
+        "model", "k", "n_users", "n_skipped", "rr", "rr_std", "rr_lo", "rr_hi",
+        "precision", "precision_std", "precision_lo", "precision_hi",
+        "recall", "recall_std", "recall_lo", "recall_hi",
+    ]  # fmt: skip
+
+
+def test_curve_bad_k_max():
+    with pytest.raises(RecframeError, match=r"k_max=0 is not a positive integer.*Hint"):
+        recframe.curve(FRAME, k_max=0)
