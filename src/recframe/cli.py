@@ -81,7 +81,7 @@ _API_ARGS = ("k", "metrics", "user", "item", "rank", "score", "relevance", "thre
 _FLAG_NAMES = (*_API_ARGS, *CHOICES, "check_duplicates")
 _FLAG = "|".join(sorted(_FLAG_NAMES, key=len, reverse=True))
 _BARE_ARG = re.compile(rf"\b({_FLAG})=(?=[\s)])")
-_ARG_VALUE = re.compile(rf"\b({_FLAG})=(\"[^\"]*\"|'[^']*'|\[[^\]]*\]|-?[\w.]+)")
+_ARG_VALUE = re.compile(rf"\b({_FLAG})=(\"[^\"]*\"|'[^']*'|\[[^\]]*\]|-?\w+(?:\.\w+)*)")
 
 
 def _flag(name: str) -> str:
