@@ -616,8 +616,9 @@ def schema(args: argparse.Namespace, progress: Progress) -> int:
     groups = [c for c, d in recs_columns.items() if c not in taken and (d == pl.String or d == pl.Categorical or d == pl.Enum)]
     if groups and not cols["by"]:
         hints.append(f"to compare groups (models, variants), pass --by {groups[0]}" + (f" (text columns: {', '.join(groups)})." if len(groups) > 1 else "."))
-    if cols["score"] is None and "score" in recs_columns and cols["rank"] in recs_columns:
-        hints.append("ranks come from the 'rank' column; pass --score score to rank by score instead.")
+    score = _guess("score", [c for c in recs_columns if c not in taken], set())
+    if cols["score"] is None and score and cols["rank"] in recs_columns:
+        hints.append(f"ranks come from the {cols['rank']!r} column; pass --score {shlex.quote(score)} to rank by that score instead.")
     print()
     for hint in hints:
         print(f"hint: {hint}")
@@ -653,7 +654,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except SystemExit as stop:  # --help, --version
         return stop.code if isinstance(stop.code, int) else EXIT_OK
     progress = Progress.for_stream(sys.stderr, args.quiet)
-    where = args.recs + (f" with --truth {args.truth}" if getattr(args, "truth", None) else "") if hasattr(args, "recs") else ""
+    # messages from the API speak of "the frame": say which files that is
+    where = getattr(args, "recs", "the bundled sample")
+    if getattr(args, "truth", None):
+        where += f" with --truth {args.truth}"
     try:
         return args.run(args, progress)
     except UsageError as error:
@@ -670,8 +674,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         )
     except OSError as error:
         if isinstance(error, BrokenPipeError):  # `recframe evaluate ... | head`: not an error
-            with contextlib.suppress(OSError):
-                sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - silence the flush at exit
+            with contextlib.suppress(OSError, ValueError):  # the Python docs' recipe: no error at exit
+                os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
             return EXIT_OK
         name = f"{error.filename}: " if error.filename else ""
         return _fail(f"{name}{error.strerror or error}. Hint: check the path and its permissions.", EXIT_USAGE, debug)
