@@ -293,9 +293,9 @@ def summary(
         engine = _frames.engine_name(plan)
         raise RecframeError(
             f"ci= resamples the per-user values in Python, which recframe does not pull out of "
-            f"{engine}. Hint: run summary without ci= in {engine}; for intervals collect the "
-            "per-user frame (recframe.per_user(...), one row per user) and call "
-            "recframe.summary on a Polars frame, or use pl.scan_parquet(...) on the export."
+            f"{engine}. Hint: run summary without ci= in {engine}, or evaluate the same data "
+            'with Polars for intervals: pl.scan_parquet("export/*.parquet") streams exports '
+            "larger than memory."
         )
     return _frames.from_lazy(_intervals.summary_with_ci(plan, spec, *interval_options), kind)
 

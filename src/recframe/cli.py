@@ -1,0 +1,692 @@
+"""The ``recframe`` command: evaluate parquet or CSV exports, show the sample, map an export's columns.
+
+A thin layer over :func:`recframe.summary` and :func:`recframe.per_user`: this module parses the
+command line (argparse, from the standard library, so the command adds no dependency), reads the
+files lazily, runs the API on the Polars streaming engine, writes the result and maps every
+failure to an exit code and a one-line message. Nothing here computes a metric.
+
+Exit codes: 0 success; 2 bad usage or bad input (a missing file or column, a bad option value,
+a malformed CSV), with one line on stderr naming the file or column and the fix; 1 an
+unexpected failure (rerun with ``--debug`` for the traceback); 130 interrupted.
+
+Examples
+--------
+>>> from recframe.cli import main
+>>> from recframe.data import HERE
+>>> recs, truth = str(HERE / "recs.csv"), str(HERE / "truth.csv")
+>>> main(["evaluate", recs, "--truth", truth, "--relevance", "rating", "--threshold", "4",
+...       "--by", "model", "--k", "5", "--metrics", "precision,ndcg", "--format", "markdown", "--quiet"])
+| model    | n_users | n_skipped | precision@5 | ndcg@5 |
+|----------|---------|-----------|-------------|--------|
+| personal | 287     | 13        | 0.4662      | 0.7372 |
+| popular  | 287     | 13        | 0.3031      | 0.4488 |
+0
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import difflib
+import glob
+import itertools
+import os
+import re
+import shlex
+import sys
+import tempfile
+import threading
+import time
+import traceback
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TextIO
+
+import polars as pl
+
+import recframe
+from recframe import _validate
+from recframe.conventions import CHOICES, DEFAULTS
+from recframe.data import load_sample
+from recframe.errors import RecframeError
+
+EXIT_OK, EXIT_FAILURE, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
+
+#: file extension -> how to read it
+READERS: dict[str, str] = {".parquet": "parquet", ".pq": "parquet", ".csv": "csv"}
+#: --out extension -> the output format it implies when --format is not given
+OUT_FORMATS: dict[str, str] = {
+    ".csv": "csv",
+    ".json": "json",
+    ".parquet": "parquet",
+    ".pq": "parquet",
+    ".md": "markdown",
+    ".markdown": "markdown",
+    ".txt": "table",
+}
+FORMATS = ("table", "csv", "json", "parquet", "markdown")
+# CSV exports can switch from ints to floats deep into a file: look further than Polars' 100 rows
+CSV_INFER_ROWS = 10_000
+
+
+class UsageError(Exception):
+    """Bad usage or input found by the command line itself: exit code 2, message as given."""
+
+
+# ---------------------------------------------------------------------------- messages
+
+
+_API_ARGS = ("k", "metrics", "user", "item", "rank", "score", "relevance", "threshold", "by", "truth", "score_threshold")
+_FLAG_NAMES = (*_API_ARGS, *CHOICES, "check_duplicates")
+_FLAG = "|".join(sorted(_FLAG_NAMES, key=len, reverse=True))
+_BARE_ARG = re.compile(rf"\b({_FLAG})=(?=[\s)])")
+_ARG_VALUE = re.compile(rf"\b({_FLAG})=(\"[^\"]*\"|'[^']*'|\[[^\]]*\]|-?\w+(?:\.\w+)*)")
+
+
+def _flag(name: str) -> str:
+    return "--" + name.replace("_", "-")
+
+
+def _flag_value(match: re.Match[str]) -> str:
+    name, value = match.group(1), match.group(2)
+    if value == "None":
+        return {"user": "--no-user", "truth": "no --truth"}.get(name, f"no {_flag(name)}")
+    if name == "check_duplicates":
+        return "--no-check-duplicates" if value == "False" else "(no --no-check-duplicates)"
+    if value.startswith("["):
+        value = ",".join(part.strip(" '\"") for part in value[1:-1].split(","))
+    elif value[0] in "'\"":
+        value = shlex.quote(value[1:-1])
+    return f"{_flag(name)} {value}"
+
+
+def cli_words(message: str) -> str:
+    """Say an API message in command-line words: ``(rank=)`` -> ``(--rank)``, and in the hint
+    ``pass relevance="rating"`` -> ``pass --relevance rating``.
+
+    Only the hint gets values translated: before it, ``user=1`` may be a user's column and value.
+
+    Examples
+    --------
+    >>> cli_words('column \\'r\\' (the rank= argument) is missing. Hint: pass rank="pos" or score="p".')
+    "column 'r' (the --rank argument) is missing. Hint: pass --rank pos or --score p."
+    >>> cli_words("k=0 must be >= 1. Hint: pass e.g. k=[5, 10], or user=None.")
+    'k=0 must be >= 1. Hint: pass e.g. --k 5,10, or --no-user.'
+    """
+    head, sep, hint = message.partition("Hint: ")
+    head = _BARE_ARG.sub(lambda m: _flag(m.group(1)), head)
+    hint = _ARG_VALUE.sub(_flag_value, hint.replace("pass truth=None", "leave out --truth"))
+    return head + sep + _BARE_ARG.sub(lambda m: _flag(m.group(1)), hint)
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text.split())
+
+
+def _polars_message(error: Exception) -> str:
+    # Polars appends plan dumps and Python-API advice after a blank line: keep the first paragraph
+    return _one_line(str(error).split("\n\n")[0]) or type(error).__name__
+
+
+# ---------------------------------------------------------------------------- progress
+
+
+class Progress:
+    """Stage lines and a spinner on stderr, or nothing.
+
+    ``Progress.for_stream(sys.stderr, quiet)`` is silent unless the stream is a terminal and
+    ``quiet`` is False, so piped and scheduled runs print nothing but errors.
+
+    Examples
+    --------
+    >>> import io
+    >>> stream = io.StringIO()
+    >>> progress = Progress(stream)
+    >>> progress.stage("found 2 files")
+    >>> with progress.running("evaluating"):
+    ...     pass
+    >>> print(stream.getvalue().splitlines()[0])
+    recframe: found 2 files
+    >>> Progress.for_stream(io.StringIO(), quiet=False).enabled  # not a terminal
+    False
+    """
+
+    FRAMES = "|/-\\"
+
+    def __init__(self, stream: TextIO | None, interval: float = 0.2) -> None:
+        self.stream = stream
+        self.interval = interval
+
+    @classmethod
+    def for_stream(cls, stream: TextIO, quiet: bool) -> Progress:
+        try:
+            terminal = stream.isatty()
+        except (AttributeError, ValueError):  # a closed or odd stream is no terminal
+            terminal = False
+        return cls(stream if terminal and not quiet else None)
+
+    @property
+    def enabled(self) -> bool:
+        return self.stream is not None
+
+    def stage(self, text: str) -> None:
+        if self.stream is not None:
+            print(f"recframe: {text}", file=self.stream, flush=True)
+
+    @contextlib.contextmanager
+    def running(self, text: str) -> Iterator[None]:
+        """Spin with the elapsed seconds while the block runs (Polars releases the GIL while it
+        collects, so the thread keeps ticking), then print how long it took."""
+        stream = self.stream
+        if stream is None:
+            yield
+            return
+        start = time.perf_counter()
+        done = threading.Event()
+
+        def spin() -> None:
+            for frame in itertools.cycle(self.FRAMES):
+                if done.wait(self.interval):
+                    return
+                stream.write(f"\rrecframe: {text} {frame} {time.perf_counter() - start:.1f} s")
+                stream.flush()
+
+        thread = threading.Thread(target=spin, daemon=True)
+        thread.start()
+        try:
+            yield
+        finally:
+            done.set()
+            thread.join()
+            stream.write(f"\r\033[Krecframe: {text}: {time.perf_counter() - start:.1f} s\n")
+            stream.flush()
+
+
+# ---------------------------------------------------------------------------- reading
+
+
+@dataclass(frozen=True)
+class Source:
+    """The files one RECS or TRUTH argument names, and how to read them."""
+
+    pattern: str
+    files: tuple[str, ...]
+    reader: str  # "parquet" or "csv"
+
+    def scan(self) -> pl.LazyFrame:
+        if self.reader == "parquet":
+            return pl.scan_parquet(list(self.files))
+        return pl.scan_csv(list(self.files), infer_schema_length=CSV_INFER_ROWS)
+
+    def describe(self) -> str:
+        size = sum(os.path.getsize(f) for f in self.files)
+        n = len(self.files)
+        return f"{self.pattern} ({n} {self.reader} file{'s' if n > 1 else ''}, {_size(size)})"
+
+
+def _size(n_bytes: float) -> str:
+    for unit in ("B", "KB", "MB", "GB"):
+        if n_bytes < 1024 or unit == "GB":
+            return f"{n_bytes:.0f} {unit}" if unit == "B" else f"{n_bytes:.1f} {unit}"
+        n_bytes /= 1024
+    return ""  # pragma: no cover
+
+
+def find_source(pattern: str, label: str) -> Source:
+    """Expand `pattern` (a path or a glob) to its files; raise :class:`UsageError` when there are
+    none or when their extensions do not say one format recframe reads."""
+    if glob.has_magic(pattern):
+        files = sorted(f for f in glob.glob(pattern, recursive=True) if os.path.isfile(f))
+        if not files:
+            raise UsageError(
+                f"{label} {pattern!r}: no file matches. Hint: check the folder and the pattern "
+                "(quote globs, e.g. 'exports/*.parquet', so that recframe expands them)."
+            )
+    elif os.path.isdir(pattern):
+        raise UsageError(f"{label} {pattern!r} is a folder. Hint: pass a glob such as '{os.path.join(pattern, '*.parquet')}'.")
+    elif not os.path.exists(pattern):
+        raise UsageError(f"{label} {pattern!r}: no such file. Hint: check the path, or pass a glob such as 'exports/*.parquet'.")
+    else:
+        files = [pattern]
+    readers = {READERS.get(Path(f).suffix.lower()) for f in files}
+    if None in readers:
+        odd = next(f for f in files if Path(f).suffix.lower() not in READERS)
+        raise UsageError(
+            f"{label} {odd!r}: recframe reads .parquet and .csv files, not {Path(odd).suffix or 'files without an extension'!r}. "
+            "Hint: export to parquet or CSV, or narrow the glob (e.g. '*.parquet')."
+        )
+    if len(readers) > 1:
+        raise UsageError(f"{label} {pattern!r} matches both parquet and CSV files. Hint: narrow the glob to one of them.")
+    return Source(pattern, tuple(files), readers.pop())
+
+
+# ---------------------------------------------------------------------------- parsing
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse with one-line errors that raise instead of printing usage and exiting."""
+
+    def error(self, message: str) -> Any:  # type: ignore[override]
+        if message.startswith("unrecognized arguments"):
+            message += ". Hint: quote globs ('exports/*.parquet') so that recframe expands them, not the shell."
+        if "Hint:" not in message:
+            message += f". Hint: see '{self.prog} --help'."
+        raise UsageError(message)
+
+
+def _split(text: str) -> list[str]:
+    return [part.strip() for part in text.split(",") if part.strip()]
+
+
+def _ks(text: str) -> list[int]:
+    values = []
+    for part in _split(text) or [text]:
+        try:
+            values.append(int(part))
+        except ValueError:
+            raise argparse.ArgumentTypeError(
+                f"{part!r} is not a whole number. Hint: pass cut-offs separated by commas, e.g. --k 5,10,20."
+            ) from None
+    try:
+        return list(_validate._ks(values))  # the API's own checks: >= 1, not empty
+    except RecframeError as error:
+        raise argparse.ArgumentTypeError(cli_words(str(error))) from None
+
+
+def _metrics(text: str) -> list[str]:
+    try:
+        return list(_validate._metrics(_split(text)))
+    except RecframeError as error:
+        raise argparse.ArgumentTypeError(cli_words(str(error))) from None
+
+
+def _parameter_help(name: str) -> str:
+    """The first sentence of the API's documentation of parameter `name`, for --help."""
+    doc = recframe.per_user.__doc__ or ""
+    match = re.search(rf"^    {name} : .*\n((?:        .*\n)+)", doc, re.MULTILINE)
+    if not match:
+        return "see help(recframe.per_user)."
+    text = re.sub(r":\w+:`([^`]*)`", r"\1", _one_line(match.group(1))).replace("``", "")  # no reST markup
+    return text.split(". ")[0].rstrip(".") + "."
+
+
+def _add_columns(parser: argparse.ArgumentParser) -> None:
+    group = parser.add_argument_group("columns (defaults as in recframe.per_user)")
+    group.add_argument("--user", default="user_id", metavar="COLUMN", help="the user column (default: user_id)")
+    group.add_argument("--no-user", action="store_true", help="no user column: each file (per --by group) is one list")
+    group.add_argument("--item", default="item_id", metavar="COLUMN", help="the item column (default: item_id)")
+    group.add_argument("--rank", default="rank", metavar="COLUMN", help="1-based rank, empty = not recommended (default: rank)")
+    group.add_argument("--score", metavar="COLUMN", help="rank by this column instead, highest first")
+    group.add_argument("--relevance", default="relevance", metavar="COLUMN", help="rating, grade or 0/1 label (default: relevance)")
+    group.add_argument("--by", type=_split, metavar="COL[,COL]", help="group keys, e.g. --by model: one result row per group")
+
+
+def _column_kwargs(args: argparse.Namespace) -> dict[str, Any]:
+    return {
+        "user": None if args.no_user else args.user,
+        "item": args.item,
+        "rank": args.rank,
+        "score": args.score,
+        "relevance": args.relevance,
+        "by": args.by,
+    }
+
+
+def _add_evaluate(commands: Any, common: argparse.ArgumentParser) -> None:
+    p = commands.add_parser(
+        "evaluate",
+        parents=[common],
+        help="evaluate recommendation files (parquet or CSV) and print or write the metrics",
+        description="Evaluate recommendations in parquet or CSV files (paths or quoted globs), read lazily and run "
+        "on the Polars streaming engine. Prints the means by --by group (or per user) as a table, or writes "
+        "csv/json/parquet/markdown. Exit codes: 0 ok, 2 bad usage or input, 1 unexpected failure.",
+    )
+    p.add_argument("recs", metavar="RECS", help="recommendations: a .parquet or .csv file, or a quoted glob of them")
+    p.add_argument("--truth", metavar="TRUTH", help="ground truth (user, item, relevance) file or glob, joined on user and item")
+    metrics = ",".join(recframe.METRICS)
+    p.add_argument("--k", type=_ks, default=[10], metavar="K[,K]", help="cut-offs, e.g. 5,10,20 (default: 10)")
+    p.add_argument("--metrics", type=_metrics, metavar="M[,M]", help=f"some of {metrics} (default: all)")
+    p.add_argument("--threshold", type=float, help="relevant = relevance >= THRESHOLD (default: relevance > 0)")
+    p.add_argument("--score-threshold", type=float, help="with --score: items scored below it count as not recommended")
+    _add_columns(p)
+    conventions = p.add_argument_group("conventions (see recframe.conventions)")
+    for name, values in CHOICES.items():
+        # default None: only options given on the command line reach the API, so its defaults
+        # (and any option that sets others, such as a profile) keep their meaning
+        conventions.add_argument(
+            _flag(name),
+            dest=name,
+            choices=values,
+            default=None,
+            help=f"{_parameter_help(name)} (default: {DEFAULTS.get(name, values[0])})",
+        )
+    conventions.add_argument(
+        "--no-check-duplicates",
+        dest="check_duplicates",
+        action="store_false",
+        help="skip the duplicate (user, item) and rank checks: faster, for data known to be clean",
+    )
+    out = p.add_argument_group("output")
+    out.add_argument("--per-user", action="store_true", help="one row per user (and --by group) instead of the means")
+    out.add_argument("--format", choices=FORMATS, help="default: from the --out extension, else table")
+    out.add_argument("--out", metavar="FILE", help="write here instead of stdout, atomically (temporary file, then rename)")
+    out.add_argument("--precision", type=int, default=4, metavar="N", help="decimals shown in table and markdown (default: 4)")
+    p.set_defaults(run=evaluate)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The ``recframe`` argument parser with its subcommands."""
+    common = _Parser(add_help=False)
+    common.add_argument("--quiet", "-q", action="store_true", help="no progress on stderr")
+    common.add_argument("--debug", action="store_true", help="print the traceback of errors")
+    parser = _Parser(prog="recframe", description=f"recframe {recframe.__version__}: ranking metrics on DataFrames.")
+    parser.add_argument("--version", action="version", version=f"recframe {recframe.__version__}")
+    commands = parser.add_subparsers(dest="command", required=True, metavar="{evaluate,demo,schema}")
+    _add_evaluate(commands, common)
+    demo_parser = commands.add_parser("demo", parents=[common], help="evaluate the bundled two-model sample and print a summary by model")
+    demo_parser.set_defaults(run=lambda args, progress: demo())
+    s = commands.add_parser(
+        "schema",
+        parents=[common],
+        help="show the columns of an export and which ones recframe would use",
+        description="Print the columns and dtypes of RECS (and TRUTH) and the columns evaluate would use with the "
+        "given column options; exit 2 when evaluate would reject them.",
+    )
+    s.add_argument("recs", metavar="RECS", help="a .parquet or .csv file, or a quoted glob of them")
+    s.add_argument("--truth", metavar="TRUTH", help="ground truth file or glob")
+    _add_columns(s)
+    s.set_defaults(run=schema)
+    return parser
+
+
+# ---------------------------------------------------------------------------- output
+
+
+def _table_config(precision: int, markdown: bool = False) -> pl.Config:
+    return pl.Config(
+        tbl_formatting="MARKDOWN" if markdown else "UTF8_FULL_CONDENSED",
+        tbl_rows=-1,
+        tbl_cols=-1,
+        tbl_width_chars=30_000,  # no wrapping (Polars takes at most a u16)
+        fmt_str_lengths=1_000,
+        float_precision=precision,
+        tbl_cell_numeric_alignment=None if markdown else "RIGHT",
+        tbl_hide_dataframe_shape=True,
+        tbl_hide_column_data_types=True,
+    )
+
+
+def render(table: pl.DataFrame, fmt: str, precision: int = 4) -> str:
+    """`table` as text in `fmt` (every format but parquet), ending with a newline.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> print(render(pl.DataFrame({"model": ["A"], "ndcg@5": [2 / 3]}), "csv"), end="")
+    model,ndcg@5
+    A,0.6666666666666666
+    """
+    if fmt == "csv":
+        text = table.write_csv()
+    elif fmt == "json":
+        text = table.write_json()  # a list of records, full float precision
+    elif fmt in ("table", "markdown"):
+        with _table_config(precision, markdown=fmt == "markdown"):
+            text = str(table)
+    else:
+        raise ValueError(f"render() cannot write {fmt!r}")
+    return text if text.endswith("\n") else text + "\n"
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+def write_atomic(path: Path, write: Callable[[Path], None]) -> None:
+    """Call ``write(temporary_path)`` on a temporary file beside `path`, then rename it to `path`.
+
+    A reader (or the next scheduled job) sees the old file or the complete new one, never a part;
+    on any failure the temporary file is removed and `path` is untouched.
+    """
+    with tempfile.NamedTemporaryFile(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp", delete=False) as handle:
+        temporary = Path(handle.name)
+    try:
+        write(temporary)
+        os.chmod(temporary, 0o666 & ~_umask())  # the permissions a plain open() would give, not 0600
+        os.replace(temporary, path)
+    except BaseException:
+        temporary.unlink(missing_ok=True)
+        raise
+
+
+def _output_format(args: argparse.Namespace) -> str:
+    if args.format:
+        fmt = args.format
+    elif args.out:
+        suffix = Path(args.out).suffix.lower()
+        if suffix not in OUT_FORMATS:
+            raise UsageError(f"--out {args.out!r}: cannot tell the format from {suffix or 'no extension'!r}. Hint: pass --format csv (or json, parquet, markdown, table).")
+        fmt = OUT_FORMATS[suffix]
+    else:
+        fmt = "table"
+    if fmt == "parquet" and not args.out:
+        raise UsageError("--format parquet writes a binary file, not text for the terminal. Hint: add --out FILE.parquet.")
+    if args.out:
+        folder = Path(args.out).resolve().parent
+        if not folder.is_dir():
+            raise UsageError(f"--out {args.out!r}: the folder {str(folder)!r} does not exist. Hint: create it first (mkdir -p).")
+        if Path(args.out).is_dir():
+            raise UsageError(f"--out {args.out!r} is a folder. Hint: pass a file name, e.g. --out {os.path.join(args.out, 'metrics.csv')}.")
+    if args.precision < 0:
+        raise UsageError(f"--precision {args.precision} must be >= 0. Hint: e.g. --precision 4.")
+    return fmt
+
+
+# ---------------------------------------------------------------------------- commands
+
+
+def evaluate(args: argparse.Namespace, progress: Progress) -> int:
+    """``recframe evaluate``: read, evaluate on the streaming engine, print or write."""
+    fmt = _output_format(args)  # fail on a bad --out before reading anything
+    recs = find_source(args.recs, "RECS")
+    truth = find_source(args.truth, "--truth") if args.truth else None
+    progress.stage(f"recs: {recs.describe()}")
+    if truth is not None:
+        progress.stage(f"truth: {truth.describe()}")
+    kwargs: dict[str, Any] = {
+        "k": args.k,
+        "metrics": args.metrics,
+        **_column_kwargs(args),
+        "threshold": args.threshold,
+        "score_threshold": args.score_threshold,
+        "check_duplicates": args.check_duplicates,
+        **{name: getattr(args, name) for name in CHOICES if getattr(args, name) is not None},
+    }
+    function = recframe.per_user if args.per_user else recframe.summary
+    with progress.running("reading and evaluating"):
+        plan = function(recs.scan(), truth=truth.scan() if truth is not None else None, **kwargs)
+        table = plan.collect(engine="streaming")
+    if not args.out:
+        sys.stdout.write(render(table, fmt, args.precision))
+        sys.stdout.flush()
+        return EXIT_OK
+    out = Path(args.out)
+    if fmt == "parquet":
+        write_atomic(out, table.write_parquet)
+    else:
+        text = render(table, fmt, args.precision)
+        write_atomic(out, lambda path: path.write_text(text, encoding="utf-8"))
+    progress.stage(f"wrote {out} ({table.height} row{'s' if table.height != 1 else ''}, {fmt})")
+    return EXIT_OK
+
+
+def demo() -> int:
+    """``recframe demo``: the bundled sample, summarised by model."""
+    recs, truth = load_sample()
+    print(
+        f"Bundled sample: {recs['model'].n_unique()} models, {recs['user_id'].n_unique()} users with lists, "
+        f"{truth.height} held-out ratings (1-5); relevant = rating >= 4.\n"
+    )
+    table = recframe.summary(
+        recs,
+        truth=truth,
+        k=[5, 10],
+        metrics=["precision", "recall", "ndcg", "ap", "rr"],
+        relevance="rating",
+        threshold=4,
+        by="model",
+    )
+    with pl.Config(tbl_rows=-1, tbl_cols=-1, float_precision=4, tbl_hide_dataframe_shape=True, tbl_hide_column_data_types=True, tbl_width_chars=200):
+        print(table)
+    print(
+        "\nn_users: users counted in the means; n_skipped: users with no rating >= 4, left out.\n"
+        "Python: recframe.summary(recs, truth=truth, k=[5, 10], relevance='rating', threshold=4, by='model')"
+    )
+    return EXIT_OK
+
+
+# names recframe looks for when the default column is absent, for schema's suggestions
+_LIKELY: dict[str, tuple[str, ...]] = {
+    "user": ("user", "userid", "user_id", "uid", "customer_id", "visitor_id", "session_id", "query_id", "qid"),
+    "item": ("item", "itemid", "item_id", "product_id", "movie_id", "doc_id", "docid", "sku", "iid"),
+    "rank": ("rank", "position", "pos", "rnk", "ranking"),
+    "score": ("score", "prediction", "pred", "predicted", "prob", "probability"),
+    "relevance": ("relevance", "rating", "label", "grade", "target", "clicked", "click", "purchased"),
+}
+
+
+def _guess(role: str, columns: Sequence[str], taken: set[str]) -> str | None:
+    free = [c for c in columns if c not in taken]
+    for name in free:
+        if name.lower() in _LIKELY[role]:
+            return name
+    close = difflib.get_close_matches(role, free, n=1, cutoff=0.6)
+    return close[0] if close else None
+
+
+def _schema_rows(label: str, source: Source, roles: dict[str, str | None], progress: Progress) -> tuple[dict[str, Any], list[str]]:
+    progress.stage(f"{label}: {source.describe()}")
+    columns = dict(source.scan().collect_schema())
+    used = {name: role for role, name in roles.items() if name is not None}
+    n = len(source.files)
+    print(f"{label}: {source.pattern} ({n} {source.reader} file{'s' if n > 1 else ''})")
+    width = max(len(c) for c in [*columns, "column"])
+    dwidth = max(len(str(d)) for d in [*columns.values(), "dtype"])
+    print(f"  {'column':<{width}}  {'dtype':<{dwidth}}  used as")
+    for name, dtype in columns.items():
+        print(f"  {name:<{width}}  {str(dtype):<{dwidth}}  {used.get(name, '-')}")
+    hints = []
+    for role, name in roles.items():
+        if name is None or name in columns:
+            continue
+        guess = _guess(role, list(columns), set(used))
+        maybe = f" (maybe {_flag(role)} {shlex.quote(guess)})" if guess else ""
+        if role == "rank":
+            score = _guess("score", list(columns), set(used))
+            maybe = f" (maybe --score {shlex.quote(score)})" if score and not guess else maybe
+            hints.append(f"{label} has no {name!r} column: pass --rank COLUMN or --score COLUMN{maybe}.")
+        elif role == "user":
+            hints.append(f"{label} has no {name!r} column: pass --user COLUMN{maybe}, or --no-user if the file is one list.")
+        else:
+            hints.append(f"{label} has no {name!r} column: pass {_flag(role)} COLUMN{maybe}.")
+    return columns, hints
+
+
+def schema(args: argparse.Namespace, progress: Progress) -> int:
+    """``recframe schema``: the columns found and the ones evaluate would use."""
+    recs = find_source(args.recs, "RECS")
+    truth = find_source(args.truth, "--truth") if args.truth else None
+    cols = _column_kwargs(args)
+    ordering = {"score": cols["score"]} if cols["score"] else {"rank": cols["rank"]}
+    keys = {"user": cols["user"], "item": cols["item"]}
+    by_roles = {b: "by" for b in cols["by"] or []}
+    recs_roles = {**keys, **ordering} if truth else {**keys, **ordering, "relevance": cols["relevance"]}
+    recs_columns, hints = _schema_rows("RECS", recs, recs_roles, progress)
+    for name in by_roles:
+        if name not in recs_columns:
+            hints.append(f"RECS has no {name!r} column for --by.")
+    if truth is not None:
+        print()
+        _, truth_hints = _schema_rows("TRUTH", truth, {**keys, "relevance": cols["relevance"]}, progress)
+        hints += truth_hints
+    taken = {c for c in (*recs_roles.values(), *by_roles) if c}
+    groups = [c for c, d in recs_columns.items() if c not in taken and (d == pl.String or d == pl.Categorical or d == pl.Enum)]
+    if groups and not cols["by"]:
+        hints.append(f"to compare groups (models, variants), pass --by {groups[0]}" + (f" (text columns: {', '.join(groups)})." if len(groups) > 1 else "."))
+    score = _guess("score", [c for c in recs_columns if c not in taken], set())
+    if cols["score"] is None and score and cols["rank"] in recs_columns:
+        hints.append(f"ranks come from the {cols['rank']!r} column; pass --score {shlex.quote(score)} to rank by that score instead.")
+    print()
+    for hint in hints:
+        print(f"hint: {hint}")
+    try:
+        # the API checks columns and dtypes when it builds the plan: nothing is read but the schema
+        recframe.summary(recs.scan(), truth=truth.scan() if truth is not None else None, **cols)
+    except RecframeError:
+        print("check: evaluate would stop with the error below.")
+        raise
+    print("check: ok, `recframe evaluate` accepts these columns.")
+    return EXIT_OK
+
+
+# ---------------------------------------------------------------------------- main
+
+
+def _fail(text: str, code: int, debug: bool) -> int:
+    if debug:
+        traceback.print_exc()
+    print(f"recframe: error: {_one_line(text)}", file=sys.stderr, flush=True)
+    return code
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the ``recframe`` command with `argv` (default: ``sys.argv[1:]``); return the exit code."""
+    parser = build_parser()
+    raw = list(sys.argv[1:] if argv is None else argv)
+    debug = "--debug" in raw
+    try:
+        args = parser.parse_args(raw)
+    except UsageError as error:
+        return _fail(str(error), EXIT_USAGE, debug=False)
+    except SystemExit as stop:  # --help, --version
+        return stop.code if isinstance(stop.code, int) else EXIT_OK
+    progress = Progress.for_stream(sys.stderr, args.quiet)
+    # messages from the API speak of "the frame": say which files that is
+    where = getattr(args, "recs", "the bundled sample")
+    if getattr(args, "truth", None):
+        where += f" with --truth {args.truth}"
+    try:
+        return args.run(args, progress)
+    except UsageError as error:
+        return _fail(str(error), EXIT_USAGE, debug)
+    except RecframeError as error:
+        return _fail(f"{where}: {cli_words(str(error))}", EXIT_USAGE, debug)
+    except pl.exceptions.PolarsError as error:
+        # a malformed CSV or parquet file, or files that do not fit together, found while reading
+        return _fail(
+            f"could not read or evaluate {where}: {_polars_message(error)} Hint: check that the files are "
+            "well-formed and share one set of columns and types (parquet keeps types; CSV guesses them).",
+            EXIT_USAGE,
+            debug,
+        )
+    except OSError as error:
+        if isinstance(error, BrokenPipeError):  # `recframe evaluate ... | head`: not an error
+            with contextlib.suppress(OSError, ValueError):  # the Python docs' recipe: no error at exit
+                os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+            return EXIT_OK
+        name = f"{error.filename}: " if error.filename else ""
+        return _fail(f"{name}{error.strerror or error}. Hint: check the path and its permissions.", EXIT_USAGE, debug)
+    except KeyboardInterrupt:
+        print("recframe: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    except (Exception, pl.exceptions.PanicException) as error:  # a Polars panic is no Exception
+        first = str(error).splitlines()[0] if str(error) else ""
+        return _fail(
+            f"unexpected {type(error).__name__}: {first} Hint: this is a bug in recframe or its dependencies; "
+            "rerun with --debug to see the traceback, and report it.",
+            EXIT_FAILURE,
+            debug,
+        )

@@ -1,0 +1,301 @@
+"""The ``recframe`` command: results equal the API's, bad input exits 2 in one line, --out is atomic.
+
+Most tests run ``python -m recframe`` as a subprocess on files written to a temporary folder, as a
+scheduler would; quick cases call :func:`recframe.cli.main` in-process.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import polars as pl
+import pytest
+from polars.testing import assert_frame_equal
+
+import recframe
+from recframe import cli
+from recframe.conventions import CHOICES
+
+SRC = Path(recframe.__file__).resolve().parents[1]  # so the subprocess imports the code under test
+
+
+def run(*args: str | Path, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(SRC), os.environ.get("PYTHONPATH", "")])}
+    return subprocess.run(
+        [sys.executable, "-m", "recframe", *map(str, args)], capture_output=True, text=True, env=env, cwd=cwd, timeout=120
+    )
+
+
+def assert_same(got: pl.DataFrame, expected: pl.DataFrame) -> None:
+    assert_frame_equal(got, expected, check_dtypes=False, check_exact=False, rel_tol=0, abs_tol=1e-12)
+
+
+def assert_usage_error(result: subprocess.CompletedProcess[str], *fragments: str) -> None:
+    assert result.returncode == 2, result.stderr
+    assert result.stdout == ""
+    lines = result.stderr.splitlines()
+    assert len(lines) == 1, result.stderr
+    assert lines[0].startswith("recframe: error: ")
+    assert "Hint:" in lines[0]
+    assert "Traceback" not in result.stderr
+    for fragment in fragments:
+        assert fragment in lines[0]
+
+
+# Two models ranking for three users. Hand check, model A, user 1: relevant (>= 4) items 10 and 12;
+# A ranks 10 first, 12 third: precision@2 = 1/2, recall@2 = 1/2.
+RECS = pl.DataFrame({
+    "model": ["A", "A", "A", "A", "A", "A", "B", "B", "B", "B", "B"],
+    "user_id": [1, 1, 1, 2, 2, 3, 1, 1, 2, 2, 3],
+    "item_id": [10, 11, 12, 20, 21, 30, 12, 10, 21, 22, 31],
+    "rank": [1, 2, 3, 1, 2, 1, 1, 2, 1, 2, 1],
+    "score": [0.9, 0.8, 0.7, 0.6, 0.5, 0.9, 0.95, 0.4, 0.8, 0.8, 0.3],
+})
+TRUTH = pl.DataFrame({
+    "user_id": [1, 1, 1, 2, 2, 3],
+    "item_id": [10, 12, 13, 22, 21, 30],
+    "rating": [5, 4, 2, 4, 1, 3],
+})
+OPTIONS = {"truth": TRUTH, "relevance": "rating", "threshold": 4, "by": "model", "k": [2, 3]}
+FLAGS = ["--relevance", "rating", "--threshold", "4", "--by", "model", "--k", "2,3"]
+
+
+@pytest.fixture(scope="module")
+def files(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    folder = tmp_path_factory.mktemp("exports")
+    (folder / "recs").mkdir()
+    # a parquet export split in two parts, as warehouses write them, and the same as one CSV
+    RECS.filter(pl.col("model") == "A").write_parquet(folder / "recs" / "part-0.parquet")
+    RECS.filter(pl.col("model") == "B").write_parquet(folder / "recs" / "part-1.parquet")
+    RECS.write_csv(folder / "recs.csv")
+    TRUTH.write_parquet(folder / "truth.parquet")
+    TRUTH.write_csv(folder / "truth.csv")
+    # one long frame with ranks and relevance, relevant items not recommended included (rank
+    # null), for runs without --truth
+    joined = pl.concat([
+        RECS.filter(pl.col("model") == model)
+        .drop("score", "model")
+        .join(TRUTH, on=["user_id", "item_id"], how="full", coalesce=True)
+        .select(pl.lit(model).alias("model"), "user_id", "item_id", "rank", "rating")
+        for model in ("A", "B")
+    ])
+    joined.write_csv(folder / "joined.csv")
+    joined.filter(pl.col("model") == "A").drop("model").write_parquet(folder / "model_a.parquet")
+    return folder
+
+
+def test_summary_csv_from_a_parquet_glob_equals_the_api(files):
+    result = run("evaluate", files / "recs" / "*.parquet", "--truth", files / "truth.parquet", *FLAGS, "--format", "csv")
+    assert result.returncode == 0, result.stderr
+    assert result.stderr == ""  # piped: no progress
+    got = pl.read_csv(io.StringIO(result.stdout))
+    assert_same(got, recframe.summary(RECS, **OPTIONS))
+    assert got.filter(pl.col("model") == "A")["precision@2"].item() == pytest.approx((1 / 2 + 0 / 2 + 0 / 2) / 2)
+
+
+def test_per_user_json_from_csv_with_score_equals_the_api(files):
+    result = run(
+        "evaluate", files / "recs.csv", "--truth", files / "truth.csv", *FLAGS,
+        "--score", "score", "--per-user", "--format", "json", "--empty-users", "zero",
+    )
+    assert result.returncode == 0, result.stderr
+    got = pl.DataFrame(json.loads(result.stdout))
+    expected = recframe.per_user(RECS, **OPTIONS, score="score", empty_users="zero")
+    assert_same(got, expected)
+    # model B, user 2: items 21 and 22 tie at 0.8, item 21 first; only 22 is relevant
+    row = got.filter((pl.col("model") == "B") & (pl.col("user_id") == 2))
+    assert row["rr@2"].item() == 1 / 2
+
+
+def test_out_parquet_without_truth_and_without_by(files, tmp_path):
+    out = tmp_path / "metrics.parquet"
+    result = run("evaluate", files / "model_a.parquet", "--relevance", "rating", "--k", "1,2", "--metrics", "precision,ndcg", "--out", out)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == "" and result.stderr == ""
+    expected = recframe.summary(pl.read_parquet(files / "model_a.parquet"), relevance="rating", k=[1, 2], metrics=["precision", "ndcg"])
+    assert_same(pl.read_parquet(out), expected)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["metrics.parquet"]  # no temporary file left
+
+
+def test_in_process_formats_options_and_out_inference(files, tmp_path, capsys):
+    out = tmp_path / "m.json"
+    args = ["evaluate", str(files / "joined.csv"), "--relevance", "rating", "--threshold", "4", "--by", "model", "--quiet"]
+    conventions = ["--ap-denominator", "relevant", "--gain", "exp2", "--precision-denominator", "retrieved"]
+    assert cli.main([*args, *conventions, "--no-check-duplicates", "--out", str(out)]) == 0
+    expected = recframe.summary(
+        pl.read_csv(files / "joined.csv"), relevance="rating", threshold=4, by="model",
+        ap_denominator="relevant", gain="exp2", precision_denominator="retrieved", check_duplicates=False,
+    )
+    assert_same(pl.DataFrame(json.loads(out.read_text())), expected)  # .json -> json
+    capsys.readouterr()
+    assert cli.main([*args, "--k", "2", "--metrics", "precision", "--precision", "3"]) == 0
+    table = capsys.readouterr().out.splitlines()
+    # model A: users 1 and 2 have relevant items; P@2 = (1/2 + 0/2) / 2 = 0.25; user 3 skipped
+    assert table[1].split() == ["│", "model", "┆", "n_users", "┆", "n_skipped", "┆", "precision@2", "│"]
+    assert table[3].split() == ["│", "A", "┆", "2", "┆", "1", "┆", "0.250", "│"]
+    assert cli.main([*args, "--k", "2", "--metrics", "precision", "--format", "markdown"]) == 0
+    assert "| A     | 2       | 1         | 0.2500      |" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(
+    ("args", "fragments"),
+    [
+        (["evaluate", "missing.parquet"], ["missing.parquet", "no such file"]),
+        (["evaluate", "recs.csv", "--truth", "truth.csv", "--relevance", "grade"], ["'grade'", "truth.csv", "--relevance rating"]),
+        (["evaluate", "joined.csv", "--k", "0"], ["--k", "k=0 must be >= 1"]),
+        (["evaluate", "joined.csv", "--k", "a"], ["--k", "'a' is not a whole number"]),
+        (["evaluate", "ragged.csv", "--relevance", "rating"], ["ragged.csv", "more fields"]),
+    ],
+    ids=["missing-file", "missing-column", "k-zero", "k-not-a-number", "malformed-csv"],
+)
+def test_bad_input_exits_2_with_one_line(files, args, fragments):
+    (files / "ragged.csv").write_text("user_id,item_id,rank,rating\n1,10,1,5\n1,11,2,4,9,9\n")
+    assert_usage_error(run(*args, cwd=files), *fragments)
+
+
+def test_failing_run_leaves_no_file_and_keeps_the_old_one(files, tmp_path):
+    good = tmp_path / "metrics.csv"
+    good.write_text("yesterday's good result\n")
+    result = run("evaluate", files / "joined.csv", "--relevance", "no_such_column", "--out", good)
+    assert_usage_error(result, "no_such_column", "(the --relevance argument)", "joined.csv")
+    assert good.read_text() == "yesterday's good result\n"
+    assert [p.name for p in tmp_path.iterdir()] == ["metrics.csv"]
+    # data errors surface while the streaming engine runs: still nothing written
+    duplicated = tmp_path / "dup.csv"
+    pl.concat([pl.read_csv(files / "joined.csv")] * 2).write_csv(duplicated)
+    new = tmp_path / "new.csv"
+    assert cli.main(["evaluate", str(duplicated), "--relevance", "rating", "--by", "model", "--out", str(new)]) == 2
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["dup.csv", "metrics.csv"]
+
+
+def test_write_atomic_removes_the_temporary_file_on_failure(tmp_path):
+    target = tmp_path / "out.csv"
+
+    def half_write(path: Path) -> None:
+        path.write_text("half")
+        raise OSError("disk full")
+
+    with pytest.raises(OSError, match="disk full"):
+        cli.write_atomic(target, half_write)
+    assert list(tmp_path.iterdir()) == []
+    cli.write_atomic(target, lambda path: path.write_text("whole"))
+    assert target.read_text() == "whole"
+    assert oct(target.stat().st_mode & 0o777) != oct(0o600)  # a plain file's permissions, not the temp's
+
+
+def test_usage_errors_in_process(files, tmp_path, capsys):
+    mixed = tmp_path / "mixed"
+    mixed.mkdir()
+    RECS.write_csv(mixed / "a.csv")
+    RECS.write_parquet(mixed / "b.parquet")
+    (tmp_path / "notes.txt").write_text("x")
+    cases = [
+        (["evaluate", str(mixed / "*.*")], "both parquet and CSV"),
+        (["evaluate", str(tmp_path / "*.txt")], "reads .parquet and .csv files"),
+        (["evaluate", str(mixed / "nothing-*.csv")], "no file matches"),
+        (["evaluate", str(mixed)], "is a folder"),
+        (["evaluate", str(mixed / "a.csv"), "--format", "parquet"], "--out FILE.parquet"),
+        (["evaluate", str(mixed / "a.csv"), "--out", str(tmp_path / "nowhere" / "m.csv")], "does not exist"),
+        (["evaluate", str(mixed / "a.csv"), "--out", str(tmp_path / "m.xlsx")], "--format csv"),
+        (["evaluate", str(mixed / "a.csv"), "--metrics", "ndgc"], 'did you mean "ndcg"'),
+        (["evaluate", str(mixed / "a.csv"), str(mixed / "b.parquet")], "quote globs"),
+        (["evaluate", str(mixed / "a.csv"), "--gain", "exp"], "invalid choice"),
+        (["evaluate", str(mixed / "a.csv"), "--rank", "position"], "(the --rank argument)"),
+    ]
+    for args, fragment in cases:
+        assert cli.main(args) == 2, args
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and err.startswith("recframe: error: ") and "Hint:" in err, err
+        assert fragment in err, (fragment, err)
+
+
+def test_unexpected_failure_exits_1_and_points_to_debug(files, monkeypatch, capsys):
+    def broken(*args, **kwargs):
+        raise RuntimeError("engine exploded\nsecond line")
+
+    monkeypatch.setattr(recframe, "summary", broken)
+    args = ["evaluate", str(files / "joined.csv"), "--relevance", "rating"]
+    assert cli.main(args) == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "RuntimeError: engine exploded" in err and "--debug" in err
+    assert "Traceback" not in err
+    assert cli.main([*args, "--debug"]) == 1
+    assert "Traceback" in capsys.readouterr().err
+
+
+def test_demo_exits_0_and_prints_the_summary_by_model():
+    result = run("demo")
+    assert result.returncode == 0, result.stderr
+    assert "personal" in result.stdout and "popular" in result.stdout and "ndcg@10" in result.stdout
+
+
+def test_schema_shows_columns_and_the_mapping(files):
+    result = run("schema", files / "recs.csv", "--truth", files / "truth.csv")
+    # truth has "rating", not "relevance": the report says so, then evaluate's error, exit 2
+    assert result.returncode == 2
+    lines = result.stdout.splitlines()
+    assert lines[0].startswith("RECS: ") and "(1 csv file)" in lines[0]
+    assert lines[2].split() == ["model", "String", "-"]
+    assert lines[3].split() == ["user_id", "Int64", "user"]
+    assert lines[5].split() == ["rank", "Int64", "rank"]
+    assert "hint: TRUTH has no 'relevance' column: pass --relevance COLUMN (maybe --relevance rating)." in lines
+    assert "hint: to compare groups (models, variants), pass --by model." in lines
+    assert result.stderr.count("\n") == 1 and "--relevance rating" in result.stderr
+    ok = cli.main(["schema", str(files / "recs.csv"), "--truth", str(files / "truth.csv"), "--relevance", "rating", "--score", "score"])
+    assert ok == 0
+
+
+def test_schema_suggests_score_when_there_is_no_rank(tmp_path, capsys):
+    path = tmp_path / "scored.parquet"
+    RECS.drop("rank").rename({"score": "prediction"}).with_columns(relevance=pl.lit(1)).write_parquet(path)
+    assert cli.main(["schema", str(path)]) == 2
+    out = capsys.readouterr().out
+    assert "hint: RECS has no 'rank' column: pass --rank COLUMN or --score COLUMN (maybe --score prediction)." in out
+
+
+def test_every_convention_option_is_a_flag_and_new_ones_flow_in(monkeypatch):
+    parser = cli.build_parser()
+    evaluate = next(a for a in parser._subparsers._group_actions[0].choices.values() if a.prog.endswith("evaluate"))
+    options = {action.dest: action for action in evaluate._actions}
+    for name, values in CHOICES.items():
+        assert tuple(options[name].choices) == values
+        assert options[name].default is None  # only given options reach the API
+    monkeypatch.setitem(CHOICES, "profile", ("none", "trec_eval"))
+    args = cli.build_parser().parse_args(["evaluate", "x.csv", "--profile", "trec_eval"])
+    assert args.profile == "trec_eval"
+
+
+def progress_enabled(stream: io.StringIO, quiet: bool) -> bool:
+    return cli.Progress.for_stream(stream, quiet).enabled
+
+
+def test_progress_only_on_a_terminal_and_not_when_quiet():
+    class Terminal(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    assert progress_enabled(Terminal(), quiet=False)
+    assert not progress_enabled(Terminal(), quiet=True)
+    assert not progress_enabled(io.StringIO(), quiet=False)
+    stream = Terminal()
+    progress = cli.Progress(stream, interval=0.01)
+    progress.stage("recs: 3 files")
+    with progress.running("reading and evaluating"):
+        time.sleep(0.05)
+    text = stream.getvalue()
+    assert text.startswith("recframe: recs: 3 files\n")
+    assert "\rrecframe: reading and evaluating " in text  # the spinner ticked
+    assert text.endswith(" s\n") and "reading and evaluating: " in text
+
+
+def test_cli_words_translates_hints():
+    assert cli.cli_words('Hint: pass score_threshold=2.0 or empty_users="zero".') == "Hint: pass --score-threshold 2.0 or --empty-users zero."
+    assert cli.cli_words("Hint: pass check_duplicates=False.") == "Hint: pass --no-check-duplicates."
+    # before the hint, "user=1" is a column and a value: left alone
+    assert cli.cli_words("user=1 has 2 rows. Hint: x") == "user=1 has 2 rows. Hint: x"
