@@ -266,9 +266,21 @@ def test_every_convention_option_is_a_flag_and_new_ones_flow_in(monkeypatch):
     for name, values in CHOICES.items():
         assert tuple(options[name].choices) == values
         assert options[name].default is None  # only given options reach the API
-    monkeypatch.setitem(CHOICES, "profile", ("none", "trec_eval"))
-    args = cli.build_parser().parse_args(["evaluate", "x.csv", "--profile", "trec_eval"])
-    assert args.profile == "trec_eval"
+    monkeypatch.setitem(CHOICES, "future_option", ("a", "b"))
+    args = cli.build_parser().parse_args(["evaluate", "x.csv", "--future-option", "b"])
+    assert args.future_option == "b"
+
+
+def test_profile_and_boolean_conventions_reach_the_api(files, tmp_path):
+    out = tmp_path / "m.csv"
+    args = ["evaluate", str(files / "joined.csv"), "--relevance", "rating", "--threshold", "4", "--by", "model", "--k", "2"]
+    assert cli.main([*args, "--profile", "trec_eval", "--rr-cutoff", "false", "--out", str(out)]) == 0
+    expected = recframe.summary(
+        pl.read_csv(files / "joined.csv"), relevance="rating", threshold=4, by="model", k=2,
+        profile="trec_eval", rr_cutoff=False,
+    )
+    assert_same(pl.read_csv(out), expected)
+    assert cli.main([*args, "--rr-cutoff", "maybe"]) == 2
 
 
 def progress_enabled(stream: io.StringIO, quiet: bool) -> bool:

@@ -48,6 +48,7 @@ import polars as pl
 import recframe
 from recframe import _validate
 from recframe.conventions import CHOICES, DEFAULTS
+from recframe.profiles import PROFILES
 from recframe.data import load_sample
 from recframe.errors import RecframeError
 
@@ -78,7 +79,7 @@ class UsageError(Exception):
 
 
 _API_ARGS = ("k", "metrics", "user", "item", "rank", "score", "relevance", "threshold", "by", "truth", "score_threshold")
-_FLAG_NAMES = (*_API_ARGS, *CHOICES, "check_duplicates")
+_FLAG_NAMES = (*_API_ARGS, "profile", *CHOICES, "check_duplicates")
 _FLAG = "|".join(sorted(_FLAG_NAMES, key=len, reverse=True))
 _BARE_ARG = re.compile(rf"\b({_FLAG})=(?=[\s)])")
 _ARG_VALUE = re.compile(rf"\b({_FLAG})=(\"[^\"]*\"|'[^']*'|\[[^\]]*\]|-?\w+(?:\.\w+)*)")
@@ -279,6 +280,14 @@ def _split(text: str) -> list[str]:
     return [part.strip() for part in text.split(",") if part.strip()]
 
 
+def _boolean(text: str) -> bool:
+    """A true/false option value (argparse hands over strings)."""
+    value = {"true": True, "false": False}.get(text.strip().lower())
+    if value is None:
+        raise argparse.ArgumentTypeError(f"{text!r} is not true or false")
+    return value
+
+
 def _ks(text: str) -> list[int]:
     values = []
     for part in _split(text) or [text]:
@@ -351,6 +360,13 @@ def _add_evaluate(commands: Any, common: argparse.ArgumentParser) -> None:
     p.add_argument("--score-threshold", type=float, help="with --score: items scored below it count as not recommended")
     _add_columns(p)
     conventions = p.add_argument_group("conventions (see recframe.conventions)")
+    conventions.add_argument(
+        "--profile",
+        choices=sorted(PROFILES),
+        default=None,
+        help="reproduce another library's conventions (explicit options below still win); "
+        "docs/conventions.md has the table (default: recframe)",
+    )
     for name, values in CHOICES.items():
         # default None: only options given on the command line reach the API, so its defaults
         # (and any option that sets others, such as a profile) keep their meaning
@@ -358,6 +374,7 @@ def _add_evaluate(commands: Any, common: argparse.ArgumentParser) -> None:
             _flag(name),
             dest=name,
             choices=values,
+            type=_boolean if all(isinstance(value, bool) for value in values) else str,
             default=None,
             help=f"{_parameter_help(name)} (default: {DEFAULTS.get(name, values[0])})",
         )
@@ -503,7 +520,7 @@ def evaluate(args: argparse.Namespace, progress: Progress) -> int:
         "threshold": args.threshold,
         "score_threshold": args.score_threshold,
         "check_duplicates": args.check_duplicates,
-        **{name: getattr(args, name) for name in CHOICES if getattr(args, name) is not None},
+        **{name: getattr(args, name) for name in ("profile", *CHOICES) if getattr(args, name) is not None},
     }
     function = recframe.per_user if args.per_user else recframe.summary
     with progress.running("reading and evaluating"):
