@@ -142,6 +142,9 @@ def test_every_option_matches_polars(engine: Constructor) -> None:
         for a, g, p in zip(("min_k_relevant", "relevant", "hits", "k"), ("linear", "binary", "exp2", "linear"), ("k", "retrieved", "k", "retrieved"))
     ] + [
         {"k": 2, "score": "score", "score_threshold": 0.25, "by": "model"},
+        {"k": [1, 3], "score": "score", "ties": "item_desc", "score_dtype": "float32", "rr_cutoff": False},
+        {"k": [1, 3], "idcg": "k", "discount": "log2_max_rank_2", "precision_denominator": "min_k_relevant"},
+        {"k": [1, 3], "profile": "trec_eval", "unranked_users": "skip"},
         {"k": 2, "user": None, "by": ["model", "user_id"], "threshold": 1.0, "empty_users": "zero"},
     ]
     for options in calls:
