@@ -67,6 +67,8 @@ def to_lazy(frame: Any, arg: str, sorted_key: str | None = None) -> tuple[nw.Laz
         return nw.from_native(_flag_sorted(pl.from_pandas(frame), sorted_key).lazy()), "pandas"
     if isinstance(frame, pa.Table):
         return nw.from_native(_flag_sorted(pl.from_arrow(frame), sorted_key).lazy()), "pyarrow"
+    if type(frame).__module__.split(".")[0] == "dask":
+        raise _unsupported(frame, arg)
     try:
         lf = nw.from_native(frame)
     except TypeError:

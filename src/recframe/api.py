@@ -32,7 +32,7 @@ FrameT = TypeVar("FrameT")
 _PARAMETERS = """
     Parameters
     ----------
-    frame : pandas.DataFrame, polars.DataFrame, polars.LazyFrame or pyarrow.Table
+    frame : pandas.DataFrame, polars.DataFrame, polars.LazyFrame, pyarrow.Table, DuckDB relation, PySpark or SQLFrame DataFrame
         One row per (user, item): the item's rank in the user's list and its relevance. Relevant
         items that were not recommended belong in the frame too, with a null rank, or recall,
         AP and nDCG come out too high. With ``truth=``, only the recommendations.
@@ -148,7 +148,9 @@ _NOTES = """
     duplicate (user, item) rows, duplicate or non-whole ranks, ranks < 1, NaN or infinite
     relevance and NaN scores each raise :class:`recframe.RecframeError` naming the column,
     the first offending list and how many there are. On a LazyFrame the checks run when
-    the result is collected. In pandas input, NaN in a float column is pandas' missing value
+    the result is collected; on DuckDB, Spark and SQLFrame they run when the function is
+    called, as one aggregate query returning a single row, and the metrics run inside that
+    engine when its result is collected. In pandas input, NaN in a float column is pandas' missing value
     and is read as null.
 """
 
@@ -307,7 +309,8 @@ per_user.__doc__ = f"""Ranking metrics for every user (and ``by`` group): one ro
     frame of the same type as ``frame``
         The ``by`` columns, the user column (unless ``user=None``), ``n_relevant`` (R), then
         one float column per metric and k (``"precision@10"``; ``"r_precision"`` also has a
-        bare column), sorted by the keys. Lazy in, lazy out.
+        bare column), sorted by the keys. Lazy in, lazy out: a LazyFrame, DuckDB relation or
+        Spark/SQLFrame DataFrame comes back uncomputed.
 
     See Also
     --------
@@ -338,7 +341,8 @@ summary.__doc__ = f"""Mean ranking metrics by ``by`` group (one row when ``by`` 
         The ``by`` columns, ``n_users`` (the users counted in the means), ``n_skipped`` (users
         with no relevant item left out under ``empty_users="skip"``), then the mean of each
         :func:`per_user` metric column over the counted users, sorted by the keys. An empty
-        input gives an empty result. Lazy in, lazy out.
+        input gives an empty result. Lazy in, lazy out: a LazyFrame, DuckDB relation or
+        Spark/SQLFrame DataFrame comes back uncomputed.
 
     ci : float, optional
         Add an interval of each mean at this coverage (e.g. 0.95), by ``ci_method``. With it,
