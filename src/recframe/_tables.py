@@ -41,4 +41,5 @@ def eager(frame: Any, arg: str) -> pl.DataFrame:
     (1, 1)
     """
     lf, _ = _frames.to_lazy(frame, arg)
-    return lf.to_native().collect()
+    # result tables are small (one row per group, or per user): a DuckDB or Spark one is fetched
+    return lf.collect("polars").to_native()

@@ -226,6 +226,14 @@ def compare(
             'Hint: pass baseline="popular" (one of your models).'
         )
     lf, kind = _frames.to_lazy(per_user_frame, "per_user_frame")
+    if kind == "engine":
+        engine = _frames.engine_name(lf)
+        raise RecframeError(
+            f"per_user_frame is a {engine} frame; the tests run in Python on the per-user values, "
+            f"which recframe does not pull out of {engine} for you. Hint: fetch the per-user frame "
+            "(one row per user) first, e.g. relation.pl() for DuckDB or "
+            "pl.from_arrow(df.toArrow()) for Spark, and pass that."
+        )
     native: pl.LazyFrame = lf.to_native()
     schema = native.collect_schema()
     chosen = _check_columns(schema, by, user, metrics)
