@@ -259,3 +259,15 @@ def test_curve_with_intervals_and_lazy():
 def test_curve_bad_k_max():
     with pytest.raises(RecframeError, match=r"k_max=0 is not a positive integer.*Hint"):
         recframe.curve(FRAME, k_max=0)
+
+
+def test_curve_takes_the_same_conventions_and_profile_as_summary():
+    """Every convention option and profile= reach summary: curve at k equals summary's @k column."""
+    recs, truth = load_sample()
+    options = dict(truth=truth, score="score", relevance="rating", threshold=4, by="model")
+    for extra in ({"profile": "trec_eval"}, {"idcg": "k", "discount": "log2_max_rank_2", "rr_cutoff": False}):
+        long = recframe.curve(recs.drop("rank"), metrics=["ndcg", "rr"], k_max=3, **options, **extra)
+        wide = recframe.summary(recs.drop("rank"), k=3, metrics=["ndcg", "rr"], **options, **extra)
+        at_3 = long.filter(pl.col("k") == 3).sort("model")
+        np.testing.assert_allclose(at_3["ndcg"].to_numpy(), wide["ndcg@3"].to_numpy(), rtol=1e-12)
+        np.testing.assert_allclose(at_3["rr"].to_numpy(), wide["rr@3"].to_numpy(), rtol=1e-12)

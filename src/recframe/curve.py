@@ -7,8 +7,18 @@ from typing import Any, TypeVar
 
 import narwhals as nw
 
-from recframe import api
-from recframe.conventions import APDenominator, EmptyUsers, Gain, PrecisionDenominator
+from recframe import api, profiles
+from recframe.conventions import (
+    IDCG,
+    APDenominator,
+    Discount,
+    EmptyUsers,
+    Gain,
+    PrecisionDenominator,
+    ScoreDtype,
+    Ties,
+    UnrankedUsers,
+)
 from recframe.errors import RecframeError
 from recframe.metrics import REGISTRY
 from recframe.stats import CIMethod
@@ -33,10 +43,17 @@ def curve(
     by: str | Sequence[str] | None = None,
     truth: Any = None,
     score_threshold: float | None = None,
-    precision_denominator: PrecisionDenominator = "k",
-    ap_denominator: APDenominator = "min_k_relevant",
-    gain: Gain = "linear",
-    empty_users: EmptyUsers = "skip",
+    profile: str = "recframe",
+    precision_denominator: PrecisionDenominator | None = None,
+    ap_denominator: APDenominator | None = None,
+    gain: Gain | None = None,
+    idcg: IDCG | None = None,
+    discount: Discount | None = None,
+    rr_cutoff: bool | None = None,
+    ties: Ties | None = None,
+    score_dtype: ScoreDtype | None = None,
+    empty_users: EmptyUsers | None = None,
+    unranked_users: UnrankedUsers | None = None,
     check_duplicates: bool = True,
     ci: float | None = None,
     ci_method: CIMethod = "bootstrap",
@@ -54,9 +71,9 @@ def curve(
         so that every row is also a precision-recall point. Default: every metric.
     k_max : int, default 50
         The largest cut-off: the curve has one row per k in 1..k_max (per group).
-    user, item, rank, score, relevance, threshold, by, truth, score_threshold, \
-precision_denominator, ap_denominator, gain, empty_users, check_duplicates, ci, ci_method, \
-n_resamples, seed
+    user, item, rank, score, relevance, threshold, by, truth, score_threshold, profile, \
+precision_denominator, ap_denominator, gain, idcg, discount, rr_cutoff, ties, score_dtype, \
+empty_users, unranked_users, check_duplicates, ci, ci_method, n_resamples, seed
         As for :func:`recframe.summary`.
 
     Returns
@@ -99,7 +116,10 @@ n_resamples, seed
         raise RecframeError(f"k_max={k_max!r} is not a positive integer. Hint: pass k_max=50.")
     if isinstance(metrics, str):
         metrics = [metrics]
-    names = list(REGISTRY) if metrics is None else list(metrics)
+    if metrics is None:  # every metric the profile's peer has (all of them for "recframe")
+        chosen = profiles.PROFILES.get(profile) if isinstance(profile, str) else None
+        metrics = [m for m in REGISTRY if chosen is None or m in chosen.metrics]
+    names = list(metrics)
     names += [m for m in PR_METRICS if m not in names]
     options = dict(locals())
     for name in ("frame", "metrics", "k_max", "names"):
