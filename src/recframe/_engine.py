@@ -116,11 +116,8 @@ def user_table(lf: nw.LazyFrame, spec: v.Spec, terms: set[str]) -> nw.LazyFrame:
         flags.append(nw.col(v.SCORE).is_nan().fill_null(False).cast(nw.Int64).alias(v.BAD_SCORE))
     if "retrieved@" in terms:
         flags += [(rank <= k).fill_null(False).cast(nw.Int64).alias(term("retrieved@", k)) for k in spec.ks]
-    sums = [term("n_relevant"), v.BAD_REL]
-    if spec.score is not None:
-        sums.append(v.BAD_SCORE)
-    if v.BAD_RANK in v.check_counts(spec):  # set by prepare for float ranks only
-        sums.append(v.BAD_RANK)
+    # the bad-value flags the check reads (BAD_RANK is set by prepare, for float ranks only)
+    sums = [term("n_relevant"), *(c for c in v.check_counts(spec) if c in (v.BAD_REL, v.BAD_SCORE, v.BAD_RANK))]
     sums += [term("retrieved@", k) for k in spec.ks if "retrieved@" in terms]
     # the two distinct counts cost more than the rest of the table together: they can be skipped
     distinct = [nw.col(v.ITEM).n_unique().alias(v.N_ITEMS), rank.n_unique().alias(v.N_RANKS)]

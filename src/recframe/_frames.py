@@ -78,6 +78,17 @@ def to_lazy(frame: Any, arg: str, sorted_key: str | None = None) -> tuple[nw.Laz
     return lf, "engine"
 
 
+def sql_engine(frame: Any) -> str | None:
+    """The SQL engine a native `frame` lives in ("DuckDB", "PySpark", ...), or None; converts nothing."""
+    if isinstance(frame, (pl.LazyFrame, pl.DataFrame, pd.DataFrame, pa.Table)):
+        return None
+    try:
+        lf = nw.from_native(frame)
+    except TypeError:
+        return None
+    return ENGINES.get(lf.implementation) if isinstance(lf, nw.LazyFrame) else None
+
+
 def engine_name(lf: nw.LazyFrame) -> str:
     """The engine a frame runs on, for messages."""
     return ENGINES.get(lf.implementation, "Polars")

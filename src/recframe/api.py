@@ -150,8 +150,8 @@ _NOTES = """
     the first offending list and how many there are. On a LazyFrame the checks run when
     the result is collected; on DuckDB, Spark and SQLFrame they run when the function is
     called, as one aggregate query returning a single row, and the metrics run inside that
-    engine when its result is collected. In pandas input, NaN in a float column is pandas' missing value
-    and is read as null.
+    engine when its result is collected. In pandas input, NaN in a float column is pandas'
+    missing value and is read as null.
 """
 
 
@@ -286,19 +286,19 @@ def summary(
     interval = {name: kwargs.pop(name) for name in ("ci", "ci_method", "n_resamples", "seed")}
     # None = not given: the profile's value (the documented default for "recframe")
     kwargs = _resolve(kwargs)
-    if ci is not None:
-        interval_options = _intervals.check_options(**interval)
-    plan, spec, kind = _plan(frame, kwargs)
     if ci is None:
+        plan, spec, kind = _plan(frame, kwargs)
         return _frames.from_lazy(_engine.summary_plan(plan, spec), kind)
-    if kind == "engine":
-        engine = _frames.engine_name(plan)
+    interval_options = _intervals.check_options(**interval)
+    engine = _frames.sql_engine(frame)
+    if engine is not None:  # refused before _plan, which would run the data-check query
         raise RecframeError(
             f"ci= resamples the per-user values in Python, which recframe does not pull out of "
             f"{engine}. Hint: run summary without ci= in {engine}, or evaluate the same data "
             'with Polars for intervals: pl.scan_parquet("export/*.parquet") streams exports '
             "larger than memory."
         )
+    plan, spec, kind = _plan(frame, kwargs)
     return _frames.from_lazy(_intervals.summary_with_ci(plan, spec, *interval_options), kind)
 
 
