@@ -63,6 +63,7 @@ def metrics_of_list(
     *,
     threshold: float | None = None,
     precision_denominator: str = "k",
+    recall_denominator: str = "relevant",
     ap_denominator: str = "min_k_relevant",
     gain: str = "linear",
     empty_users: str = "skip",
@@ -99,14 +100,14 @@ def metrics_of_list(
                     retrieved = sum(1 for r, _ in ranked if r <= k)
                     value = hits(k) / retrieved if retrieved else 0.0
             elif name == "recall":
-                value = hits(k) / R
+                value = hits(k) / (R if recall_denominator == "relevant" else min(k, R))
             elif name == "f1":
                 p = out.get(f"precision@{k}")
                 if p is None or "precision" not in metrics:
                     retrieved = sum(1 for r, _ in ranked if r <= k)
                     denom = k if precision_denominator == "k" else max(retrieved, 1)
                     p = hits(k) / denom
-                rcl = hits(k) / R
+                rcl = hits(k) / (R if recall_denominator == "relevant" else min(k, R))
                 value = 2 * p * rcl / (p + rcl) if p + rcl > 0 else 0.0
             elif name == "hit_rate":
                 value = 1.0 if hits(k) > 0 else 0.0
@@ -137,8 +138,8 @@ def metrics_of_list(
 
 def per_user(rows, *, k, metrics=ALL_METRICS, user="user_id", item="item_id", rank="rank", score=None,
              relevance="relevance", threshold=None, by=(), truth=None, score_threshold=None,
-             precision_denominator="k", ap_denominator="min_k_relevant", gain="linear",
-             empty_users="skip") -> dict[tuple, dict[str, Any]]:
+             precision_denominator="k", recall_denominator="relevant", ap_denominator="min_k_relevant",
+             gain="linear", empty_users="skip") -> dict[tuple, dict[str, Any]]:
     """(by..., user) -> {"n_relevant": R, "<metric>@<k>": value, ...}; rows are dicts."""
     ks = tuple(k) if isinstance(k, (list, tuple)) else (k,)
     lists = build_lists(rows, user=user, item=item, rank=rank, score=score, relevance=relevance,
@@ -146,6 +147,7 @@ def per_user(rows, *, k, metrics=ALL_METRICS, user="user_id", item="item_id", ra
     return {
         key: metrics_of_list(entries, ks, tuple(metrics), threshold=threshold,
                              precision_denominator=precision_denominator,
+                             recall_denominator=recall_denominator,
                              ap_denominator=ap_denominator, gain=gain, empty_users=empty_users)
         for key, entries in lists.items()
     }

@@ -17,11 +17,11 @@ from recframe.data import load_sample
 
 EXPECTED_PARAMETERS = [
     "frame", "k", "metrics", "user", "item", "rank", "score", "relevance", "threshold", "by", "truth",
-    "score_threshold", "profile", "precision_denominator", "ap_denominator", "gain", "idcg", "discount",
-    "rr_cutoff", "ties", "score_dtype", "empty_users", "unranked_users", "check_duplicates",
+    "score_threshold", "profile", "precision_denominator", "recall_denominator", "ap_denominator", "gain",
+    "idcg", "discount", "rr_cutoff", "ties", "score_dtype", "empty_users", "unranked_users", "check_duplicates",
 ]
 CONVENTIONS = [
-    "precision_denominator", "ap_denominator", "gain", "idcg", "discount", "rr_cutoff", "ties", "score_dtype",
+    "precision_denominator", "recall_denominator", "ap_denominator", "gain", "idcg", "discount", "rr_cutoff", "ties", "score_dtype",
     "empty_users", "unranked_users",
 ]
 
@@ -55,7 +55,7 @@ def test_signature_and_defaults(function):
     }
     # the documented defaults are the "recframe" profile's
     assert recframe.profiles.PROFILES["recframe"].options == {
-        "precision_denominator": "k", "ap_denominator": "min_k_relevant", "gain": "linear", "idcg": "relevant",
+        "precision_denominator": "k", "recall_denominator": "relevant", "ap_denominator": "min_k_relevant", "gain": "linear", "idcg": "relevant",
         "discount": "log2_rank_plus_1", "rr_cutoff": True, "ties": "item_asc", "score_dtype": "float64",
         "empty_users": "skip", "unranked_users": "zero",
     }

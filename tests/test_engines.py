@@ -145,6 +145,9 @@ def test_every_option_matches_polars(engine: Constructor) -> None:
         {"k": [1, 3], "score": "score", "ties": "item_desc", "score_dtype": "float32", "rr_cutoff": False},
         {"k": [1, 3], "idcg": "k", "discount": "log2_max_rank_2", "precision_denominator": "min_k_relevant"},
         {"k": [1, 3], "profile": "trec_eval", "unranked_users": "skip"},
+        # per-metric unranked users (recommenders' nDCG); LensKit's recall over min(k, R)
+        {"k": [1, 3], "profile": "recommenders"},
+        {"k": [1, 3], "profile": "lenskit"},
         {"k": 2, "user": None, "by": ["model", "user_id"], "threshold": 1.0, "empty_users": "zero"},
     ]
     for options in calls:

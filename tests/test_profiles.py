@@ -49,6 +49,14 @@ def test_precision_over_min_k_relevant():
     assert value("precision@1", precision_denominator="min_k_relevant") == 1 / 1
 
 
+def test_recall_over_min_k_relevant():
+    # R = 3 (a, c, d): at k = 1 the one hit (a) fills the top 1, so LensKit's recall is 1
+    assert value("recall@1") == 1 / 3
+    assert value("recall@1", recall_denominator="min_k_relevant") == 1 / 1
+    assert value("recall@3", recall_denominator="min_k_relevant") == 2 / 3  # min(3, 3) = 3
+    assert value("f1@1", recall_denominator="min_k_relevant") == 1.0  # P = R = 1
+
+
 TIES = pl.DataFrame({"user_id": [1, 1, 1], "item_id": ["a", "b", "c"], "score": [1.0, 1.0 + 1e-9, 0.5], "relevance": [1, 0, 0]})
 
 
@@ -69,6 +77,22 @@ def test_unranked_users_skip_leaves_them_out():
     assert recframe.summary(two, k=1, metrics=["recall"])["recall@1"].item() == (1.0 + 0.0) / 2
 
 
+def test_recommenders_ndcg_counts_unranked_users_its_other_metrics_skip():
+    # user 2 has a relevant item and no recommendation: MS Recommenders' ndcg_at_k scores them 0
+    # and averages over both users, its precision_at_k leaves them out
+    two = pl.DataFrame({"user_id": [1, 2], "item_id": ["a", "a"], "rank": [1, None], "relevance": [1, 1]})
+    common = dict(k=1, metrics=["precision", "ndcg"], profile="recommenders")
+    out = recframe.per_user(two, **common)
+    assert out.select("user_id", "precision@1", "ndcg@1").rows() == [(1, 1.0, 1.0), (2, None, 0.0)]
+    means = recframe.summary(two, **common)
+    assert (means["precision@1"].item(), means["ndcg@1"].item(), means["n_users"].item()) == (1.0, 0.5, 2)
+    # an explicit unranked_users overrides the per-metric option too
+    assert recframe.per_user(two, unranked_users="skip", **common)["user_id"].to_list() == [1]
+    assert recframe.per_user(two, unranked_users="zero", **common)["precision@1"].to_list() == [1.0, 0.0]
+    # asked for precision alone, the profile's skip holds and user 2 has no row
+    assert recframe.per_user(two, k=1, metrics=["precision"], profile="recommenders")["user_id"].to_list() == [1]
+
+
 def test_profile_sets_options_and_explicit_option_wins():
     # trec_eval: AP over R = 3 relevant items; a at 1 (1/1) and c at 3 (2/3)
     assert value("ap@3", profile="trec_eval") == pytest.approx((1 / 1 + 2 / 3) / 3)
@@ -83,8 +107,12 @@ def test_profile_sets_options_and_explicit_option_wins():
 
 def test_profile_default_metrics_are_the_peers():
     out = recframe.per_user(ONE, k=1, profile="trec_eval")
-    assert [c for c in out.columns if "@" in c] == [f"{m}@1" for m in recframe.METRICS if m in PROFILES["trec_eval"].metrics]
+    cut = [m for m in recframe.METRICS if m in PROFILES["trec_eval"].metrics and m != "r_precision"]
+    assert [c for c in out.columns if "@" in c] == [f"{m}@1" for m in cut]
     assert "dcg@1" not in out.columns
+    # trec_eval's Rprec has no cut-off: the bare column only
+    assert "r_precision" in out.columns and "r_precision@1" not in out.columns
+    assert "r_precision@1" in recframe.per_user(ONE, k=1).columns
 
 
 def test_metric_the_peer_lacks_raises():

@@ -57,6 +57,7 @@ def long_frames(draw: st.DrawFn, *, with_score: bool) -> tuple[pl.DataFrame, dic
         "threshold": draw(st.sampled_from([None, 1.0, 2.0, 3.0])),
         "by": draw(st.sampled_from([None, "model"])),
         "precision_denominator": draw(st.sampled_from(["k", "retrieved"])),
+        "recall_denominator": draw(st.sampled_from(["relevant", "min_k_relevant"])),
         "ap_denominator": draw(st.sampled_from(["min_k_relevant", "relevant", "hits", "k"])),
         "gain": draw(st.sampled_from(["linear", "binary", "exp2"])),
         "empty_users": draw(st.sampled_from(["skip", "zero"])),

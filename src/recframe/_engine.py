@@ -185,7 +185,8 @@ def metric_columns(spec: v.Spec) -> list[tuple[str, str, int | None]]:
         metric = REGISTRY[name]
         if metric.bare:
             out.append((name, name, None))
-        out += [(f"{name}@{k}", name, k) for k in spec.ks]
+        if name not in spec.no_cutoff:
+            out += [(f"{name}@{k}", name, k) for k in spec.ks]
     return out
 
 
@@ -204,10 +205,13 @@ def per_user_plan(
     terms = needed_terms(spec)
     lf = prepare(frame, truth, spec)
     users = check(user_table(lf, spec, terms))
-    if spec.unranked_users == "skip":
-        # as trec_eval: a user with nothing recommended is not evaluated at all
+    # unranked_users="skip", as trec_eval: a user with nothing recommended is not evaluated at
+    # all; when only some metrics skip them (a profile's per-metric option), they keep a row
+    # with null in those metrics, which every mean then leaves out
+    skip_all = set(spec.unranked_skip) >= set(spec.metrics)
+    if skip_all:
         users = users.filter(nw.col(v.N_RANKED) > 0)
-    users = users.drop(*v.check_counts(spec))
+    users = users.drop(*(c for c in v.check_counts(spec) if c != v.N_RANKED))
     sums, term_cols = relevant_terms(lf, spec, terms)
     joined = users.join(sums, on=keys, how="left")
     # users without relevant rows have no sums: 0, and a first relevant rank past every k
@@ -223,6 +227,8 @@ def per_user_plan(
             value = nw.when(has_rel).then(value).otherwise(0.0)
         else:
             value = nw.when(has_rel).then(value).otherwise(None)
+        if name in spec.unranked_skip and not skip_all:
+            value = nw.when(nw.col(v.N_RANKED) > 0).then(value).otherwise(None)
         outputs.append(value.cast(nw.Float64).alias(column))
     return joined.select(*keys, nw.col(term("n_relevant")).cast(nw.Int64).alias("n_relevant"), *outputs)
 

@@ -48,7 +48,10 @@ class Spec:
     empty_users: str
     ties: str
     score_dtype: str
-    unranked_users: str
+    #: metrics whose @k columns are not produced (a profile's peer has them without cut-off only)
+    no_cutoff: tuple[str, ...]
+    #: the metrics that leave out users with nothing recommended (unranked_users="skip")
+    unranked_skip: tuple[str, ...]
     check_duplicates: bool
     with_truth: bool
     integer_rank: bool = True  # set from the schema: float ranks must be checked for whole numbers
@@ -126,6 +129,7 @@ def check_arguments(
     truth: Any,
     score_threshold: Any,
     precision_denominator: Any,
+    recall_denominator: Any,
     ap_denominator: Any,
     gain: Any,
     idcg: Any,
@@ -136,6 +140,8 @@ def check_arguments(
     empty_users: Any,
     unranked_users: Any,
     check_duplicates: Any,
+    per_metric: dict[str, dict[str, Any]] | None = None,
+    no_cutoff: Sequence[str] = (),
 ) -> Spec:
     """Check every argument that can be checked without looking at the data.
 
@@ -145,6 +151,7 @@ def check_arguments(
         raise _fail(f"rr_cutoff={rr_cutoff!r} must be True or False.", "pass rr_cutoff=False for reciprocal rank over the whole list.")
     for option, value in (
         ("precision_denominator", precision_denominator),
+        ("recall_denominator", recall_denominator),
         ("ap_denominator", ap_denominator),
         ("gain", gain),
         ("idcg", idcg),
@@ -208,6 +215,7 @@ def check_arguments(
         score_threshold=score_thr,
         options=Options(
             precision_denominator=precision_denominator,
+            recall_denominator=recall_denominator,
             ap_denominator=ap_denominator,
             idcg=idcg,
             discount=discount,
@@ -217,7 +225,10 @@ def check_arguments(
         empty_users=empty_users,
         ties=ties,
         score_dtype=score_dtype,
-        unranked_users=unranked_users,
+        no_cutoff=tuple(no_cutoff),
+        unranked_skip=tuple(
+            m for m in metric_names if (per_metric or {}).get(m, {}).get("unranked_users", unranked_users) == "skip"
+        ),
         check_duplicates=check_duplicates,
         with_truth=truth is not None,
     )

@@ -20,6 +20,7 @@ from recframe.conventions import (
     EmptyUsers,
     Gain,
     PrecisionDenominator,
+    RecallDenominator,
     ScoreDtype,
     Ties,
     UnrankedUsers,
@@ -71,11 +72,16 @@ _PARAMETERS = """
         Reproduce another library: ``"trec_eval"``, ``"ranx"``, ``"rectools"``, ``"replay"``,
         ``"recommenders"`` or ``"lenskit"`` set every convention option below to that
         library's behaviour and make ``metrics`` default to the metrics it has (asking for one
-        it lacks raises). An option given explicitly overrides the profile. The defaults
-        below are the ``"recframe"`` profile's; ``docs/conventions.md`` has the others.
+        it lacks raises). A metric the peer has only without a cut-off (trec_eval's and
+        ranx's R-precision) gives its bare column alone. An option given explicitly
+        overrides the profile. The defaults below are the ``"recframe"`` profile's;
+        ``docs/conventions.md`` has the others.
     precision_denominator : {"k", "retrieved", "min_k_relevant"}, default "k"
         Divide precision@k by k, by the number of items actually recommended within the
         top k (at least one), or by min(k, R) (RecTools' ``r_precision=True``).
+    recall_denominator : {"relevant", "min_k_relevant"}, default "relevant"
+        Divide recall@k by R, or by min(k, R) as LensKit (so a user with more relevant items
+        than k can still reach 1).
     ap_denominator : {"min_k_relevant", "relevant", "hits", "k"}, default "min_k_relevant"
         What AP@k divides its sum of precisions by: min(k, R), R (as trec_eval), the hits in
         the top k, or k.
@@ -120,7 +126,7 @@ _NOTES = """
 
     - precision@k = hits@k / k, or with ``precision_denominator="retrieved"``
       hits@k / max(1, items ranked <= k), or with ``"min_k_relevant"`` hits@k / min(k, R)
-    - recall@k = hits@k / R
+    - recall@k = hits@k / R, or with ``recall_denominator="min_k_relevant"`` hits@k / min(k, R)
     - f1@k = 2 P R / (P + R), 0 when P + R = 0
     - hit_rate@k = 1 if hits@k > 0 else 0
     - r_precision = hits@R / R; r_precision@k = hits@s / s with s = min(k, R)
@@ -233,6 +239,7 @@ def per_user(
     score_threshold: float | None = None,
     profile: str = "recframe",
     precision_denominator: PrecisionDenominator | None = None,
+    recall_denominator: RecallDenominator | None = None,
     ap_denominator: APDenominator | None = None,
     gain: Gain | None = None,
     idcg: IDCG | None = None,
@@ -267,6 +274,7 @@ def summary(
     score_threshold: float | None = None,
     profile: str = "recframe",
     precision_denominator: PrecisionDenominator | None = None,
+    recall_denominator: RecallDenominator | None = None,
     ap_denominator: APDenominator | None = None,
     gain: Gain | None = None,
     idcg: IDCG | None = None,

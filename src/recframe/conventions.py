@@ -15,6 +15,7 @@ from __future__ import annotations
 from typing import Any, Literal, get_args
 
 PrecisionDenominator = Literal["k", "retrieved", "min_k_relevant"]
+RecallDenominator = Literal["relevant", "min_k_relevant"]
 APDenominator = Literal["min_k_relevant", "relevant", "hits", "k"]
 Gain = Literal["linear", "binary", "exp2"]
 EmptyUsers = Literal["skip", "zero", "error"]
@@ -27,6 +28,7 @@ UnrankedUsers = Literal["zero", "skip"]
 #: option name -> the values it accepts (the first one is the default).
 CHOICES: dict[str, tuple[Any, ...]] = {
     "precision_denominator": get_args(PrecisionDenominator),
+    "recall_denominator": get_args(RecallDenominator),
     "ap_denominator": get_args(APDenominator),
     "gain": get_args(Gain),
     "idcg": get_args(IDCG),

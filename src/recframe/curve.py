@@ -15,6 +15,7 @@ from recframe.conventions import (
     EmptyUsers,
     Gain,
     PrecisionDenominator,
+    RecallDenominator,
     ScoreDtype,
     Ties,
     UnrankedUsers,
@@ -45,6 +46,7 @@ def curve(
     score_threshold: float | None = None,
     profile: str = "recframe",
     precision_denominator: PrecisionDenominator | None = None,
+    recall_denominator: RecallDenominator | None = None,
     ap_denominator: APDenominator | None = None,
     gain: Gain | None = None,
     idcg: IDCG | None = None,
@@ -68,11 +70,12 @@ def curve(
         As for :func:`recframe.summary`.
     metrics : list of str, optional
         Metric names (``["ndcg", "ap"]``); ``"precision"`` and ``"recall"`` are always added,
-        so that every row is also a precision-recall point. Default: every metric.
+        so that every row is also a precision-recall point. Default: every metric (with a
+        profile, every metric its peer has at a cut-off: not trec_eval's or ranx's R-precision).
     k_max : int, default 50
         The largest cut-off: the curve has one row per k in 1..k_max (per group).
     user, item, rank, score, relevance, threshold, by, truth, score_threshold, profile, \
-precision_denominator, ap_denominator, gain, idcg, discount, rr_cutoff, ties, score_dtype, \
+precision_denominator, recall_denominator, ap_denominator, gain, idcg, discount, rr_cutoff, ties, score_dtype, \
 empty_users, unranked_users, check_duplicates, ci, ci_method, n_resamples, seed
         As for :func:`recframe.summary`.
 
@@ -116,13 +119,20 @@ empty_users, unranked_users, check_duplicates, ci, ci_method, n_resamples, seed
         raise RecframeError(f"k_max={k_max!r} is not a positive integer. Hint: pass k_max=50.")
     if isinstance(metrics, str):
         metrics = [metrics]
-    if metrics is None:  # every metric the profile's peer has (all of them for "recframe")
-        chosen = profiles.PROFILES.get(profile) if isinstance(profile, str) else None
-        metrics = [m for m in REGISTRY if chosen is None or m in chosen.metrics]
+    chosen = profiles.PROFILES.get(profile) if isinstance(profile, str) else None
+    no_cutoff = chosen.no_cutoff if chosen is not None else frozenset()
+    if metrics is None:  # every metric the profile's peer has at a cut-off (all for "recframe")
+        metrics = [m for m in REGISTRY if (chosen is None or m in chosen.metrics) and m not in no_cutoff]
     names = list(metrics)
+    flat = [m for m in names if m in no_cutoff]
+    if flat:
+        raise RecframeError(
+            f"profile={profile!r}: {chosen.peer} has {flat[0]!r} without a cut-off only, so it has no "
+            f"curve over k. Hint: leave {flat[0]!r} out of metrics, or use profile=\"recframe\"."
+        )
     names += [m for m in PR_METRICS if m not in names]
     options = dict(locals())
-    for name in ("frame", "metrics", "k_max", "names"):
+    for name in ("frame", "metrics", "k_max", "names", "chosen", "no_cutoff", "flat"):
         options.pop(name)
     wide = api.summary(frame, k=list(range(1, k_max + 1)), metrics=names, **options)
 

@@ -35,6 +35,11 @@ class Profile:
     metrics: frozenset[str]
     #: convention option -> value; options not named keep recframe's default
     overrides: dict[str, Any] = field(default_factory=dict)
+    #: metrics the peer has without a cut-off only: their @k columns are not produced
+    no_cutoff: frozenset[str] = frozenset()
+    #: metric -> options that differ for that metric alone (the peer is not consistent);
+    #: only ``unranked_users`` may be set this way
+    per_metric: dict[str, dict[str, Any]] = field(default_factory=dict)
     #: True when tests/peers/golden holds the peer's own numbers for this profile
     golden: bool = True
 
@@ -63,12 +68,14 @@ PROFILES: dict[str, Profile] = {
                 "empty_users": "zero",
                 "unranked_users": "skip",
             },
+            no_cutoff=frozenset({"r_precision"}),  # Rprec
         ),
         Profile(
             "ranx",
             "ranx",
             frozenset({"precision", "recall", "f1", "hit_rate", "r_precision", "ap", "rr", "dcg", "ndcg"}),
             {"ap_denominator": "relevant", "empty_users": "zero"},
+            no_cutoff=frozenset({"r_precision"}),  # "r-precision"
         ),
         Profile(
             "rectools",
@@ -83,24 +90,29 @@ PROFILES: dict[str, Profile] = {
             frozenset({"precision", "recall", "hit_rate", "ap", "rr", "ndcg"}),
             {"gain": "binary", "ties": "item_desc"},
         ),
-        # not golden-verified: from the peer's source (recommenders 1.2.1 python_evaluation:
-        # common users only, binary relevance, map_at_k / min(k, R); its pandas sort breaks
-        # score ties in no documented order)
         Profile(
             "recommenders",
             "recommenders",
             frozenset({"precision", "recall", "ap", "ndcg"}),
             {"gain": "binary", "unranked_users": "skip"},
-            golden=False,
+            # its ndcg_at_k takes the ideal DCG of every user in the truth, so a user without
+            # recommendations scores 0 there and counts, while its other metrics skip that user
+            per_metric={"ndcg": {"unranked_users": "zero"}},
         ),
-        # not golden-verified: LensKit 2025 needs torch, whose PyPI wheels pull CUDA libraries
-        # too large for this project's CI; from its documentation (nDCG discount log2(max(rank, 2)))
         Profile(
             "lenskit",
             "lenskit",
-            frozenset({"precision", "recall", "hit_rate", "rr", "ndcg"}),
-            {"gain": "binary", "discount": "log2_max_rank_2"},
-            golden=False,
+            # Precision, Recall, Hit, RecipRank, DCG, NDCG (its AveragePrecision is left out: not
+            # exported from lenskit.metrics, and it raises on a user with no test item)
+            frozenset({"precision", "recall", "hit_rate", "rr", "dcg", "ndcg"}),
+            {
+                "precision_denominator": "retrieved",
+                "recall_denominator": "min_k_relevant",
+                "gain": "binary",
+                "discount": "log2_max_rank_2",
+                "empty_users": "zero",
+                "unranked_users": "skip",
+            },
         ),
     )
 }
@@ -109,14 +121,19 @@ PROFILES: dict[str, Profile] = {
 def resolve(profile: Any, explicit: dict[str, Any], metrics: Any) -> tuple[dict[str, Any], Any]:
     """The convention options and metrics of one call: the profile's, with explicit ones on top.
 
-    ``explicit`` maps option name -> value or None (not given). Returns (options, metrics);
-    metrics stays None (all) for the recframe profile, else defaults to the peer's.
+    ``explicit`` maps option name -> value or None (not given). Returns (options, metrics):
+    options also holds ``per_metric``, the profile's per-metric options that no explicit option
+    overrides, and ``no_cutoff``, the metrics the peer has without a cut-off only; metrics stays None (all) for the recframe profile, else defaults to the peer's.
     """
     if not isinstance(profile, str) or profile not in PROFILES:
         names = ", ".join(f'"{p}"' for p in PROFILES)
         raise RecframeError(f"profile={profile!r} is not a known profile. Hint: choose one of {names}.")
     chosen = PROFILES[profile]
-    options = {**chosen.options, **{name: value for name, value in explicit.items() if value is not None}}
+    given = {name: value for name, value in explicit.items() if value is not None}
+    options = {**chosen.options, **given}
+    per_metric = {m: {o: val for o, val in opts.items() if o not in given} for m, opts in chosen.per_metric.items()}
+    options["per_metric"] = {m: opts for m, opts in per_metric.items() if opts}
+    options["no_cutoff"] = tuple(sorted(chosen.no_cutoff))
     if metrics is None:
         return options, None if chosen.metrics == ALL_METRICS else [m for m in REGISTRY if m in chosen.metrics]
     names = [metrics] if isinstance(metrics, str) else list(metrics)

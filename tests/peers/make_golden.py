@@ -18,7 +18,7 @@ CSV, runs ``runners/run_<peer>.py`` with that environment's python, and writes
   user, metric, k, peer_metric, value), scope "per_user" or "mean";
 * ``golden/versions.json``: peer -> the version that computed its file.
 
-The tests (``tests/test_profiles.py``) read these files only, so they need no peer installed.
+The tests (``tests/test_golden.py``) read these files only, so they need no peer installed.
 The files regenerate byte for byte: seeded data, sorted rows, fixed parquet settings.
 """
 
@@ -57,8 +57,15 @@ PEERS: dict[str, Peer] = {
     "ranx": Peer("ranx", ("ranx==0.3.21",)),
     "rectools": Peer("rectools", ("rectools==0.19.0", "numpy<2", "pandas<3")),
     "replay": Peer("replay-rec", ("replay-rec==0.22.0",)),
-    # not yet here: recommenders (installs with --no-deps plus numpy, pandas, scikit-learn, but
-    # has no runner yet) and lenskit (needs torch, whose wheels pull GBs of CUDA libraries)
+    # recommenders' full dependency list (torch, transformers, ...) is far heavier than the
+    # python_evaluation module the runner imports, whose own imports are these
+    "recommenders": Peer(
+        "recommenders",
+        ("numpy<2", "pandas>2,<3", "scikit-learn", "scipy"),
+        no_deps=("recommenders==1.2.1",),
+    ),
+    # LensKit needs torch; PyPI's torch wheels bring CUDA libraries (a few GB, in this cache only)
+    "lenskit": Peer("lenskit", ("lenskit==2025.8.1",)),
 }
 
 # --- data -----------------------------------------------------------------------------------

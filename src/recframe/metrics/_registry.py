@@ -46,6 +46,7 @@ class Options:
     """The conventions a metric's finish step may depend on."""
 
     precision_denominator: str
+    recall_denominator: str
     ap_denominator: str
     idcg: str
     discount: str

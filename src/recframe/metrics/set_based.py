@@ -29,10 +29,17 @@ PRECISION = Metric(
     zero_when_empty=True,
 )
 
+def _recall(k: int | None, o: Options) -> nw.Expr:
+    if o.recall_denominator == "min_k_relevant":
+        # LensKit's Recall@k: over what the top k can hold, so a perfect list scores 1
+        return col("hits@", k) / at_least_one(nw.min_horizontal(col("n_relevant"), nw.lit(k)))
+    return col("hits@", k) / at_least_one(col("n_relevant"))
+
+
 RECALL = Metric(
     name="recall",
     terms=lambda o: ("hits@", "n_relevant"),
-    finish=lambda k, o: col("hits@", k) / at_least_one(col("n_relevant")),
+    finish=_recall,
 )
 
 

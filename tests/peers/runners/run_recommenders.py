@@ -1,0 +1,56 @@
+"""Microsoft Recommenders (PyPI: recommenders) on the golden datasets.
+
+Its ranking metrics (``recommenders.evaluation.python_evaluation``) take the ground truth as
+a table of relevant (user, item) rows, so the truth here is the items graded >= 1 (binary
+relevance). They return a mean only; a user's own value is the same function called on that
+user's rows alone. Which users a mean counts differs by metric, and the per-user rows written
+here are exactly the users each mean counts:
+
+* precision_at_k, recall_at_k and map_at_k average over the users that have both a
+  recommendation and a relevant item;
+* ndcg_at_k averages over every user with a relevant item, a user without recommendations
+  scoring 0 (its ideal DCG comes from the whole truth table).
+
+Scores are ranked by a pandas sort on (user, score descending), which keeps equal scores in
+input order; rows are passed sorted by item, so ties fall by item ascending.
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+from recommenders.evaluation.python_evaluation import map_at_k, ndcg_at_k, precision_at_k, recall_at_k
+
+from _common import Writer, args, cutoffs, load
+
+in_dir, out = args()
+ks = cutoffs(in_dir)
+METRICS = [(precision_at_k, "precision"), (recall_at_k, "recall"), (map_at_k, "ap"), (ndcg_at_k, "ndcg")]
+COLUMNS = dict(col_user="userID", col_item="itemID", col_prediction="prediction", col_rating="rating")
+
+
+def evaluate(fn, truth: pd.DataFrame, pred: pd.DataFrame, k: int) -> float:
+    # map_at_k caches on its arguments; fresh copies keep one call from answering another
+    return float(fn(truth.copy(), pred.copy(), k=k, relevancy_method="top_k", **COLUMNS))
+
+
+w = Writer(out)
+for dataset, (recs, truth) in load(in_dir).items():
+    pred = pd.DataFrame(
+        [(user, item, score) for user in sorted(recs) for item, score in sorted(recs[user].items())],
+        columns=["userID", "itemID", "prediction"],
+    )
+    relevant = pd.DataFrame(
+        [(user, item, float(grade)) for user in sorted(truth) for item, grade in sorted(truth[user].items()) if grade >= 1],
+        columns=["userID", "itemID", "rating"],
+    )
+    judged_users = sorted(set(relevant["userID"]))
+    both = sorted(set(judged_users) & set(pred["userID"]))
+    for fn, name in METRICS:
+        users = judged_users if fn is ndcg_at_k else both
+        for k in ks:
+            label = f"{fn.__name__}(k={k})"
+            for user in users:
+                value = evaluate(fn, relevant[relevant["userID"] == user], pred[pred["userID"] == user], k)
+                w.row(dataset, "per_user", user, name, k, label, value)
+            w.row(dataset, "mean", None, name, k, label, evaluate(fn, relevant, pred, k))
+w.close()
