@@ -115,6 +115,13 @@ def test_profile_default_metrics_are_the_peers():
     assert "r_precision@1" in recframe.per_user(ONE, k=1).columns
 
 
+def test_curve_leaves_out_metrics_the_peer_has_without_cutoff():
+    out = recframe.curve(ONE, k_max=2, profile="ranx")
+    assert "r_precision" not in out.columns and "ndcg" in out.columns
+    with pytest.raises(recframe.RecframeError, match=r"profile='ranx': ranx has 'r_precision' without a cut-off only.*Hint"):
+        recframe.curve(ONE, k_max=2, metrics=["r_precision"], profile="ranx")
+
+
 def test_metric_the_peer_lacks_raises():
     with pytest.raises(recframe.RecframeError, match=r"profile='trec_eval': pytrec-eval-terrier .* has no 'dcg' metric.*Hint"):
         recframe.per_user(ONE, k=1, metrics=["precision", "dcg"], profile="trec_eval")

@@ -29,6 +29,7 @@ PRECISION = Metric(
     zero_when_empty=True,
 )
 
+
 def _recall(k: int | None, o: Options) -> nw.Expr:
     if o.recall_denominator == "min_k_relevant":
         # LensKit's Recall@k: over what the top k can hold, so a perfect list scores 1
