@@ -132,7 +132,7 @@ def test_unknown_profile_lists_the_valid_names():
         recframe.summary(ONE, profile="trec")
 
 
-@pytest.mark.parametrize("option, bad", [("rr_cutoff", 1), ("idcg", "ideal"), ("discount", "log2"), ("ties", "random"), ("unranked_users", "drop")])
+@pytest.mark.parametrize("option, bad", [("rr_cutoff", 1), ("idcg", "ideal"), ("discount", "log2"), ("ties", "random"), ("unranked_users", "drop"), ("recall_denominator", "k")])
 def test_bad_option_values_raise(option, bad):
     with pytest.raises(recframe.RecframeError, match=option):
         recframe.per_user(ONE, k=1, **{option: bad})
