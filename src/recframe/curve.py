@@ -115,6 +115,8 @@ empty_users, unranked_users, check_duplicates, ci, ci_method, n_resamples, seed
     >>> out.select("k", "precision", "recall").rows()  # hits 0, 1, 2 of R = 2
     [(1, 0.0, 0.0), (2, 0.5, 0.5), (3, 0.6666666666666666, 1.0)]
     """
+    # every argument summary takes as is (taken first, before any other local exists)
+    options = {name: value for name, value in locals().items() if name not in ("frame", "metrics", "k_max")}
     if isinstance(k_max, bool) or not isinstance(k_max, int) or k_max < 1:
         raise RecframeError(f"k_max={k_max!r} is not a positive integer. Hint: pass k_max=50.")
     if isinstance(metrics, str):
@@ -131,9 +133,6 @@ empty_users, unranked_users, check_duplicates, ci, ci_method, n_resamples, seed
             f"curve over k. Hint: leave {flat[0]!r} out of metrics, or use profile=\"recframe\"."
         )
     names += [m for m in PR_METRICS if m not in names]
-    options = dict(locals())
-    for name in ("frame", "metrics", "k_max", "names", "chosen", "no_cutoff", "flat"):
-        options.pop(name)
     wide = api.summary(frame, k=list(range(1, k_max + 1)), metrics=names, **options)
 
     lf = nw.from_native(wide)

@@ -123,7 +123,8 @@ def resolve(profile: Any, explicit: dict[str, Any], metrics: Any) -> tuple[dict[
 
     ``explicit`` maps option name -> value or None (not given). Returns (options, metrics):
     options also holds ``per_metric``, the profile's per-metric options that no explicit option
-    overrides, and ``no_cutoff``, the metrics the peer has without a cut-off only; metrics stays None (all) for the recframe profile, else defaults to the peer's.
+    overrides, and ``no_cutoff``, the metrics the peer has without a cut-off only; metrics
+    stays None (all) for the recframe profile, else defaults to the peer's.
     """
     if not isinstance(profile, str) or profile not in PROFILES:
         names = ", ".join(f'"{p}"' for p in PROFILES)
@@ -131,8 +132,7 @@ def resolve(profile: Any, explicit: dict[str, Any], metrics: Any) -> tuple[dict[
     chosen = PROFILES[profile]
     given = {name: value for name, value in explicit.items() if value is not None}
     options = {**chosen.options, **given}
-    per_metric = {m: {o: val for o, val in opts.items() if o not in given} for m, opts in chosen.per_metric.items()}
-    options["per_metric"] = {m: opts for m, opts in per_metric.items() if opts}
+    options["per_metric"] = {m: {o: val for o, val in opts.items() if o not in given} for m, opts in chosen.per_metric.items()}
     options["no_cutoff"] = tuple(sorted(chosen.no_cutoff))
     if metrics is None:
         return options, None if chosen.metrics == ALL_METRICS else [m for m in REGISTRY if m in chosen.metrics]

@@ -43,14 +43,17 @@ for dataset, (recs, truth) in load(in_dir).items():
         [(user, item, float(grade)) for user in sorted(truth) for item, grade in sorted(truth[user].items()) if grade >= 1],
         columns=["userID", "itemID", "rating"],
     )
-    judged_users = sorted(set(relevant["userID"]))
-    both = sorted(set(judged_users) & set(pred["userID"]))
+    # each user's rows, split once: a user's value is the function on those rows alone
+    truth_of = dict(tuple(relevant.groupby("userID")))
+    pred_of = dict(tuple(pred.groupby("userID")))
+    no_pred = pred.iloc[:0]
+    both = sorted(set(truth_of) & set(pred_of))
     for fn, name in METRICS:
-        users = judged_users if fn is ndcg_at_k else both
+        users = sorted(truth_of) if fn is ndcg_at_k else both
         for k in ks:
             label = f"{fn.__name__}(k={k})"
             for user in users:
-                value = evaluate(fn, relevant[relevant["userID"] == user], pred[pred["userID"] == user], k)
+                value = evaluate(fn, truth_of[user], pred_of.get(user, no_pred), k)
                 w.row(dataset, "per_user", user, name, k, label, value)
             w.row(dataset, "mean", None, name, k, label, evaluate(fn, relevant, pred, k))
 w.close()
