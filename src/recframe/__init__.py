@@ -16,6 +16,7 @@ from recframe.api import per_user, summary
 from recframe.compare import compare
 from recframe.curve import curve
 from recframe.report import report
+from recframe.trec import read_trec_qrels, read_trec_run
 from recframe.errors import RecframeError
 from recframe.metrics import REGISTRY as _REGISTRY
 
@@ -31,6 +32,8 @@ __all__ = [
     "curve",
     "per_user",
     "plot",
+    "read_trec_qrels",
+    "read_trec_run",
     "report",
     "stats",
     "summary",
