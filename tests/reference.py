@@ -25,21 +25,48 @@ def build_lists(
     by: tuple[str, ...],
     truth: list[dict[str, Any]] | None,
     score_threshold: float | None,
+    truth_keys: tuple[str, ...] = (),
+    users: list[dict[str, Any]] | None = None,
+    exclude: list[dict[str, Any]] | None = None,
+    rank_gaps: str = "keep",
 ) -> dict[tuple, list[tuple[Any, int | None, float | None]]]:
-    """(by..., user) -> [(item, rank or None, relevance or None)]."""
+    """(list keys..., user) -> [(item, rank or None, relevance or None)].
+
+    The list keys are the ``by`` keys that are not users= attributes, in ``by`` order: model
+    keys (truth broadcast over them) and ``truth_keys`` (taken from each truth row). users= drops
+    every list of a user it does not list; exclude= drops its (keys it has, user, item) rows
+    from both frames and re-ranks the lists; ``rank_gaps="rerank"`` re-ranks them too."""
+    attrs = set(users[0]) - {user} if users else set()
+    list_keys = tuple(b for b in by if b not in attrs)
+    model_keys = tuple(b for b in list_keys if b not in truth_keys)
+    listed = None if users is None else {u[user] for u in users}
+
+    def seen(r: dict[str, Any], keys: tuple[str, ...]) -> bool:
+        if exclude is None:
+            return False
+        on = [b for b in keys if b in exclude[0]] if exclude else []
+        return any(all(e[b] == r[b] for b in on) and e[user] == r[user] and e[item] == r[item] for e in exclude)
+
     lists: dict[tuple, dict[Any, list]] = defaultdict(dict)
     for r in rows:
-        key = (*(r[b] for b in by), r[user] if user else None)
+        if seen(r, list_keys):
+            continue
+        key = (*(r[b] for b in list_keys), r[user] if user else None)
         order = r[score] if score else r[rank]
         lists[key][r[item]] = [order, None if truth is not None else r[relevance]]
     if truth is not None:
-        # without `by` there is one group even when nothing was recommended: truth users count
-        groups = {tuple(r[b] for b in by) for r in rows} if by else {()}
+        # without model keys there is one group even when nothing was recommended
+        groups = {tuple(r[b] for b in model_keys) for r in rows if not seen(r, list_keys)} if model_keys else {()}
         for group in groups:
+            values = dict(zip(model_keys, group))
             for t in truth:
-                key = (*group, t[user] if user else None)
+                if seen(t, truth_keys) or (listed is not None and t[user] not in listed):
+                    continue
+                key = (*(values[b] if b in values else t[b] for b in list_keys), t[user] if user else None)
                 entry = lists[key].setdefault(t[item], [None, None])
                 entry[1] = t[relevance]
+    if listed is not None:
+        lists = defaultdict(dict, {key: items for key, items in lists.items() if key[-1] in listed})
     out = {}
     for key, items in lists.items():
         if score:
@@ -52,7 +79,11 @@ def build_lists(
             ranks = {it: pos for pos, (it, _) in enumerate(eligible, start=1)}
             out[key] = [(it, ranks.get(it), rel) for it, (_, rel) in items.items()]
         else:
-            out[key] = [(it, None if o is None else int(o), rel) for it, (o, rel) in items.items()]
+            given = {it: None if o is None else int(o) for it, (o, _) in items.items()}
+            if rank_gaps == "rerank" or exclude is not None:
+                dense = {r: pos for pos, r in enumerate(sorted({r for r in given.values() if r is not None}), start=1)}
+                given = {it: None if r is None else dense[r] for it, r in given.items()}
+            out[key] = [(it, given[it], rel) for it, (_, rel) in items.items()]
     return out
 
 
@@ -84,7 +115,12 @@ def metrics_of_list(
     def hits(cut: int) -> int:
         return sum(1 for r, _ in relevant if r is not None and r <= cut)
 
-    out: dict[str, Any] = {"n_relevant": R}
+    # "_" entries are list facts for the summary's counts, not output columns
+    out: dict[str, Any] = {
+        "n_relevant": R,
+        "_ranked": any(r is not None for _, r, _ in entries),
+        "_judged": any(rel is not None for _, _, rel in entries),
+    }
     for name in metrics:
         cuts: list[int | None] = [None, *ks] if name == "r_precision" else list(ks)
         for k in cuts:
@@ -139,31 +175,47 @@ def metrics_of_list(
 def per_user(rows, *, k, metrics=ALL_METRICS, user="user_id", item="item_id", rank="rank", score=None,
              relevance="relevance", threshold=None, by=(), truth=None, score_threshold=None,
              precision_denominator="k", recall_denominator="relevant", ap_denominator="min_k_relevant",
-             gain="linear", empty_users="skip") -> dict[tuple, dict[str, Any]]:
-    """(by..., user) -> {"n_relevant": R, "<metric>@<k>": value, ...}; rows are dicts."""
+             gain="linear", empty_users="skip", truth_keys=(), users=None, exclude=None, rank_gaps="keep",
+             unlisted_users="drop") -> dict[tuple, dict[str, Any]]:
+    """(by..., user) -> {"n_relevant": R, "<metric>@<k>": value, ...}; rows are dicts.
+
+    users= attributes named in ``by`` are looked up per user; the keys of the result follow
+    ``by``'s order. Only ``unlisted_users="drop"`` is modelled."""
+    assert unlisted_users == "drop"
     ks = tuple(k) if isinstance(k, (list, tuple)) else (k,)
     lists = build_lists(rows, user=user, item=item, rank=rank, score=score, relevance=relevance,
-                        by=tuple(by), truth=truth, score_threshold=score_threshold)
-    return {
-        key: metrics_of_list(entries, ks, tuple(metrics), threshold=threshold,
-                             precision_denominator=precision_denominator,
-                             recall_denominator=recall_denominator,
-                             ap_denominator=ap_denominator, gain=gain, empty_users=empty_users)
-        for key, entries in lists.items()
-    }
+                        by=tuple(by), truth=truth, score_threshold=score_threshold, truth_keys=tuple(truth_keys),
+                        users=users, exclude=exclude, rank_gaps=rank_gaps)
+    attrs = {u[user]: u for u in users} if users else {}
+    list_keys = [b for b in by if not (users and b in users[0] and b != user)]
+    out = {}
+    for key, entries in lists.items():
+        values = dict(zip(list_keys, key[:-1]))
+        full = (*(values[b] if b in values else attrs[key[-1]][b] for b in by), key[-1])
+        out[full] = metrics_of_list(entries, ks, tuple(metrics), threshold=threshold,
+                                    precision_denominator=precision_denominator,
+                                    recall_denominator=recall_denominator,
+                                    ap_denominator=ap_denominator, gain=gain, empty_users=empty_users)
+    return out
 
 
 def summary(per_user_values: dict[tuple, dict[str, Any]], n_by: int, empty_users: str = "skip") -> dict[tuple, dict[str, Any]]:
-    """(by...) -> {"n_users", "n_skipped", mean of each metric over counted users}."""
+    """(by...) -> {the counts, mean of each metric over counted users}."""
     groups: dict[tuple, list[dict[str, Any]]] = defaultdict(list)
     for key, values in per_user_values.items():
         groups[key[:n_by]].append(values)
     out = {}
     for group, users in groups.items():
         counted = [u for u in users if empty_users != "skip" or u["n_relevant"] > 0]
-        row: dict[str, Any] = {"n_users": len(counted), "n_skipped": len(users) - len(counted)}
+        row: dict[str, Any] = {
+            "n_users": len(counted),
+            "n_skipped": len(users) - len(counted),
+            "n_unranked": sum(1 for u in users if u["n_relevant"] > 0 and not u["_ranked"]),
+            "n_no_relevant": sum(1 for u in users if u["_judged"] and u["n_relevant"] == 0),
+            "n_no_truth": sum(1 for u in users if not u["_judged"]),
+        }
         for column in users[0]:
-            if column == "n_relevant":
+            if column == "n_relevant" or column.startswith("_"):
                 continue
             row[column] = sum(u[column] for u in counted) / len(counted) if counted else None
         out[group] = row

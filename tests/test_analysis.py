@@ -27,9 +27,12 @@ FRAME = pl.DataFrame({
 })  # fmt: skip
 
 
+COUNTS = ["n_users", "n_skipped", "n_unranked", "n_no_relevant", "n_no_truth"]
+
+
 def test_summary_without_ci_is_unchanged(constructor):
     plain = to_polars(recframe.summary(constructor(FRAME), k=2, metrics=["rr"], by="model"))
-    assert plain.columns == ["model", "n_users", "n_skipped", "rr@2"]
+    assert plain.columns == ["model", *COUNTS, "rr@2"]
 
 
 def in_sql_engine(frame) -> bool:
@@ -49,7 +52,7 @@ def test_summary_ci_columns_and_hand_values(constructor):
     out = to_polars(recframe.summary(frame, k=2, metrics=["precision", "rr"], by="model",
                                      ci=0.95, ci_method="t"))  # fmt: skip
     assert out.columns == [
-        "model", "n_users", "n_skipped",
+        "model", *COUNTS,
         "precision@2", "precision@2_std", "precision@2_lo", "precision@2_hi",
         "rr@2", "rr@2_std", "rr@2_lo", "rr@2_hi",
     ]  # fmt: skip
@@ -231,7 +234,7 @@ def test_curve_equals_summary_at_every_k(constructor):
     kw = dict(truth=truth, score="score", relevance="rating", threshold=4, by="model")
     out = to_polars(recframe.curve(constructor(recs), metrics=["ndcg", "ap"], k_max=12,
                                    **{**kw, "truth": constructor(truth)}))  # fmt: skip
-    assert out.columns == ["model", "k", "n_users", "n_skipped", "ndcg", "ap", "precision", "recall"]
+    assert out.columns == ["model", "k", *COUNTS, "ndcg", "ap", "precision", "recall"]
     assert out.height == 2 * 12
     assert out["k"].to_list() == list(range(1, 13)) * 2
     for k in (1, 7, 12):
@@ -253,7 +256,7 @@ def test_curve_with_intervals_and_lazy():
     out = recframe.curve(FRAME.lazy(), metrics=["rr"], k_max=2, by="model", ci=0.95, seed=0)
     assert isinstance(out, pl.LazyFrame)
     assert out.collect().columns == [
-        "model", "k", "n_users", "n_skipped", "rr", "rr_std", "rr_lo", "rr_hi",
+        "model", "k", *COUNTS, "rr", "rr_std", "rr_lo", "rr_hi",
         "precision", "precision_std", "precision_lo", "precision_hi",
         "recall", "recall_std", "recall_lo", "recall_hi",
     ]  # fmt: skip

@@ -17,13 +17,16 @@ from recframe.data import load_sample
 
 EXPECTED_PARAMETERS = [
     "frame", "k", "metrics", "user", "item", "rank", "score", "relevance", "threshold", "by", "truth",
+    "users", "exclude", "unlisted_users",
     "score_threshold", "profile", "precision_denominator", "recall_denominator", "ap_denominator", "gain",
-    "idcg", "discount", "rr_cutoff", "ties", "score_dtype", "empty_users", "unranked_users", "check_duplicates",
+    "idcg", "discount", "rr_cutoff", "ties", "score_dtype", "empty_users", "unranked_users", "rank_gaps",
+    "check_duplicates",
 ]
 CONVENTIONS = [
     "precision_denominator", "recall_denominator", "ap_denominator", "gain", "idcg", "discount", "rr_cutoff", "ties", "score_dtype",
-    "empty_users", "unranked_users",
+    "empty_users", "unranked_users", "rank_gaps",
 ]
+COUNTS = ["n_users", "n_skipped", "n_unranked", "n_no_relevant", "n_no_truth"]
 
 
 def small() -> pl.DataFrame:
@@ -49,6 +52,7 @@ def test_signature_and_defaults(function):
     assert defaults == {
         "k": 10, "metrics": None, "user": "user_id", "item": "item_id", "rank": "rank", "score": None,
         "relevance": "relevance", "threshold": None, "by": None, "truth": None, "score_threshold": None,
+        "users": None, "exclude": None, "unlisted_users": "error",
         "profile": "recframe", "check_duplicates": True,
         # None = not given, so that an explicit value can override the profile
         **{name: None for name in CONVENTIONS}, **extra,
@@ -57,7 +61,7 @@ def test_signature_and_defaults(function):
     assert recframe.profiles.PROFILES["recframe"].options == {
         "precision_denominator": "k", "recall_denominator": "relevant", "ap_denominator": "min_k_relevant", "gain": "linear", "idcg": "relevant",
         "discount": "log2_rank_plus_1", "rr_cutoff": True, "ties": "item_asc", "score_dtype": "float64",
-        "empty_users": "skip", "unranked_users": "zero",
+        "empty_users": "skip", "unranked_users": "zero", "rank_gaps": "error",
     }
     assert all(params[name].kind is inspect.Parameter.KEYWORD_ONLY for name in [*EXPECTED_PARAMETERS[3:], *extra])
 
@@ -104,8 +108,8 @@ def test_output_columns_order_and_dtypes():
     assert all(out.schema[c] == pl.Float64 for c in out.columns[3:])
     assert out.select("model", "user_id").rows() == [("A", "x"), ("A", "y"), ("B", "x"), ("B", "y")]
     s = recframe.summary(small(), k=1, metrics=["recall"], by="model")
-    assert s.columns == ["model", "n_users", "n_skipped", "recall@1"]
-    assert s.schema["n_users"] == s.schema["n_skipped"] == pl.Int64
+    assert s.columns == ["model", *COUNTS, "recall@1"]
+    assert all(s.schema[c] == pl.Int64 for c in COUNTS)
 
 
 def test_default_metrics_are_all_metrics_in_order():
@@ -124,9 +128,14 @@ def test_empty_user_policy():
     row = skip.filter(model="A", user_id="y").row(0, named=True)
     assert row == {"model": "A", "user_id": "y", "n_relevant": 0, "precision@1": 0.0, "hit_rate@1": 0.0, "recall@1": None, "ndcg@1": None}
     summary = recframe.summary(df, k=1, metrics=["precision"], by="model")
-    assert summary.row(0, named=True) == {"model": "A", "n_users": 1, "n_skipped": 1, "precision@1": 1.0}
+    assert summary.row(0, named=True) == {
+        "model": "A", "n_users": 1, "n_skipped": 1, "n_unranked": 0, "n_no_relevant": 1, "n_no_truth": 0, "precision@1": 1.0,
+    }
     zero = recframe.summary(df, k=1, metrics=["precision", "recall"], by="model", empty_users="zero")
-    assert zero.row(0, named=True) == {"model": "A", "n_users": 2, "n_skipped": 0, "precision@1": 0.5, "recall@1": 0.5}
+    assert zero.row(0, named=True) == {
+        "model": "A", "n_users": 2, "n_skipped": 0, "n_unranked": 0, "n_no_relevant": 1, "n_no_truth": 0,
+        "precision@1": 0.5, "recall@1": 0.5,
+    }
 
 
 def test_user_with_relevant_items_but_no_recommendation_scores_zero():
@@ -170,11 +179,11 @@ def test_k_beyond_the_list():
 def test_empty_frame_gives_empty_result_with_columns(lazy):
     df = small().clear()
     df = df.lazy() if lazy else df
-    for function, first in ((recframe.per_user, ["model", "user_id", "n_relevant"]), (recframe.summary, ["model", "n_users", "n_skipped"])):
+    for function, first in ((recframe.per_user, ["model", "user_id", "n_relevant"]), (recframe.summary, ["model", *COUNTS])):
         out = to_polars(function(df, k=5, metrics=["precision"], by="model"))
         assert out.columns == [*first, "precision@5"] and out.height == 0
     out = to_polars(recframe.summary(df, k=5, metrics=["precision"]))
-    assert out.columns == ["n_users", "n_skipped", "precision@5"] and out.height == 0
+    assert out.columns == [*COUNTS, "precision@5"] and out.height == 0
 
 
 def test_empty_pandas_frame():

@@ -137,7 +137,9 @@ def test_in_process_formats_options_and_out_inference(files, tmp_path, capsys):
     assert cli.main([*args, "--k", "2", "--metrics", "precision", "--precision", "3"]) == 0
     table = capsys.readouterr().out.splitlines()
     # model A: users 1 and 2 have relevant items; P@2 = (1/2 + 0/2) / 2 = 0.25; user 3 skipped
-    assert table[1].split() == ["│", "model", "┆", "n_users", "┆", "n_skipped", "┆", "precision@2", "│"]
+    assert table[1].split() == [
+        "│", "model", "┆", "n_users", "┆", "n_skipped", "┆", "n_unranked", "┆", "n_no_relevant", "┆", "n_no_truth", "┆", "precision@2", "│",
+    ]  # fmt: skip
     assert table[3].split() == ["│", "A", "┆", "2", "┆", "1", "┆", "0.250", "│"]
     assert cli.main([*args, "--k", "2", "--metrics", "precision", "--format", "markdown"]) == 0
     assert "| A     | 2       | 1         | 0.2500      |" in capsys.readouterr().out

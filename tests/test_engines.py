@@ -20,7 +20,7 @@ from conftest import BACKENDS, to_polars
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from polars.testing import assert_frame_equal
-from test_properties import check_against_reference, long_frames, reference_per_user
+from test_properties import call_options, check_against_reference, draw_truth, long_frames, reference_per_user
 
 import recframe
 
@@ -89,9 +89,9 @@ def test_random_frames_match_the_reference(engine: Constructor, with_score: bool
     @given(long_frames(with_score=with_score))
     def run(case: tuple[pl.DataFrame, dict[str, Any]]) -> None:
         df, options = case
-        frame = engine(df)
+        frame, call = engine(df), call_options(options, engine)
         want = reference_per_user(df, options)
-        check_against_reference(recframe.per_user(frame, **options), recframe.summary(frame, **options), want, options)
+        check_against_reference(recframe.per_user(frame, **call), recframe.summary(frame, **call), want, options)
 
     run()
 
@@ -101,19 +101,11 @@ def test_random_frames_match_the_reference(engine: Constructor, with_score: bool
 def test_truth_join_inside_the_engine(engine: Constructor, data: st.DataObject) -> None:
     df, options = data.draw(long_frames(with_score=True))
     recs = df.drop("relevance")
-    string_ids = df.schema["user_id"] == pl.String
-    rows = data.draw(st.lists(
-        st.tuples(st.integers(0, 6), st.integers(0, 11), st.sampled_from([0.0, 1.0, 2.0, 4.0])),
-        max_size=20, unique_by=lambda t: t[:2],
-    ))
-    truth = pl.DataFrame(
-        [{"user_id": f"u{u}" if string_ids else u, "item_id": f"i{i:02d}" if string_ids else i, "relevance": r}
-         for u, i, r in rows],
-        schema={"user_id": df.schema["user_id"], "item_id": df.schema["item_id"], "relevance": pl.Float64},
-    )
+    truth = draw_truth(data, df, options)
     want = reference_per_user(recs.with_columns(relevance=pl.lit(None)), options, truth=truth)
-    got = recframe.per_user(engine(recs), truth=engine(truth), **options)
-    summary = recframe.summary(engine(recs), truth=engine(truth), **options)
+    call = call_options(options, engine)
+    got = recframe.per_user(engine(recs), truth=engine(truth), **call)
+    summary = recframe.summary(engine(recs), truth=engine(truth), **call)
     check_against_reference(got, summary, want, options)
 
 

@@ -25,7 +25,10 @@ SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[Healt
 
 @st.composite
 def long_frames(draw: st.DrawFn, *, with_score: bool) -> tuple[pl.DataFrame, dict[str, Any]]:
-    """A long frame (model, user_id, item_id, rank or score, relevance) and the options to use."""
+    """A long frame (model, fold, user_id, item_id, rank or score, relevance) and the options to
+    use. The options may hold ``users`` (a users= frame with a ``segment`` per user, maybe not
+    listing every user) and ``exclude`` (seen (user, item) pairs, maybe per fold) as Polars
+    frames: :func:`call_options` converts them to the backend under test."""
     string_ids = draw(st.booleans())
     rows = []
     for model in draw(st.sampled_from([["A"], ["A", "B"]])):
@@ -41,6 +44,7 @@ def long_frames(draw: st.DrawFn, *, with_score: bool) -> tuple[pl.DataFrame, dic
                     order = draw(st.one_of(st.none(), st.just(position)))
                 rows.append({
                     "model": model,
+                    "fold": 1,
                     "user_id": f"u{user}" if string_ids else user,
                     "item_id": f"i{item:02d}" if string_ids else item,
                     "order": order,
@@ -49,32 +53,73 @@ def long_frames(draw: st.DrawFn, *, with_score: bool) -> tuple[pl.DataFrame, dic
     id_type = pl.String if string_ids else pl.Int64
     order_col = "score" if with_score else "rank"
     df = pl.DataFrame(rows, schema={
-        "model": pl.String, "user_id": id_type, "item_id": id_type,
+        "model": pl.String, "fold": pl.Int64, "user_id": id_type, "item_id": id_type,
         "order": pl.Float64 if with_score else pl.Int64, "relevance": pl.Float64,
     }).rename({"order": order_col})
-    options = {
+    if df.height and draw(st.booleans()):
+        # a second fold: a copy of some lists with other relevance (a truth key with truth=)
+        copy = df.filter(pl.col("user_id").hash(draw(st.integers(0, 3))) % 2 == 0)
+        df = pl.concat([df, copy.with_columns(fold=pl.lit(2, pl.Int64), relevance=pl.col("relevance").reverse().over("user_id"))])
+
+    def ident(i: int) -> Any:
+        return f"u{i}" if string_ids else i
+
+    options: dict[str, Any] = {
         "k": draw(st.lists(st.sampled_from([1, 2, 3, 5, 10, 20]), min_size=1, max_size=3, unique=True)),
         "threshold": draw(st.sampled_from([None, 1.0, 2.0, 3.0])),
-        "by": draw(st.sampled_from([None, "model"])),
+        "by": draw(st.sampled_from([None, "model", ["model", "fold"], ["model", "segment"], ["segment"], ["fold", "model", "segment"]])),
         "precision_denominator": draw(st.sampled_from(["k", "retrieved"])),
         "recall_denominator": draw(st.sampled_from(["relevant", "min_k_relevant"])),
         "ap_denominator": draw(st.sampled_from(["min_k_relevant", "relevant", "hits", "k"])),
         "gain": draw(st.sampled_from(["linear", "binary", "exp2"])),
         "empty_users": draw(st.sampled_from(["skip", "zero"])),
     }
+    by = by_keys(options)
+    if "segment" in by or draw(st.booleans()):
+        # users= with a segment each; some users may be left out (dropped) and some extra listed
+        listed = draw(st.lists(st.integers(0, 6), unique=True, min_size=1 if "segment" in by else 0, max_size=7))
+        options["users"] = pl.DataFrame(
+            {"user_id": [ident(u) for u in listed], "segment": [f"s{u % 2}" for u in listed]},
+            schema={"user_id": id_type, "segment": pl.String},
+        )
+        options["unlisted_users"] = "drop"
+    if draw(st.booleans()):
+        pairs = draw(st.lists(st.tuples(st.integers(0, 5), st.integers(0, 11), st.sampled_from([1, 2])), max_size=12))
+        exclude = pl.DataFrame(
+            {"user_id": [ident(u) for u, _, _ in pairs], "item_id": [f"i{i:02d}" if string_ids else i for _, i, _ in pairs],
+             "fold": [f for _, _, f in pairs]},
+            schema={"user_id": id_type, "item_id": id_type, "fold": pl.Int64},
+        )
+        options["exclude"] = exclude if draw(st.booleans()) else exclude.drop("fold")
     if with_score:
         options["score"] = "score"
         options["score_threshold"] = draw(st.sampled_from([None, 1.0, 2.0]))
-    if options["by"] is None and df["model"].n_unique() > 1:
+    else:
+        options["rank_gaps"] = draw(st.sampled_from(["keep", "rerank"]))
+    if "fold" not in by:
+        df = df.filter(pl.col("fold") == 1)  # without it as a key, one list per (model, user)
+    if "model" not in by and df["model"].n_unique() > 1:
         df = df.filter(pl.col("model") == "A")  # without `by`, one list per user
     return df, options
 
 
+def by_keys(options: dict[str, Any]) -> list[str]:
+    by = options.get("by")
+    return [] if by is None else [by] if isinstance(by, str) else list(by)
+
+
+def call_options(options: dict[str, Any], convert: Any) -> dict[str, Any]:
+    """The options as recframe takes them: side frames converted with `convert`."""
+    return {name: convert(value) if isinstance(value, pl.DataFrame) else value for name, value in options.items()}
+
+
 def reference_per_user(df: pl.DataFrame, options: dict[str, Any], truth: pl.DataFrame | None = None) -> dict:
-    by = (options["by"],) if options["by"] else ()
+    sides = {name: options[name].to_dicts() for name in ("users", "exclude") if name in options}
+    truth_keys = tuple(b for b in by_keys(options) if truth is not None and b in truth.columns)
     return reference.per_user(
-        df.to_dicts(), k=options["k"], by=by, truth=None if truth is None else truth.to_dicts(),
-        **{key: value for key, value in options.items() if key not in ("k", "by")},
+        df.to_dicts(), k=options["k"], by=tuple(by_keys(options)), truth=None if truth is None else truth.to_dicts(),
+        truth_keys=truth_keys, **sides,
+        **{key: value for key, value in options.items() if key not in ("k", "by", "users", "exclude")},
     )
 
 
@@ -86,13 +131,14 @@ def assert_close(got: Any, want: Any, where: str) -> None:
 
 
 def check_against_reference(result: Any, summary: Any, want: dict, options: dict[str, Any]) -> None:
-    by = [options["by"]] if options["by"] else []
+    by = by_keys(options)
     got = to_polars(result)
     assert got.height == len(want)
     for row in got.iter_rows(named=True):
         key = (*(row[b] for b in by), row["user_id"])
         for column, value in want[key].items():
-            assert_close(row[column], value, f"{key} {column}")
+            if not column.startswith("_"):  # list facts of the reference, not output columns
+                assert_close(row[column], value, f"{key} {column}")
     want_summary = reference.summary(want, len(by), options["empty_users"])
     got_summary = to_polars(summary)
     assert got_summary.height == len(want_summary)
@@ -110,8 +156,8 @@ def test_matches_reference(backend: str, with_score: bool) -> None:
     def run(case: tuple[pl.DataFrame, dict[str, Any]]) -> None:
         df, options = case
         want = reference_per_user(df, options)
-        frame = BACKENDS[backend](df)
-        check_against_reference(recframe.per_user(frame, **options), recframe.summary(frame, **options), want, options)
+        frame, call = BACKENDS[backend](df), call_options(options, BACKENDS[backend])
+        check_against_reference(recframe.per_user(frame, **call), recframe.summary(frame, **call), want, options)
 
     run()
 
@@ -122,20 +168,29 @@ def test_truth_join_matches_reference(case: tuple[pl.DataFrame, dict[str, Any]],
     """Recommendations + a separate truth frame give the reference's broadcast join."""
     df, options = case
     recs = df.drop("relevance")
-    truth_rows = data.draw(st.lists(
-        st.tuples(st.integers(0, 6), st.integers(0, 11), st.sampled_from([0.0, 1.0, 2.0, 4.0])),
-        max_size=25, unique_by=lambda t: t[:2],
-    ))
-    string_ids = df.schema["user_id"] == pl.String
-    truth = pl.DataFrame(
-        [{"user_id": f"u{u}" if string_ids else u, "item_id": f"i{i:02d}" if string_ids else i, "relevance": r}
-         for u, i, r in truth_rows],
-        schema={"user_id": df.schema["user_id"], "item_id": df.schema["item_id"], "relevance": pl.Float64},
-    )
+    truth = draw_truth(data, df, options)
     want = reference_per_user(recs.with_columns(relevance=pl.lit(None)), options, truth=truth)
     check_against_reference(
         recframe.per_user(recs, truth=truth, **options), recframe.summary(recs, truth=truth, **options), want, options
     )
+
+
+def draw_truth(data: st.DataObject, df: pl.DataFrame, options: dict[str, Any]) -> pl.DataFrame:
+    """A truth frame for the users and items of `df`: with a fold column (a truth key) when
+    `options` group by fold."""
+    truth_rows = data.draw(st.lists(
+        st.tuples(st.integers(0, 6), st.integers(0, 11), st.sampled_from([0.0, 1.0, 2.0, 4.0]), st.sampled_from([1, 2])),
+        max_size=25, unique_by=lambda t: (t[0], t[1], t[3]),
+    ))
+    string_ids = df.schema["user_id"] == pl.String
+    truth = pl.DataFrame(
+        [{"fold": f, "user_id": f"u{u}" if string_ids else u, "item_id": f"i{i:02d}" if string_ids else i, "relevance": r}
+         for u, i, r, f in truth_rows],
+        schema={"fold": pl.Int64, "user_id": df.schema["user_id"], "item_id": df.schema["item_id"], "relevance": pl.Float64},
+    )
+    if "fold" in by_keys(options):
+        return truth
+    return truth.filter(pl.col("fold") == 1).drop("fold")
 
 
 @SETTINGS
@@ -146,7 +201,7 @@ def test_summary_is_the_mean_of_per_user(case: tuple[pl.DataFrame, dict[str, Any
     options = {**options, "empty_users": "skip"}
     per_user = recframe.per_user(df, **options).filter(pl.col("n_relevant") > 0)
     summary = recframe.summary(df, **options)
-    keys = [options["by"]] if options["by"] else []
+    keys = by_keys(options)
     for row in summary.iter_rows(named=True):
         users = per_user.filter(*(pl.col(k) == row[k] for k in keys)) if keys else per_user
         assert row["n_users"] == users.height
@@ -158,10 +213,13 @@ def test_summary_is_the_mean_of_per_user(case: tuple[pl.DataFrame, dict[str, Any
 @given(long_frames(with_score=False))
 def test_categorical_ids_give_the_same_numbers(case: tuple[pl.DataFrame, dict[str, Any]]) -> None:
     df, options = case
+
+    def categorical(frame: pl.DataFrame) -> pl.DataFrame:
+        ids = [c for c in ("user_id", "item_id") if c in frame.columns]
+        return frame.with_columns(pl.col(ids).cast(pl.String).cast(pl.Categorical))
+
     plain = recframe.per_user(df, **options)
-    categorical = recframe.per_user(
-        df.with_columns(pl.col("user_id", "item_id").cast(pl.String).cast(pl.Categorical)), **options
-    )
+    categorical = recframe.per_user(categorical(df), **call_options(options, categorical))
     assert_frame_equal(
         categorical.with_columns(pl.col("user_id").cast(pl.String)),
         plain.with_columns(pl.col("user_id").cast(pl.String)),

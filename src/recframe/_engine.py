@@ -40,26 +40,48 @@ def needed_terms(spec: v.Spec) -> set[str]:
     return terms
 
 
-def prepare(frame: nw.LazyFrame, truth: nw.LazyFrame | None, spec: v.Spec) -> nw.LazyFrame:
-    """Select and rename the needed columns; join truth; derive ranks from scores."""
-    by = list(spec.by)
+def _renamed_ids(frame: nw.LazyFrame, spec: v.Spec, keys: list[str]) -> list[nw.Expr]:
+    """`keys`, then the user and item columns of `frame` under their internal names."""
+    user = nw.col(spec.user).alias(v.USER) if spec.user is not None else nw.lit(0).alias(v.USER)
+    return [*(nw.col(b) for b in keys), user, nw.col(spec.item).alias(v.ITEM)]
+
+
+def prepare(
+    frame: nw.LazyFrame,
+    truth: nw.LazyFrame | None,
+    spec: v.Spec,
+    users: nw.LazyFrame | None = None,
+    exclude: nw.LazyFrame | None = None,
+) -> nw.LazyFrame:
+    """Select and rename the needed columns; drop excluded pairs; join truth; rank the lists."""
+    keys = list(spec.list_keys)
     order_col = v.SCORE if spec.score is not None else v.RANK
     order_src = spec.score if spec.score is not None else spec.rank
-    user = [nw.col(spec.user).alias(v.USER)] if spec.user is not None else [nw.lit(0).alias(v.USER)]
-    recs = [*(nw.col(b) for b in by), *user, nw.col(spec.item).alias(v.ITEM), nw.col(order_src).alias(order_col)]
-    if truth is None:
-        lf = frame.select(*recs, nw.col(spec.relevance).alias(v.REL))
-    else:
-        lf = frame.select(*recs)
-        keys = [*by, v.USER, v.ITEM]
-        t_user = [nw.col(spec.user).alias(v.USER)] if spec.user is not None else [nw.lit(0).alias(v.USER)]
-        t = truth.select(*t_user, nw.col(spec.item).alias(v.ITEM), nw.col(spec.relevance).alias(v.REL))
-        if by:
-            # every model is scored on every truth user: broadcast truth over the by groups
-            t = lf.select(*by).unique().join(t, how="cross")
-        lf = lf.join(t, on=keys, how="full")
-        lf = lf.with_columns(nw.coalesce(nw.col(c), nw.col(f"{c}_right")).alias(c) for c in keys)
-        lf = lf.drop([f"{c}_right" for c in keys])
+    recs = [*_renamed_ids(frame, spec, keys), nw.col(order_src).alias(order_col)]
+    lf = frame.select(*recs) if truth is not None else frame.select(*recs, nw.col(spec.relevance).alias(v.REL))
+    if exclude is not None:
+        # seen (user, item) pairs leave the lists (and the truth): the lists are re-ranked below
+        on = [b for b in keys if b in exclude.columns]
+        lf = lf.join(exclude.select(*_renamed_ids(exclude, spec, on)).unique(), on=[*on, v.USER, v.ITEM], how="anti")
+    if truth is not None:
+        truth_keys = list(spec.truth_keys)
+        t = truth.select(*_renamed_ids(truth, spec, truth_keys), nw.col(spec.relevance).alias(v.REL))
+        if exclude is not None:
+            on = [b for b in truth_keys if b in exclude.columns]
+            seen = exclude.select(*_renamed_ids(exclude, spec, on)).unique()
+            t = t.join(seen, on=[*on, v.USER, v.ITEM], how="anti")
+        if users is not None:
+            # users= fixes who is evaluated: the truth of anybody else is left out
+            listed = users.select(nw.col(spec.user).alias(v.USER)).unique()
+            t = t.join(listed, on=v.USER, how="semi")
+        if spec.model_keys:
+            # every model is scored on every truth user: broadcast truth over the model keys
+            # only; truth keys (folds, dates) are joined on, never broadcast across
+            t = lf.select(*spec.model_keys).unique().join(t, how="cross")
+        on = [*keys, v.USER, v.ITEM]
+        lf = lf.join(t, on=on, how="full")
+        lf = lf.with_columns(nw.coalesce(nw.col(c), nw.col(f"{c}_right")).alias(c) for c in on)
+        lf = lf.drop([f"{c}_right" for c in on])
 
     lf = lf.with_columns(nw.col(v.REL).cast(nw.Float64))
     if spec.rank is not None:
@@ -72,6 +94,11 @@ def prepare(frame: nw.LazyFrame, truth: nw.LazyFrame | None, spec: v.Spec) -> nw
             bad = (r.is_nan() | ~r.is_finite() | (r.round(0) != r)).fill_null(False)
             lf = lf.with_columns(bad.cast(nw.Int64).alias(v.BAD_RANK))
             lf = lf.with_columns(nw.when(nw.col(v.BAD_RANK) == 0).then(r).otherwise(None).cast(nw.Int64))
+        if spec.reranks:
+            # positions 1, 2, 3, ... in the given order; tied ranks stay tied (the duplicate
+            # check still sees them) and the given rank is kept for the range check
+            lf = lf.with_columns(r.alias(v.RAW_RANK))
+            lf = lf.with_columns(r.rank("dense").over(*keys, v.USER).cast(nw.Int64))
     if spec.score is not None:
         score = nw.col(v.SCORE).cast(nw.Float64)
         if spec.score_dtype == "float32":
@@ -88,9 +115,9 @@ def prepare(frame: nw.LazyFrame, truth: nw.LazyFrame | None, spec: v.Spec) -> nw
         # eligible rows makes where null scores sort irrelevant
         if spec.ties == "item_desc":
             # (score, item) descending = a cumulative sum from the end of the ascending order
-            position = nw.col(ONE).cum_sum(reverse=True).over(*by, v.USER, order_by=[v.SCORE, v.ITEM])
+            position = nw.col(ONE).cum_sum(reverse=True).over(*keys, v.USER, order_by=[v.SCORE, v.ITEM])
         else:
-            position = nw.col(ONE).cum_sum().over(*by, v.USER, order_by=["__rf_neg_score", v.ITEM])
+            position = nw.col(ONE).cum_sum().over(*keys, v.USER, order_by=["__rf_neg_score", v.ITEM])
         # (cast: DuckDB sums integers to INT128, which SQLFrame cannot type)
         lf = lf.with_columns(nw.when(nw.col(ONE) == 1).then(position).otherwise(None).cast(nw.Int64).alias(v.RANK))
         lf = lf.drop(ONE, "__rf_neg_score")
@@ -104,9 +131,10 @@ def is_relevant(spec: v.Spec) -> nw.Expr:
     return (rel >= spec.threshold if spec.threshold is not None else rel > 0).fill_null(False)
 
 
-def user_table(lf: nw.LazyFrame, spec: v.Spec, terms: set[str]) -> nw.LazyFrame:
-    """One row per (by, user) over all rows: R, retrieved@k and the data-check counts."""
-    keys = [*spec.by, v.USER]
+def user_table(lf: nw.LazyFrame, spec: v.Spec, terms: set[str], users: nw.LazyFrame | None = None) -> nw.LazyFrame:
+    """One row per list (model and truth keys, user) over all rows: R, retrieved@k, the rows
+    with a relevance, the data-check counts and, with users=, the user's rows there."""
+    keys = [*spec.list_keys, v.USER]
     rank, rel = nw.col(v.RANK), nw.col(v.REL)
     flags = [
         is_relevant(spec).cast(nw.Int64).alias(term("n_relevant")),
@@ -121,21 +149,31 @@ def user_table(lf: nw.LazyFrame, spec: v.Spec, terms: set[str]) -> nw.LazyFrame:
     sums += [term("retrieved@", k) for k in spec.ks if "retrieved@" in terms]
     # the two distinct counts cost more than the rest of the table together: they can be skipped
     distinct = [nw.col(v.ITEM).n_unique().alias(v.N_ITEMS), rank.n_unique().alias(v.N_RANKS)]
+    given_rank = nw.col(v.RAW_RANK) if spec.reranks else rank
+    counts = v.check_counts(spec)
     table = lf.with_columns(*flags).group_by(keys).agg(
         nw.len().alias(v.N_ROWS),
         nw.col(v.ITEM).count().alias(v.N_ITEMS_SET),
         rank.count().alias(v.N_RANKED),
-        rank.min().alias(v.MIN_RANK),
+        rel.count().alias(v.N_JUDGED),
+        given_rank.min().alias(v.MIN_RANK),
+        *([rank.max().alias(v.MAX_RANK)] if v.MAX_RANK in counts else []),
         *(distinct if spec.check_duplicates else []),
         *(nw.col(c).sum() for c in sums),
     )
     # DuckDB sums integers to INT128, which SQLFrame cannot type: cast back
-    return table.with_columns(nw.col(c).cast(nw.Int64) for c in sums)
+    table = table.with_columns(nw.col(c).cast(nw.Int64) for c in [*sums, v.N_RANKED, v.N_JUDGED])
+    if users is not None:
+        listed = users.select(nw.col(spec.user).alias(v.USER), *spec.attr_keys).group_by(v.USER).agg(
+            nw.len().alias(v.USER_ROWS), *(nw.col(a).count().alias(v.attr_count(a)) for a in spec.attr_keys)
+        )
+        table = table.join(listed, on=v.USER, how="left")
+    return table
 
 
 def relevant_terms(lf: nw.LazyFrame, spec: v.Spec, terms: set[str]) -> tuple[nw.LazyFrame, list[str]]:
     """Per-user sums of the per-row terms, from the relevant rows only, and the term names."""
-    keys = [*spec.by, v.USER]
+    keys = [*spec.list_keys, v.USER]
     rel = nw.col(v.REL)
     gain = {"linear": rel, "binary": nw.lit(1.0), "exp2": nw.lit(2.0) ** rel - 1.0}[spec.gain]
     rows = lf.filter(is_relevant(spec)).select(
@@ -195,25 +233,29 @@ def per_user_plan(
     truth: nw.LazyFrame | None,
     spec: v.Spec,
     check: Callable[[nw.LazyFrame], nw.LazyFrame],
+    users: nw.LazyFrame | None = None,
+    exclude: nw.LazyFrame | None = None,
 ) -> nw.LazyFrame:
-    """The per-user frame, with internal key names, unsorted: by..., user, n_relevant, metrics.
+    """The per-user frame, with internal key names, unsorted: by..., user, n_relevant, metrics,
+    then the list facts N_RANKED and N_JUDGED that :func:`summary_plan` counts users by.
 
     `check` receives the per-user table with the data-check counts and returns it (it raises,
-    now or when the plan runs, on bad data).
+    now or when the plan runs, on bad data). Lists of users with nothing recommended that every
+    metric skips (``unranked_users="skip"``) are still here: :func:`per_user_rows` drops them.
     """
-    keys = [*spec.by, v.USER]
+    keys = [*spec.list_keys, v.USER]
     terms = needed_terms(spec)
-    lf = prepare(frame, truth, spec)
-    users = check(user_table(lf, spec, terms))
-    # unranked_users="skip", as trec_eval: a user with nothing recommended is not evaluated at
-    # all; when only some metrics skip them (a profile's per-metric option), they keep a row
-    # with null in those metrics, which every mean then leaves out
+    lf = prepare(frame, truth, spec, users, exclude)
+    table = check(user_table(lf, spec, terms, users))
+    if spec.with_users:
+        # users= fixes who is evaluated (recommended users it lacks were refused or dropped)
+        table = table.filter(~nw.col(v.USER_ROWS).is_null())
+    # unranked_users="skip", as trec_eval: a user with nothing recommended is not evaluated;
+    # when only some metrics skip them (a profile's per-metric option) they get null there
     skip_all = set(spec.unranked_skip) >= set(spec.metrics)
-    if skip_all:
-        users = users.filter(nw.col(v.N_RANKED) > 0)
-    users = users.drop(*(c for c in v.check_counts(spec) if c != v.N_RANKED))
+    table = table.drop(*(c for c in v.check_counts(spec) if c != v.N_RANKED))
     sums, term_cols = relevant_terms(lf, spec, terms)
-    joined = users.join(sums, on=keys, how="left")
+    joined = table.join(sums, on=keys, how="left")
     # users without relevant rows have no sums: 0, and a first relevant rank past every k
     joined = joined.with_columns(
         nw.col(c).fill_null(NOT_RANKED if c == term("min_rank") else 0) for c in term_cols
@@ -230,29 +272,79 @@ def per_user_plan(
         if name in spec.unranked_skip and not skip_all:
             value = nw.when(nw.col(v.N_RANKED) > 0).then(value).otherwise(None)
         outputs.append(value.cast(nw.Float64).alias(column))
-    return joined.select(*keys, nw.col(term("n_relevant")).cast(nw.Int64).alias("n_relevant"), *outputs)
+    out = joined.select(
+        *keys,
+        nw.col(term("n_relevant")).cast(nw.Int64).alias("n_relevant"),
+        *outputs,
+        nw.col(v.N_RANKED),
+        nw.col(v.N_JUDGED),
+    )
+    if spec.attr_keys:
+        # user attributes (segment, cohort) from users=, one row per user (checked)
+        attrs = users.select(nw.col(spec.user).alias(v.USER), *spec.attr_keys)  # type: ignore[union-attr]
+        out = out.join(attrs, on=v.USER, how="left")
+        out = out.select(*spec.by, *(c for c in out.columns if c not in spec.by))
+    return out
+
+
+def per_user_rows(plan: nw.LazyFrame, spec: v.Spec) -> nw.LazyFrame:
+    """The public per-user frame: lists every metric skips left out, list facts dropped."""
+    if set(spec.unranked_skip) >= set(spec.metrics):
+        plan = plan.filter(nw.col(v.N_RANKED) > 0)
+    return plan.drop(v.N_RANKED, v.N_JUDGED)
+
+
+def counted_value(spec: v.Spec, column: str, name: str) -> nw.Expr:
+    """The metric column where the list counts for metric `name`, else null (see summary_plan)."""
+    base = nw.col("n_relevant") > 0 if spec.empty_users == "skip" else nw.lit(True)
+    if name in spec.unranked_skip:
+        base = base & (nw.col(v.N_RANKED) > 0)
+    return nw.when(base).then(nw.col(column)).otherwise(None).alias(column)
 
 
 def summary_plan(per_user: nw.LazyFrame, spec: v.Spec) -> nw.LazyFrame:
-    """Means over counted users, by group: by..., n_users, n_skipped, metrics."""
-    metric_cols = [c for c, _, _ in metric_columns(spec)]
-    counted = nw.col("n_relevant") > 0 if spec.empty_users == "skip" else nw.lit(True)
+    """Means over counted users, by group: by..., the counts, metrics.
+
+    ``per_user`` is :func:`per_user_plan`'s frame, list facts included. A list is counted by a
+    metric unless its user has no relevant item (``empty_users="skip"``) or nothing
+    recommended (``unranked_users="skip"`` for that metric). ``n_users`` counts the lists every
+    metric counts; where a metric counts more (a profile's per-metric rule), its own count is
+    ``n_users_<metric>``. ``n_skipped`` is the other lists; ``n_unranked``, ``n_no_relevant``
+    and ``n_no_truth`` say what the users of the group lacked, counted or not.
+    """
+    columns = metric_columns(spec)
+    metric_cols = [c for c, _, _ in columns]
+    has_rel = nw.col("n_relevant") > 0
+    ranked = nw.col(v.N_RANKED) > 0
+    base = has_rel if spec.empty_users == "skip" else nw.lit(True)
+    counted_all = base & ranked if spec.unranked_skip else base
+    own = [m for m in spec.metrics if spec.unranked_skip and m not in spec.unranked_skip]
     # an empty `by` still groups (on a constant) so that an empty input gives an empty summary
     keys = list(spec.by) or [GROUP]
     lf = per_user.with_columns(
-        counted.cast(nw.Int64).alias(COUNTED),
-        *(nw.when(counted).then(nw.col(c)).otherwise(None).alias(c) for c in metric_cols),
+        counted_all.cast(nw.Int64).alias(COUNTED),
+        *((base.cast(nw.Int64)).alias(f"__rf_counted:{m}") for m in own),
+        (has_rel & ~ranked).cast(nw.Int64).alias("__rf_unranked"),
+        ((nw.col(v.N_JUDGED) > 0) & ~has_rel).cast(nw.Int64).alias("__rf_no_relevant"),
+        (nw.col(v.N_JUDGED) == 0).cast(nw.Int64).alias("__rf_no_truth"),
+        *(counted_value(spec, c, name) for c, name, _ in columns),
         *([] if spec.by else [nw.lit(0).alias(GROUP)]),
     )
     agg = lf.group_by(keys).agg(
         nw.col(COUNTED).sum().alias("n_users"),
+        *(nw.col(f"__rf_counted:{m}").sum().alias(f"n_users_{m}") for m in own),
         nw.len().alias("__rf_n_lists"),
+        nw.col("__rf_unranked").sum().alias("n_unranked"),
+        nw.col("__rf_no_relevant").sum().alias("n_no_relevant"),
+        nw.col("__rf_no_truth").sum().alias("n_no_truth"),
         *(nw.col(c).mean() for c in metric_cols),
     )
     out = agg.select(
         *keys,
         nw.col("n_users").cast(nw.Int64),
+        *(nw.col(f"n_users_{m}").cast(nw.Int64) for m in own),
         (nw.col("__rf_n_lists") - nw.col("n_users")).cast(nw.Int64).alias("n_skipped"),
+        *(nw.col(c).cast(nw.Int64) for c in ("n_unranked", "n_no_relevant", "n_no_truth")),
         *(nw.col(c).cast(nw.Float64) for c in metric_cols),
     ).sort(keys)
     return out if spec.by else out.drop(GROUP)

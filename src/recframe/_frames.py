@@ -94,15 +94,16 @@ def engine_name(lf: nw.LazyFrame) -> str:
     return ENGINES.get(lf.implementation, "Polars")
 
 
-def same_engine(frame: nw.LazyFrame, truth: nw.LazyFrame) -> None:
-    """`truth=` must live where the recommendations live: a join cannot cross engines."""
-    a, b = engine_name(frame), engine_name(truth)
+def same_engine(frame: nw.LazyFrame, side: nw.LazyFrame, arg: str = "truth") -> None:
+    """A side input (`truth=`, `users=`, `exclude=`) must live where the recommendations live:
+    a join cannot cross engines."""
+    a, b = engine_name(frame), engine_name(side)
     if a != b:
         raise RecframeError(
-            f"truth= is a {b} frame but the recommendations are a {a} frame; the two are joined, "
-            f"so they must be on the same engine. Hint: load the truth into {a} too"
-            + (" (e.g. duckdb.from_arrow(truth_table))." if a == "DuckDB" else
-               " (e.g. spark.createDataFrame(truth_table))." if a.startswith(("PySpark", "SQLFrame")) else
+            f"{arg}= is a {b} frame but the recommendations are a {a} frame; the two are joined, "
+            f"so they must be on the same engine. Hint: load the {arg} frame into {a} too"
+            + (f" (e.g. duckdb.from_arrow({arg}_table))." if a == "DuckDB" else
+               f" (e.g. spark.createDataFrame({arg}_table))." if a.startswith(("PySpark", "SQLFrame")) else
                " (pl.from_pandas / pl.from_arrow, or collect it from its engine).")
         )
 

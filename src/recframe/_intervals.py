@@ -1,6 +1,6 @@
 """``summary(..., ci=...)``: the summary plus a standard deviation and an interval per metric.
 
-The means, ``n_users`` and ``n_skipped`` come from the engine's own summary plan, run on the
+The means and the counts (``n_users``, ``n_skipped``, ...) come from the engine's own summary plan, run on the
 per-user frame, so they are exactly those of ``summary`` without ``ci``. The intervals need the
 per-user values of each ``by`` group as numpy arrays: they are computed inside a
 ``map_batches`` step over the per-user plan, so a LazyFrame stays lazy until it is collected.
@@ -39,9 +39,10 @@ def summary_with_ci(
     """The summary of `per_user` (internal key names) with ``<col>_std/_lo/_hi`` columns."""
     metric_cols = [c for c, _, _ in _engine.metric_columns(spec)]
     base_schema = _engine.summary_plan(per_user, spec).to_native().collect_schema()
-    keys = [c for c in base_schema.names() if c not in metric_cols and c not in ("n_users", "n_skipped")]
+    counts = [c for c in base_schema.names() if v.is_count_column(c)]
+    keys = [c for c in base_schema.names() if c not in metric_cols and c not in counts]
     out_schema = pl.Schema(
-        [(name, base_schema[name]) for name in [*keys, "n_users", "n_skipped"]]
+        [(name, base_schema[name]) for name in [*keys, *counts]]
         + [(name, pl.Float64) for name in interval_columns(metric_cols)]
     )
 
@@ -50,10 +51,11 @@ def summary_with_ci(
         # group-bys return rows in any order: fix it, or the same seed would resample differently
         users = users.sort([*spec.by, v.USER])
         rng = np.random.default_rng(seed)  # one generator, groups in key order: reproducible
-        counted = pl.col("n_relevant") > 0 if spec.empty_users == "skip" else pl.lit(True)
-        values = users.select(
-            *keys, *(pl.when(counted).then(pl.col(c)).otherwise(None).alias(c) for c in metric_cols)
+        # each metric's values where the user counts for it in the means, else null
+        counted = nw.from_native(users.lazy()).select(
+            *keys, *(_engine.counted_value(spec, c, name) for c, name, _ in _engine.metric_columns(spec))
         )
+        values = counted.to_native().collect()
         extra: dict[str, list[float]] = {c + s: [] for c in metric_cols for s in SUFFIXES}
         groups = values.partition_by(keys, as_dict=True, maintain_order=True) if keys else {(): values}
         rows = means.select(keys).iter_rows() if keys else [()] * means.height

@@ -20,6 +20,18 @@ from recframe.conventions import CHOICES
 from recframe.errors import RecframeError
 from recframe.metrics import REGISTRY, Options, term
 
+#: The count columns of :func:`recframe.summary`, after the ``by`` keys.
+COUNT_COLUMNS = ("n_users", "n_skipped", "n_unranked", "n_no_relevant", "n_no_truth")
+
+
+def is_count_column(name: str) -> bool:
+    """A count column of a summary: one of COUNT_COLUMNS, or a metric's own ``n_users_<metric>``.
+
+    >>> is_count_column("n_no_truth"), is_count_column("n_users_ndcg"), is_count_column("ndcg@10")
+    (True, True, False)
+    """
+    return name in COUNT_COLUMNS or name.startswith("n_users_")
+
 # Internal column names; a user's own columns are renamed to these for the computation so
 # that no name of theirs can collide with ours.
 USER, ITEM, RANK, SCORE, REL = "__rf_user", "__rf_item", "__rf_rank", "__rf_score", "__rf_rel"
@@ -27,6 +39,11 @@ USER, ITEM, RANK, SCORE, REL = "__rf_user", "__rf_item", "__rf_rank", "__rf_scor
 N_ROWS, N_ITEMS, N_ITEMS_SET = "__rf_n_rows", "__rf_n_items", "__rf_n_items_set"
 N_RANKED, N_RANKS, MIN_RANK = "__rf_n_ranked", "__rf_n_ranks", "__rf_min_rank_any"
 BAD_RANK, BAD_REL, BAD_SCORE = "__rf_bad_rank", "__rf_bad_rel", "__rf_bad_score"
+# Facts of each list the counts of summary read: the highest rank (rank gaps), the rows with a
+# relevance at all (a user absent from the truth has none), and the user's rows in users=.
+MAX_RANK, N_JUDGED, USER_ROWS = "__rf_max_rank", "__rf_n_judged", "__rf_user_rows"
+# The rank as given, kept for the range check when lists are re-ranked.
+RAW_RANK = "__rf_raw_rank"
 
 
 @dataclass(frozen=True)
@@ -54,7 +71,29 @@ class Spec:
     unranked_skip: tuple[str, ...]
     check_duplicates: bool
     with_truth: bool
+    #: rank gaps in a list (ranks 1, 3, 7): "error", "keep" (ranks are positions) or "rerank"
+    rank_gaps: str = "error"
+    #: a recommended user missing from users=: "error" or "drop"
+    unlisted_users: str = "error"
+    with_users: bool = False
+    with_exclude: bool = False
     integer_rank: bool = True  # set from the schema: float ranks must be checked for whole numbers
+    #: the ``by`` keys by where they live (set from the schemas; see :func:`classify_keys`):
+    #: model keys (only in the recommendations: truth broadcast over them), truth keys (in the
+    #: truth too: joined on), user attributes (in users=: joined onto each user's row)
+    model_keys: tuple[str, ...] = ()
+    truth_keys: tuple[str, ...] = ()
+    attr_keys: tuple[str, ...] = ()
+
+    @property
+    def list_keys(self) -> tuple[str, ...]:
+        """The ``by`` keys that split lists (model and truth keys), in ``by`` order."""
+        return tuple(b for b in self.by if b not in self.attr_keys)
+
+    @property
+    def reranks(self) -> bool:
+        """Given ranks are re-ranked densely per list (rank_gaps="rerank", or rows excluded)."""
+        return self.rank is not None and (self.rank_gaps == "rerank" or self.with_exclude)
 
     def source(self, internal: str) -> str:
         """The user's name for an internal column, for messages."""
@@ -140,6 +179,10 @@ def check_arguments(
     empty_users: Any,
     unranked_users: Any,
     check_duplicates: Any,
+    rank_gaps: Any = "error",
+    users: Any = None,
+    exclude: Any = None,
+    unlisted_users: Any = "error",
     per_metric: dict[str, dict[str, Any]] | None = None,
     no_cutoff: Sequence[str] = (),
 ) -> Spec:
@@ -160,12 +203,20 @@ def check_arguments(
         ("score_dtype", score_dtype),
         ("empty_users", empty_users),
         ("unranked_users", unranked_users),
+        ("rank_gaps", rank_gaps),
     ):
         if not isinstance(value, str) or value not in CHOICES[option]:
             choices = ", ".join(f'"{c}"' for c in CHOICES[option])
             raise _fail(f"{option}={value!r} is not a known option value.", f"choose one of {choices}.")
     if not isinstance(check_duplicates, bool):
         raise _fail(f"check_duplicates={check_duplicates!r} must be True or False.")
+    if unlisted_users not in ("error", "drop"):
+        raise _fail(f"unlisted_users={unlisted_users!r} is not a known option value.", 'choose "error" or "drop".')
+    if users is not None and user is None:
+        raise _fail(
+            "users= lists users, but user=None treats each frame as a single list.",
+            "pass user= the user column, or leave out users=.",
+        )
     for arg, value in (("item", item), ("relevance", relevance)):
         if not isinstance(value, str):
             raise _fail(f"{arg}={value!r} must be a column name.", f'e.g. {arg}="{arg}".')
@@ -198,7 +249,7 @@ def check_arguments(
         if name.startswith("__rf_"):
             raise _fail(f"column name {name!r} starts with '__rf_', which recframe reserves.", "rename it.")
     metric_names = _metrics(metrics)
-    output_names = {"n_relevant", "n_users", "n_skipped", *metric_names}
+    output_names = {"n_relevant", *COUNT_COLUMNS, *metric_names}
     reserved = [c for c in (*by_names, user) if c in output_names or (c and "@" in c)]
     if reserved:
         raise _fail(f"column {reserved[0]!r} would collide with an output column of the same name.", "rename it.")
@@ -231,7 +282,66 @@ def check_arguments(
         ),
         check_duplicates=check_duplicates,
         with_truth=truth is not None,
+        rank_gaps=rank_gaps,
+        unlisted_users=unlisted_users,
+        with_users=users is not None,
+        with_exclude=exclude is not None,
     )
+
+
+def classify_keys(
+    by: Sequence[str],
+    recs: Sequence[str],
+    truth: Sequence[str] | None,
+    users: Sequence[str] | None,
+) -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]:
+    """Split ``by`` into (model keys, truth keys, user-attribute keys) by where each column is.
+
+    A key in users= is a user attribute (and must be nowhere else); a key in the truth frame is
+    a truth key (the recommendations need it too, to be joined on it); a key only in the
+    recommendations is a model key. A key found nowhere raises, naming where it was looked for.
+
+    >>> classify_keys(["model", "fold", "segment"], ["model", "fold", "user_id"], ["fold"], ["segment"])
+    (('model',), ('fold',), ('segment',))
+    """
+    model: list[str] = []
+    truth_keys: list[str] = []
+    attr: list[str] = []
+    frames = "the frame" if truth is None else "the recommendations"
+    for key in by:
+        places = [name for name, cols in ((frames, recs), ("truth=", truth), ("users=", users)) if cols is not None and key in cols]
+        if users is not None and key in users:
+            if len(places) > 1:
+                raise _fail(
+                    f"by key {key!r} is a column of users= and of {' and '.join(places[:-1])}: a user attribute "
+                    "must come from one place, or the two could disagree.",
+                    f"drop {key!r} from one of them.",
+                )
+            attr.append(key)
+        elif truth is not None and key in truth:
+            if key not in recs:
+                raise _fail(
+                    f"by key {key!r} is a column of truth= but not of the recommendations: a truth key "
+                    "(a fold, a date) splits both, and each list needs its own value to be joined on.",
+                    f"add {key!r} to the recommendations (the lists of each {key}), or leave it out of by=.",
+                )
+            truth_keys.append(key)
+        elif key in recs:
+            model.append(key)
+        else:
+            looked = [f"{frames} ({', '.join(map(str, recs))})"]
+            if truth is not None:
+                looked.append(f"truth= ({', '.join(map(str, truth))})")
+            looked.append(f"users= ({', '.join(map(str, users))})" if users is not None else "users= (not given)")
+            every = [*recs, *(truth or []), *(users or [])]
+            close = difflib.get_close_matches(key, [str(c) for c in every], n=1)
+            raise _fail(
+                f"column {key!r} (the by= argument) is not a column anywhere: looked in {'; '.join(looked)}.",
+                (f'did you mean by="{close[0]}"? ' if close else "")
+                + "a model key belongs in the recommendations, a fold or date in truth= too, a user "
+                "attribute (segment, cohort) in users=.",
+            )
+    return tuple(model), tuple(truth_keys), tuple(attr)
 
 
 def _missing(arg: str, name: str, columns: Sequence[str], unclaimed: Sequence[str], label: str) -> RecframeError:
@@ -278,8 +388,13 @@ def check_dtypes(schema: dict[str, Any], spec: Spec) -> None:
 
 
 def _where(row: dict[str, Any], spec: Spec) -> str:
-    keys = [*spec.by, USER] if spec.user is not None else list(spec.by)
+    keys = [*spec.list_keys, USER] if spec.user is not None else list(spec.list_keys)
     return ", ".join(f"{spec.source(k) if k == USER else k}={row[k]!r}" for k in keys) or "the whole frame"
+
+
+def attr_count(key: str) -> str:
+    """Internal column: a user's non-null values of the users= column ``key``."""
+    return f"__rf_attr_count:{key}"
 
 
 def check_counts(spec: Spec) -> tuple[str, ...]:
@@ -293,13 +408,17 @@ def check_counts(spec: Spec) -> tuple[str, ...]:
         out.append(BAD_RANK)
     if spec.score is not None:
         out.append(BAD_SCORE)
+    if spec.rank is not None and spec.rank_gaps == "error" and not spec.with_exclude:
+        out.append(MAX_RANK)
+    if spec.with_users:
+        out += [USER_ROWS, *(attr_count(key) for key in spec.attr_keys)]
     return tuple(out)
 
 
 def _problems(spec: Spec) -> dict[str, nw.Expr]:
     """Per list, one 0/1 (or count) column per data problem, named for the check."""
     columns = set(check_counts(spec))
-    keys = [*spec.by, *([USER] if spec.user is not None else [])]
+    keys = [*spec.list_keys, *([USER] if spec.user is not None else [])]
     n_rows = nw.col(N_ROWS)
     out: dict[str, nw.Expr] = {}
     for key in keys:
@@ -319,6 +438,15 @@ def _problems(spec: Spec) -> dict[str, nw.Expr]:
     for flag in (BAD_REL, BAD_SCORE):
         if flag in columns:
             out[flag] = nw.col(flag)
+    if MAX_RANK in columns:
+        # no duplicate ranks and none below 1: the highest rank > the ranked rows = a gap
+        out["rank_gaps"] = (nw.col(MAX_RANK) > nw.col(N_RANKED)).fill_null(False)
+    if USER_ROWS in columns:
+        out["duplicate_users"] = (nw.col(USER_ROWS) > 1).fill_null(False)
+        for key in spec.attr_keys:  # users= rows without a value of a by key
+            out[f"null_attr:{key}"] = (nw.col(USER_ROWS) - nw.col(attr_count(key))).fill_null(0)
+        if spec.unlisted_users == "error":
+            out["unlisted"] = nw.col(USER_ROWS).is_null() & (nw.col(N_RANKED) > 0)
     if spec.empty_users == "error":
         out["empty"] = nw.col(term("n_relevant")) == 0
     return {name: expr.cast(nw.Int64) for name, expr in out.items()}
@@ -336,7 +464,7 @@ def check_user_table(table: nw.LazyFrame | nw.DataFrame, spec: Spec) -> None:
     aggregate that returns a single row; only when one is found is the first offending list
     (in key order) fetched, so on a SQL engine a clean frame costs one small query.
     """
-    keys = [*spec.by, USER]
+    keys = [*spec.list_keys, USER]
     where = " in the frame joined from the recommendations and truth=" if spec.with_truth else ""
     problems = _problems(spec)
     flagged = table.with_columns(expr.alias(f"__rf_check:{name}") for name, expr in problems.items())
@@ -396,6 +524,36 @@ def check_user_table(table: nw.LazyFrame | nw.DataFrame, spec: Spec) -> None:
                 f"column {name!r} ({arg}=) has {total[flag]} {what} value(s), first at {_where(first(flag), spec)}.",
                 "use null for unknown values, e.g. pl.col(...).fill_nan(None).",
             )
+    for key in spec.attr_keys:
+        if total.get(f"null_attr:{key}"):
+            raise _fail(
+                f"column {key!r} of users= has {total[f'null_attr:{key}']} null value(s), first at "
+                f"{_where(first(f'null_attr:{key}'), spec)}; every user needs one to be grouped by it.",
+                f"fill them first, e.g. users.with_columns(pl.col({key!r}).fill_null('unknown')).",
+            )
+    if total.get("duplicate_users"):
+        r = first("duplicate_users")
+        raise _fail(
+            f"users= has {r[USER_ROWS]} rows for {_where(r, spec)} ({total['duplicate_users']} list(s) affected); "
+            "it needs one row per user, whose attributes are joined onto the user's metrics.",
+            f"keep one row per user, e.g. users.unique(subset=[{spec.user!r}]).",
+        )
+    if total.get("unlisted"):
+        r = first("unlisted")
+        raise _fail(
+            f"{_where(r, spec)} has recommendations but is not in users= ({total['unlisted']} list(s) affected); "
+            "users= fixes who is evaluated.",
+            'add the user to users=, or pass unlisted_users="drop" to leave such users out.',
+        )
+    if total.get("rank_gaps"):
+        r = first("rank_gaps")
+        raise _fail(
+            f"column {rank!r} (rank=) has gaps: {_where(r, spec)} has {r[N_RANKED]} ranked rows but ranks up to "
+            f"{r[MAX_RANK]} ({total['rank_gaps']} list(s) affected), so its positions are not 1, 2, 3, ...",
+            "if rows were removed (seen items), pass exclude= with them instead, which re-ranks; "
+            'rank_gaps="rerank" re-ranks each list, rank_gaps="keep" uses the ranks as positions; '
+            "or rank by a score with score=.",
+        )
     if total.get("empty"):
         raise _fail(
             f'empty_users="error": {_where(first("empty"), spec)} has no relevant item '

@@ -21,6 +21,7 @@ from recframe.conventions import (
     Gain,
     PrecisionDenominator,
     RecallDenominator,
+    RankGaps,
     ScoreDtype,
     Ties,
     UnrankedUsers,
@@ -60,12 +61,34 @@ _PARAMETERS = """
         An item is relevant when ``relevance >= threshold``; without one, when
         ``relevance > 0``. Must be > 0 unless ``gain="binary"``.
     by : str or list of str, optional
-        Key columns (e.g. ``"model"``): every (by keys, user) pair is a separate list.
+        Key columns: every (by keys, user) pair is a separate list, and ``summary`` has one row
+        per combination. Each key is looked up where it lives: a column of the recommendations
+        only is a *model key* (``"model"``: with ``truth=``, every model is scored on every
+        truth user); a column of ``truth=`` too is a *truth key* (``"fold"``, a date: the two
+        frames are joined on it, never broadcast across it); a column of ``users=`` is a *user
+        attribute* (``"segment"``, ``"cohort"``: joined onto each user's row). A key found
+        nowhere, or both in ``users=`` and elsewhere, raises.
     truth : frame, optional
-        Ground truth with columns ``user``, ``item`` and ``relevance``. ``frame`` then holds only
-        recommendations (user, item, rank or score, by keys); the two are joined on user and
-        item (a full outer join), with the truth broadcast over every ``by`` group, so each
-        model is scored on every truth user, including those it recommended nothing to.
+        Ground truth with columns ``user``, ``item`` and ``relevance`` (and any truth keys).
+        ``frame`` then holds only recommendations (user, item, rank or score, by keys); the
+        two are joined on user, item and the truth keys (a full outer join), with the truth
+        broadcast over the model keys, so each model is scored on every truth user, including
+        those it recommended nothing to.
+    users : frame, optional
+        The users to evaluate: the ``user`` column, one row per user, plus attribute columns
+        that ``by`` may name (segment, country, signup cohort). It fixes the user universe:
+        truth rows of users it does not list are left out, a listed user with relevant items
+        but no recommendations scores 0 and counts (see ``unranked_users``), and a user with
+        recommendations it does not list raises (see ``unlisted_users``).
+    exclude : frame, optional
+        (user, item) pairs to leave out, typically the training interactions (items the user
+        has seen), optionally with ``by`` key columns to match on too; other columns are
+        ignored. The pairs are removed from the recommendations, which are then re-ranked
+        densely (ranks 1, 3, 7 become 1, 2, 3) before any cut-off, and from the truth: a
+        relevant item the user had seen is not counted as relevant either.
+    unlisted_users : {"error", "drop"}, default "error"
+        With ``users=``: what to do with a user who has recommendations but is not listed:
+        raise, or leave the user out.
     score_threshold : float, optional
         With ``score``: items scored below it count as not recommended (null rank).
     profile : str, default "recframe"
@@ -112,6 +135,11 @@ _PARAMETERS = """
         What to do with a user who has no recommended item: ``"zero"`` scores them (0 on
         every metric when they have relevant items) and counts them; ``"skip"`` leaves them
         out of the result altogether, as trec_eval does.
+    rank_gaps : {"error", "keep", "rerank"}, default "error"
+        With ``rank``: what to do with a list whose ranks skip positions (1, 3, 7), as left
+        by removing rows after ranking: raise; use the ranks as positions (``"keep"``, so the
+        third item counts at position 7); or re-rank each list densely (``"rerank"``). Lists
+        ranked by ``score`` or cut by ``exclude=`` are re-ranked anyway.
     check_duplicates : bool, default True
         Check that no (user, item) pair and no rank repeats within a list. These two checks
         count distinct values in every list, which costs about as much as computing the metrics;
@@ -148,7 +176,8 @@ _NOTES = """
 
     A user with relevant items but no recommendations scores 0 and counts (or is left out
     with ``unranked_users="skip"``). A user with no relevant item is undefined for every
-    metric but precision and hit rate: see ``empty_users``.
+    metric but precision and hit rate: see ``empty_users``. A user is absent from the truth
+    when none of their rows has a relevance (with ``truth=``: no truth row at all).
 
     The data are checked before any metric is computed: null user, item or ``by`` values,
     duplicate (user, item) rows, duplicate or non-whole ranks, ranks < 1, NaN or infinite
@@ -169,30 +198,48 @@ def _resolve(kwargs: dict[str, Any]) -> dict[str, Any]:
     return {**kwargs, **options}
 
 
+def _side_frame(frame: Any, arg: str, main: nw.LazyFrame, wanted: list[tuple[str, str]]) -> tuple[nw.LazyFrame, dict[str, Any]]:
+    """A side input (truth=, users=, exclude=) as a lazy frame on the engine of `main`, checked
+    to have the `wanted` (argument, column) pairs; returns it with its schema."""
+    lf, _ = _frames.to_lazy(frame, arg)
+    _frames.same_engine(main, lf, arg)
+    schema = dict(lf.collect_schema())
+    v.check_columns(schema, wanted, f"{arg} frame")
+    return lf, schema
+
+
 def _plan(frame: Any, kwargs: dict[str, Any]) -> tuple[nw.LazyFrame, v.Spec, _frames.Kind]:
     spec = v.check_arguments(**kwargs)
     lf, kind = _frames.to_lazy(frame, "frame", sorted_key=spec.user if not spec.by else None)
     schema = dict(lf.collect_schema())
-    keys = [("by", b) for b in spec.by] + ([("user", spec.user)] if spec.user is not None else [])
+    user_key = [("user", spec.user)] if spec.user is not None else []
     ordering = ("score", spec.score) if spec.score is not None else ("rank", spec.rank)
-    truth_lf = None
+    users_lf = exclude_lf = truth_lf = None
+    users_schema = truth_schema = None
+    if kwargs["users"] is not None:
+        users_lf, users_schema = _side_frame(kwargs["users"], "users", lf, user_key)
     if kwargs["truth"] is None:
-        v.check_columns(schema, [*keys, ("item", spec.item), ordering, ("relevance", spec.relevance)], "frame")
+        v.check_columns(schema, [*user_key, ("item", spec.item), ordering, ("relevance", spec.relevance)], "frame")
     else:
-        v.check_columns(schema, [*keys, ("item", spec.item), ordering], "frame")
+        v.check_columns(schema, [*user_key, ("item", spec.item), ordering], "frame")
         if spec.relevance in schema:
             raise RecframeError(
                 f"the recommendations frame has a column {spec.relevance!r} (relevance=), but with "
                 "truth= relevance comes from the truth frame. Hint: drop that column from the "
                 "recommendations, or pass truth=None to use it."
             )
-        truth_lf, _ = _frames.to_lazy(kwargs["truth"], "truth")
-        _frames.same_engine(lf, truth_lf)
-        truth_schema = dict(truth_lf.collect_schema())
-        user_key = [("user", spec.user)] if spec.user is not None else []
-        v.check_columns(truth_schema, [*user_key, ("item", spec.item), ("relevance", spec.relevance)], "truth frame")
+        truth_lf, truth_schema = _side_frame(
+            kwargs["truth"], "truth", lf, [*user_key, ("item", spec.item), ("relevance", spec.relevance)]
+        )
         schema[spec.relevance] = truth_schema[spec.relevance]
-    v.check_dtypes(schema, spec)
+    model, truth_keys, attr = v.classify_keys(
+        spec.by, list(schema), None if truth_schema is None else list(truth_schema), None if users_schema is None else [c for c in users_schema if c != spec.user]
+    )
+    spec = dataclasses.replace(spec, model_keys=model, truth_keys=truth_keys, attr_keys=attr)
+    if kwargs["exclude"] is not None:
+        exclude_lf, _ = _side_frame(kwargs["exclude"], "exclude", lf, [*user_key, ("item", spec.item)])
+    key_schema = {**schema, **{b: users_schema[b] for b in attr}} if users_schema else schema
+    v.check_dtypes(key_schema, spec)
     if spec.rank is not None:
         spec = dataclasses.replace(spec, integer_rank=schema[spec.rank].is_integer())
 
@@ -214,7 +261,7 @@ def _plan(frame: Any, kwargs: dict[str, Any]) -> tuple[nw.LazyFrame, v.Spec, _fr
 
             return nw.from_native(native.map_batches(checked, schema=native.collect_schema(), streamable=False))
 
-    return _engine.per_user_plan(lf, truth_lf, spec, check), spec, kind
+    return _engine.per_user_plan(lf, truth_lf, spec, check, users_lf, exclude_lf), spec, kind
 
 
 def _user_column(lf: nw.LazyFrame, spec: v.Spec) -> nw.LazyFrame:
@@ -236,6 +283,9 @@ def per_user(
     threshold: float | None = None,
     by: str | Sequence[str] | None = None,
     truth: Any = None,
+    users: Any = None,
+    exclude: Any = None,
+    unlisted_users: str = "error",
     score_threshold: float | None = None,
     profile: str = "recframe",
     precision_denominator: PrecisionDenominator | None = None,
@@ -249,13 +299,15 @@ def per_user(
     score_dtype: ScoreDtype | None = None,
     empty_users: EmptyUsers | None = None,
     unranked_users: UnrankedUsers | None = None,
+    rank_gaps: RankGaps | None = None,
     check_duplicates: bool = True,
 ) -> FrameT:
     # None = not given: the profile's value (the documented default for "recframe")
     kwargs = _resolve(dict(locals()))
     plan, spec, kind = _plan(frame, kwargs)
     # lazy engines return rows in no particular order: sort by the keys
-    return _frames.from_lazy(_user_column(plan.sort([*spec.by, v.USER]), spec), kind)
+    rows = _engine.per_user_rows(plan, spec).sort([*spec.by, v.USER])
+    return _frames.from_lazy(_user_column(rows, spec), kind)
 
 
 def summary(
@@ -271,6 +323,9 @@ def summary(
     threshold: float | None = None,
     by: str | Sequence[str] | None = None,
     truth: Any = None,
+    users: Any = None,
+    exclude: Any = None,
+    unlisted_users: str = "error",
     score_threshold: float | None = None,
     profile: str = "recframe",
     precision_denominator: PrecisionDenominator | None = None,
@@ -284,6 +339,7 @@ def summary(
     score_dtype: ScoreDtype | None = None,
     empty_users: EmptyUsers | None = None,
     unranked_users: UnrankedUsers | None = None,
+    rank_gaps: RankGaps | None = None,
     check_duplicates: bool = True,
     ci: float | None = None,
     ci_method: CIMethod = "bootstrap",
@@ -346,9 +402,17 @@ summary.__doc__ = f"""Mean ranking metrics by ``by`` group (one row when ``by`` 
     Returns
     -------
     frame of the same type as ``frame``
-        The ``by`` columns, ``n_users`` (the users counted in the means), ``n_skipped`` (users
-        with no relevant item left out under ``empty_users="skip"``), then the mean of each
-        :func:`per_user` metric column over the counted users, sorted by the keys. An empty
+        The ``by`` columns, then the counts, then the mean of each :func:`per_user` metric
+        column over the counted users, sorted by the keys. The counts, per group:
+        ``n_users``, the lists counted in every mean; ``n_skipped``, the other lists (so
+        ``n_users + n_skipped`` is every list of the group); ``n_unranked``, users with
+        relevant items but nothing recommended (counted, scoring 0, under
+        ``unranked_users="zero"``; skipped under ``"skip"``); ``n_no_relevant``, users with
+        judged items but none relevant, and ``n_no_truth``, users recommended to but absent
+        from the truth (no relevance at all): both have no relevant item, so they are
+        skipped under ``empty_users="skip"`` and counted under ``"zero"``. When metrics count
+        different users (a profile's per-metric rule), a metric counting more than
+        ``n_users`` has its own ``n_users_<metric>`` column after ``n_users``. An empty
         input gives an empty result. Lazy in, lazy out: a LazyFrame, DuckDB relation or
         Spark/SQLFrame DataFrame comes back uncomputed.
 
@@ -392,8 +456,10 @@ summary.__doc__ = f"""Mean ranking metrics by ``by`` group (one row when ``by`` 
     ...     "relevance": [1, 0, 1, 0, 0, 0],
     ... }})
     >>> out = recframe.summary(df, k=1, metrics=["precision", "rr"], by="model")
-    >>> out.rows()
-    [('A', 1, 1, 1.0, 1.0), ('B', 1, 1, 0.0, 0.0)]
+    >>> out.columns
+    ['model', 'n_users', 'n_skipped', 'n_unranked', 'n_no_relevant', 'n_no_truth', 'precision@1', 'rr@1']
+    >>> out.rows()  # user 2 has no relevant item: skipped, counted in n_no_relevant
+    [('A', 1, 1, 0, 1, 0, 1.0, 1.0), ('B', 1, 1, 0, 1, 0, 0.0, 0.0)]
 
     With a 95% bootstrap interval (columns ``_std``, ``_lo``, ``_hi`` after each mean):
 
@@ -404,8 +470,8 @@ summary.__doc__ = f"""Mean ranking metrics by ``by`` group (one row when ``by`` 
     ...     "relevance": [1, 0, 0, 1, 1, 1],
     ... }})
     >>> out = recframe.summary(df, k=1, metrics=["precision"], ci=0.95, seed=0)
-    >>> out.columns
-    ['n_users', 'n_skipped', 'precision@1', 'precision@1_std', 'precision@1_lo', 'precision@1_hi']
+    >>> out.columns[5:]
+    ['precision@1', 'precision@1_std', 'precision@1_lo', 'precision@1_hi']
     >>> out["precision@1_std"].round(4).to_list()  # values 1, 0, 1: sqrt(((1/3)^2 * 2 + (2/3)^2) / 2)
     [0.5774]
 """

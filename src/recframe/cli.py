@@ -16,10 +16,10 @@ Examples
 >>> recs, truth = str(HERE / "recs.csv"), str(HERE / "truth.csv")
 >>> main(["evaluate", recs, "--truth", truth, "--relevance", "rating", "--threshold", "4",
 ...       "--by", "model", "--k", "5", "--metrics", "precision,ndcg", "--format", "markdown", "--quiet"])
-| model    | n_users | n_skipped | precision@5 | ndcg@5 |
-|----------|---------|-----------|-------------|--------|
-| personal | 287     | 13        | 0.4662      | 0.7372 |
-| popular  | 287     | 13        | 0.3031      | 0.4488 |
+| model    | n_users | n_skipped | n_unranked | n_no_relevant | n_no_truth | precision@5 | ndcg@5 |
+|----------|---------|-----------|------------|---------------|------------|-------------|--------|
+| personal | 287     | 13        | 0          | 13            | 0          | 0.4662      | 0.7372 |
+| popular  | 287     | 13        | 5          | 13            | 0          | 0.3031      | 0.4488 |
 0
 """
 
@@ -559,7 +559,9 @@ def demo() -> int:
     with pl.Config(tbl_rows=-1, tbl_cols=-1, float_precision=4, tbl_hide_dataframe_shape=True, tbl_hide_column_data_types=True, tbl_width_chars=200):
         print(table)
     print(
-        "\nn_users: users counted in the means; n_skipped: users with no rating >= 4, left out.\n"
+        "\nn_users: users counted in the means; n_skipped: the others. n_unranked: users with a rating >= 4\n"
+        "but no recommendation (counted, scored 0); n_no_relevant: users with no rating >= 4 (left out);\n"
+        "n_no_truth: users recommended to with no held-out rating (left out).\n"
         "Python: recframe.summary(recs, truth=truth, k=[5, 10], relevance='rating', threshold=4, by='model')"
     )
     return EXIT_OK

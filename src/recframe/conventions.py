@@ -24,6 +24,7 @@ Discount = Literal["log2_rank_plus_1", "log2_max_rank_2"]
 Ties = Literal["item_asc", "item_desc"]
 ScoreDtype = Literal["float64", "float32"]
 UnrankedUsers = Literal["zero", "skip"]
+RankGaps = Literal["error", "keep", "rerank"]
 
 #: option name -> the values it accepts (the first one is the default).
 CHOICES: dict[str, tuple[Any, ...]] = {
@@ -38,6 +39,7 @@ CHOICES: dict[str, tuple[Any, ...]] = {
     "score_dtype": get_args(ScoreDtype),
     "empty_users": get_args(EmptyUsers),
     "unranked_users": get_args(UnrankedUsers),
+    "rank_gaps": get_args(RankGaps),
 }
 
 DEFAULTS: dict[str, Any] = {name: values[0] for name, values in CHOICES.items()}

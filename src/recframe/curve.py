@@ -7,7 +7,7 @@ from typing import Any, TypeVar
 
 import narwhals as nw
 
-from recframe import api, profiles
+from recframe import _validate, api, profiles
 from recframe.conventions import (
     IDCG,
     APDenominator,
@@ -18,6 +18,7 @@ from recframe.conventions import (
     RecallDenominator,
     ScoreDtype,
     Ties,
+    RankGaps,
     UnrankedUsers,
 )
 from recframe.errors import RecframeError
@@ -43,6 +44,9 @@ def curve(
     threshold: float | None = None,
     by: str | Sequence[str] | None = None,
     truth: Any = None,
+    users: Any = None,
+    exclude: Any = None,
+    unlisted_users: str = "error",
     score_threshold: float | None = None,
     profile: str = "recframe",
     precision_denominator: PrecisionDenominator | None = None,
@@ -56,6 +60,7 @@ def curve(
     score_dtype: ScoreDtype | None = None,
     empty_users: EmptyUsers | None = None,
     unranked_users: UnrankedUsers | None = None,
+    rank_gaps: RankGaps | None = None,
     check_duplicates: bool = True,
     ci: float | None = None,
     ci_method: CIMethod = "bootstrap",
@@ -74,15 +79,17 @@ def curve(
         profile, every metric its peer has at a cut-off: not trec_eval's or ranx's R-precision).
     k_max : int, default 50
         The largest cut-off: the curve has one row per k in 1..k_max (per group).
-    user, item, rank, score, relevance, threshold, by, truth, score_threshold, profile, \
-precision_denominator, recall_denominator, ap_denominator, gain, idcg, discount, rr_cutoff, ties, score_dtype, \
-empty_users, unranked_users, check_duplicates, ci, ci_method, n_resamples, seed
+    user, item, rank, score, relevance, threshold, by, truth, users, exclude, unlisted_users, \
+score_threshold, profile, precision_denominator, recall_denominator, ap_denominator, gain, idcg, discount, \
+rr_cutoff, ties, score_dtype, empty_users, unranked_users, rank_gaps, check_duplicates, ci, ci_method, \
+n_resamples, seed
         As for :func:`recframe.summary`.
 
     Returns
     -------
     frame of the same type as ``frame``
-        The ``by`` columns, ``k``, ``n_users``, ``n_skipped``, then one column per metric
+        The ``by`` columns, ``k``, the counts of :func:`recframe.summary` (``n_users``,
+        ``n_skipped``, ``n_unranked``, ``n_no_relevant``, ``n_no_truth``), then one column per metric
         named by the metric (``"ndcg"``: the mean of ``ndcg@k``), each followed by ``_std``,
         ``_lo`` and ``_hi`` when ``ci`` is given; sorted by the keys and k. Lazy in, lazy out.
 
@@ -111,7 +118,7 @@ empty_users, unranked_users, check_duplicates, ci, ci_method, n_resamples, seed
     ... })
     >>> out = recframe.curve(df, metrics=["rr"], k_max=3)
     >>> out.columns
-    ['k', 'n_users', 'n_skipped', 'rr', 'precision', 'recall']
+    ['k', 'n_users', 'n_skipped', 'n_unranked', 'n_no_relevant', 'n_no_truth', 'rr', 'precision', 'recall']
     >>> out.select("k", "precision", "recall").rows()  # hits 0, 1, 2 of R = 2
     [(1, 0.0, 0.0), (2, 0.5, 0.5), (3, 0.6666666666666666, 1.0)]
     """
@@ -138,13 +145,13 @@ empty_users, unranked_users, check_duplicates, ci, ci_method, n_resamples, seed
     lf = nw.from_native(wide)
     columns = lf.columns
     keys = columns[: columns.index("n_users")]
+    counts = [c for c in columns if _validate.is_count_column(c)]
     suffixes = ("", "_std", "_lo", "_hi") if ci is not None else ("",)
     parts = [
         lf.select(
             *keys,
             nw.lit(k, dtype=nw.Int64).alias("k"),
-            "n_users",
-            "n_skipped",
+            *counts,
             *(nw.col(f"{m}@{k}{s}").alias(f"{m}{s}") for m in names for s in suffixes),
         )
         for k in range(1, k_max + 1)
