@@ -222,8 +222,27 @@ def test_compare_bad_arguments(kwargs, match):
 
 def test_compare_duplicate_users_are_an_error():
     doubled = pl.concat([PER_USER, PER_USER.head(1)])
-    with pytest.raises(RecframeError, match=r"2 rows that share a \('model', 'user_id'\) pair.*Hint"):
+    with pytest.raises(RecframeError, match=r"2 rows that share their \('model', 'user_id'\) values.*Hint: the frame has other key columns"):
         recframe.compare(doubled, baseline="A")
+
+
+def test_compare_within_other_keys_and_the_user_column_inferred():
+    """by=["model", "segment"]: models compared within each segment, p-values adjusted over all
+    rows. The user column is found before n_relevant (here "uid", from per_user(user="uid"))."""
+    per_user = pl.DataFrame({
+        "model":      ["A", "A", "B", "B", "A", "A", "B", "B"],
+        "segment":    ["cold", "cold", "cold", "cold", "warm", "warm", "warm", "warm"],
+        "uid":        [1, 2, 1, 2, 3, 4, 3, 4],
+        "n_relevant": [1] * 8,
+        "rr@10":      [0.5, 0.0, 1.0, 0.5, 1.0, 1.0, 1.0, 0.5],
+    })  # fmt: skip
+    out = recframe.compare(per_user, by=["model", "segment"], baseline="A", test="randomization", correction=None)
+    assert out.columns[:4] == ["segment", "baseline", "model", "metric"]
+    # cold: d = 0.5, 0.5 -> delta 0.5; of the 4 sign patterns 2 reach |mean| 0.5: p = 2 / 4
+    # warm: d = 0, -0.5 -> delta -0.25; every pattern reaches |mean| 0.25: p = 4 / 4
+    assert out.select("segment", "n_pairs", "delta", "p_value").rows() == [("cold", 2, 0.5, 0.5), ("warm", 2, -0.25, 1.0)]
+    with pytest.raises(RecframeError, match=r"pass user= the user column"):
+        recframe.compare(per_user.drop("n_relevant"), by=["model", "segment"], baseline="A")
 
 
 # --- curve --------------------------------------------------------------------------------

@@ -140,9 +140,10 @@ def test_in_process_formats_options_and_out_inference(files, tmp_path, capsys):
     assert table[1].split() == [
         "│", "model", "┆", "n_users", "┆", "n_skipped", "┆", "n_unranked", "┆", "n_no_relevant", "┆", "n_no_truth", "┆", "precision@2", "│",
     ]  # fmt: skip
-    assert table[3].split() == ["│", "A", "┆", "2", "┆", "1", "┆", "0.250", "│"]
+    # user 3 has no relevant item: skipped, counted in n_no_relevant
+    assert table[3].split() == ["│", "A", "┆", "2", "┆", "1", "┆", "0", "┆", "1", "┆", "0", "┆", "0.250", "│"]
     assert cli.main([*args, "--k", "2", "--metrics", "precision", "--format", "markdown"]) == 0
-    assert "| A     | 2       | 1         | 0.2500      |" in capsys.readouterr().out
+    assert "| A     | 2       | 1         | 0          | 1             | 0          | 0.2500      |" in capsys.readouterr().out
 
 
 @pytest.mark.parametrize(

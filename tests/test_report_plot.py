@@ -74,7 +74,7 @@ def test_report_works_on_real_results_of_every_type():
     summary = recframe.summary(recs, ci=0.95, seed=0, **kw)
     comparison = recframe.compare(recframe.per_user(recs, **kw), baseline="popular")
     text = recframe.report(summary, compare=comparison)
-    assert "| personal | 287 | 13 | **0.775**† [" in text
+    assert "| personal | 287 | 13 | 0 | 13 | 0 | **0.775**† [" in text
 
 
 @pytest.mark.parametrize(

@@ -55,7 +55,7 @@ class RecMetrics:
         k: Any = 10,
         metrics: Any = None,
         *,
-        by: str = "model",
+        by: str | list[str] = "model",
         test: Test = "paired_t",
         correction: Correction | None = "holm",
         alpha: float = 0.05,
@@ -65,8 +65,9 @@ class RecMetrics:
     ) -> Any:
         """Per-user metrics of this frame by ``by``, then :func:`recframe.compare` against ``baseline``.
 
-        ``k``, ``metrics`` and ``**options`` (``truth=``, ``score=``, ``relevance=``,
-        ``threshold=``, ``user=``, ...) go to :func:`recframe.per_user` with ``by``; ``test``,
+        ``k``, ``metrics`` and ``**options`` (``truth=``, ``users=``, ``exclude=``, ``score=``,
+        ``relevance=``, ``threshold=``, ``user=``, ...) go to :func:`recframe.per_user` with
+        ``by`` (the model key first, then any fold or segment keys to compare within); ``test``,
         ``correction``, ``alpha``, ``seed`` and ``n_resamples`` to :func:`recframe.compare`.
 
         Examples

@@ -24,13 +24,38 @@ COLUMNS = (
 )  # fmt: skip
 
 
-def _check_columns(schema: pl.Schema, by: str, user: str, metrics: Sequence[str] | None) -> list[str]:
+def _keys(by: Any) -> list[str]:
+    keys = [by] if isinstance(by, str) else list(by) if by is not None else []
+    if not keys or not all(isinstance(k, str) for k in keys):
+        raise RecframeError(
+            f"by={by!r} must name the model column, then any other key columns. "
+            'Hint: pass by="model" or by=["model", "segment"].'
+        )
+    return keys
+
+
+def _user(schema: pl.Schema, user: str | None, keys: list[str]) -> str:
+    """The user column: as given, else the one per_user puts right before ``n_relevant``."""
     names = schema.names()
-    for arg, name in (("by", by), ("user", user)):
+    if user is not None:
+        return user
+    if "n_relevant" in names and names.index("n_relevant") > 0:
+        candidate = names[names.index("n_relevant") - 1]
+        if candidate not in keys:
+            return candidate
+    raise RecframeError(
+        f"compare pairs users, and per_user_frame does not show which column holds them (columns: {names}). "
+        "Hint: pass user= the user column (per_user puts it right before n_relevant)."
+    )
+
+
+def _check_columns(schema: pl.Schema, keys: list[str], user: str, metrics: Sequence[str] | None) -> list[str]:
+    names = schema.names()
+    for arg, name in [*(("by", k) for k in keys), ("user", user)]:
         if name not in names:
             raise RecframeError(
-                f"{arg}={name!r} is not a column of per_user_frame (columns: {names}). "
-                f"Hint: pass {arg}= one of them, or compute the frame with recframe.per_user(..., by={by!r})."
+                f"{arg}={name!r} is not a column of per_user_frame (columns: {names}). Hint: pass {arg}= one of "
+                f"them, or compute the frame with recframe.per_user(..., by={keys!r}) over the same keys."
             )
     available = _tables.metric_columns(names)
     if metrics is None:
@@ -56,7 +81,7 @@ def _check_columns(schema: pl.Schema, by: str, user: str, metrics: Sequence[str]
 
 def _rows(
     df: pl.DataFrame,
-    by: str,
+    keys: list[str],
     baseline: Any,
     user: str,
     metrics: list[str],
@@ -66,13 +91,17 @@ def _rows(
     n_resamples: int,
     seed: Any,
 ) -> dict[str, list[Any]]:
-    duplicated = df.select(pl.struct(by, user).is_duplicated().sum()).item()
+    """One row per (stratum, model, metric): the model key is ``keys[0]``; the other keys
+    (segments, folds) are strata, compared separately; p-values adjusted over every row."""
+    by, strata = keys[0], keys[1:]
+    duplicated = df.select(pl.struct(*keys, user).is_duplicated().sum()).item()
     if duplicated:
-        first = df.filter(pl.struct(by, user).is_duplicated()).row(0, named=True)
+        first = df.filter(pl.struct(*keys, user).is_duplicated()).row(0, named=True)
+        where = ", ".join(f"{k}={first[k]!r}" for k in [*keys, user])
         raise RecframeError(
-            f"per_user_frame has {duplicated} rows that share a ({by!r}, {user!r}) pair, first "
-            f"{by}={first[by]!r}, {user}={first[user]!r}: a paired comparison needs one row per "
-            f"model and user. Hint: compute the frame with by={by!r} only, or filter it first."
+            f"per_user_frame has {duplicated} rows that share their ({', '.join(map(repr, [*keys, user]))}) values, "
+            f"first {where}: a paired comparison needs one row per model and user in each group. "
+            f"Hint: the frame has other key columns: pass them too, by=[{by!r}, ...], to compare within each."
         )
     models = df.get_column(by).unique().sort().to_list()
     if baseline not in models:
@@ -81,8 +110,33 @@ def _rows(
             f"Hint: pass baseline= one of them."
         )
     rng = np.random.default_rng(seed)  # one generator, rows in output order: reproducible
+    out: dict[str, list[Any]] = {name: [] for name in [*strata, *COLUMNS]}
+    groups = df.partition_by(strata, as_dict=True, maintain_order=False) if strata else {(): df}
+    for stratum in sorted(groups, key=lambda g: tuple((v is None, v) for v in g)):  # groups in key order
+        _compare_group(groups[stratum], dict(zip(strata, stratum)), by, baseline, models, user, metrics, test,
+                       alpha, n_resamples, rng, out)  # fmt: skip
+    adjusted = stats.adjust_pvalues(np.array(out["p_value"], dtype=float), correction)
+    out["p_adjusted"] = adjusted.tolist()
+    out["significant"] = [bool(p < alpha) for p in adjusted]  # NaN < alpha is False
+    return out
+
+
+def _compare_group(
+    df: pl.DataFrame,
+    stratum: dict[str, Any],
+    by: str,
+    baseline: Any,
+    models: list[Any],
+    user: str,
+    metrics: list[str],
+    test: str,
+    alpha: float,
+    n_resamples: int,
+    rng: np.random.Generator,
+    out: dict[str, list[Any]],
+) -> None:
+    """Append the rows of one stratum (every model but the baseline, every metric) to `out`."""
     base = df.filter(pl.col(by) == baseline)
-    out: dict[str, list[Any]] = {name: [] for name in COLUMNS}
     for model in (m for m in models if m != baseline):  # loops over models and metrics only
         other = df.filter(pl.col(by) == model)
         for metric in metrics:
@@ -104,6 +158,7 @@ def _rows(
             m_mean = float(m.mean()) if n else math.nan
             delta = m_mean - b_mean
             values = {
+                **stratum,
                 "baseline": baseline,
                 "model": model,
                 "metric": metric,
@@ -120,19 +175,15 @@ def _rows(
             }
             for name, value in values.items():
                 out[name].append(value)
-    adjusted = stats.adjust_pvalues(np.array(out["p_value"], dtype=float), correction)
-    out["p_adjusted"] = adjusted.tolist()
-    out["significant"] = [bool(p < alpha) for p in adjusted]  # NaN < alpha is False
-    return out
 
 
 def compare(
     per_user_frame: FrameT,
-    by: str = "model",
+    by: str | Sequence[str] = "model",
     baseline: Any = None,
     metrics: Sequence[str] | None = None,
     *,
-    user: str = "user_id",
+    user: str | None = None,
     test: Test = "paired_t",
     correction: Correction | None = "holm",
     alpha: float = 0.05,
@@ -146,14 +197,17 @@ def compare(
     per_user_frame : pandas.DataFrame, polars.DataFrame, polars.LazyFrame or pyarrow.Table
         One row per (model, user) with metric columns: the output of
         ``recframe.per_user(..., by="model")``.
-    by : str, default "model"
-        Column naming the model of each row.
+    by : str or list of str, default "model"
+        The column naming the model of each row, then any other key columns of the frame
+        (``["model", "segment"]``, ``["model", "fold"]``): models are compared within each
+        combination of the other keys, never across them.
     baseline : value of ``by``
         The model the others are compared with. Required.
     metrics : list of str, optional
         Metric columns to compare (``["ndcg@10"]``). Default: every metric column.
-    user : str, default "user_id"
-        Column identifying the user; values are paired on it.
+    user : str, optional
+        Column identifying the user; values are paired on it. Default: the column
+        :func:`recframe.per_user` puts right before ``n_relevant`` (its ``user=`` column).
     test : {"paired_t", "wilcoxon", "randomization"}, default "paired_t"
         The two-sided paired test: Student's t on the differences (needs scipy:
         ``pip install "recframe[stats]"``), the Wilcoxon signed-rank test, or the sign-flip
@@ -173,8 +227,8 @@ def compare(
     Returns
     -------
     frame of the same type as ``per_user_frame``
-        One row per (model, metric), models in sorted order, then metrics in the given order:
-        ``baseline``, ``model``, ``metric``, ``n_pairs`` (users with a value under both),
+        One row per (other keys, model, metric), in key order, models sorted, metrics in the
+        given order: the other ``by`` keys, ``baseline``, ``model``, ``metric``, ``n_pairs`` (users with a value under both),
         ``n_dropped_baseline`` / ``n_dropped_model`` (users with a value under only that one,
         left out), ``baseline_mean``, ``model_mean`` (means over the pairs), ``delta``
         (model - baseline), ``delta_lo`` / ``delta_hi``, ``rel_delta`` (delta / baseline
@@ -220,9 +274,10 @@ def compare(
     stats.check_choice("test", test, stats.TESTS)
     stats.check_choice("correction", correction, stats.CORRECTIONS)
     n_resamples, _ = stats.check_resampling(n_resamples, seed)
+    keys = _keys(by)
     if baseline is None:
         raise RecframeError(
-            f"baseline= is required: the value of {by!r} the other models are compared with. "
+            f"baseline= is required: the value of {keys[0]!r} the other models are compared with. "
             'Hint: pass baseline="popular" (one of your models).'
         )
     lf, kind = _frames.to_lazy(per_user_frame, "per_user_frame")
@@ -236,17 +291,19 @@ def compare(
         )
     native: pl.LazyFrame = lf.to_native()
     schema = native.collect_schema()
-    chosen = _check_columns(schema, by, user, metrics)
-    key_dtype = schema[by]
+    user = _user(schema, user, keys)
+    chosen = _check_columns(schema, keys, user, metrics)
+    key_dtype = schema[keys[0]]
     out_schema = pl.Schema(
-        [("baseline", key_dtype), ("model", key_dtype), ("metric", pl.String)]
+        [(k, schema[k]) for k in keys[1:]]
+        + [("baseline", key_dtype), ("model", key_dtype), ("metric", pl.String)]
         + [(c, pl.Int64) for c in ("n_pairs", "n_dropped_baseline", "n_dropped_model")]
         + [(c, pl.Float64) for c in COLUMNS[6:-1]]
         + [("significant", pl.Boolean)]
     )
 
     def run(df: pl.DataFrame) -> pl.DataFrame:
-        rows = _rows(df, by, baseline, user, chosen, test, correction, alpha, n_resamples, seed)
+        rows = _rows(df, keys, baseline, user, chosen, test, correction, alpha, n_resamples, seed)
         out = pl.DataFrame(rows, schema=out_schema)
         # NaN marks an undefined value here: make it null, like a mean over no users
         return out.with_columns(pl.col(pl.Float64).fill_nan(None))
@@ -257,5 +314,5 @@ def compare(
     if "n_relevant" in schema.names() and every_metric:
         skipped = (pl.col("n_relevant") == 0) & pl.any_horizontal(pl.col(every_metric).is_null())
         native = native.filter(~skipped)
-    result = native.select(by, user, *chosen).map_batches(run, schema=out_schema, streamable=False)
+    result = native.select(*keys, user, *chosen).map_batches(run, schema=out_schema, streamable=False)
     return _frames.from_lazy(nw.from_native(result), kind)
