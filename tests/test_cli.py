@@ -90,6 +90,24 @@ def files(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return folder
 
 
+def test_users_and_exclude_files_equal_the_api(files, tmp_path):
+    users = pl.DataFrame({"user_id": [1, 2, 3], "segment": ["warm", "warm", "cold"]})
+    seen = pl.DataFrame({"user_id": [1, 2], "item_id": [11, 22], "timestamp": [5, 6]})
+    users.write_csv(tmp_path / "users.csv")
+    seen.write_parquet(tmp_path / "seen.parquet")
+    result = run(
+        "evaluate", files / "recs.csv", "--truth", files / "truth.csv", "--users", tmp_path / "users.csv",
+        "--exclude", tmp_path / "seen.parquet", "--score", "score", *FLAGS[:4], "--k", "2,3", "--by", "model,segment", "--format", "csv",
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    options = {**OPTIONS, "by": ["model", "segment"], "users": users, "exclude": seen}
+    assert_same(pl.read_csv(io.StringIO(result.stdout)), recframe.summary(RECS.drop("rank"), score="score", **options))
+    # a user the --users file does not list: exit 2 naming the option to pass
+    users.filter(pl.col("user_id") != 3).write_csv(tmp_path / "two.csv")
+    result = run("evaluate", files / "recs.csv", "--truth", files / "truth.csv", "--users", tmp_path / "two.csv", "--score", "score", *FLAGS)
+    assert_usage_error(result, "user_id=3 has recommendations but is not in --users", "--unlisted-users drop")
+
+
 def test_summary_csv_from_a_parquet_glob_equals_the_api(files):
     result = run("evaluate", files / "recs" / "*.parquet", "--truth", files / "truth.parquet", *FLAGS, "--format", "csv")
     assert result.returncode == 0, result.stderr

@@ -67,6 +67,12 @@ OUT_FORMATS: dict[str, str] = {
     ".txt": "table",
 }
 FORMATS = ("table", "csv", "json", "parquet", "markdown")
+#: file-valued API arguments of `evaluate`: the flag --NAME FILE passes the file as NAME=
+SIDE_INPUTS: dict[str, str] = {
+    "truth": "ground truth (user, item, relevance, any fold/date keys): joined on user, item and those keys",
+    "users": "the users to evaluate, one row each, with attribute columns --by may name (segment, cohort)",
+    "exclude": "(user, item) pairs to leave out, e.g. the training interactions; lists are re-ranked",
+}
 # CSV exports can switch from ints to floats deep into a file: look further than Polars' 100 rows
 CSV_INFER_ROWS = 10_000
 
@@ -78,7 +84,7 @@ class UsageError(Exception):
 # ---------------------------------------------------------------------------- messages
 
 
-_API_ARGS = ("k", "metrics", "user", "item", "rank", "score", "relevance", "threshold", "by", "truth", "score_threshold")
+_API_ARGS = ("k", "metrics", "user", "item", "rank", "score", "relevance", "threshold", "by", *SIDE_INPUTS, "unlisted_users", "score_threshold")
 _FLAG_NAMES = (*_API_ARGS, "profile", *CHOICES, "check_duplicates")
 _FLAG = "|".join(sorted(_FLAG_NAMES, key=len, reverse=True))
 _BARE_ARG = re.compile(rf"\b({_FLAG})=(?=[\s)])")
@@ -92,7 +98,7 @@ def _flag(name: str) -> str:
 def _flag_value(match: re.Match[str]) -> str:
     name, value = match.group(1), match.group(2)
     if value == "None":
-        return {"user": "--no-user", "truth": "no --truth"}.get(name, f"no {_flag(name)}")
+        return {"user": "--no-user", **{side: f"no --{side}" for side in SIDE_INPUTS}}.get(name, f"no {_flag(name)}")
     if name == "check_duplicates":
         return "--no-check-duplicates" if value == "False" else "(no --no-check-duplicates)"
     if value.startswith("["):
@@ -352,7 +358,12 @@ def _add_evaluate(commands: Any, common: argparse.ArgumentParser) -> None:
         "csv/json/parquet/markdown. Exit codes: 0 ok, 2 bad usage or input, 1 unexpected failure.",
     )
     p.add_argument("recs", metavar="RECS", help="recommendations: a .parquet or .csv file, or a quoted glob of them")
-    p.add_argument("--truth", metavar="TRUTH", help="ground truth (user, item, relevance) file or glob, joined on user and item")
+    for name, text in SIDE_INPUTS.items():
+        p.add_argument(_flag(name), metavar=name.upper(), help=f"{text}: a .parquet or .csv file, or a quoted glob")
+    p.add_argument(
+        "--unlisted-users", choices=("error", "drop"), default="error",
+        help="with --users: a user with recommendations but not listed is an error (default) or left out",
+    )  # fmt: skip
     metrics = ",".join(recframe.METRICS)
     p.add_argument("--k", type=_ks, default=[10], metavar="K[,K]", help="cut-offs, e.g. 5,10,20 (default: 10)")
     p.add_argument("--metrics", type=_metrics, metavar="M[,M]", help=f"some of {metrics} (default: all)")
@@ -509,10 +520,10 @@ def evaluate(args: argparse.Namespace, progress: Progress) -> int:
     """``recframe evaluate``: read, evaluate on the streaming engine, print or write."""
     fmt = _output_format(args)  # fail on a bad --out before reading anything
     recs = find_source(args.recs, "RECS")
-    truth = find_source(args.truth, "--truth") if args.truth else None
     progress.stage(f"recs: {recs.describe()}")
-    if truth is not None:
-        progress.stage(f"truth: {truth.describe()}")
+    sides = {name: find_source(getattr(args, name), _flag(name)) for name in SIDE_INPUTS if getattr(args, name)}
+    for name, source in sides.items():
+        progress.stage(f"{name}: {source.describe()}")
     kwargs: dict[str, Any] = {
         "k": args.k,
         "metrics": args.metrics,
@@ -520,11 +531,12 @@ def evaluate(args: argparse.Namespace, progress: Progress) -> int:
         "threshold": args.threshold,
         "score_threshold": args.score_threshold,
         "check_duplicates": args.check_duplicates,
+        "unlisted_users": args.unlisted_users,
         **{name: getattr(args, name) for name in ("profile", *CHOICES) if getattr(args, name) is not None},
     }
     function = recframe.per_user if args.per_user else recframe.summary
     with progress.running("reading and evaluating"):
-        plan = function(recs.scan(), truth=truth.scan() if truth is not None else None, **kwargs)
+        plan = function(recs.scan(), **{name: source.scan() for name, source in sides.items()}, **kwargs)
         table = plan.collect(engine="streaming")
     if not args.out:
         sys.stdout.write(render(table, fmt, args.precision))
@@ -675,8 +687,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     progress = Progress.for_stream(sys.stderr, args.quiet)
     # messages from the API speak of "the frame": say which files that is
     where = getattr(args, "recs", "the bundled sample")
-    if getattr(args, "truth", None):
-        where += f" with --truth {args.truth}"
+    for name in SIDE_INPUTS:
+        if getattr(args, name, None):
+            where += f" with {_flag(name)} {getattr(args, name)}"
     try:
         return args.run(args, progress)
     except UsageError as error:
