@@ -67,6 +67,7 @@ PROFILES: dict[str, Profile] = {
                 "score_dtype": "float32",
                 "empty_users": "zero",
                 "unranked_users": "skip",
+                "rank_gaps": "rerank",  # it orders by score: a rank column is never read
             },
             no_cutoff=frozenset({"r_precision"}),  # Rprec
         ),
@@ -74,7 +75,7 @@ PROFILES: dict[str, Profile] = {
             "ranx",
             "ranx",
             frozenset({"precision", "recall", "f1", "hit_rate", "r_precision", "ap", "rr", "dcg", "ndcg"}),
-            {"ap_denominator": "relevant", "empty_users": "zero"},
+            {"ap_denominator": "relevant", "empty_users": "zero", "rank_gaps": "rerank"},  # runs hold scores
             no_cutoff=frozenset({"r_precision"}),  # "r-precision"
         ),
         Profile(
@@ -82,19 +83,20 @@ PROFILES: dict[str, Profile] = {
             "rectools",
             # Precision, Recall, F1Beta, HitRate, MAP, MRR, NDCG
             frozenset({"precision", "recall", "f1", "hit_rate", "ap", "rr", "ndcg"}),
-            {"ap_denominator": "relevant", "gain": "binary", "idcg": "k"},
+            # its reco table's rank column is used as given, gaps and all
+            {"ap_denominator": "relevant", "gain": "binary", "idcg": "k", "rank_gaps": "keep"},
         ),
         Profile(
             "replay",
             "replay-rec",
             frozenset({"precision", "recall", "hit_rate", "ap", "rr", "ndcg"}),
-            {"gain": "binary", "ties": "item_desc"},
+            {"gain": "binary", "ties": "item_desc", "rank_gaps": "rerank"},  # sorts by score
         ),
         Profile(
             "recommenders",
             "recommenders",
             frozenset({"precision", "recall", "ap", "ndcg"}),
-            {"gain": "binary", "unranked_users": "skip"},
+            {"gain": "binary", "unranked_users": "skip", "rank_gaps": "rerank"},  # sorts by prediction
             # its ndcg_at_k takes the ideal DCG of every user in the truth, so a user without
             # recommendations scores 0 there and counts, while its other metrics skip that user
             per_metric={"ndcg": {"unranked_users": "zero"}},
@@ -112,6 +114,7 @@ PROFILES: dict[str, Profile] = {
                 "discount": "log2_max_rank_2",
                 "empty_users": "zero",
                 "unranked_users": "skip",
+                "rank_gaps": "rerank",  # takes ordered lists: the rank is the position
             },
         ),
     )
