@@ -11,7 +11,7 @@ import polars as pl
 
 from recframe import _engine, _frames, _intervals
 from recframe import _validate as v
-from recframe import profiles
+from recframe import conventions, profiles
 from recframe.conventions import (
     DEFAULTS,
     IDCG,
@@ -99,53 +99,15 @@ _PARAMETERS = """
         ranx's R-precision) gives its bare column alone. An option given explicitly
         overrides the profile. The defaults below are the ``"recframe"`` profile's;
         ``docs/conventions.md`` has the others.
-    precision_denominator : {"k", "retrieved", "min_k_relevant"}, default "k"
-        Divide precision@k by k, by the number of items actually recommended within the
-        top k (at least one), or by min(k, R) (RecTools' ``r_precision=True``).
-    recall_denominator : {"relevant", "min_k_relevant"}, default "relevant"
-        Divide recall@k by R, or by min(k, R) as LensKit (so a user with more relevant items
-        than k can still reach 1).
-    ap_denominator : {"min_k_relevant", "relevant", "hits", "k"}, default "min_k_relevant"
-        What AP@k divides its sum of precisions by: min(k, R), R (as trec_eval), the hits in
-        the top k, or k.
-    gain : {"linear", "binary", "exp2"}, default "linear"
-        The gain of a relevant item in DCG: its grade, 1, or 2**grade - 1. Items that are not
-        relevant gain 0.
-    idcg : {"relevant", "k"}, default "relevant"
-        The ideal list nDCG divides by: the user's relevant gains in descending order, cut at
-        k; or k items of gain 1 whatever the user has (RecTools' default).
-    discount : {"log2_rank_plus_1", "log2_max_rank_2"}, default "log2_rank_plus_1"
-        The DCG discount at rank i: log2(i + 1), or log2(max(i, 2)) as LensKit (ranks 1 and 2
-        both undiscounted).
-    rr_cutoff : bool, default True
-        False: rr@k is 1 / rank of the first relevant item wherever it is in the list, as
-        trec_eval's ``recip_rank`` (the column keeps its ``@k`` name).
-    ties : {"item_asc", "item_desc"}, default "item_asc"
-        With ``score``: how equal scores are ordered, by item ascending or descending (as
-        trec_eval, which compares document ids as strings).
-    score_dtype : {"float64", "float32"}, default "float64"
-        With ``score``: round scores to float32 before ranking, as trec_eval reads them, so
-        scores equal in float32 tie.
-    empty_users : {"skip", "zero", "error"}, default "skip"
-        What to do with a user who has no relevant item: ``"skip"`` gives them null for every
-        metric but precision and hit rate (0.0) and leaves them out of every mean in
-        :func:`summary`; ``"zero"`` scores them 0 on everything and counts them;
-        ``"error"`` raises.
-    unranked_users : {"zero", "skip"}, default "zero"
-        What to do with a user who has no recommended item: ``"zero"`` scores them (0 on
-        every metric when they have relevant items) and counts them; ``"skip"`` leaves them
-        out of the result altogether, as trec_eval does.
-    rank_gaps : {"error", "keep", "rerank"}, default "error"
-        With ``rank``: what to do with a list whose ranks skip positions (1, 3, 7), as left
-        by removing rows after ranking: raise; use the ranks as positions (``"keep"``, so the
-        third item counts at position 7); or re-rank each list densely (``"rerank"``). Lists
-        ranked by ``score`` or cut by ``exclude=`` are re-ranked anyway.
+{conventions_doc}
     check_duplicates : bool, default True
         Check that no (user, item) pair and no rank repeats within a list. These two checks
         count distinct values in every list, which costs about as much as computing the metrics;
         pass False only for data known to be clean (for example written by your own ranking
         job): duplicates then give wrong numbers, silently. The other data checks always run.
 """
+# the convention options' entries come from their one definition, in recframe.conventions
+_PARAMETERS = _PARAMETERS.replace("{conventions_doc}", conventions.parameters_doc())
 
 _NOTES = """
     Notes

@@ -47,7 +47,7 @@ import polars as pl
 
 import recframe
 from recframe import _validate
-from recframe.conventions import CHOICES, DEFAULTS
+from recframe.conventions import CHOICES, DEFAULTS, describe
 from recframe.profiles import PROFILES
 from recframe.data import load_sample
 from recframe.errors import RecframeError
@@ -317,12 +317,8 @@ def _metrics(text: str) -> list[str]:
 
 
 def _parameter_help(name: str) -> str:
-    """The first sentence of the API's documentation of parameter `name`, for --help."""
-    doc = recframe.per_user.__doc__ or ""
-    match = re.search(rf"^    {name} : .*\n((?:        .*\n)+)", doc, re.MULTILINE)
-    if not match:
-        return "see help(recframe.per_user)."
-    text = re.sub(r":\w+:`([^`]*)`", r"\1", _one_line(match.group(1))).replace("``", "")  # no reST markup
+    """The first sentence of a convention option's documentation (recframe.conventions), for --help."""
+    text = re.sub(r":\w+:`([^`]*)`", r"\1", describe(name)).replace("``", "")  # no reST markup
     return text.split(". ")[0].rstrip(".") + "."
 
 
