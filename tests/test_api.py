@@ -219,3 +219,21 @@ def test_truth_users_count_without_by_even_when_nothing_was_recommended():
     truth = pl.DataFrame({"user_id": [7], "item_id": [1], "relevance": [1.0]})
     out = recframe.per_user(recs, truth=truth, k=3, metrics=["recall"])
     assert out.rows() == [(7, 1, 0.0)]
+
+
+def test_conventions_are_defined_once():
+    """conventions.TABLE is the one definition: the typed Conventions object, the defaults, the
+    docstrings and the signatures of every function that takes the options follow it."""
+    import dataclasses
+    import typing
+
+    from recframe import conventions
+
+    fields = {f.name: f.default for f in dataclasses.fields(conventions.Conventions)}
+    assert fields == conventions.DEFAULTS
+    for function in (recframe.per_user, recframe.summary, recframe.curve):
+        hints = typing.get_type_hints(function)
+        for name, (kind, text) in conventions.TABLE.items():
+            assert hints[name] == kind | None, (function.__name__, name)  # typed for IDEs; None = not given
+            assert f"    {name} : " in function.__doc__ or function is recframe.curve
+            assert " ".join(text.split())[:40] in " ".join((function.__doc__ or "").split()) or function is recframe.curve

@@ -35,15 +35,15 @@ GROUP = "__rf_group"
 
 def needed_terms(spec: v.Spec) -> set[str]:
     terms: set[str] = {"n_relevant"}
-    for name in spec.metrics:
-        terms.update(REGISTRY[name].terms(spec.options))
+    for name in spec.selection.metrics:
+        terms.update(REGISTRY[name].terms(spec.conventions))
     return terms
 
 
 def _renamed_ids(frame: nw.LazyFrame, spec: v.Spec, keys: list[str]) -> list[nw.Expr]:
     """`keys`, then the user and item columns of `frame` under their internal names."""
-    user = nw.col(spec.user).alias(v.USER) if spec.user is not None else nw.lit(0).alias(v.USER)
-    return [*(nw.col(b) for b in keys), user, nw.col(spec.item).alias(v.ITEM)]
+    user = nw.col(spec.columns.user).alias(v.USER) if spec.columns.user is not None else nw.lit(0).alias(v.USER)
+    return [*(nw.col(b) for b in keys), user, nw.col(spec.columns.item).alias(v.ITEM)]
 
 
 def prepare(
@@ -54,39 +54,39 @@ def prepare(
     exclude: nw.LazyFrame | None = None,
 ) -> nw.LazyFrame:
     """Select and rename the needed columns; drop excluded pairs; join truth; rank the lists."""
-    keys = list(spec.list_keys)
-    order_col = v.SCORE if spec.score is not None else v.RANK
-    order_src = spec.score if spec.score is not None else spec.rank
+    keys = list(spec.columns.list_keys)
+    order_col = v.SCORE if spec.columns.score is not None else v.RANK
+    order_src = spec.columns.score if spec.columns.score is not None else spec.columns.rank
     recs = [*_renamed_ids(frame, spec, keys), nw.col(order_src).alias(order_col)]
-    lf = frame.select(*recs) if truth is not None else frame.select(*recs, nw.col(spec.relevance).alias(v.REL))
+    lf = frame.select(*recs) if truth is not None else frame.select(*recs, nw.col(spec.columns.relevance).alias(v.REL))
     if exclude is not None:
         # seen (user, item) pairs leave the lists (and the truth): the lists are re-ranked below
         on = [b for b in keys if b in exclude.columns]
         lf = lf.join(exclude.select(*_renamed_ids(exclude, spec, on)).unique(), on=[*on, v.USER, v.ITEM], how="anti")
     if truth is not None:
-        truth_keys = list(spec.truth_keys)
-        t = truth.select(*_renamed_ids(truth, spec, truth_keys), nw.col(spec.relevance).alias(v.REL))
+        truth_keys = list(spec.columns.truth_keys)
+        t = truth.select(*_renamed_ids(truth, spec, truth_keys), nw.col(spec.columns.relevance).alias(v.REL))
         if exclude is not None:
             on = [b for b in truth_keys if b in exclude.columns]
             seen = exclude.select(*_renamed_ids(exclude, spec, on)).unique()
             t = t.join(seen, on=[*on, v.USER, v.ITEM], how="anti")
         if users is not None:
             # users= fixes who is evaluated: the truth of anybody else is left out
-            listed = users.select(nw.col(spec.user).alias(v.USER)).unique()
+            listed = users.select(nw.col(spec.columns.user).alias(v.USER)).unique()
             t = t.join(listed, on=v.USER, how="semi")
-        if spec.model_keys:
+        if spec.columns.model_keys:
             # every model is scored on every truth user: broadcast truth over the model keys
             # only; truth keys (folds, dates) are joined on, never broadcast across
-            t = lf.select(*spec.model_keys).unique().join(t, how="cross")
+            t = lf.select(*spec.columns.model_keys).unique().join(t, how="cross")
         on = [*keys, v.USER, v.ITEM]
         lf = lf.join(t, on=on, how="full")
         lf = lf.with_columns(nw.coalesce(nw.col(c), nw.col(f"{c}_right")).alias(c) for c in on)
         lf = lf.drop([f"{c}_right" for c in on])
 
     lf = lf.with_columns(nw.col(v.REL).cast(nw.Float64))
-    if spec.rank is not None:
+    if spec.columns.rank is not None:
         r = nw.col(v.RANK)
-        if spec.integer_rank:
+        if spec.facts.integer_rank:
             lf = lf.with_columns(r.cast(nw.Int64))
         else:
             # float ranks (pandas turns int columns with missing values into float64) must be
@@ -99,21 +99,21 @@ def prepare(
             # check still sees them) and the given rank is kept for the range check
             lf = lf.with_columns(r.alias(v.RAW_RANK))
             lf = lf.with_columns(r.rank("dense").over(*keys, v.USER).cast(nw.Int64))
-    if spec.score is not None:
+    if spec.columns.score is not None:
         score = nw.col(v.SCORE).cast(nw.Float64)
-        if spec.score_dtype == "float32":
+        if spec.conventions.score_dtype == "float32":
             score = score.cast(nw.Float32).cast(nw.Float64)  # compare as trec_eval does
         lf = lf.with_columns(score)
         eligible = ~nw.col(v.SCORE).is_null() & ~nw.col(v.SCORE).is_nan()
-        if spec.score_threshold is not None:
-            eligible = eligible & (nw.col(v.SCORE) >= spec.score_threshold)
+        if spec.selection.score_threshold is not None:
+            eligible = eligible & (nw.col(v.SCORE) >= spec.selection.score_threshold)
         lf = lf.with_columns(
             eligible.fill_null(False).cast(nw.Int64).alias(ONE),
             (-nw.col(v.SCORE)).alias("__rf_neg_score"),
         )
         # rank = position by score descending, ties broken by item ascending; counting only
         # eligible rows makes where null scores sort irrelevant
-        if spec.ties == "item_desc":
+        if spec.conventions.ties == "item_desc":
             # (score, item) descending = a cumulative sum from the end of the ascending order
             position = nw.col(ONE).cum_sum(reverse=True).over(*keys, v.USER, order_by=[v.SCORE, v.ITEM])
         else:
@@ -128,25 +128,25 @@ def prepare(
 def is_relevant(spec: v.Spec) -> nw.Expr:
     """relevance >= threshold (or > 0 without one); null relevance is not relevant."""
     rel = nw.col(v.REL)
-    return (rel >= spec.threshold if spec.threshold is not None else rel > 0).fill_null(False)
+    return (rel >= spec.selection.threshold if spec.selection.threshold is not None else rel > 0).fill_null(False)
 
 
 def user_table(lf: nw.LazyFrame, spec: v.Spec, terms: set[str], users: nw.LazyFrame | None = None) -> nw.LazyFrame:
     """One row per list (model and truth keys, user) over all rows: R, retrieved@k, the rows
     with a relevance, the data-check counts and, with users=, the user's rows there."""
-    keys = [*spec.list_keys, v.USER]
+    keys = [*spec.columns.list_keys, v.USER]
     rank, rel = nw.col(v.RANK), nw.col(v.REL)
     flags = [
         is_relevant(spec).cast(nw.Int64).alias(term("n_relevant")),
         (rel.is_nan() | ~rel.is_finite()).fill_null(False).cast(nw.Int64).alias(v.BAD_REL),
     ]
-    if spec.score is not None:
+    if spec.columns.score is not None:
         flags.append(nw.col(v.SCORE).is_nan().fill_null(False).cast(nw.Int64).alias(v.BAD_SCORE))
     if "retrieved@" in terms:
-        flags += [(rank <= k).fill_null(False).cast(nw.Int64).alias(term("retrieved@", k)) for k in spec.ks]
+        flags += [(rank <= k).fill_null(False).cast(nw.Int64).alias(term("retrieved@", k)) for k in spec.selection.ks]
     # the bad-value flags the check reads (BAD_RANK is set by prepare, for float ranks only)
     sums = [term("n_relevant"), *(c for c in v.check_counts(spec) if c in (v.BAD_REL, v.BAD_SCORE, v.BAD_RANK))]
-    sums += [term("retrieved@", k) for k in spec.ks if "retrieved@" in terms]
+    sums += [term("retrieved@", k) for k in spec.selection.ks if "retrieved@" in terms]
     # the two distinct counts cost more than the rest of the table together: they can be skipped
     distinct = [nw.col(v.ITEM).n_unique().alias(v.N_ITEMS), rank.n_unique().alias(v.N_RANKS)]
     given_rank = nw.col(v.RAW_RANK) if spec.reranks else rank
@@ -158,14 +158,14 @@ def user_table(lf: nw.LazyFrame, spec: v.Spec, terms: set[str], users: nw.LazyFr
         rel.count().alias(v.N_JUDGED),
         given_rank.min().alias(v.MIN_RANK),
         *([rank.max().alias(v.MAX_RANK)] if v.MAX_RANK in counts else []),
-        *(distinct if spec.check_duplicates else []),
+        *(distinct if spec.selection.check_duplicates else []),
         *(nw.col(c).sum() for c in sums),
     )
     # DuckDB sums integers to INT128, which SQLFrame cannot type: cast back
     table = table.with_columns(nw.col(c).cast(nw.Int64) for c in [*sums, v.N_RANKED, v.N_JUDGED])
     if users is not None:
-        listed = users.select(nw.col(spec.user).alias(v.USER), *spec.attr_keys).group_by(v.USER).agg(
-            nw.len().alias(v.USER_ROWS), *(nw.col(a).count().alias(v.attr_count(a)) for a in spec.attr_keys)
+        listed = users.select(nw.col(spec.columns.user).alias(v.USER), *spec.columns.attr_keys).group_by(v.USER).agg(
+            nw.len().alias(v.USER_ROWS), *(nw.col(a).count().alias(v.attr_count(a)) for a in spec.columns.attr_keys)
         )
         table = table.join(listed, on=v.USER, how="left")
     return table
@@ -173,9 +173,9 @@ def user_table(lf: nw.LazyFrame, spec: v.Spec, terms: set[str], users: nw.LazyFr
 
 def relevant_terms(lf: nw.LazyFrame, spec: v.Spec, terms: set[str]) -> tuple[nw.LazyFrame, list[str]]:
     """Per-user sums of the per-row terms, from the relevant rows only, and the term names."""
-    keys = [*spec.list_keys, v.USER]
+    keys = [*spec.columns.list_keys, v.USER]
     rel = nw.col(v.REL)
-    gain = {"linear": rel, "binary": nw.lit(1.0), "exp2": nw.lit(2.0) ** rel - 1.0}[spec.gain]
+    gain = {"linear": rel, "binary": nw.lit(1.0), "exp2": nw.lit(2.0) ** rel - 1.0}[spec.conventions.gain]
     rows = lf.filter(is_relevant(spec)).select(
         *keys,
         nw.col(v.RANK).cast(nw.Int64).fill_null(NOT_RANKED).alias(v.RANK),
@@ -198,19 +198,19 @@ def relevant_terms(lf: nw.LazyFrame, spec: v.Spec, terms: set[str]) -> tuple[nw.
     def at(k: int | nw.Expr, value: nw.Expr | float, position: nw.Expr = rank) -> nw.Expr:
         return nw.when(position <= k).then(value).otherwise(0.0)
 
-    cols: dict[str, nw.Expr] = {term("hits@", k): at(k, 1.0) for k in spec.ks}
+    cols: dict[str, nw.Expr] = {term("hits@", k): at(k, 1.0) for k in spec.selection.ks}
     if "hits_r" in terms:
         cols[term("hits_r")] = at(R, 1.0)
-    for k in spec.ks:
+    for k in spec.selection.ks:
         if "hits_capped@" in terms:
             cols[term("hits_capped@", k)] = at(nw.min_horizontal(R, nw.lit(k)), 1.0)
         if "ap_sum@" in terms:
             cols[term("ap_sum@", k)] = at(k, nw.col(POS) / rank)
         if "dcg@" in terms:
-            cols[term("dcg@", k)] = at(k, gain / discount(rank, spec.options.discount))
+            cols[term("dcg@", k)] = at(k, gain / discount(rank, spec.conventions.discount))
         if "idcg@" in terms:
             ideal = nw.col(IDEAL_POS)
-            cols[term("idcg@", k)] = at(k, gain / discount(ideal, spec.options.discount), ideal)
+            cols[term("idcg@", k)] = at(k, gain / discount(ideal, spec.conventions.discount), ideal)
     rows = rows.with_columns(expr.alias(name) for name, expr in cols.items())
     sums = rows.group_by(keys).agg(*(nw.col(c).sum() for c in cols), rank.min().alias(term("min_rank")))
     return sums, [*cols, term("min_rank")]
@@ -219,12 +219,12 @@ def relevant_terms(lf: nw.LazyFrame, spec: v.Spec, terms: set[str]) -> tuple[nw.
 def metric_columns(spec: v.Spec) -> list[tuple[str, str, int | None]]:
     """(output column, metric name, k) in output order."""
     out = []
-    for name in spec.metrics:
+    for name in spec.selection.metrics:
         metric = REGISTRY[name]
         if metric.bare:
             out.append((name, name, None))
-        if name not in spec.no_cutoff:
-            out += [(f"{name}@{k}", name, k) for k in spec.ks]
+        if name not in spec.selection.no_cutoff:
+            out += [(f"{name}@{k}", name, k) for k in spec.selection.ks]
     return out
 
 
@@ -243,16 +243,16 @@ def per_user_plan(
     now or when the plan runs, on bad data). Lists of users with nothing recommended that every
     metric skips (``unranked_users="skip"``) are still here: :func:`per_user_rows` drops them.
     """
-    keys = [*spec.list_keys, v.USER]
+    keys = [*spec.columns.list_keys, v.USER]
     terms = needed_terms(spec)
     lf = prepare(frame, truth, spec, users, exclude)
     table = check(user_table(lf, spec, terms, users))
-    if spec.with_users:
+    if spec.facts.with_users:
         # users= fixes who is evaluated (recommended users it lacks were refused or dropped)
         table = table.filter(~nw.col(v.USER_ROWS).is_null())
     # unranked_users="skip", as trec_eval: a user with nothing recommended is not evaluated;
     # when only some metrics skip them (a profile's per-metric option) they get null there
-    skip_all = set(spec.unranked_skip) >= set(spec.metrics)
+    skip_all = set(spec.selection.unranked_skip) >= set(spec.selection.metrics)
     table = table.drop(*(c for c in v.check_counts(spec) if c != v.N_RANKED))
     sums, term_cols = relevant_terms(lf, spec, terms)
     joined = table.join(sums, on=keys, how="left")
@@ -264,12 +264,12 @@ def per_user_plan(
     outputs = []
     for column, name, k in metric_columns(spec):
         metric = REGISTRY[name]
-        value = metric.finish(k, spec.options)
-        if spec.empty_users == "zero" or metric.zero_when_empty:
+        value = metric.finish(k, spec.conventions)
+        if spec.conventions.empty_users == "zero" or metric.zero_when_empty:
             value = nw.when(has_rel).then(value).otherwise(0.0)
         else:
             value = nw.when(has_rel).then(value).otherwise(None)
-        if name in spec.unranked_skip and not skip_all:
+        if name in spec.selection.unranked_skip and not skip_all:
             value = nw.when(nw.col(v.N_RANKED) > 0).then(value).otherwise(None)
         outputs.append(value.cast(nw.Float64).alias(column))
     out = joined.select(
@@ -279,25 +279,25 @@ def per_user_plan(
         nw.col(v.N_RANKED),
         nw.col(v.N_JUDGED),
     )
-    if spec.attr_keys:
+    if spec.columns.attr_keys:
         # user attributes (segment, cohort) from users=, one row per user (checked)
-        attrs = users.select(nw.col(spec.user).alias(v.USER), *spec.attr_keys)  # type: ignore[union-attr]
+        attrs = users.select(nw.col(spec.columns.user).alias(v.USER), *spec.columns.attr_keys)  # type: ignore[union-attr]
         out = out.join(attrs, on=v.USER, how="left")
-        out = out.select(*spec.by, *(c for c in out.columns if c not in spec.by))
+        out = out.select(*spec.columns.by, *(c for c in out.columns if c not in spec.columns.by))
     return out
 
 
 def per_user_rows(plan: nw.LazyFrame, spec: v.Spec) -> nw.LazyFrame:
     """The public per-user frame: lists every metric skips left out, list facts dropped."""
-    if set(spec.unranked_skip) >= set(spec.metrics):
+    if set(spec.selection.unranked_skip) >= set(spec.selection.metrics):
         plan = plan.filter(nw.col(v.N_RANKED) > 0)
     return plan.drop(v.N_RANKED, v.N_JUDGED)
 
 
 def counted_value(spec: v.Spec, column: str, name: str) -> nw.Expr:
     """The metric column where the list counts for metric `name`, else null (see summary_plan)."""
-    base = nw.col("n_relevant") > 0 if spec.empty_users == "skip" else nw.lit(True)
-    if name in spec.unranked_skip:
+    base = nw.col("n_relevant") > 0 if spec.conventions.empty_users == "skip" else nw.lit(True)
+    if name in spec.selection.unranked_skip:
         base = base & (nw.col(v.N_RANKED) > 0)
     return nw.when(base).then(nw.col(column)).otherwise(None).alias(column)
 
@@ -316,11 +316,11 @@ def summary_plan(per_user: nw.LazyFrame, spec: v.Spec) -> nw.LazyFrame:
     metric_cols = [c for c, _, _ in columns]
     has_rel = nw.col("n_relevant") > 0
     ranked = nw.col(v.N_RANKED) > 0
-    base = has_rel if spec.empty_users == "skip" else nw.lit(True)
-    counted_all = base & ranked if spec.unranked_skip else base
-    own = [m for m in spec.metrics if spec.unranked_skip and m not in spec.unranked_skip]
+    base = has_rel if spec.conventions.empty_users == "skip" else nw.lit(True)
+    counted_all = base & ranked if spec.selection.unranked_skip else base
+    own = [m for m in spec.selection.metrics if spec.selection.unranked_skip and m not in spec.selection.unranked_skip]
     # an empty `by` still groups (on a constant) so that an empty input gives an empty summary
-    keys = list(spec.by) or [GROUP]
+    keys = list(spec.columns.by) or [GROUP]
     lf = per_user.with_columns(
         counted_all.cast(nw.Int64).alias(COUNTED),
         *((base.cast(nw.Int64)).alias(f"__rf_counted:{m}") for m in own),
@@ -328,7 +328,7 @@ def summary_plan(per_user: nw.LazyFrame, spec: v.Spec) -> nw.LazyFrame:
         ((nw.col(v.N_JUDGED) > 0) & ~has_rel).cast(nw.Int64).alias("__rf_no_relevant"),
         (nw.col(v.N_JUDGED) == 0).cast(nw.Int64).alias("__rf_no_truth"),
         *(counted_value(spec, c, name) for c, name, _ in columns),
-        *([] if spec.by else [nw.lit(0).alias(GROUP)]),
+        *([] if spec.columns.by else [nw.lit(0).alias(GROUP)]),
     )
     agg = lf.group_by(keys).agg(
         nw.col(COUNTED).sum().alias("n_users"),
@@ -347,4 +347,4 @@ def summary_plan(per_user: nw.LazyFrame, spec: v.Spec) -> nw.LazyFrame:
         *(nw.col(c).cast(nw.Int64) for c in ("n_unranked", "n_no_relevant", "n_no_truth")),
         *(nw.col(c).cast(nw.Float64) for c in metric_cols),
     ).sort(keys)
-    return out if spec.by else out.drop(GROUP)
+    return out if spec.columns.by else out.drop(GROUP)

@@ -49,7 +49,7 @@ def summary_with_ci(
     def finish(users: pl.DataFrame) -> pl.DataFrame:
         means = _engine.summary_plan(nw.from_native(users.lazy()), spec).to_native().collect()
         # group-bys return rows in any order: fix it, or the same seed would resample differently
-        users = users.sort([*spec.by, v.USER])
+        users = users.sort([*spec.columns.by, v.USER])
         rng = np.random.default_rng(seed)  # one generator, groups in key order: reproducible
         # each metric's values where the user counts for it in the means, else null
         counted = nw.from_native(users.lazy()).select(

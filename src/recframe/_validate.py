@@ -16,9 +16,9 @@ from typing import Any
 
 import narwhals as nw
 
-from recframe.conventions import CHOICES
+from recframe.conventions import CHOICES, Conventions
 from recframe.errors import RecframeError
-from recframe.metrics import REGISTRY, Options, term
+from recframe.metrics import REGISTRY, term
 
 #: The count columns of :func:`recframe.summary`, after the ``by`` keys.
 COUNT_COLUMNS = ("n_users", "n_skipped", "n_unranked", "n_no_relevant", "n_no_truth")
@@ -47,37 +47,15 @@ RAW_RANK = "__rf_raw_rank"
 
 
 @dataclass(frozen=True)
-class Spec:
-    """Everything one call asked for, checked and normalised."""
+class Columns:
+    """The user's column names, and the ``by`` keys sorted by where they live."""
 
-    ks: tuple[int, ...]
-    metrics: tuple[str, ...]
     user: str | None
     item: str
     rank: str | None  # None when ranks are derived from `score`
     score: str | None
     relevance: str
-    threshold: float | None
     by: tuple[str, ...]
-    score_threshold: float | None
-    options: Options
-    gain: str
-    empty_users: str
-    ties: str
-    score_dtype: str
-    #: metrics whose @k columns are not produced (a profile's peer has them without cut-off only)
-    no_cutoff: tuple[str, ...]
-    #: the metrics that leave out users with nothing recommended (unranked_users="skip")
-    unranked_skip: tuple[str, ...]
-    check_duplicates: bool
-    with_truth: bool
-    #: rank gaps in a list (ranks 1, 3, 7): "error", "keep" (ranks are positions) or "rerank"
-    rank_gaps: str = "error"
-    #: a recommended user missing from users=: "error" or "drop"
-    unlisted_users: str = "error"
-    with_users: bool = False
-    with_exclude: bool = False
-    integer_rank: bool = True  # set from the schema: float ranks must be checked for whole numbers
     #: the ``by`` keys by where they live (set from the schemas; see :func:`classify_keys`):
     #: model keys (only in the recommendations: truth broadcast over them), truth keys (in the
     #: truth too: joined on), user attributes (in users=: joined onto each user's row)
@@ -90,15 +68,52 @@ class Spec:
         """The ``by`` keys that split lists (model and truth keys), in ``by`` order."""
         return tuple(b for b in self.by if b not in self.attr_keys)
 
-    @property
-    def reranks(self) -> bool:
-        """Given ranks are re-ranked densely per list (rank_gaps="rerank", or rows excluded)."""
-        return self.rank is not None and (self.rank_gaps == "rerank" or self.with_exclude)
-
     def source(self, internal: str) -> str:
         """The user's name for an internal column, for messages."""
         names = {USER: self.user, ITEM: self.item, RANK: self.rank, SCORE: self.score, REL: self.relevance}
         return names.get(internal) or internal
+
+
+@dataclass(frozen=True)
+class Selection:
+    """What is computed and what counts: cut-offs, metrics, relevance, checks."""
+
+    ks: tuple[int, ...]
+    metrics: tuple[str, ...]
+    threshold: float | None
+    score_threshold: float | None
+    #: metrics whose @k columns are not produced (a profile's peer has them without cut-off only)
+    no_cutoff: tuple[str, ...]
+    #: the metrics that leave out users with nothing recommended (unranked_users="skip")
+    unranked_skip: tuple[str, ...]
+    check_duplicates: bool
+    #: a recommended user missing from users=: "error" or "drop"
+    unlisted_users: str
+
+
+@dataclass(frozen=True)
+class Facts:
+    """What the inputs are: which side frames were given, what the rank column holds."""
+
+    with_truth: bool
+    with_users: bool
+    with_exclude: bool
+    integer_rank: bool = True  # set from the schema: float ranks must be checked for whole numbers
+
+
+@dataclass(frozen=True)
+class Spec:
+    """Everything one call asked for, checked and normalised, in four parts."""
+
+    columns: Columns
+    conventions: Conventions
+    selection: Selection
+    facts: Facts
+
+    @property
+    def reranks(self) -> bool:
+        """Given ranks are re-ranked densely per list (rank_gaps="rerank", or rows excluded)."""
+        return self.columns.rank is not None and (self.conventions.rank_gaps == "rerank" or self.facts.with_exclude)
 
 
 def _fail(message: str, hint: str | None = None) -> RecframeError:
@@ -154,6 +169,20 @@ def _names(arg: str, value: Any) -> tuple[str, ...]:
     return names
 
 
+def check_conventions(options: dict[str, Any]) -> Conventions:
+    """The resolved convention options (a profile's values, explicit ones on top), checked
+    against :data:`recframe.conventions.CHOICES`."""
+    for option, choices in CHOICES.items():
+        value = options[option]
+        if all(isinstance(c, bool) for c in choices):
+            if not isinstance(value, bool):
+                raise _fail(f"{option}={value!r} must be True or False.", f"pass {option}=False or True.")
+        elif not isinstance(value, str) or value not in choices:
+            shown = ", ".join(f'"{c}"' for c in choices)
+            raise _fail(f"{option}={value!r} is not a known option value.", f"choose one of {shown}.")
+    return Conventions(**{option: options[option] for option in CHOICES})
+
+
 def check_arguments(
     *,
     k: Any,
@@ -167,47 +196,20 @@ def check_arguments(
     by: Any,
     truth: Any,
     score_threshold: Any,
-    precision_denominator: Any,
-    recall_denominator: Any,
-    ap_denominator: Any,
-    gain: Any,
-    idcg: Any,
-    discount: Any,
-    rr_cutoff: Any,
-    ties: Any,
-    score_dtype: Any,
-    empty_users: Any,
-    unranked_users: Any,
     check_duplicates: Any,
-    rank_gaps: Any = "error",
     users: Any = None,
     exclude: Any = None,
     unlisted_users: Any = "error",
     per_metric: dict[str, dict[str, Any]] | None = None,
     no_cutoff: Sequence[str] = (),
+    **options: Any,
 ) -> Spec:
     """Check every argument that can be checked without looking at the data.
 
-    The convention options arrive resolved: a profile's values with the explicit ones on top.
+    ``options`` are the convention options (the names of ``CHOICES``), resolved: a profile's
+    values with the explicit ones on top.
     """
-    if not isinstance(rr_cutoff, bool):
-        raise _fail(f"rr_cutoff={rr_cutoff!r} must be True or False.", "pass rr_cutoff=False for reciprocal rank over the whole list.")
-    for option, value in (
-        ("precision_denominator", precision_denominator),
-        ("recall_denominator", recall_denominator),
-        ("ap_denominator", ap_denominator),
-        ("gain", gain),
-        ("idcg", idcg),
-        ("discount", discount),
-        ("ties", ties),
-        ("score_dtype", score_dtype),
-        ("empty_users", empty_users),
-        ("unranked_users", unranked_users),
-        ("rank_gaps", rank_gaps),
-    ):
-        if not isinstance(value, str) or value not in CHOICES[option]:
-            choices = ", ".join(f'"{c}"' for c in CHOICES[option])
-            raise _fail(f"{option}={value!r} is not a known option value.", f"choose one of {choices}.")
+    conventions = check_conventions(options)
     if not isinstance(check_duplicates, bool):
         raise _fail(f"check_duplicates={check_duplicates!r} must be True or False.")
     if unlisted_users not in ("error", "drop"):
@@ -226,9 +228,9 @@ def check_arguments(
     if score is None and rank is None:
         raise _fail("rank=None and score=None: recframe needs one to order each list.", 'pass rank="rank" or score="score".')
     thr = _number("threshold", threshold)
-    if thr is not None and thr <= 0 and gain != "binary":
+    if thr is not None and thr <= 0 and conventions.gain != "binary":
         raise _fail(
-            f"threshold={threshold!r} makes items with grade <= 0 relevant, but their {gain} gain "
+            f"threshold={threshold!r} makes items with grade <= 0 relevant, but their {conventions.gain} gain "
             "would be <= 0, which leaves nDCG undefined.",
             'use a threshold > 0, or gain="binary".',
         )
@@ -254,38 +256,22 @@ def check_arguments(
     if reserved:
         raise _fail(f"column {reserved[0]!r} would collide with an output column of the same name.", "rename it.")
     return Spec(
-        ks=_ks(k),
-        metrics=metric_names,
-        user=user,
-        item=item,
-        rank=None if score is not None else rank,
-        score=score,
-        relevance=relevance,
-        threshold=thr,
-        by=by_names,
-        score_threshold=score_thr,
-        options=Options(
-            precision_denominator=precision_denominator,
-            recall_denominator=recall_denominator,
-            ap_denominator=ap_denominator,
-            idcg=idcg,
-            discount=discount,
-            rr_cutoff=rr_cutoff,
+        columns=Columns(user=user, item=item, rank=None if score is not None else rank, score=score, relevance=relevance, by=by_names),
+        conventions=conventions,
+        selection=Selection(
+            ks=_ks(k),
+            metrics=metric_names,
+            threshold=thr,
+            score_threshold=score_thr,
+            no_cutoff=tuple(no_cutoff),
+            unranked_skip=tuple(
+                m for m in metric_names
+                if (per_metric or {}).get(m, {}).get("unranked_users", conventions.unranked_users) == "skip"
+            ),
+            check_duplicates=check_duplicates,
+            unlisted_users=unlisted_users,
         ),
-        gain=gain,
-        empty_users=empty_users,
-        ties=ties,
-        score_dtype=score_dtype,
-        no_cutoff=tuple(no_cutoff),
-        unranked_skip=tuple(
-            m for m in metric_names if (per_metric or {}).get(m, {}).get("unranked_users", unranked_users) == "skip"
-        ),
-        check_duplicates=check_duplicates,
-        with_truth=truth is not None,
-        rank_gaps=rank_gaps,
-        unlisted_users=unlisted_users,
-        with_users=users is not None,
-        with_exclude=exclude is not None,
+        facts=Facts(with_truth=truth is not None, with_users=users is not None, with_exclude=exclude is not None),
     )
 
 
@@ -376,20 +362,20 @@ def check_dtypes(schema: dict[str, Any], spec: Spec) -> None:
                 f"cast it to a number, e.g. pl.col({name!r}).cast(pl.Float64), or pass {arg}= another column.",
             )
 
-    if spec.relevance in schema:
-        numeric("relevance", spec.relevance, allow_bool=True)
-    if spec.score is not None and spec.score in schema:
-        numeric("score", spec.score, allow_bool=False)
-    if spec.rank is not None and spec.rank in schema:
-        numeric("rank", spec.rank, allow_bool=False)
-    for arg, name in (("user", spec.user), ("item", spec.item), *(("by", b) for b in spec.by)):
+    if spec.columns.relevance in schema:
+        numeric("relevance", spec.columns.relevance, allow_bool=True)
+    if spec.columns.score is not None and spec.columns.score in schema:
+        numeric("score", spec.columns.score, allow_bool=False)
+    if spec.columns.rank is not None and spec.columns.rank in schema:
+        numeric("rank", spec.columns.rank, allow_bool=False)
+    for arg, name in (("user", spec.columns.user), ("item", spec.columns.item), *(("by", b) for b in spec.columns.by)):
         if name is not None and name in schema and isinstance(schema[name], (nw.List, nw.Struct, nw.Array)):
             raise _fail(f"column {name!r} ({arg}=) holds {schema[name]}; ids must be plain values.", "pass a column of ints or strings.")
 
 
 def _where(row: dict[str, Any], spec: Spec) -> str:
-    keys = [*spec.list_keys, USER] if spec.user is not None else list(spec.list_keys)
-    return ", ".join(f"{spec.source(k) if k == USER else k}={row[k]!r}" for k in keys) or "the whole frame"
+    keys = [*spec.columns.list_keys, USER] if spec.columns.user is not None else list(spec.columns.list_keys)
+    return ", ".join(f"{spec.columns.source(k) if k == USER else k}={row[k]!r}" for k in keys) or "the whole frame"
 
 
 def attr_count(key: str) -> str:
@@ -402,23 +388,23 @@ def check_counts(spec: Spec) -> tuple[str, ...]:
     that can be non-zero (no score: no NaN-score count; integer ranks: no whole-number count;
     ``check_duplicates=False``: no distinct counts)."""
     out = [N_ROWS, N_ITEMS_SET, N_RANKED, MIN_RANK, BAD_REL]
-    if spec.check_duplicates:
+    if spec.selection.check_duplicates:
         out += [N_ITEMS, N_RANKS]
-    if spec.rank is not None and not spec.integer_rank:
+    if spec.columns.rank is not None and not spec.facts.integer_rank:
         out.append(BAD_RANK)
-    if spec.score is not None:
+    if spec.columns.score is not None:
         out.append(BAD_SCORE)
-    if spec.rank is not None and spec.rank_gaps == "error" and not spec.with_exclude:
+    if spec.columns.rank is not None and spec.conventions.rank_gaps == "error" and not spec.facts.with_exclude:
         out.append(MAX_RANK)
-    if spec.with_users:
-        out += [USER_ROWS, *(attr_count(key) for key in spec.attr_keys)]
+    if spec.facts.with_users:
+        out += [USER_ROWS, *(attr_count(key) for key in spec.columns.attr_keys)]
     return tuple(out)
 
 
 def _problems(spec: Spec) -> dict[str, nw.Expr]:
     """Per list, one 0/1 (or count) column per data problem, named for the check."""
     columns = set(check_counts(spec))
-    keys = [*spec.list_keys, *([USER] if spec.user is not None else [])]
+    keys = [*spec.columns.list_keys, *([USER] if spec.columns.user is not None else [])]
     n_rows = nw.col(N_ROWS)
     out: dict[str, nw.Expr] = {}
     for key in keys:
@@ -429,7 +415,7 @@ def _problems(spec: Spec) -> dict[str, nw.Expr]:
         out["extra_rows"] = n_rows - nw.col(N_ITEMS)
     if BAD_RANK in columns:
         out["bad_rank"] = nw.col(BAD_RANK)
-    if spec.rank is not None:
+    if spec.columns.rank is not None:
         out["rank_below_1"] = (nw.col(MIN_RANK) < 1).fill_null(False)
     if N_RANKS in columns:
         # n_unique counts null as one more distinct value when a list has nulls
@@ -443,11 +429,11 @@ def _problems(spec: Spec) -> dict[str, nw.Expr]:
         out["rank_gaps"] = (nw.col(MAX_RANK) > nw.col(N_RANKED)).fill_null(False)
     if USER_ROWS in columns:
         out["duplicate_users"] = (nw.col(USER_ROWS) > 1).fill_null(False)
-        for key in spec.attr_keys:  # users= rows without a value of a by key
+        for key in spec.columns.attr_keys:  # users= rows without a value of a by key
             out[f"null_attr:{key}"] = (nw.col(USER_ROWS) - nw.col(attr_count(key))).fill_null(0)
-        if spec.unlisted_users == "error":
+        if spec.selection.unlisted_users == "error":
             out["unlisted"] = nw.col(USER_ROWS).is_null() & (nw.col(N_RANKED) > 0)
-    if spec.empty_users == "error":
+    if spec.conventions.empty_users == "error":
         out["empty"] = nw.col(term("n_relevant")) == 0
     return {name: expr.cast(nw.Int64) for name, expr in out.items()}
 
@@ -464,8 +450,8 @@ def check_user_table(table: nw.LazyFrame | nw.DataFrame, spec: Spec) -> None:
     aggregate that returns a single row; only when one is found is the first offending list
     (in key order) fetched, so on a SQL engine a clean frame costs one small query.
     """
-    keys = [*spec.list_keys, USER]
-    where = " in the frame joined from the recommendations and truth=" if spec.with_truth else ""
+    keys = [*spec.columns.list_keys, USER]
+    where = " in the frame joined from the recommendations and truth=" if spec.facts.with_truth else ""
     problems = _problems(spec)
     flagged = table.with_columns(expr.alias(f"__rf_check:{name}") for name, expr in problems.items())
     totals = _collect(flagged.select(nw.col(f"__rf_check:{name}").sum().alias(name) for name in problems))
@@ -479,24 +465,24 @@ def check_user_table(table: nw.LazyFrame | nw.DataFrame, spec: Spec) -> None:
 
     for key in keys:
         if total.get(f"null:{key}"):
-            name = spec.source(key)
+            name = spec.columns.source(key)
             raise _fail(
                 f"column {name!r} has {total[f'null:{key}']} null value(s){where}; every row needs one to be grouped.",
                 f"drop or fill them first, e.g. df.filter(pl.col({name!r}).is_not_null()).",
             )
-    item = spec.item
+    item = spec.columns.item
     if total["null_items"]:
         raise _fail(f"column {item!r} (item=) has {total['null_items']} null value(s){where}.", "drop or fill them first.")
     if total.get("duplicate_items"):
         r = first("duplicate_items")
-        user_part = f"({spec.user}, {item})" if spec.user else f"{item}"
+        user_part = f"({spec.columns.user}, {item})" if spec.columns.user else f"{item}"
         raise _fail(
             f"duplicate {user_part} rows{where}: {_where(r, spec)} has {r[N_ROWS]} rows but "
             f"{r[N_ITEMS]} distinct {item!r} values; {total['duplicate_items']} list(s) affected, "
             f"{total['extra_rows']} extra row(s).",
             "keep one row per item, e.g. df.unique(subset=[...]) or a group_by that picks the best rank.",
         )
-    rank = spec.rank
+    rank = spec.columns.rank
     if total.get("bad_rank"):
         raise _fail(
             f"column {rank!r} (rank=) has {total['bad_rank']} value(s) that are not whole numbers, first at {_where(first('bad_rank'), spec)}.",
@@ -516,15 +502,15 @@ def check_user_table(table: nw.LazyFrame | nw.DataFrame, spec: Spec) -> None:
             "each position in a list holds one item; to rank by a score with ties pass score= instead.",
         )
     for flag, arg, name, what in (
-        (BAD_REL, "relevance", spec.relevance, "NaN or infinite"),
-        (BAD_SCORE, "score", spec.score, "NaN"),
+        (BAD_REL, "relevance", spec.columns.relevance, "NaN or infinite"),
+        (BAD_SCORE, "score", spec.columns.score, "NaN"),
     ):
         if total.get(flag):
             raise _fail(
                 f"column {name!r} ({arg}=) has {total[flag]} {what} value(s), first at {_where(first(flag), spec)}.",
                 "use null for unknown values, e.g. pl.col(...).fill_nan(None).",
             )
-    for key in spec.attr_keys:
+    for key in spec.columns.attr_keys:
         if total.get(f"null_attr:{key}"):
             raise _fail(
                 f"column {key!r} of users= has {total[f'null_attr:{key}']} null value(s), first at "
@@ -536,7 +522,7 @@ def check_user_table(table: nw.LazyFrame | nw.DataFrame, spec: Spec) -> None:
         raise _fail(
             f"users= has {r[USER_ROWS]} rows for {_where(r, spec)} ({total['duplicate_users']} list(s) affected); "
             "it needs one row per user, whose attributes are joined onto the user's metrics.",
-            f"keep one row per user, e.g. users.unique(subset=[{spec.user!r}]).",
+            f"keep one row per user, e.g. users.unique(subset=[{spec.columns.user!r}]).",
         )
     if total.get("unlisted"):
         r = first("unlisted")

@@ -172,38 +172,40 @@ def _side_frame(frame: Any, arg: str, main: nw.LazyFrame, wanted: list[tuple[str
 
 def _plan(frame: Any, kwargs: dict[str, Any]) -> tuple[nw.LazyFrame, v.Spec, _frames.Kind]:
     spec = v.check_arguments(**kwargs)
-    lf, kind = _frames.to_lazy(frame, "frame", sorted_key=spec.user if not spec.by else None)
+    lf, kind = _frames.to_lazy(frame, "frame", sorted_key=spec.columns.user if not spec.columns.by else None)
     schema = dict(lf.collect_schema())
-    user_key = [("user", spec.user)] if spec.user is not None else []
-    ordering = ("score", spec.score) if spec.score is not None else ("rank", spec.rank)
+    user_key = [("user", spec.columns.user)] if spec.columns.user is not None else []
+    ordering = ("score", spec.columns.score) if spec.columns.score is not None else ("rank", spec.columns.rank)
     users_lf = exclude_lf = truth_lf = None
     users_schema = truth_schema = None
     if kwargs["users"] is not None:
         users_lf, users_schema = _side_frame(kwargs["users"], "users", lf, user_key)
     if kwargs["truth"] is None:
-        v.check_columns(schema, [*user_key, ("item", spec.item), ordering, ("relevance", spec.relevance)], "frame")
+        v.check_columns(schema, [*user_key, ("item", spec.columns.item), ordering, ("relevance", spec.columns.relevance)], "frame")
     else:
-        v.check_columns(schema, [*user_key, ("item", spec.item), ordering], "frame")
-        if spec.relevance in schema:
+        v.check_columns(schema, [*user_key, ("item", spec.columns.item), ordering], "frame")
+        if spec.columns.relevance in schema:
             raise RecframeError(
-                f"the recommendations frame has a column {spec.relevance!r} (relevance=), but with "
+                f"the recommendations frame has a column {spec.columns.relevance!r} (relevance=), but with "
                 "truth= relevance comes from the truth frame. Hint: drop that column from the "
                 "recommendations, or pass truth=None to use it."
             )
         truth_lf, truth_schema = _side_frame(
-            kwargs["truth"], "truth", lf, [*user_key, ("item", spec.item), ("relevance", spec.relevance)]
+            kwargs["truth"], "truth", lf, [*user_key, ("item", spec.columns.item), ("relevance", spec.columns.relevance)]
         )
-        schema[spec.relevance] = truth_schema[spec.relevance]
+        schema[spec.columns.relevance] = truth_schema[spec.columns.relevance]
     model, truth_keys, attr = v.classify_keys(
-        spec.by, list(schema), None if truth_schema is None else list(truth_schema), None if users_schema is None else [c for c in users_schema if c != spec.user]
+        spec.columns.by, list(schema), None if truth_schema is None else list(truth_schema), None if users_schema is None else [c for c in users_schema if c != spec.columns.user]
     )
-    spec = dataclasses.replace(spec, model_keys=model, truth_keys=truth_keys, attr_keys=attr)
+    columns = dataclasses.replace(spec.columns, model_keys=model, truth_keys=truth_keys, attr_keys=attr)
+    spec = dataclasses.replace(spec, columns=columns)
     if kwargs["exclude"] is not None:
-        exclude_lf, _ = _side_frame(kwargs["exclude"], "exclude", lf, [*user_key, ("item", spec.item)])
+        exclude_lf, _ = _side_frame(kwargs["exclude"], "exclude", lf, [*user_key, ("item", spec.columns.item)])
     key_schema = {**schema, **{b: users_schema[b] for b in attr}} if users_schema else schema
     v.check_dtypes(key_schema, spec)
-    if spec.rank is not None:
-        spec = dataclasses.replace(spec, integer_rank=schema[spec.rank].is_integer())
+    if spec.columns.rank is not None:
+        facts = dataclasses.replace(spec.facts, integer_rank=schema[spec.columns.rank].is_integer())
+        spec = dataclasses.replace(spec, facts=facts)
 
     if kind == "engine":
         # a SQL engine cannot raise from inside its plan: the checks run now, as one aggregate
@@ -227,9 +229,9 @@ def _plan(frame: Any, kwargs: dict[str, Any]) -> tuple[nw.LazyFrame, v.Spec, _fr
 
 
 def _user_column(lf: nw.LazyFrame, spec: v.Spec) -> nw.LazyFrame:
-    if spec.user is None:
+    if spec.columns.user is None:
         return lf.drop(v.USER)
-    return lf.rename({v.USER: spec.user})
+    return lf.rename({v.USER: spec.columns.user})
 
 
 def per_user(
@@ -268,7 +270,7 @@ def per_user(
     kwargs = _resolve(dict(locals()))
     plan, spec, kind = _plan(frame, kwargs)
     # lazy engines return rows in no particular order: sort by the keys
-    rows = _engine.per_user_rows(plan, spec).sort([*spec.by, v.USER])
+    rows = _engine.per_user_rows(plan, spec).sort([*spec.columns.by, v.USER])
     return _frames.from_lazy(_user_column(rows, spec), kind)
 
 

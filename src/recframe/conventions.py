@@ -12,6 +12,7 @@ see it, name it in a report and change it. The formulas are in the docstring of
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any, Literal, get_args
 
 PrecisionDenominator = Literal["k", "retrieved", "min_k_relevant"]
@@ -88,3 +89,25 @@ def parameters_doc(indent: str = "    ") -> str:
         lines.append(f"{indent}{name} : {kind}, default {default}")
         lines += [f"{indent}    {line}" for line in TABLE[name][1].splitlines()]
     return "\n".join(lines)
+
+
+@dataclass(frozen=True)
+class Conventions:
+    """One call's convention values, checked (one field per :data:`TABLE` entry, same defaults).
+
+    >>> Conventions().ap_denominator, Conventions(rr_cutoff=False).rr_cutoff
+    ('min_k_relevant', False)
+    """
+
+    precision_denominator: PrecisionDenominator = "k"
+    recall_denominator: RecallDenominator = "relevant"
+    ap_denominator: APDenominator = "min_k_relevant"
+    gain: Gain = "linear"
+    idcg: IDCG = "relevant"
+    discount: Discount = "log2_rank_plus_1"
+    rr_cutoff: bool = True
+    ties: Ties = "item_asc"
+    score_dtype: ScoreDtype = "float64"
+    empty_users: EmptyUsers = "skip"
+    unranked_users: UnrankedUsers = "zero"
+    rank_gaps: RankGaps = "error"

@@ -5,7 +5,7 @@ Adding a metric is one :class:`Metric` entry in a family module plus a hand-work
 
 from __future__ import annotations
 
-from recframe.metrics._registry import Metric, Options, term
+from recframe.metrics._registry import Metric, term
 from recframe.metrics.gain_based import DCG, NDCG
 from recframe.metrics.rank_based import AP, RR
 from recframe.metrics.set_based import F1, HIT_RATE, PRECISION, R_PRECISION, RECALL
@@ -15,4 +15,4 @@ REGISTRY: dict[str, Metric] = {
     m.name: m for m in (PRECISION, RECALL, F1, HIT_RATE, R_PRECISION, AP, RR, DCG, NDCG)
 }
 
-__all__ = ["REGISTRY", "Metric", "Options", "term"]
+__all__ = ["REGISTRY", "Metric", "term"]

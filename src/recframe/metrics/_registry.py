@@ -9,6 +9,8 @@ import math
 
 import narwhals as nw
 
+from recframe.conventions import Conventions
+
 # Rank given to relevant items that were not recommended: past every k, comparisons stay non-null.
 NOT_RANKED = 2**62
 
@@ -42,29 +44,17 @@ def term(name: str, k: int | None = None) -> str:
 
 
 @dataclass(frozen=True)
-class Options:
-    """The conventions a metric's finish step may depend on."""
-
-    precision_denominator: str
-    recall_denominator: str
-    ap_denominator: str
-    idcg: str
-    discount: str
-    rr_cutoff: bool
-
-
-@dataclass(frozen=True)
 class Metric:
     """One ranking metric.
 
-    ``finish(k, options)`` returns the per-user value as an expression over term columns, for a
+    ``finish(k, conventions)`` returns the per-user value as an expression over term columns, for a
     user with at least one relevant item; the engine applies the empty-user policy around it.
     ``k`` is None for the bare (no cut-off) column of metrics with ``bare=True``.
     """
 
     name: str
-    terms: Callable[[Options], tuple[str, ...]]
-    finish: Callable[[int | None, Options], nw.Expr]
+    terms: Callable[[Conventions], tuple[str, ...]]
+    finish: Callable[[int | None, Conventions], nw.Expr]
     #: also emit a column without cut-off (``r_precision``)
     bare: bool = False
     #: its value is 0.0, not null, for a user with no relevant item (precision, hit rate)

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import narwhals as nw
 
-from recframe.metrics._registry import Metric, Options, col, discount_value
+from recframe.conventions import Conventions
+from recframe.metrics._registry import Metric, col, discount_value
 
 DCG = Metric(
     name="dcg",
@@ -14,7 +15,7 @@ DCG = Metric(
 
 
 
-def _ndcg(k: int | None, o: Options) -> nw.Expr:
+def _ndcg(k: int | None, o: Conventions) -> nw.Expr:
     if o.idcg == "k":
         # RecTools' default: the ideal list is k items of gain 1, whatever the user has
         ideal = sum(1.0 / discount_value(i, o.discount) for i in range(1, k + 1))

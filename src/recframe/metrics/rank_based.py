@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import narwhals as nw
 
-from recframe.metrics._registry import NOT_RANKED, Metric, Options, at_least_one, col
+from recframe.conventions import Conventions
+from recframe.metrics._registry import NOT_RANKED, Metric, at_least_one, col
 
 
-def _ap(k: int | None, o: Options) -> nw.Expr:
+def _ap(k: int | None, o: Conventions) -> nw.Expr:
     denominator = {
         "min_k_relevant": nw.min_horizontal(col("n_relevant"), nw.lit(k)),
         "relevant": col("n_relevant"),
@@ -24,7 +25,7 @@ AP = Metric(
 )
 
 
-def _rr(k: int | None, o: Options) -> nw.Expr:
+def _rr(k: int | None, o: Conventions) -> nw.Expr:
     first = col("min_rank")
     # without cut-off (trec_eval's recip_rank) any recommended relevant item counts
     reach = first <= k if o.rr_cutoff else first < NOT_RANKED

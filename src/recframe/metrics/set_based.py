@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import narwhals as nw
 
-from recframe.metrics._registry import Metric, Options, at_least_one, col
+from recframe.conventions import Conventions
+from recframe.metrics._registry import Metric, at_least_one, col
 
 
-def _precision(k: int | None, o: Options) -> nw.Expr:
+def _precision(k: int | None, o: Conventions) -> nw.Expr:
     if o.precision_denominator == "retrieved":
         # hits over the items actually recommended within the top k; 0 when none were
         return col("hits@", k) / at_least_one(col("retrieved@", k))
@@ -17,7 +18,7 @@ def _precision(k: int | None, o: Options) -> nw.Expr:
     return col("hits@", k) / k
 
 
-def _precision_terms(o: Options) -> tuple[str, ...]:
+def _precision_terms(o: Conventions) -> tuple[str, ...]:
     extra = {"retrieved": ("retrieved@",), "min_k_relevant": ("n_relevant",)}
     return ("hits@", *extra.get(o.precision_denominator, ()))
 
@@ -30,7 +31,7 @@ PRECISION = Metric(
 )
 
 
-def _recall(k: int | None, o: Options) -> nw.Expr:
+def _recall(k: int | None, o: Conventions) -> nw.Expr:
     if o.recall_denominator == "min_k_relevant":
         # LensKit's Recall@k: over what the top k can hold, so a perfect list scores 1
         return col("hits@", k) / at_least_one(nw.min_horizontal(col("n_relevant"), nw.lit(k)))
@@ -44,7 +45,7 @@ RECALL = Metric(
 )
 
 
-def _f1(k: int | None, o: Options) -> nw.Expr:
+def _f1(k: int | None, o: Conventions) -> nw.Expr:
     p, r = _precision(k, o), RECALL.finish(k, o)
     # the harmonic mean is 0, not undefined, when both precision and recall are 0
     return nw.when(p + r > 0).then(2 * p * r / (p + r)).otherwise(0.0)
@@ -64,7 +65,7 @@ HIT_RATE = Metric(
 )
 
 
-def _r_precision(k: int | None, o: Options) -> nw.Expr:
+def _r_precision(k: int | None, o: Conventions) -> nw.Expr:
     if k is None:
         return col("hits_r") / at_least_one(col("n_relevant"))
     capped = at_least_one(nw.min_horizontal(col("n_relevant"), nw.lit(k)))
