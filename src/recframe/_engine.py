@@ -24,7 +24,7 @@ import narwhals as nw
 
 from recframe import _validate as v
 from recframe.metrics import REGISTRY, term
-from recframe.metrics._registry import NOT_RANKED, discount
+from recframe.metrics._registry import NOT_RANKED, discount, position_cut
 GAIN = "__rf_gain"
 POS = "__rf_pos"
 IDEAL_POS = "__rf_ideal_pos"
@@ -143,7 +143,7 @@ def user_table(lf: nw.LazyFrame, spec: v.Spec, terms: set[str], users: nw.LazyFr
     if spec.columns.score is not None:
         flags.append(nw.col(v.SCORE).is_nan().fill_null(False).cast(nw.Int64).alias(v.BAD_SCORE))
     if "retrieved@" in terms:
-        flags += [(rank <= k).fill_null(False).cast(nw.Int64).alias(term("retrieved@", k)) for k in spec.selection.ks]
+        flags += [(rank <= position_cut(k)).fill_null(False).cast(nw.Int64).alias(term("retrieved@", k)) for k in spec.selection.ks]
     # the bad-value flags the check reads (BAD_RANK is set by prepare, for float ranks only)
     sums = [term("n_relevant"), *(c for c in v.check_counts(spec) if c in (v.BAD_REL, v.BAD_SCORE, v.BAD_RANK))]
     sums += [term("retrieved@", k) for k in spec.selection.ks if "retrieved@" in terms]
@@ -196,7 +196,7 @@ def relevant_terms(lf: nw.LazyFrame, spec: v.Spec, terms: set[str]) -> tuple[nw.
     R = nw.col("__rf_R")
 
     def at(k: int | nw.Expr, value: nw.Expr | float, position: nw.Expr = rank) -> nw.Expr:
-        return nw.when(position <= k).then(value).otherwise(0.0)
+        return nw.when(position <= (position_cut(k) if isinstance(k, int) else k)).then(value).otherwise(0.0)
 
     cols: dict[str, nw.Expr] = {term("hits@", k): at(k, 1.0) for k in spec.selection.ks}
     if "hits_r" in terms:

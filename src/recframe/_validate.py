@@ -130,6 +130,8 @@ def _ks(k: Any) -> tuple[int, ...]:
             raise _fail(f"k={v!r} is not an int.", "pass a positive int or a list of them, e.g. k=[5, 10].")
         if v <= 0:
             raise _fail(f"k={v!r} must be >= 1.", "k is the length of the list cut, e.g. k=10.")
+        if v > 2**63 - 1:
+            raise _fail(f"k={v!r} is larger than a 64-bit integer.", "for the whole list pass k=sys.maxsize.")
         if int(v) not in out:  # a repeated k would only repeat columns
             out.append(int(v))
     return tuple(out)

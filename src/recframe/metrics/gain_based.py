@@ -5,7 +5,7 @@ from __future__ import annotations
 import narwhals as nw
 
 from recframe.conventions import Conventions
-from recframe.metrics._registry import Metric, col, discount_value
+from recframe.metrics._registry import Metric, col, ideal_dcg_of_ones
 
 DCG = Metric(
     name="dcg",
@@ -18,8 +18,7 @@ DCG = Metric(
 def _ndcg(k: int | None, o: Conventions) -> nw.Expr:
     if o.idcg == "k":
         # RecTools' default: the ideal list is k items of gain 1, whatever the user has
-        ideal = sum(1.0 / discount_value(i, o.discount) for i in range(1, k + 1))
-        return col("dcg@", k) / ideal
+        return col("dcg@", k) / ideal_dcg_of_ones(k, o.discount)  # type: ignore[arg-type]
     # a relevant item always has a positive gain (see the threshold rules), so IDCG > 0
     return col("dcg@", k) / col("idcg@", k)
 

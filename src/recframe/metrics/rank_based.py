@@ -5,7 +5,7 @@ from __future__ import annotations
 import narwhals as nw
 
 from recframe.conventions import Conventions
-from recframe.metrics._registry import NOT_RANKED, Metric, at_least_one, col
+from recframe.metrics._registry import NOT_RANKED, Metric, at_least_one, col, position_cut
 
 
 def _ap(k: int | None, o: Conventions) -> nw.Expr:
@@ -28,7 +28,7 @@ AP = Metric(
 def _rr(k: int | None, o: Conventions) -> nw.Expr:
     first = col("min_rank")
     # without cut-off (trec_eval's recip_rank) any recommended relevant item counts
-    reach = first <= k if o.rr_cutoff else first < NOT_RANKED
+    reach = first <= position_cut(k) if o.rr_cutoff else first < NOT_RANKED  # type: ignore[arg-type]
     return nw.when(reach).then(1.0 / first).otherwise(0.0)
 
 

@@ -1,0 +1,52 @@
+"""Inputs at the edges give the right number or a RecframeError, on every backend."""
+
+from __future__ import annotations
+
+import math
+import sys
+
+import numpy as np
+import polars as pl
+import pytest
+from conftest import to_polars
+
+import recframe
+from recframe.metrics._registry import ideal_dcg_of_ones
+
+# u1: a at 1 (relevant), b at 2, c relevant but not recommended: R = 2
+FRAME = pl.DataFrame({"user_id": [1, 1, 1], "item_id": ["a", "b", "c"], "rank": [1, 2, None], "relevance": [1, 0, 1]})
+METRICS = ["precision", "recall", "hit_rate", "r_precision", "ap", "rr", "dcg", "ndcg"]
+
+
+@pytest.mark.parametrize("k", [2**62, sys.maxsize])
+def test_huge_k_is_the_whole_list(constructor, k):
+    """k past every list: the same hits as k = 3 (recall 1/2, not 1: item c was never
+    recommended); precision and AP's "k" denominators divide by k itself."""
+    got = to_polars(recframe.per_user(constructor(FRAME), k=k, metrics=METRICS))
+    row = got.row(0, named=True)
+    assert row[f"recall@{k}"] == 1 / 2
+    assert row[f"precision@{k}"] == pytest.approx(1 / k, rel=1e-15)
+    assert (row[f"hit_rate@{k}"], row[f"ap@{k}"], row[f"rr@{k}"]) == (1.0, 1 / 2, 1.0)
+    ideal = 1 + 1 / math.log2(3)
+    assert row[f"ndcg@{k}"] == pytest.approx(1 / ideal, rel=1e-12)
+    assert row[f"r_precision@{k}"] == 1 / 2
+
+
+def test_k_beyond_64_bits_is_refused():
+    with pytest.raises(recframe.RecframeError, match=r"k=9223372036854775808 is larger than a 64-bit integer.*sys.maxsize"):
+        recframe.per_user(FRAME, k=2**63)
+
+
+@pytest.mark.parametrize("kind", ["log2_rank_plus_1", "log2_max_rank_2"])
+@pytest.mark.parametrize("k", [1, 2, 5, 999_999, 1_000_000, 1_000_001, 4_000_000])
+def test_ideal_dcg_of_k_ones_against_the_sum(kind, k):
+    i = np.arange(1, k + 1, dtype=np.float64)
+    d = np.log2(np.maximum(i, 2)) if kind == "log2_max_rank_2" else np.log2(i + 1)
+    assert ideal_dcg_of_ones(k, kind) == pytest.approx(math.fsum(1.0 / d), rel=1e-13)
+
+
+def test_idcg_k_with_huge_k_is_instant_and_right():
+    # RecTools' nDCG with k = 10**9: dcg 1 (a at 1) over the DCG of 10**9 ones
+    out = recframe.per_user(FRAME, k=10**9, metrics=["ndcg"], idcg="k")
+    assert out["ndcg@1000000000"][0] == pytest.approx(1 / ideal_dcg_of_ones(10**9, "log2_rank_plus_1"), rel=1e-15)
+    assert 3.5e7 < ideal_dcg_of_ones(10**9, "log2_rank_plus_1") < 3.6e7  # about 10**9 / ln(10**9) * ln 2
