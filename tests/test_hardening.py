@@ -50,3 +50,25 @@ def test_idcg_k_with_huge_k_is_instant_and_right():
     out = recframe.per_user(FRAME, k=10**9, metrics=["ndcg"], idcg="k")
     assert out["ndcg@1000000000"][0] == pytest.approx(1 / ideal_dcg_of_ones(10**9, "log2_rank_plus_1"), rel=1e-15)
     assert 3.5e7 < ideal_dcg_of_ones(10**9, "log2_rank_plus_1") < 3.6e7  # about 10**9 / ln(10**9) * ln 2
+
+
+def test_exp2_gain_of_huge_grades_is_refused_not_nan(constructor):
+    df = FRAME.with_columns(relevance=pl.Series([1024.0, 0.0, 2.0]))
+    with pytest.raises(recframe.RecframeError, match=r"column 'relevance' \(relevance=\) has 1 relevant grade\(s\) above 1000.*gain=\"exp2\""):
+        to_polars(recframe.per_user(constructor(df), k=2, metrics=["ndcg"], gain="exp2"))
+    # up to the limit the numbers are finite: dcg = (2**1000 - 1) / log2(2), idcg adds 3 / log2(3)
+    ok = to_polars(recframe.per_user(constructor(df.with_columns(relevance=pl.Series([1000.0, 0.0, 2.0]))), k=2, metrics=["ndcg"], gain="exp2"))
+    assert ok["ndcg@2"][0] == pytest.approx(1.0, rel=1e-12)
+    # precision alone never reads the gain: no reason to refuse
+    assert to_polars(recframe.per_user(constructor(df), k=2, metrics=["precision"], gain="exp2"))["precision@2"][0] == 1 / 2
+
+
+@pytest.mark.parametrize("dtype", [pl.Enum(["b", "a"]), pl.Categorical])
+def test_ties_of_enum_or_categorical_items_follow_the_item_names(constructor, dtype):
+    # equal scores: ties="item_asc" puts "a" first whatever the category order ("b" before "a")
+    df = pl.DataFrame({"user_id": [1, 1], "item_id": ["b", "a"], "score": [1.0, 1.0], "relevance": [0, 1]})
+    df = df.with_columns(pl.col("item_id").cast(dtype))
+    out = to_polars(recframe.per_user(constructor(df), k=1, score="score", metrics=["rr"]))
+    assert out["rr@1"].to_list() == [1.0]
+    desc = to_polars(recframe.per_user(constructor(df), k=1, score="score", metrics=["rr"], ties="item_desc"))
+    assert desc["rr@1"].to_list() == [0.0]

@@ -107,20 +107,24 @@ def prepare(
         eligible = ~nw.col(v.SCORE).is_null() & ~nw.col(v.SCORE).is_nan()
         if spec.selection.score_threshold is not None:
             eligible = eligible & (nw.col(v.SCORE) >= spec.selection.score_threshold)
+        # ties are broken by the item's value; Enum/Categorical items by their names (Polars
+        # would order them by category, other engines by name)
+        item_order = nw.col(v.ITEM).cast(nw.String) if spec.facts.categorical_item else nw.col(v.ITEM)
         lf = lf.with_columns(
             eligible.fill_null(False).cast(nw.Int64).alias(ONE),
             (-nw.col(v.SCORE)).alias("__rf_neg_score"),
+            item_order.alias("__rf_item_order"),
         )
         # rank = position by score descending, ties broken by item ascending; counting only
         # eligible rows makes where null scores sort irrelevant
         if spec.conventions.ties == "item_desc":
             # (score, item) descending = a cumulative sum from the end of the ascending order
-            position = nw.col(ONE).cum_sum(reverse=True).over(*keys, v.USER, order_by=[v.SCORE, v.ITEM])
+            position = nw.col(ONE).cum_sum(reverse=True).over(*keys, v.USER, order_by=[v.SCORE, "__rf_item_order"])
         else:
-            position = nw.col(ONE).cum_sum().over(*keys, v.USER, order_by=["__rf_neg_score", v.ITEM])
+            position = nw.col(ONE).cum_sum().over(*keys, v.USER, order_by=["__rf_neg_score", "__rf_item_order"])
         # (cast: DuckDB sums integers to INT128, which SQLFrame cannot type)
         lf = lf.with_columns(nw.when(nw.col(ONE) == 1).then(position).otherwise(None).cast(nw.Int64).alias(v.RANK))
-        lf = lf.drop(ONE, "__rf_neg_score")
+        lf = lf.drop(ONE, "__rf_neg_score", "__rf_item_order")
 
     return lf
 
@@ -142,10 +146,13 @@ def user_table(lf: nw.LazyFrame, spec: v.Spec, terms: set[str], users: nw.LazyFr
     ]
     if spec.columns.score is not None:
         flags.append(nw.col(v.SCORE).is_nan().fill_null(False).cast(nw.Int64).alias(v.BAD_SCORE))
+    if v.BAD_GAIN in v.check_counts(spec):
+        # 2**grade - 1 overflows float64 sums past this grade: refuse rather than give NaN
+        flags.append((is_relevant(spec) & (rel > v.MAX_EXP2_GRADE)).fill_null(False).cast(nw.Int64).alias(v.BAD_GAIN))
     if "retrieved@" in terms:
         flags += [(rank <= position_cut(k)).fill_null(False).cast(nw.Int64).alias(term("retrieved@", k)) for k in spec.selection.ks]
     # the bad-value flags the check reads (BAD_RANK is set by prepare, for float ranks only)
-    sums = [term("n_relevant"), *(c for c in v.check_counts(spec) if c in (v.BAD_REL, v.BAD_SCORE, v.BAD_RANK))]
+    sums = [term("n_relevant"), *(c for c in v.check_counts(spec) if c in (v.BAD_REL, v.BAD_SCORE, v.BAD_RANK, v.BAD_GAIN))]
     sums += [term("retrieved@", k) for k in spec.selection.ks if "retrieved@" in terms]
     # the two distinct counts cost more than the rest of the table together: they can be skipped
     distinct = [nw.col(v.ITEM).n_unique().alias(v.N_ITEMS), rank.n_unique().alias(v.N_RANKS)]

@@ -39,6 +39,9 @@ USER, ITEM, RANK, SCORE, REL = "__rf_user", "__rf_item", "__rf_rank", "__rf_scor
 N_ROWS, N_ITEMS, N_ITEMS_SET = "__rf_n_rows", "__rf_n_items", "__rf_n_items_set"
 N_RANKED, N_RANKS, MIN_RANK = "__rf_n_ranked", "__rf_n_ranks", "__rf_min_rank_any"
 BAD_RANK, BAD_REL, BAD_SCORE = "__rf_bad_rank", "__rf_bad_rel", "__rf_bad_score"
+# Relevant grades above MAX_EXP2_GRADE under gain="exp2": 2**1000 is about 1e301, so sums of
+# up to 1e7 such gains stay finite in float64; past it DCG would be infinite and nDCG NaN.
+BAD_GAIN, MAX_EXP2_GRADE = "__rf_bad_gain", 1000
 # Facts of each list the counts of summary read: the highest rank (rank gaps), the rows with a
 # relevance at all (a user absent from the truth has none), and the user's rows in users=.
 MAX_RANK, N_JUDGED, USER_ROWS = "__rf_max_rank", "__rf_n_judged", "__rf_user_rows"
@@ -99,6 +102,9 @@ class Facts:
     with_users: bool
     with_exclude: bool
     integer_rank: bool = True  # set from the schema: float ranks must be checked for whole numbers
+    #: set from the schema: Enum/Categorical items break score ties by their names, not by the
+    #: category order, so that every engine orders them alike
+    categorical_item: bool = False
 
 
 @dataclass(frozen=True)
@@ -396,6 +402,8 @@ def check_counts(spec: Spec) -> tuple[str, ...]:
         out.append(BAD_RANK)
     if spec.columns.score is not None:
         out.append(BAD_SCORE)
+    if spec.conventions.gain == "exp2" and any(m in ("dcg", "ndcg") for m in spec.selection.metrics):
+        out.append(BAD_GAIN)
     if spec.columns.rank is not None and spec.conventions.rank_gaps == "error" and not spec.facts.with_exclude:
         out.append(MAX_RANK)
     if spec.facts.with_users:
@@ -423,7 +431,7 @@ def _problems(spec: Spec) -> dict[str, nw.Expr]:
         # n_unique counts null as one more distinct value when a list has nulls
         distinct = nw.col(N_RANKS) - (nw.col(N_RANKED) < n_rows).cast(nw.Int64)
         out["duplicate_ranks"] = distinct < nw.col(N_RANKED)
-    for flag in (BAD_REL, BAD_SCORE):
+    for flag in (BAD_REL, BAD_SCORE, BAD_GAIN):
         if flag in columns:
             out[flag] = nw.col(flag)
     if MAX_RANK in columns:
@@ -512,6 +520,13 @@ def check_user_table(table: nw.LazyFrame | nw.DataFrame, spec: Spec) -> None:
                 f"column {name!r} ({arg}=) has {total[flag]} {what} value(s), first at {_where(first(flag), spec)}.",
                 "use null for unknown values, e.g. pl.col(...).fill_nan(None).",
             )
+    if total.get(BAD_GAIN):
+        raise _fail(
+            f"column {spec.columns.relevance!r} (relevance=) has {total[BAD_GAIN]} relevant grade(s) above "
+            f"{MAX_EXP2_GRADE}, first at {_where(first(BAD_GAIN), spec)}: with gain=\"exp2\" their gain 2**grade - 1 "
+            "overflows, and DCG and nDCG would be infinite or NaN.",
+            'use gain="linear", or rescale the grades (exp2 is meant for small integer grades such as 0-4).',
+        )
     for key in spec.columns.attr_keys:
         if total.get(f"null_attr:{key}"):
             raise _fail(

@@ -203,9 +203,12 @@ def _plan(frame: Any, kwargs: dict[str, Any]) -> tuple[nw.LazyFrame, v.Spec, _fr
         exclude_lf, _ = _side_frame(kwargs["exclude"], "exclude", lf, [*user_key, ("item", spec.columns.item)])
     key_schema = {**schema, **{b: users_schema[b] for b in attr}} if users_schema else schema
     v.check_dtypes(key_schema, spec)
-    if spec.columns.rank is not None:
-        facts = dataclasses.replace(spec.facts, integer_rank=schema[spec.columns.rank].is_integer())
-        spec = dataclasses.replace(spec, facts=facts)
+    facts = dataclasses.replace(
+        spec.facts,
+        integer_rank=spec.columns.rank is None or schema[spec.columns.rank].is_integer(),
+        categorical_item=isinstance(schema[spec.columns.item], (nw.Enum, nw.Categorical)),
+    )
+    spec = dataclasses.replace(spec, facts=facts)
 
     if kind == "engine":
         # a SQL engine cannot raise from inside its plan: the checks run now, as one aggregate

@@ -47,7 +47,8 @@ both undiscounted)."""),
 1 / rank of the first relevant item wherever it is in the list, as trec_eval's
 ``recip_rank`` (the column keeps its ``@k`` name)."""),
     "ties": (Ties, """With ``score``: how equal scores are ordered, by item ascending or descending (as
-trec_eval, which compares document ids as strings)."""),
+trec_eval, which compares document ids as strings). Enum and Categorical items are ordered
+by their names, not by their category order, on every engine."""),
     "score_dtype": (ScoreDtype, """With ``score``: round scores to float32 before ranking, as trec_eval reads them, so
 scores equal in float32 tie."""),
     "empty_users": (EmptyUsers, """What to do with a user who has no relevant item: ``"skip"`` gives them null for every
