@@ -72,3 +72,23 @@ def test_ties_of_enum_or_categorical_items_follow_the_item_names(constructor, dt
     assert out["rr@1"].to_list() == [1.0]
     desc = to_polars(recframe.per_user(constructor(df), k=1, score="score", metrics=["rr"], ties="item_desc"))
     assert desc["rr@1"].to_list() == [0.0]
+
+
+@pytest.mark.parametrize(
+    ("recs_cast", "truth_cast"),
+    [(pl.Int32, pl.Int64), (pl.UInt16, pl.Int64), (pl.String, pl.Categorical), (pl.Enum(["a", "b", "z"]), pl.String)],
+)
+def test_join_keys_of_one_family_are_aligned(constructor, recs_cast, truth_cast):
+    column = "user_id" if recs_cast in (pl.Int32, pl.UInt16) else "item_id"
+    recs = pl.DataFrame({"user_id": [1, 1], "item_id": ["a", "b"], "rank": [1, 2]}).with_columns(pl.col(column).cast(recs_cast))
+    truth = pl.DataFrame({"user_id": [1], "item_id": ["b"], "relevance": [1]}).with_columns(pl.col(column).cast(truth_cast))
+    out = to_polars(recframe.per_user(constructor(recs), truth=constructor(truth), k=2, metrics=["rr"]))
+    assert out["rr@2"].to_list() == [1 / 2]
+
+
+@pytest.mark.parametrize(("recs_cast", "truth_cast"), [(pl.String, pl.Int64), (pl.Float64, pl.Int64)])
+def test_join_keys_that_disagree_are_named(constructor, recs_cast, truth_cast):
+    recs = pl.DataFrame({"user_id": [1, 1], "item_id": ["a", "b"], "rank": [1, 2]}).with_columns(pl.col("user_id").cast(recs_cast))
+    truth = pl.DataFrame({"user_id": [1], "item_id": ["b"], "relevance": [1]}).with_columns(pl.col("user_id").cast(truth_cast))
+    with pytest.raises(recframe.RecframeError, match=r"column 'user_id' holds \w+ in the recommendations but \w+ in truth=.*Hint: cast"):
+        to_polars(recframe.per_user(constructor(recs), truth=constructor(truth), k=2))

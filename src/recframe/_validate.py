@@ -381,6 +381,46 @@ def check_dtypes(schema: dict[str, Any], spec: Spec) -> None:
             raise _fail(f"column {name!r} ({arg}=) holds {schema[name]}; ids must be plain values.", "pass a column of ints or strings.")
 
 
+def _kind(dtype: Any) -> str | None:
+    """The family a join key's dtype belongs to, within which a cast changes no value."""
+    if dtype.is_integer():
+        return "integer"
+    if dtype.is_float():
+        return "float"
+    if dtype == nw.String or isinstance(dtype, (nw.Categorical, nw.Enum)):
+        return "string"
+    return None
+
+
+_CAST_TO = {"integer": nw.Int64, "float": nw.Float64, "string": nw.String}
+
+
+def join_dtypes(column: str, dtypes: dict[str, Any]) -> Any:
+    """The dtype every frame should cast join key `column` to, or None when they already agree.
+
+    `dtypes` maps a frame's label to the column's dtype there. Integers of any width join as
+    Int64, floats as Float64, String/Categorical/Enum as String: no value changes. Any other
+    disagreement (a string and an integer user id) raises, naming both dtypes and the cast.
+
+    >>> join_dtypes("user_id", {"the recommendations": nw.Int32(), "truth=": nw.Int64()})
+    Int64
+    >>> join_dtypes("user_id", {"the recommendations": nw.Int64(), "truth=": nw.Int64()}) is None
+    True
+    """
+    distinct = list(dict.fromkeys(str(d) for d in dtypes.values()))
+    if len(distinct) == 1:
+        return None
+    kinds = {label: _kind(dtype) for label, dtype in dtypes.items()}
+    if None not in kinds.values() and len(set(kinds.values())) == 1:
+        return _CAST_TO[next(iter(kinds.values()))]
+    (a, da), (b, db) = [(label, dtypes[label]) for label in dtypes if str(dtypes[label]) in distinct[:2]][:2]
+    raise _fail(
+        f"column {column!r} holds {da} in {a} but {db} in {b}; the frames are joined on it, so values such "
+        "as 1 and '1' would never match.",
+        f"cast one of them first, e.g. pl.col({column!r}).cast(pl.{da}) on {b}.",
+    )
+
+
 def _where(row: dict[str, Any], spec: Spec) -> str:
     keys = [*spec.columns.list_keys, USER] if spec.columns.user is not None else list(spec.columns.list_keys)
     return ", ".join(f"{spec.columns.source(k) if k == USER else k}={row[k]!r}" for k in keys) or "the whole frame"

@@ -170,10 +170,29 @@ def _side_frame(frame: Any, arg: str, main: nw.LazyFrame, wanted: list[tuple[str
     return lf, schema
 
 
+def _align_join_keys(
+    spec: v.Spec, lf: nw.LazyFrame, recs_schema: dict[str, Any], *sides: nw.LazyFrame | None
+) -> tuple[nw.LazyFrame | None, ...]:
+    """The frames with every join key (user, item, truth keys) cast to one dtype where they
+    differ only in width or string flavour; a real disagreement raises (see join_dtypes)."""
+    labels = ("the recommendations", "truth=", "users=", "exclude=")
+    frames = dict(zip(labels, (lf, *sides)))
+    schemas = {label: recs_schema if f is lf else dict(f.collect_schema()) for label, f in frames.items() if f is not None}
+    keys = [c for c in (spec.columns.user, spec.columns.item, *spec.columns.list_keys) if c is not None]
+    for column in keys:
+        dtypes = {label: schema[column] for label, schema in schemas.items() if column in schema}
+        target = v.join_dtypes(column, dtypes)
+        if target is not None:
+            for label in dtypes:
+                frames[label] = frames[label].with_columns(nw.col(column).cast(target))  # type: ignore[union-attr]
+    return tuple(frames.values())
+
+
 def _plan(frame: Any, kwargs: dict[str, Any]) -> tuple[nw.LazyFrame, v.Spec, _frames.Kind]:
     spec = v.check_arguments(**kwargs)
     lf, kind = _frames.to_lazy(frame, "frame", sorted_key=spec.columns.user if not spec.columns.by else None)
     schema = dict(lf.collect_schema())
+    recs_schema = dict(schema)
     user_key = [("user", spec.columns.user)] if spec.columns.user is not None else []
     ordering = ("score", spec.columns.score) if spec.columns.score is not None else ("rank", spec.columns.rank)
     users_lf = exclude_lf = truth_lf = None
@@ -201,6 +220,7 @@ def _plan(frame: Any, kwargs: dict[str, Any]) -> tuple[nw.LazyFrame, v.Spec, _fr
     spec = dataclasses.replace(spec, columns=columns)
     if kwargs["exclude"] is not None:
         exclude_lf, _ = _side_frame(kwargs["exclude"], "exclude", lf, [*user_key, ("item", spec.columns.item)])
+    lf, truth_lf, users_lf, exclude_lf = _align_join_keys(spec, lf, recs_schema, truth_lf, users_lf, exclude_lf)
     key_schema = {**schema, **{b: users_schema[b] for b in attr}} if users_schema else schema
     v.check_dtypes(key_schema, spec)
     facts = dataclasses.replace(
