@@ -92,3 +92,17 @@ def test_join_keys_that_disagree_are_named(constructor, recs_cast, truth_cast):
     truth = pl.DataFrame({"user_id": [1], "item_id": ["b"], "relevance": [1]}).with_columns(pl.col("user_id").cast(truth_cast))
     with pytest.raises(recframe.RecframeError, match=r"column 'user_id' holds \w+ in the recommendations but \w+ in truth=.*Hint: cast"):
         to_polars(recframe.per_user(constructor(recs), truth=constructor(truth), k=2))
+
+
+def test_a_broadcast_that_dwarfs_the_input_is_refused(constructor, monkeypatch):
+    # the row limit scaled down: 50 groups x 100 truth rows = 5,000 rows, > 20 x the 150 given
+    import recframe.api
+
+    monkeypatch.setattr(recframe.api, "BROADCAST_ROWS", 500)
+    recs = pl.DataFrame({"run": list(range(50)), "user_id": [1] * 50, "item_id": ["a"] * 50, "rank": [1] * 50})
+    truth = pl.DataFrame({"user_id": list(range(100)), "item_id": ["a"] * 100, "relevance": [1] * 100})
+    with pytest.raises(recframe.RecframeError, match=r"under each of 50 groups of \['run'\]: 5,000 rows to build from 150 rows given.*users="):
+        recframe.summary(constructor(recs), truth=constructor(truth), by="run")
+    # a few groups are fine
+    ok = recframe.summary(constructor(recs.filter(pl.col("run") < 3)), truth=constructor(truth), by="run", k=1, metrics=["recall"])
+    assert to_polars(ok)["n_users"].to_list() == [100, 100, 100]

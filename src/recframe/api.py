@@ -188,6 +188,31 @@ def _align_join_keys(
     return tuple(frames.values())
 
 
+#: The truth broadcast over the model keys is refused past this many rows when it is also more
+#: than BROADCAST_FACTOR times the rows given: the mark of a by key with too many values.
+BROADCAST_ROWS, BROADCAST_FACTOR = 50_000_000, 20
+
+
+def _check_broadcast(spec: v.Spec, lf: nw.LazyFrame, truth: nw.LazyFrame) -> None:
+    """Refuse a truth broadcast over the model keys that would dwarf the inputs (three counts,
+    one small query each: the model groups, the truth rows and the recommendation rows)."""
+    def count(frame: nw.LazyFrame) -> int:
+        return int(frame.select(nw.len()).collect().item())
+
+    groups = count(lf.select(*spec.columns.model_keys).unique())
+    n_truth, n_recs = count(truth), count(lf)
+    built = groups * n_truth
+    if built > BROADCAST_ROWS and built > BROADCAST_FACTOR * (n_truth + n_recs):
+        keys = list(spec.columns.model_keys)
+        raise RecframeError(
+            f"by={keys!r} would score every truth row under each of {groups:,} groups of {keys}: {built:,} rows to "
+            f"build from {n_recs + n_truth:,} rows given ({n_recs:,} recommendations, {n_truth:,} truth rows). A model "
+            "key with that many values is usually a mistake. Hint: a user attribute (segment, cohort) belongs in "
+            "users=, a fold or date in truth= too (then it is joined, not broadcast); to evaluate that many models, "
+            "call summary on batches of them."
+        )
+
+
 def _plan(frame: Any, kwargs: dict[str, Any]) -> tuple[nw.LazyFrame, v.Spec, _frames.Kind]:
     spec = v.check_arguments(**kwargs)
     lf, kind = _frames.to_lazy(frame, "frame", sorted_key=spec.columns.user if not spec.columns.by else None)
@@ -221,6 +246,8 @@ def _plan(frame: Any, kwargs: dict[str, Any]) -> tuple[nw.LazyFrame, v.Spec, _fr
     if kwargs["exclude"] is not None:
         exclude_lf, _ = _side_frame(kwargs["exclude"], "exclude", lf, [*user_key, ("item", spec.columns.item)])
     lf, truth_lf, users_lf, exclude_lf = _align_join_keys(spec, lf, recs_schema, truth_lf, users_lf, exclude_lf)
+    if truth_lf is not None and spec.columns.model_keys:
+        _check_broadcast(spec, lf, truth_lf)
     key_schema = {**schema, **{b: users_schema[b] for b in attr}} if users_schema else schema
     v.check_dtypes(key_schema, spec)
     facts = dataclasses.replace(
