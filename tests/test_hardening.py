@@ -106,3 +106,30 @@ def test_a_broadcast_that_dwarfs_the_input_is_refused(constructor, monkeypatch):
     # a few groups are fine
     ok = recframe.summary(constructor(recs.filter(pl.col("run") < 3)), truth=constructor(truth), by="run", k=1, metrics=["recall"])
     assert to_polars(ok)["n_users"].to_list() == [100, 100, 100]
+
+
+def test_pandas_frames_that_cannot_cross_name_the_column():
+    import pandas as pd
+
+    df = FRAME.to_pandas()
+    doubled = pd.concat([df, df[["rank"]]], axis=1)
+    with pytest.raises(recframe.RecframeError, match=r"frame has more than one column named 'rank'"):
+        recframe.per_user(doubled)
+    mixed = df.assign(item_id=pd.Series(["a", 2, 3.5], dtype=object))
+    with pytest.raises(recframe.RecframeError, match=r"column 'item_id' of frame holds object values that have no single type"):
+        recframe.per_user(mixed)
+
+
+def test_arguments_of_the_wrong_kind():
+    from decimal import Decimal
+
+    assert recframe.summary(FRAME, k=1, metrics=["precision"], threshold=Decimal("1"))["precision@1"][0] == 1.0
+    with pytest.raises(recframe.RecframeError, match=r"threshold=Decimal\('NaN'\) is not a finite number"):
+        recframe.summary(FRAME, threshold=Decimal("NaN"))
+    with pytest.raises(recframe.RecframeError, match=r"metrics=5 is not a metric name or a list of them"):
+        recframe.summary(FRAME, metrics=5)
+
+
+def test_a_lazy_scan_of_missing_files(tmp_path):
+    with pytest.raises(recframe.RecframeError, match=r"frame could not be read: .*Hint: check the path or glob"):
+        recframe.summary(pl.scan_parquet(tmp_path / "missing" / "*.parquet"))

@@ -56,6 +56,42 @@ def _unsupported(frame: Any, arg: str) -> RecframeError:
     )
 
 
+def _from_pandas(frame: pd.DataFrame, arg: str) -> pl.DataFrame:
+    """A pandas frame as Polars, or a RecframeError naming the column that cannot cross."""
+    duplicated = [str(c) for c in frame.columns[frame.columns.duplicated()]]
+    if duplicated:
+        raise RecframeError(
+            f"{arg} has more than one column named {duplicated[0]!r}; recframe reads columns by name. "
+            "Hint: rename or drop the duplicates, e.g. df.loc[:, ~df.columns.duplicated()]."
+        )
+    try:
+        return pl.from_pandas(frame)
+    except (pa.ArrowException, pl.exceptions.PolarsError, TypeError, ValueError) as error:
+        for column in frame.columns:  # only on failure: find the column that does not convert
+            try:
+                pl.from_pandas(frame[[column]])
+            except (pa.ArrowException, pl.exceptions.PolarsError, TypeError, ValueError):
+                raise RecframeError(
+                    f"column {str(column)!r} of {arg} holds {frame[column].dtype} values that have no "
+                    f"single type ({str(error).splitlines()[0][:120]}). Hint: cast it to one type first, "
+                    f"e.g. df[{str(column)!r}].astype(str) or pd.to_numeric(df[{str(column)!r}])."
+                ) from None
+        raise RecframeError(f"{arg} could not be converted from pandas: {error}. Hint: check its dtypes.") from None
+
+
+def schema_of(lf: nw.LazyFrame, arg: str) -> dict[str, Any]:
+    """The frame's schema; a frame that cannot be read (a parquet glob that matches nothing, a
+    corrupt file) raises a RecframeError naming it."""
+    try:
+        return dict(lf.collect_schema())
+    except (pl.exceptions.PolarsError, nw.exceptions.NarwhalsError, OSError) as error:
+        first = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+        raise RecframeError(
+            f"{arg} could not be read: {first}. Hint: check the path or glob it was scanned from "
+            "(pl.scan_parquet matches no file?) and that the files are well-formed."
+        ) from None
+
+
 def to_lazy(frame: Any, arg: str, sorted_key: str | None = None) -> tuple[nw.LazyFrame, Kind]:
     """Wrap `frame` as a narwhals LazyFrame (over Polars, or over its own engine) and say what kind it was."""
     if isinstance(frame, pl.LazyFrame):
@@ -64,7 +100,7 @@ def to_lazy(frame: Any, arg: str, sorted_key: str | None = None) -> tuple[nw.Laz
         return nw.from_native(_flag_sorted(frame, sorted_key).lazy()), "polars"
     if isinstance(frame, pd.DataFrame):
         # pandas' missing-value marker in float columns is NaN: it becomes null here
-        return nw.from_native(_flag_sorted(pl.from_pandas(frame), sorted_key).lazy()), "pandas"
+        return nw.from_native(_flag_sorted(_from_pandas(frame, arg), sorted_key).lazy()), "pandas"
     if isinstance(frame, pa.Table):
         return nw.from_native(_flag_sorted(pl.from_arrow(frame), sorted_key).lazy()), "pyarrow"
     if type(frame).__module__.split(".")[0] == "dask":

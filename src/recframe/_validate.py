@@ -7,6 +7,7 @@ the per-user aggregate it computes anyway, and :func:`check_user_table` reads th
 
 from __future__ import annotations
 
+import decimal
 import difflib
 import math
 import numbers
@@ -146,6 +147,8 @@ def _ks(k: Any) -> tuple[int, ...]:
 def _metrics(metrics: Any) -> tuple[str, ...]:
     if metrics is None:
         return tuple(REGISTRY)
+    if not isinstance(metrics, (str, Iterable)):
+        raise _fail(f"metrics={metrics!r} is not a metric name or a list of them.", f'e.g. metrics=["ndcg", "recall"]; known: {", ".join(REGISTRY)}.')
     names = [metrics] if isinstance(metrics, str) else list(metrics)
     if not names:
         raise _fail("metrics=[] is empty.", f"pass None for all, or some of {list(REGISTRY)}.")
@@ -160,8 +163,10 @@ def _metrics(metrics: Any) -> tuple[str, ...]:
 def _number(name: str, value: Any) -> float | None:
     if value is None:
         return None
-    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not math.isfinite(value):
-        raise _fail(f"{name}={value!r} is not a finite number.", f"pass e.g. {name}=2.0, or None.")
+    # any real number: int, float, numpy scalars, Decimal and Fraction alike
+    real = isinstance(value, (numbers.Real, decimal.Decimal)) and not isinstance(value, bool)
+    if not real or not math.isfinite(float(value)):
+        raise _fail(f"{name}={value!r} is not a finite number.", f"pass e.g. {name}=2.0, or leave it out.")
     return float(value)
 
 

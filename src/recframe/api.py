@@ -165,7 +165,7 @@ def _side_frame(frame: Any, arg: str, main: nw.LazyFrame, wanted: list[tuple[str
     to have the `wanted` (argument, column) pairs; returns it with its schema."""
     lf, _ = _frames.to_lazy(frame, arg)
     _frames.same_engine(main, lf, arg)
-    schema = dict(lf.collect_schema())
+    schema = _frames.schema_of(lf, f"{arg}=")
     v.check_columns(schema, wanted, f"{arg} frame")
     return lf, schema
 
@@ -216,7 +216,7 @@ def _check_broadcast(spec: v.Spec, lf: nw.LazyFrame, truth: nw.LazyFrame) -> Non
 def _plan(frame: Any, kwargs: dict[str, Any]) -> tuple[nw.LazyFrame, v.Spec, _frames.Kind]:
     spec = v.check_arguments(**kwargs)
     lf, kind = _frames.to_lazy(frame, "frame", sorted_key=spec.columns.user if not spec.columns.by else None)
-    schema = dict(lf.collect_schema())
+    schema = _frames.schema_of(lf, "frame")
     recs_schema = dict(schema)
     user_key = [("user", spec.columns.user)] if spec.columns.user is not None else []
     ordering = ("score", spec.columns.score) if spec.columns.score is not None else ("rank", spec.columns.rank)

@@ -16,6 +16,7 @@ with a worked example of each disagreement; ``tests/peers/`` proves the profiles
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -139,6 +140,8 @@ def resolve(profile: Any, explicit: dict[str, Any], metrics: Any) -> tuple[dict[
     options["no_cutoff"] = tuple(sorted(chosen.no_cutoff))
     if metrics is None:
         return options, None if chosen.metrics == ALL_METRICS else [m for m in REGISTRY if m in chosen.metrics]
+    if not isinstance(metrics, (str, Iterable)):
+        return options, metrics  # not a metric selection at all: check_arguments says so
     names = [metrics] if isinstance(metrics, str) else list(metrics)
     missing = [m for m in names if m in REGISTRY and m not in chosen.metrics]
     if missing:
