@@ -116,8 +116,11 @@ def test_pandas_frames_that_cannot_cross_name_the_column():
     with pytest.raises(recframe.RecframeError, match=r"frame has more than one column named 'rank'"):
         recframe.per_user(doubled)
     mixed = df.assign(item_id=pd.Series(["a", 2, 3.5], dtype=object))
-    with pytest.raises(recframe.RecframeError, match=r"column 'item_id' of frame holds object values that have no single type"):
+    with pytest.raises(recframe.RecframeError, match=r"column 'item_id' of frame holds object values that Arrow.*cannot read"):
         recframe.per_user(mixed)
+    complex_relevance = df.assign(relevance=df["relevance"].astype(complex))
+    with pytest.raises(recframe.RecframeError, match=r"column 'relevance' of frame holds complex128 values"):
+        recframe.per_user(complex_relevance)
 
 
 def test_arguments_of_the_wrong_kind():
@@ -133,3 +136,24 @@ def test_arguments_of_the_wrong_kind():
 def test_a_lazy_scan_of_missing_files(tmp_path):
     with pytest.raises(recframe.RecframeError, match=r"frame could not be read: .*Hint: check the path or glob"):
         recframe.summary(pl.scan_parquet(tmp_path / "missing" / "*.parquet"))
+
+
+@pytest.mark.parametrize(
+    "rank",
+    [
+        pl.Series([1, 2, None]).cast(pl.Decimal(10, 0)),
+        pl.Series([1, 2, None], dtype=pl.UInt64),
+        pl.Series([1.0, 2.0, None]),
+        pl.Series([None, None, None], dtype=pl.Int64),
+    ],
+    ids=["decimal", "uint64", "float", "all-null"],
+)
+def test_ranks_of_every_numeric_dtype(constructor, rank):
+    out = to_polars(recframe.per_user(constructor(FRAME.with_columns(rank=rank)), k=2, metrics=["recall"]))
+    assert out["recall@2"].to_list() == [1 / 2 if rank.null_count() < 3 else 0.0]
+
+
+@pytest.mark.parametrize("rank", [pl.Series([1, 2**63 + 5, None], dtype=pl.UInt64), pl.Series([1.0, 1e20, None])], ids=["uint64", "float"])
+def test_ranks_beyond_an_int64_are_refused(constructor, rank):
+    with pytest.raises(recframe.RecframeError, match=r"column 'rank' \(rank=\) has 1 value\(s\) that are not whole numbers \(or exceed 2\*\*53\)"):
+        to_polars(recframe.per_user(constructor(FRAME.with_columns(rank=rank)), k=2))

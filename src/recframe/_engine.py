@@ -89,9 +89,11 @@ def prepare(
         if spec.facts.integer_rank:
             lf = lf.with_columns(r.cast(nw.Int64))
         else:
-            # float ranks (pandas turns int columns with missing values into float64) must be
-            # whole numbers; the bad ones are counted and reported by the data check
-            bad = (r.is_nan() | ~r.is_finite() | (r.round(0) != r)).fill_null(False)
+            # float ranks (pandas turns int columns with missing values into float64), decimals
+            # and 64-bit unsigned ranks must be whole numbers an Int64 holds exactly (|r| <=
+            # 2**53); the bad ones are counted and reported by the data check
+            lf = lf.with_columns(r.cast(nw.Float64))
+            bad = (r.is_nan() | ~r.is_finite() | (r.round(0) != r) | (r.abs() > v.MAX_RANK_VALUE)).fill_null(False)
             lf = lf.with_columns(bad.cast(nw.Int64).alias(v.BAD_RANK))
             lf = lf.with_columns(nw.when(nw.col(v.BAD_RANK) == 0).then(r).otherwise(None).cast(nw.Int64))
         if spec.reranks:

@@ -72,9 +72,9 @@ def _from_pandas(frame: pd.DataFrame, arg: str) -> pl.DataFrame:
                 pl.from_pandas(frame[[column]])
             except (pa.ArrowException, pl.exceptions.PolarsError, TypeError, ValueError):
                 raise RecframeError(
-                    f"column {str(column)!r} of {arg} holds {frame[column].dtype} values that have no "
-                    f"single type ({str(error).splitlines()[0][:120]}). Hint: cast it to one type first, "
-                    f"e.g. df[{str(column)!r}].astype(str) or pd.to_numeric(df[{str(column)!r}])."
+                    f"column {str(column)!r} of {arg} holds {frame[column].dtype} values that Arrow, and so "
+                    f"recframe, cannot read as one column ({str(error).splitlines()[0][:120]}). Hint: cast it "
+                    f"to one plain type first, e.g. df[{str(column)!r}].astype(str) or pd.to_numeric(df[{str(column)!r}])."
                 ) from None
         raise RecframeError(f"{arg} could not be converted from pandas: {error}. Hint: check its dtypes.") from None
 

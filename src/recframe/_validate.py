@@ -43,6 +43,9 @@ BAD_RANK, BAD_REL, BAD_SCORE = "__rf_bad_rank", "__rf_bad_rel", "__rf_bad_score"
 # Relevant grades above MAX_EXP2_GRADE under gain="exp2": 2**1000 is about 1e301, so sums of
 # up to 1e7 such gains stay finite in float64; past it DCG would be infinite and nDCG NaN.
 BAD_GAIN, MAX_EXP2_GRADE = "__rf_bad_gain", 1000
+# The largest rank given as a float, decimal or UInt64 that is taken: every integer up to it is
+# exact in float64.
+MAX_RANK_VALUE = 2**53
 # Facts of each list the counts of summary read: the highest rank (rank gaps), the rows with a
 # relevance at all (a user absent from the truth has none), and the user's rows in users=.
 MAX_RANK, N_JUDGED, USER_ROWS = "__rf_max_rank", "__rf_n_judged", "__rf_user_rows"
@@ -370,8 +373,9 @@ def check_dtypes(schema: dict[str, Any], spec: Spec) -> None:
         dtype = schema[name]
         ok = dtype.is_numeric() or dtype == nw.Unknown or (allow_bool and dtype == nw.Boolean)
         if not ok:
+            empty = " (a column with no values at all, as in a header-only CSV or an all-None pandas column, reads as String too)" if dtype == nw.String else ""
             raise _fail(
-                f"column {name!r} ({arg}=) holds {dtype}, not numbers.",
+                f"column {name!r} ({arg}=) holds {dtype}, not numbers{empty}.",
                 f"cast it to a number, e.g. pl.col({name!r}).cast(pl.Float64), or pass {arg}= another column.",
             )
 
@@ -540,7 +544,8 @@ def check_user_table(table: nw.LazyFrame | nw.DataFrame, spec: Spec) -> None:
     rank = spec.columns.rank
     if total.get("bad_rank"):
         raise _fail(
-            f"column {rank!r} (rank=) has {total['bad_rank']} value(s) that are not whole numbers, first at {_where(first('bad_rank'), spec)}.",
+            f"column {rank!r} (rank=) has {total['bad_rank']} value(s) that are not whole numbers (or exceed 2**53), "
+            f"first at {_where(first('bad_rank'), spec)}.",
             "ranks are positions 1, 2, 3, ...; to rank by a score pass score= instead.",
         )
     if total.get("rank_below_1"):

@@ -252,7 +252,9 @@ def _plan(frame: Any, kwargs: dict[str, Any]) -> tuple[nw.LazyFrame, v.Spec, _fr
     v.check_dtypes(key_schema, spec)
     facts = dataclasses.replace(
         spec.facts,
-        integer_rank=spec.columns.rank is None or schema[spec.columns.rank].is_integer(),
+        # 64-bit unsigned ranks go the checked way: values past 2**63 do not fit an Int64
+        integer_rank=spec.columns.rank is None
+        or (schema[spec.columns.rank].is_integer() and schema[spec.columns.rank] != nw.UInt64),
         categorical_item=isinstance(schema[spec.columns.item], (nw.Enum, nw.Categorical)),
     )
     spec = dataclasses.replace(spec, facts=facts)
