@@ -105,7 +105,9 @@ def metrics_of_list(
         return rel >= threshold if threshold is not None else rel > 0
 
     def gain_of(rel: float) -> float:
-        return {"linear": rel, "binary": 1.0, "exp2": 2.0**rel - 1.0}[gain]
+        if gain == "exp2":
+            return 2.0**rel - 1.0
+        return rel if gain == "linear" else 1.0
 
     relevant = [(r, rel) for _, r, rel in entries if is_relevant(rel)]
     ranked = sorted((r, rel) for _, r, rel in entries if r is not None)  # the list, top first

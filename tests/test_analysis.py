@@ -241,8 +241,11 @@ def test_compare_within_other_keys_and_the_user_column_inferred():
     # cold: d = 0.5, 0.5 -> delta 0.5; of the 4 sign patterns 2 reach |mean| 0.5: p = 2 / 4
     # warm: d = 0, -0.5 -> delta -0.25; every pattern reaches |mean| 0.25: p = 4 / 4
     assert out.select("segment", "n_pairs", "delta", "p_value").rows() == [("cold", 2, 0.5, 0.5), ("warm", 2, -0.25, 1.0)]
+    # without n_relevant, the one column that is neither a key nor a metric is the user
+    same = recframe.compare(per_user.drop("n_relevant"), by=["model", "segment"], baseline="A", test="randomization", correction=None)
+    assert same.equals(out)
     with pytest.raises(RecframeError, match=r"pass user= the user column"):
-        recframe.compare(per_user.drop("n_relevant"), by=["model", "segment"], baseline="A")
+        recframe.compare(per_user.drop("n_relevant").with_columns(day=1), by=["model", "segment"], baseline="A")
 
 
 # --- curve --------------------------------------------------------------------------------

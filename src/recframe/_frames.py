@@ -65,7 +65,7 @@ def _from_pandas(frame: pd.DataFrame, arg: str) -> pl.DataFrame:
             "Hint: rename or drop the duplicates, e.g. df.loc[:, ~df.columns.duplicated()]."
         )
     try:
-        return pl.from_pandas(frame)
+        df = pl.from_pandas(frame)
     except (pa.ArrowException, pl.exceptions.PolarsError, TypeError, ValueError) as error:
         for column in frame.columns:  # only on failure: find the column that does not convert
             try:
@@ -77,6 +77,10 @@ def _from_pandas(frame: pd.DataFrame, arg: str) -> pl.DataFrame:
                     f"to one plain type first, e.g. df[{str(column)!r}].astype(str) or pd.to_numeric(df[{str(column)!r}])."
                 ) from None
         raise RecframeError(f"{arg} could not be converted from pandas: {error}. Hint: check its dtypes.") from None
+    # an object column of nothing but None has no type in pandas (Arrow would call it String):
+    # it holds no values, which every column may, so it becomes Polars' Null type
+    empty = [c for c in frame.columns if frame[c].dtype == object and len(frame) and frame[c].isna().all()]
+    return df.with_columns(pl.lit(None, dtype=pl.Null).alias(str(c)) for c in empty) if empty else df
 
 
 def schema_of(lf: nw.LazyFrame, arg: str) -> dict[str, Any]:

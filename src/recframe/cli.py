@@ -47,7 +47,7 @@ import polars as pl
 
 import recframe
 from recframe import _validate
-from recframe.conventions import CHOICES, DEFAULTS, describe
+from recframe.conventions import CHOICES, DEFAULTS, TABLE, describe
 from recframe.profiles import PROFILES
 from recframe.data import load_sample
 from recframe.errors import RecframeError
@@ -318,6 +318,8 @@ def _metrics(text: str) -> list[str]:
 
 def _parameter_help(name: str) -> str:
     """The first sentence of a convention option's documentation (recframe.conventions), for --help."""
+    if name not in TABLE:
+        return "see help(recframe.per_user)."
     text = re.sub(r":\w+:`([^`]*)`", r"\1", describe(name)).replace("``", "")  # no reST markup
     return text.split(". ")[0].rstrip(".") + "."
 

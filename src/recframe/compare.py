@@ -43,6 +43,9 @@ def _user(schema: pl.Schema, user: str | None, keys: list[str]) -> str:
         candidate = names[names.index("n_relevant") - 1]
         if candidate not in keys:
             return candidate
+    others = [c for c in names if c not in keys and c != "n_relevant" and not _tables.is_metric_column(c)]
+    if len(others) == 1:  # a hand-made frame: keys, the user, metrics
+        return others[0]
     raise RecframeError(
         f"compare pairs users, and per_user_frame does not show which column holds them (columns: {names}). "
         "Hint: pass user= the user column (per_user puts it right before n_relevant)."
@@ -207,7 +210,8 @@ def compare(
         Metric columns to compare (``["ndcg@10"]``). Default: every metric column.
     user : str, optional
         Column identifying the user; values are paired on it. Default: the column
-        :func:`recframe.per_user` puts right before ``n_relevant`` (its ``user=`` column).
+        :func:`recframe.per_user` puts right before ``n_relevant`` (its ``user=`` column), or
+        the one column that is neither a key nor a metric.
     test : {"paired_t", "wilcoxon", "randomization"}, default "paired_t"
         The two-sided paired test: Student's t on the differences (needs scipy:
         ``pip install "recframe[stats]"``), the Wilcoxon signed-rank test, or the sign-flip

@@ -75,8 +75,8 @@ DEFAULTS: dict[str, Any] = {name: values[0] for name, values in CHOICES.items()}
 def describe(name: str) -> str:
     """The documentation of option `name`, as a paragraph.
 
-    >>> describe("discount").split(". ")[0]
-    'The DCG discount at rank i: log2(i + 1), or log2(max(i, 2)) as LensKit (ranks 1 and 2 both undiscounted)'
+    >>> describe("gain")
+    'The gain of a relevant item in DCG: its grade, 1, or 2**grade - 1. Items that are not relevant gain 0.'
     """
     return " ".join(TABLE[name][1].split())
 
