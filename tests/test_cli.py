@@ -6,6 +6,7 @@ scheduler would; quick cases call :func:`recframe.cli.main` in-process.
 
 from __future__ import annotations
 
+import contextlib
 import io
 import json
 import os
@@ -16,6 +17,8 @@ from pathlib import Path
 
 import polars as pl
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from polars.testing import assert_frame_equal
 
 import recframe
@@ -171,13 +174,28 @@ def test_in_process_formats_options_and_out_inference(files, tmp_path, capsys):
         (["evaluate", "recs.csv", "--truth", "truth.csv", "--relevance", "grade"], ["'grade'", "truth.csv", "--relevance rating"]),
         (["evaluate", "joined.csv", "--k", "0"], ["--k", "k=0 must be >= 1"]),
         (["evaluate", "joined.csv", "--k", "a"], ["--k", "'a' is not a whole number"]),
-        (["evaluate", "ragged.csv", "--relevance", "rating"], ["ragged.csv", "more fields"]),
+        (["evaluate", "ragged.csv", "--relevance", "rating"], ["ragged.csv, line 3: 6 field(s) where the header has 4"]),
+        (["evaluate", "truncated.csv", "--relevance", "rating"], ["truncated.csv, line 3: 3 field(s) where the header has 4", "half-written"]),
+        (["evaluate", "empty.csv"], ["empty.csv", "could not be read"]),
+        (["evaluate", "empty.parquet"], ["empty.parquet", "could not be read"]),
+        (["evaluate", "joined.csv", "--k", "5,,10"], ["--k", "empty cut-off"]),
+        (["evaluate", "joined.csv", "--precision", "100000000000000000000"], ["--precision", "from 0 to 17"]),
+        (["evaluate", "joined.csv", "--out", "joined.csv"], ["--out 'joined.csv' is one of the input files"]),
+        (["evaluate", "joined.csv", "--out", "."], ["--out '.' is a folder"]),
     ],
-    ids=["missing-file", "missing-column", "k-zero", "k-not-a-number", "malformed-csv"],
+    ids=[
+        "missing-file", "missing-column", "k-zero", "k-not-a-number", "malformed-csv", "truncated-csv", "empty-csv",
+        "empty-parquet", "k-empty-part", "huge-precision", "out-is-input", "out-is-folder",
+    ],
 )
 def test_bad_input_exits_2_with_one_line(files, args, fragments):
     (files / "ragged.csv").write_text("user_id,item_id,rank,rating\n1,10,1,5\n1,11,2,4,9,9\n")
+    (files / "truncated.csv").write_text("user_id,item_id,rank,rating\n1,10,1,5\n2,11,2\n")
+    (files / "empty.csv").write_text("")
+    (files / "empty.parquet").write_bytes(b"")
+    before = (files / "joined.csv").read_bytes()
     assert_usage_error(run(*args, cwd=files), *fragments)
+    assert (files / "joined.csv").read_bytes() == before  # no input overwritten
 
 
 def test_failing_run_leaves_no_file_and_keeps_the_old_one(files, tmp_path):
@@ -332,3 +350,46 @@ def test_cli_words_translates_hints():
     assert cli.cli_words("Hint: pass check_duplicates=False.") == "Hint: pass --no-check-duplicates."
     # before the hint, "user=1" is a column and a value: left alone
     assert cli.cli_words("user=1 has 2 rows. Hint: x") == "user=1 has 2 rows. Hint: x"
+
+
+GOOD_CSV = "user_id,item_id,rank,rating\n1,10,1,5\n1,11,2,3\n2,10,1,4\n2,12,,5\n"
+
+
+@settings(max_examples=30, deadline=None)
+@given(
+    mutation=st.sampled_from(["short-row", "long-row", "text-rank", "cut-mid-line", "empty", "garbage-parquet", "header-only-rank"]),
+    line=st.integers(1, 4),
+)
+def test_malformed_files_exit_2_with_one_line_and_no_output(tmp_path_factory, mutation, line):
+    """The CLI half of the adversarial suite: whatever is wrong with a file, exit 2, exactly one
+    line on stderr naming the file, and no output file."""
+    folder = tmp_path_factory.mktemp("bad")
+    lines = GOOD_CSV.splitlines()
+    name = "recs.parquet" if mutation == "garbage-parquet" else "recs.csv"
+    if mutation == "short-row":
+        lines[line] = lines[line].rsplit(",", 1)[0]
+    elif mutation == "long-row":
+        lines[line] += ",7"
+    elif mutation == "text-rank":
+        parts = lines[line].split(",")
+        lines[line] = ",".join([parts[0], parts[1], "first", parts[3]])
+    text = "\n".join(lines) + "\n"
+    if mutation == "cut-mid-line":
+        text = text[: len(text) - 3]  # the export stopped inside the last row
+    elif mutation == "empty":
+        text = ""
+    elif mutation == "header-only-rank":
+        text = "user_id,item_id,rank,rating\n"
+    path = folder / name
+    if mutation == "garbage-parquet":
+        path.write_bytes(b"PAR1 not really parquet" * line)
+    else:
+        path.write_text(text)
+    out = folder / "metrics.csv"
+    stderr = io.StringIO()
+    with contextlib.redirect_stderr(stderr), contextlib.redirect_stdout(io.StringIO()):
+        code = cli.main(["evaluate", str(path), "--relevance", "rating", "--threshold", "4", "--out", str(out), "--quiet"])
+    lines_out = stderr.getvalue().splitlines()
+    assert code == 2, (mutation, stderr.getvalue())
+    assert len(lines_out) == 1 and lines_out[0].startswith("recframe: error: ") and name in lines_out[0], lines_out
+    assert not out.exists()

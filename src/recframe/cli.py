@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import csv
 import difflib
 import glob
 import itertools
@@ -73,6 +74,8 @@ SIDE_INPUTS: dict[str, str] = {
     "users": "the users to evaluate, one row each, with attribute columns --by may name (segment, cohort)",
     "exclude": "(user, item) pairs to leave out, e.g. the training interactions; lists are re-ranked",
 }
+# decimals shown: float64 holds about 17 significant digits, so more would show noise
+MAX_PRECISION = 17
 # CSV exports can switch from ints to floats deep into a file: look further than Polars' 100 rows
 CSV_INFER_ROWS = 10_000
 
@@ -226,10 +229,55 @@ class Source:
             return pl.scan_parquet(list(self.files))
         return pl.scan_csv(list(self.files), infer_schema_length=CSV_INFER_ROWS)
 
+    def check_rows(self) -> None:
+        """CSV only: every row must have the header's number of fields. Polars reads a short
+        row (a half-written export) as nulls, which would silently drop a relevant item."""
+        if self.reader == "csv":
+            for path in self.files:
+                _check_csv_fields(path)
+
     def describe(self) -> str:
         size = sum(os.path.getsize(f) for f in self.files)
         n = len(self.files)
         return f"{self.pattern} ({n} {self.reader} file{'s' if n > 1 else ''}, {_size(size)})"
+
+
+def _check_csv_fields(path: str) -> None:
+    """Raise UsageError at the first line of `path` whose field count is not the header's.
+
+    Lines are counted by their commas in one Polars pass; the few lines with quotes (where a
+    comma may sit inside a field) are parsed with the csv module. Blank lines are skipped, as
+    the reader skips them.
+    """
+    lines = pl.scan_csv(
+        path, has_header=False, separator="\x1f", quote_char=None, new_columns=["line"], schema={"line": pl.String}
+    ).with_row_index("number", offset=1)
+    lines = lines.filter(pl.col("line").is_not_null() & (pl.col("line").str.strip_chars() != ""))
+    rows = lines.with_columns(
+        quoted=pl.col("line").str.contains('"', literal=True),
+        fields=pl.col("line").str.count_matches(",", literal=True) + 1,
+    ).collect(engine="streaming")
+    if rows.height == 0:
+        return
+    def count(line: str) -> int:
+        return len(next(csv.reader([line])))
+    header = rows.row(0, named=True)
+    expected = count(header["line"]) if header["quoted"] else header["fields"]
+    body = rows.slice(1)
+    plain = body.filter(~pl.col("quoted") & (pl.col("fields") != expected)).head(1)
+    candidates = [(r["number"], r["line"], r["fields"]) for r in plain.iter_rows(named=True)]
+    for r in body.filter(pl.col("quoted")).iter_rows(named=True):
+        n = count(r["line"])
+        if n != expected:
+            candidates.append((r["number"], r["line"], n))
+            break
+    if candidates:
+        number, line, n = min(candidates)
+        shown = line if len(line) <= 60 else line[:57] + "..."
+        raise UsageError(
+            f"{path}, line {number}: {n} field(s) where the header has {expected} ({shown!r}). Hint: the file "
+            "looks truncated or ragged (a half-written export?): regenerate it, or fix that line."
+        )
 
 
 def _size(n_bytes: float) -> str:
@@ -295,6 +343,8 @@ def _boolean(text: str) -> bool:
 
 
 def _ks(text: str) -> list[int]:
+    if any(not part.strip() for part in text.split(",")):
+        raise argparse.ArgumentTypeError(f"{text!r} has an empty cut-off. Hint: separate cut-offs by single commas, e.g. --k 5,10,20.")
     values = []
     for part in _split(text) or [text]:
         try:
@@ -489,6 +539,18 @@ def write_atomic(path: Path, write: Callable[[Path], None]) -> None:
 
 
 def _output_format(args: argparse.Namespace) -> str:
+    if args.out:
+        # where the output goes is checked first: its folder, then what it would overwrite
+        if Path(args.out).is_dir():
+            raise UsageError(f"--out {args.out!r} is a folder. Hint: pass a file name, e.g. --out {os.path.join(args.out, 'metrics.csv')}.")
+        folder = Path(args.out).resolve().parent
+        if not folder.is_dir():
+            raise UsageError(f"--out {args.out!r}: the folder {str(folder)!r} does not exist. Hint: create it first (mkdir -p).")
+        inputs = [args.recs, *(getattr(args, name) for name in SIDE_INPUTS)]
+        for pattern in (p for p in inputs if p):
+            files = glob.glob(pattern) if glob.has_magic(pattern) else [pattern]
+            if os.path.exists(args.out) and any(os.path.exists(f) and os.path.samefile(f, args.out) for f in files):
+                raise UsageError(f"--out {args.out!r} is one of the input files ({pattern}): writing it would destroy the input. Hint: pass another --out.")
     if args.format:
         fmt = args.format
     elif args.out:
@@ -500,14 +562,8 @@ def _output_format(args: argparse.Namespace) -> str:
         fmt = "table"
     if fmt == "parquet" and not args.out:
         raise UsageError("--format parquet writes a binary file, not text for the terminal. Hint: add --out FILE.parquet.")
-    if args.out:
-        folder = Path(args.out).resolve().parent
-        if not folder.is_dir():
-            raise UsageError(f"--out {args.out!r}: the folder {str(folder)!r} does not exist. Hint: create it first (mkdir -p).")
-        if Path(args.out).is_dir():
-            raise UsageError(f"--out {args.out!r} is a folder. Hint: pass a file name, e.g. --out {os.path.join(args.out, 'metrics.csv')}.")
-    if args.precision < 0:
-        raise UsageError(f"--precision {args.precision} must be >= 0. Hint: e.g. --precision 4.")
+    if not 0 <= args.precision <= MAX_PRECISION:
+        raise UsageError(f"--precision {args.precision} must be from 0 to {MAX_PRECISION}. Hint: e.g. --precision 4.")
     return fmt
 
 
@@ -522,6 +578,8 @@ def evaluate(args: argparse.Namespace, progress: Progress) -> int:
     sides = {name: find_source(getattr(args, name), _flag(name)) for name in SIDE_INPUTS if getattr(args, name)}
     for name, source in sides.items():
         progress.stage(f"{name}: {source.describe()}")
+    for source in (recs, *sides.values()):
+        source.check_rows()
     kwargs: dict[str, Any] = {
         "k": args.k,
         "metrics": args.metrics,
