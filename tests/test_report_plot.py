@@ -171,3 +171,14 @@ def test_missing_matplotlib_names_the_extra(monkeypatch):
     monkeypatch.setitem(__import__("sys").modules, "matplotlib.pyplot", None)  # import now fails
     with pytest.raises(RecframeError, match=r'pip install "recframe\[plot\]"'):
         recframe.plot.curve(CURVE, "ndcg")
+
+
+def test_plot_compare_labels_lead_with_the_other_keys():
+    matplotlib = pytest.importorskip("matplotlib", reason="plots need matplotlib: pip install 'recframe[plot]'")
+    matplotlib.use("Agg")
+    per_user = pl.DataFrame({
+        "model": ["A", "A", "B", "B"], "segment": ["cold", "warm", "cold", "warm"], "user_id": [1, 2, 1, 2],
+        "n_relevant": [1] * 4, "rr@10": [0.5, 1.0, 1.0, 0.5],
+    })  # fmt: skip
+    fig = recframe.plot.compare(recframe.compare(per_user, by=["model", "segment"], baseline="A", test="randomization"))
+    assert [t.get_text() for t in fig.axes[0].get_yticklabels()] == ["cold / B: rr@10", "warm / B: rr@10"]

@@ -125,7 +125,8 @@ def compare(compare_frame: Any, *, ax: Any = None) -> Any:
     Returns
     -------
     matplotlib.figure.Figure
-        One horizontal row per (model, metric), labelled ``"model: metric"``: a point at
+        One horizontal row per (model, metric), labelled ``"model: metric"`` (led by the
+        other keys' values when compare had several, ``"cold / itemknn: ndcg@10"``): a point at
         ``delta`` with an error bar from ``delta_lo`` to ``delta_hi``, filled when
         ``significant`` and hollow otherwise, and a vertical line at 0.
 
@@ -148,7 +149,12 @@ def compare(compare_frame: Any, *, ax: Any = None) -> Any:
             f"compare_frame lacks the columns {missing}. Hint: pass the output of recframe.compare."
         )
     fig, (axis,) = _axes(ax, 1)
-    labels = [f"{m}: {metric}" for m, metric in df.select("model", "metric").iter_rows()]
+    # compare(by=[model, segment, ...]) puts the other keys first: they lead each label
+    strata = df.columns[: df.columns.index("baseline")]
+    labels = [
+        ", ".join(str(v) for v in row[:-2]) + (" / " if strata else "") + f"{row[-2]}: {row[-1]}"
+        for row in df.select(*strata, "model", "metric").iter_rows()
+    ]
     rows = list(range(len(df)))[::-1]  # first row at the top
     delta = df["delta"].to_numpy()
     lower = delta - df["delta_lo"].fill_null(float("nan")).to_numpy()
