@@ -193,3 +193,15 @@ def test_dask_is_refused_with_the_alternatives() -> None:
 def test_unknown_frame_type_names_what_is_accepted() -> None:
     with pytest.raises(recframe.RecframeError, match="a DuckDB relation, or a PySpark or SQLFrame DataFrame"):
         recframe.summary({"user_id": [1]})
+
+
+def test_dotted_and_backticked_column_names(engine: Constructor, request: pytest.FixtureRequest) -> None:
+    """DuckDB quotes any name; Spark and SQLFrame read a dot as a struct field: refused there."""
+    df = sample().rename({"user_id": "user.id", "item_id": "item`id"})
+    if request.node.callspec.params["engine"] == "duckdb":
+        got = to_polars(recframe.summary(engine(df), user="user.id", item="item`id", k=2, by="model"))
+        want = recframe.summary(df, user="user.id", item="item`id", k=2, by="model")
+        assert_frame_equal(got, want, rel_tol=1e-12, abs_tol=1e-12)
+    else:
+        with pytest.raises(recframe.RecframeError, match=r"column 'user.id' has a dot in its name.*Hint: rename it first"):
+            recframe.summary(engine(df), user="user.id", item="item`id", k=2, by="model")

@@ -157,3 +157,22 @@ def test_ranks_of_every_numeric_dtype(constructor, rank):
 def test_ranks_beyond_an_int64_are_refused(constructor, rank):
     with pytest.raises(recframe.RecframeError, match=r"column 'rank' \(rank=\) has 1 value\(s\) that are not whole numbers \(or exceed 2\*\*53\)"):
         to_polars(recframe.per_user(constructor(FRAME.with_columns(rank=rank)), k=2))
+
+
+def test_float32_scores_beyond_its_range(constructor):
+    # 1e39 and 2e39 both exceed float32: they tie (trec_eval reads both as infinity), ties by item
+    recs = pl.DataFrame({"user_id": [1, 1], "item_id": ["a", "b"], "score": [2e39, 1e39]})
+    truth = pl.DataFrame({"user_id": [1], "item_id": ["b"], "relevance": [1]})
+    out = recframe.per_user(constructor(recs), truth=constructor(truth), score="score", score_dtype="float32", k=2, metrics=["rr"])
+    assert to_polars(out)["rr@2"].to_list() == [1 / 2]
+
+
+def test_duckdb_relations_of_two_connections():
+    duckdb = pytest.importorskip("duckdb")
+    a, b = duckdb.connect(), duckdb.connect()
+    recs = a.from_arrow(pl.DataFrame({"user_id": [1], "item_id": ["a"], "rank": [1]}).to_arrow())
+    truth = b.from_arrow(pl.DataFrame({"user_id": [1], "item_id": ["a"], "relevance": [1]}).to_arrow())
+    with pytest.raises(recframe.RecframeError, match=r"DuckDB relations of two different connections.*Hint: create every frame from one connection"):
+        recframe.summary(recs, truth=truth, k=1)
+    a.close()
+    b.close()

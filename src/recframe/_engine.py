@@ -25,6 +25,8 @@ import narwhals as nw
 from recframe import _validate as v
 from recframe.metrics import REGISTRY, term
 from recframe.metrics._registry import NOT_RANKED, discount, position_cut
+# the largest finite float32
+FLOAT32_MAX = 3.4028234663852886e38
 GAIN = "__rf_gain"
 POS = "__rf_pos"
 IDEAL_POS = "__rf_ideal_pos"
@@ -104,7 +106,9 @@ def prepare(
     if spec.columns.score is not None:
         score = nw.col(v.SCORE).cast(nw.Float64)
         if spec.conventions.score_dtype == "float32":
-            score = score.cast(nw.Float32).cast(nw.Float64)  # compare as trec_eval does
+            # compare as trec_eval does; scores past float32's range take its largest value
+            # (trec_eval reads them as infinite: they tie either way), which no engine refuses
+            score = score.clip(-FLOAT32_MAX, FLOAT32_MAX).cast(nw.Float32).cast(nw.Float64)
         lf = lf.with_columns(score)
         eligible = ~nw.col(v.SCORE).is_null() & ~nw.col(v.SCORE).is_nan()
         if spec.selection.score_threshold is not None:

@@ -213,9 +213,36 @@ def _check_broadcast(spec: v.Spec, lf: nw.LazyFrame, truth: nw.LazyFrame) -> Non
         )
 
 
+def _engine_error(error: Exception) -> RecframeError | None:
+    """A SQL engine's refusal of the plan, in words that say what to change (None: unknown)."""
+    if "different connections" in str(error):
+        return RecframeError(
+            "the recommendations and a side frame (truth=, users= or exclude=) are DuckDB relations of two "
+            "different connections, which DuckDB cannot join. Hint: create every frame from one connection, "
+            "e.g. con.from_arrow(...) or con.sql(...) with the same con."
+        )
+    return None
+
+
+def _check_engine_names(spec: v.Spec, lf: nw.LazyFrame) -> None:
+    """Spark and SQLFrame read a dot in a column name as a struct field and a backtick as
+    quoting: such names cannot be passed through safely, so they are refused up front."""
+    if lf.implementation not in (nw.Implementation.PYSPARK, nw.Implementation.PYSPARK_CONNECT, nw.Implementation.SQLFRAME):
+        return
+    c = spec.columns
+    for name in [n for n in (c.user, c.item, c.rank, c.score, c.relevance, *c.by) if n is not None]:
+        if "." in name or "`" in name:
+            raise RecframeError(
+                f"column {name!r} has a {'dot' if '.' in name else 'backtick'} in its name, which "
+                f"{_frames.engine_name(lf)} reads as {'a struct field' if '.' in name else 'quoting'}. "
+                f"Hint: rename it first, e.g. df.withColumnRenamed({name!r}, {name.replace('.', '_').replace('`', '')!r})."
+            )
+
+
 def _plan(frame: Any, kwargs: dict[str, Any]) -> tuple[nw.LazyFrame, v.Spec, _frames.Kind]:
     spec = v.check_arguments(**kwargs)
     lf, kind = _frames.to_lazy(frame, "frame", sorted_key=spec.columns.user if not spec.columns.by else None)
+    _check_engine_names(spec, lf)
     schema = _frames.schema_of(lf, "frame")
     recs_schema = dict(schema)
     user_key = [("user", spec.columns.user)] if spec.columns.user is not None else []
@@ -277,7 +304,16 @@ def _plan(frame: Any, kwargs: dict[str, Any]) -> tuple[nw.LazyFrame, v.Spec, _fr
 
             return nw.from_native(native.map_batches(checked, schema=native.collect_schema(), streamable=False))
 
-    return _engine.per_user_plan(lf, truth_lf, spec, check, users_lf, exclude_lf), spec, kind
+    try:
+        plan = _engine.per_user_plan(lf, truth_lf, spec, check, users_lf, exclude_lf)
+    except RecframeError:
+        raise
+    except Exception as error:  # a SQL engine refusing the plan while it is built or checked
+        known = _engine_error(error) if kind == "engine" else None
+        if known is None:
+            raise
+        raise known from None
+    return plan, spec, kind
 
 
 def _user_column(lf: nw.LazyFrame, spec: v.Spec) -> nw.LazyFrame:
