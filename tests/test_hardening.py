@@ -176,3 +176,10 @@ def test_duckdb_relations_of_two_connections():
         recframe.summary(recs, truth=truth, k=1)
     a.close()
     b.close()
+
+
+def test_missing_column_hint_never_proposes_a_column_in_use():
+    df = pl.DataFrame({"user_id": [1], "item_id": ["a"], "rank": [1], "grade": [1]})
+    # "rnk" is closest to "rank", which rank= already uses: the hint proposes the free column
+    with pytest.raises(recframe.RecframeError, match=r"Hint: pass relevance=\"grade\"\.$"):
+        recframe.summary(df, relevance="rnk")

@@ -154,7 +154,7 @@ def _metrics(metrics: Any) -> tuple[str, ...]:
         raise _fail(f"metrics={metrics!r} is not a metric name or a list of them.", f'e.g. metrics=["ndcg", "recall"]; known: {", ".join(REGISTRY)}.')
     names = [metrics] if isinstance(metrics, str) else list(metrics)
     if not names:
-        raise _fail("metrics=[] is empty.", f"pass None for all, or some of {list(REGISTRY)}.")
+        raise _fail("metrics=[] is empty.", f"pass metrics=None for all, or some of {list(REGISTRY)}.")
     for name in names:
         if name not in REGISTRY:
             close = difflib.get_close_matches(str(name), REGISTRY, n=1)
@@ -347,8 +347,8 @@ def classify_keys(
 
 
 def _missing(arg: str, name: str, columns: Sequence[str], unclaimed: Sequence[str], label: str) -> RecframeError:
-    # suggest a column: a close spelling, else the only one no other argument uses
-    close = difflib.get_close_matches(name, columns, n=1) or (list(unclaimed) if len(unclaimed) == 1 else [])
+    # suggest a column no other argument uses: a close spelling, else the only one left
+    close = difflib.get_close_matches(name, unclaimed, n=1) or (list(unclaimed) if len(unclaimed) == 1 else [])
     hint = f'pass {arg}="{close[0]}".' if close else f"pass {arg}= with one of the columns there are."
     if arg == "user":
         hint += " For a frame that is a single list, pass user=None."
