@@ -220,7 +220,7 @@ def test_write_atomic_removes_the_temporary_file_on_failure(tmp_path):
         path.write_text("half")
         raise OSError("disk full")
 
-    with pytest.raises(OSError, match="disk full"):
+    with pytest.raises(cli.UsageError, match=r"--out .*out\.csv': could not write it \(disk full\)"):
         cli.write_atomic(target, half_write)
     assert list(tmp_path.iterdir()) == []
     cli.write_atomic(target, lambda path: path.write_text("whole"))
@@ -393,3 +393,16 @@ def test_malformed_files_exit_2_with_one_line_and_no_output(tmp_path_factory, mu
     assert code == 2, (mutation, stderr.getvalue())
     assert len(lines_out) == 1 and lines_out[0].startswith("recframe: error: ") and name in lines_out[0], lines_out
     assert not out.exists()
+
+
+def test_a_failed_write_is_blamed_on_the_output(files, tmp_path, monkeypatch):
+    def full(path: Path) -> None:
+        raise OSError(28, "No space left on device")
+
+    stderr = io.StringIO()
+    monkeypatch.setattr(pl.DataFrame, "write_parquet", lambda self, path: full(path))
+    with contextlib.redirect_stderr(stderr):
+        code = cli.main(["evaluate", str(files / "joined.csv"), "--relevance", "rating", "--by", "model", "--out", str(tmp_path / "m.parquet"), "--quiet"])
+    assert code == 2
+    assert "--out" in stderr.getvalue() and "No space left on device" in stderr.getvalue() and "joined.csv" not in stderr.getvalue()
+    assert list(tmp_path.iterdir()) == []  # no temporary file left behind

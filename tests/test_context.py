@@ -183,3 +183,24 @@ def test_key_errors_name_where_they_looked(constructor, by, message):
     users = USERS.with_columns(model=pl.lit("A"))
     with pytest.raises(recframe.RecframeError, match=message):
         recframe.summary(constructor(recs), truth=constructor(TRUTH), users=constructor(users), by=by)
+
+
+def test_model_fold_and_segment_together(constructor):
+    """All three kinds of key in one call. Per (model, fold, user), as in test_model_and_truth_keys:
+    A,1,u1 recall@2 1; A,1,u2 0; A,2,u1 1/2; B,1,u1 0; B,1,u2 0; B,2,u1 0.
+    u1 is warm, u2 cold, so each (model, fold, segment) group holds one user."""
+    out = recframe.summary(constructor(RECS), truth=constructor(TRUTH), users=constructor(USERS),
+                           k=2, metrics=["recall"], by=["model", "fold", "segment"])  # fmt: skip
+    assert rows(out, "model", "fold", "segment", "n_users", "n_unranked", "recall@2") == [
+        ("A", 1, "cold", 1, 1, 0.0),
+        ("A", 1, "warm", 1, 0, 1.0),
+        ("A", 2, "warm", 1, 0, 1 / 2),
+        ("B", 1, "cold", 1, 1, 0.0),
+        ("B", 1, "warm", 1, 0, 0.0),
+        ("B", 2, "warm", 1, 1, 0.0),
+    ]
+    # the per-user frame carries the keys in by order, then the user
+    per_user = to_polars(recframe.per_user(constructor(RECS), truth=constructor(TRUTH), users=constructor(USERS),
+                                           k=2, metrics=["recall"], by=["segment", "model", "fold"]))  # fmt: skip
+    assert per_user.columns[:4] == ["segment", "model", "fold", "user_id"]
+    assert per_user.height == 6

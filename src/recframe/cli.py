@@ -44,6 +44,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
 
+import narwhals as nw
 import polars as pl
 
 import recframe
@@ -533,6 +534,13 @@ def write_atomic(path: Path, write: Callable[[Path], None]) -> None:
         write(temporary)
         os.chmod(temporary, 0o666 & ~_umask())  # the permissions a plain open() would give, not 0600
         os.replace(temporary, path)
+    except OSError as error:
+        temporary.unlink(missing_ok=True)
+        # the output could not be written (a full disk, a read-only folder): say so, not "check the input"
+        raise UsageError(
+            f"--out {str(path)!r}: could not write it ({error.strerror or error}); the previous file, if any, is "
+            "untouched. Hint: check the free space and permissions of its folder."
+        ) from None
     except BaseException:
         temporary.unlink(missing_ok=True)
         raise
@@ -752,7 +760,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _fail(str(error), EXIT_USAGE, debug)
     except RecframeError as error:
         return _fail(f"{where}: {cli_words(str(error))}", EXIT_USAGE, debug)
-    except pl.exceptions.PolarsError as error:
+    except (pl.exceptions.PolarsError, nw.exceptions.NarwhalsError) as error:
         # a malformed CSV or parquet file, or files that do not fit together, found while reading
         return _fail(
             f"could not read or evaluate {where}: {_polars_message(error)} Hint: check that the files are "
