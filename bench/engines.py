@@ -43,10 +43,10 @@ import shutil
 import subprocess
 import sys
 import tempfile
-import textwrap
 from pathlib import Path
 
-PER_USER, N_HIT, N_MISS = 100, 10, 10
+from run import N_MISS, N_RECS as PER_USER, build  # the same frame as bench/run.py
+
 ROWS_PER_PART = 1_000_000
 MODELS = ("als", "itemknn", "popular")
 CALL = 'k=[5, 10, 20], metrics=["precision", "recall", "ndcg", "ap", "rr"]'
@@ -69,31 +69,6 @@ TARGETS = {
 # ---------------------------------------------------------------------------- data
 
 
-def _part(users: int, first_user: int, seed: int) -> dict:
-    """One part of the long frame as numpy columns: `users` users x 110 rows."""
-    import numpy as np
-
-    rng = np.random.default_rng(seed)
-    width = PER_USER + N_MISS
-    prime = 1_000_003  # items = (offset + j * stride) mod prime: distinct within a user
-    offset = rng.integers(0, prime, size=(users, 1))
-    stride = rng.integers(1, prime, size=(users, 1))
-    item = (offset + np.arange(width) * stride) % prime
-    hit_slots = np.argpartition(rng.random((users, PER_USER)), N_HIT, axis=1)[:, :N_HIT]
-    relevant = np.zeros((users, width), dtype=bool)
-    np.put_along_axis(relevant, hit_slots, True, axis=1)
-    relevant[:, PER_USER:] = True
-    grade = rng.integers(1, 6, size=(users, width)).astype(np.float64)
-    position = np.broadcast_to(np.arange(1, width + 1), (users, width))
-    return {
-        "user_id": np.repeat(np.arange(first_user, first_user + users, dtype=np.int64), width),
-        "item_id": item.ravel().astype(np.int64),
-        "position": position.ravel(),
-        "relevant": relevant.ravel(),
-        "grade": grade.ravel(),
-    }
-
-
 def write_data(folder: Path, rows: int) -> Path:
     """The three inputs of one size under folder/rows-N (reused when complete)."""
     import polars as pl
@@ -107,15 +82,13 @@ def write_data(folder: Path, rows: int) -> Path:
     width = PER_USER + N_MISS
     users = max(1, rows // width)
     per_part = max(1, ROWS_PER_PART // width)
+
+    def long_part(first: int, n: int, seed: int) -> pl.DataFrame:
+        # bench/run.py's frame, its users numbered from `first`
+        return build(n, seed=seed).with_columns(pl.col("user_id") + first)
+
     for i, first in enumerate(range(0, users, per_part)):
-        c = _part(min(per_part, users - first), first, seed=i)
-        recommended = c["position"] <= PER_USER
-        base = pl.DataFrame({
-            "user_id": c["user_id"],
-            "item_id": c["item_id"],
-            "rank": pl.Series(c["position"], dtype=pl.Int64).set(pl.Series(~recommended), None),
-            "relevance": pl.Series(c["grade"]).set(pl.Series(~c["relevant"]), None),
-        })
+        base = long_part(first, min(per_part, users - first), seed=i)
         base.write_parquet(root / "long" / f"part-{i:04d}.parquet")
         # scores: distinct and falling with the position, so score= gives back the same ranks
         base.filter(pl.col("rank").is_not_null()).select(
@@ -128,15 +101,8 @@ def write_data(folder: Path, rows: int) -> Path:
     model_users = max(1, users // len(MODELS))
     for m, model in enumerate(MODELS):
         for i, first in enumerate(range(0, model_users, per_part)):
-            c = _part(min(per_part, model_users - first), first, seed=1000 * (m + 1) + i)
-            recommended = c["position"] <= PER_USER
-            pl.DataFrame({
-                "model": model,
-                "user_id": c["user_id"],
-                "item_id": c["item_id"],
-                "rank": pl.Series(c["position"], dtype=pl.Int64).set(pl.Series(~recommended), None),
-                "relevance": pl.Series(c["grade"]).set(pl.Series(~c["relevant"]), None),
-            }).write_parquet(root / "models" / f"part-{m}-{i:04d}.parquet")
+            part = long_part(first, min(per_part, model_users - first), seed=1000 * (m + 1) + i)
+            part.select(pl.lit(model).alias("model"), *part.columns).write_parquet(root / "models" / f"part-{m}-{i:04d}.parquet")
     (root / "done").touch()
     return root
 
