@@ -273,7 +273,9 @@ def _plan(frame: Any, kwargs: dict[str, Any]) -> tuple[nw.LazyFrame, v.Spec, _fr
     if kwargs["exclude"] is not None:
         exclude_lf, _ = _side_frame(kwargs["exclude"], "exclude", lf, [*user_key, ("item", spec.columns.item)])
     lf, truth_lf, users_lf, exclude_lf = _align_join_keys(spec, lf, recs_schema, truth_lf, users_lf, exclude_lf)
-    if truth_lf is not None and spec.columns.model_keys:
+    if truth_lf is not None and spec.columns.model_keys and (kind != "engine" or lf.implementation is nw.Implementation.DUCKDB) and kind != "polars-lazy":
+        # cheap where the data are in memory or in DuckDB; a LazyFrame or a Spark job would pay
+        # a pass over the data before the plan even starts, so there it is not checked
         _check_broadcast(spec, lf, truth_lf)
     key_schema = {**schema, **{b: users_schema[b] for b in attr}} if users_schema else schema
     v.check_dtypes(key_schema, spec)
