@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import math
 
 import numpy as np
@@ -13,7 +14,18 @@ import recframe
 from recframe import RecframeError
 from recframe.data import load_sample
 
-scipy_stats = pytest.importorskip("scipy.stats")
+
+
+# compare's default test (paired t) and ci_method="t" need scipy: only those tests skip without it
+needs_scipy = pytest.mark.skipif(
+    importlib.util.find_spec("scipy") is None, reason="the t distribution needs scipy: pip install 'recframe[stats]'"
+)
+
+
+@pytest.fixture
+def scipy_stats():
+    """scipy.stats, for the two tests that check against it (skipped without the stats extra)."""
+    return pytest.importorskip("scipy.stats", reason="the t distribution needs scipy: pip install 'recframe[stats]'")
 
 # Two models, three users; user 3 has no relevant item (skipped under empty_users="skip").
 #   model A: user 1 hit at rank 1 (rr@2 = 1), user 2 hit at rank 2 (rr@2 = 1/2)
@@ -40,7 +52,7 @@ def in_sql_engine(frame) -> bool:
     return type(frame).__module__.split(".")[0] == "duckdb"
 
 
-def test_summary_ci_columns_and_hand_values(constructor):
+def test_summary_ci_columns_and_hand_values(constructor, scipy_stats):
     frame = constructor(FRAME)
     if in_sql_engine(frame):
         with pytest.raises(recframe.RecframeError, match="ci= resamples the per-user values in Python.*DuckDB"):
@@ -143,6 +155,7 @@ def test_compare_hand_worked(constructor):
     assert (b["significant"], c["significant"]) == (False, False)
 
 
+@needs_scipy
 def test_compare_columns_and_types():
     out = recframe.compare(PER_USER, baseline="A")
     assert out.columns == [
@@ -155,7 +168,7 @@ def test_compare_columns_and_types():
 
 
 @pytest.mark.parametrize("test", ["paired_t", "wilcoxon", "randomization"])
-def test_compare_p_values_are_the_stats_tests_with_holm(test):
+def test_compare_p_values_are_the_stats_tests_with_holm(test, scipy_stats):
     recs, truth = load_sample()
     per_user = recframe.per_user(recs, truth=truth, k=[5, 10], metrics=["ndcg", "ap"], score="score",
                                  relevance="rating", threshold=4, by="model")  # fmt: skip
@@ -182,6 +195,7 @@ def test_compare_p_values_are_the_stats_tests_with_holm(test):
     assert out["significant"].all()
 
 
+@needs_scipy
 def test_compare_means_equal_summary_means():
     recs, truth = load_sample()
     kw = dict(truth=truth, k=10, metrics=["precision", "ndcg"], score="score", relevance="rating", threshold=4,
@@ -194,6 +208,7 @@ def test_compare_means_equal_summary_means():
         assert row["model_mean"] == pytest.approx(means["personal"])
 
 
+@needs_scipy
 def test_compare_namespace_computes_per_user_first():
     recs, truth = load_sample()
     kw = dict(truth=truth, k=10, metrics=["ndcg"], score="score", relevance="rating", threshold=4)

@@ -209,9 +209,21 @@ def test_pandas_round_trip_keeps_id_types():
     assert_frame_equal(polars_out, pl.from_pandas(out), rel_tol=1e-12, abs_tol=1e-12)
 
 
-def test_namespace_registration_is_idempotent():
-    recframe.register()
-    assert pl.DataFrame.recmetrics is recframe.RecMetrics
+def test_namespace_registration_is_idempotent(monkeypatch):
+    """register() again adds nothing: each owner's namespace is registered once (a second
+    registration would warn about overriding, and pandas would build the accessor twice)."""
+    import warnings
+
+    calls: list[str] = []
+    monkeypatch.setattr(pd.api.extensions, "register_dataframe_accessor", lambda name: calls.append(f"pandas {name}"))
+    monkeypatch.setattr(pl.api, "register_dataframe_namespace", lambda name: calls.append(f"polars {name}"))
+    monkeypatch.setattr(pl.api, "register_lazyframe_namespace", lambda name: calls.append(f"lazy {name}"))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        recframe.register()
+    assert calls == []  # already registered on import: nothing registered again
+    for owner in (pl.DataFrame, pl.LazyFrame, pd.DataFrame):
+        assert owner.recmetrics is recframe.RecMetrics
 
 
 def test_truth_users_count_without_by_even_when_nothing_was_recommended():

@@ -225,3 +225,26 @@ def test_categorical_ids_give_the_same_numbers(case: tuple[pl.DataFrame, dict[st
         plain.with_columns(pl.col("user_id").cast(pl.String)),
         rel_tol=1e-12, abs_tol=1e-12,  # parallel sums may differ in the last ulp
     )
+
+
+def test_the_reference_covers_every_metric_and_convention():
+    """The property tests compare the columns the reference computes: a metric or convention
+    added to recframe without a reference would go unchecked. Conventions the random frames
+    do not draw are listed with the test that checks them by hand."""
+    import inspect
+
+    from recframe.conventions import CHOICES
+    from recframe.metrics import REGISTRY
+
+    assert set(REGISTRY) <= set(reference.ALL_METRICS), set(REGISTRY) - set(reference.ALL_METRICS)
+    modelled = set(inspect.signature(reference.per_user).parameters)
+    checked_elsewhere = {
+        "idcg": "test_seed_examples / test_profiles (rectools golden)",
+        "discount": "test_profiles (lenskit golden)",
+        "rr_cutoff": "test_peers (trec_eval)",
+        "ties": "test_hardening / test_engines",
+        "score_dtype": "test_engines / test_golden (trec_eval)",
+        "unranked_users": "test_context / test_profiles",
+    }
+    missing = [name for name in CHOICES if name not in modelled and name not in checked_elsewhere]
+    assert not missing, f"conventions with no reference and no hand-worked test: {missing}"

@@ -1,6 +1,8 @@
-"""report: exact strings in each format. plot: what is drawn (lines, labels), headless."""
+"""report: exact strings in each format (the plots, which need matplotlib, are in test_plot.py)."""
 
 from __future__ import annotations
+
+import importlib.util
 
 import polars as pl
 import pytest
@@ -66,6 +68,7 @@ def test_markdown_comparison_bolds_the_best_delta_per_metric():
     assert "| B | rr@10 | 3 | 0.50 | 0.50 | **0.00** [-0.25, 0.25] |" in text
 
 
+@pytest.mark.skipif(importlib.util.find_spec("scipy") is None, reason="compare's paired t test needs scipy: pip install 'recframe[stats]'")
 def test_report_works_on_real_results_of_every_type():
     from recframe.data import load_sample
 
@@ -94,91 +97,9 @@ def test_report_needs_metric_columns():
         recframe.report(pl.DataFrame({"a": [1]}))
 
 
-# --- plots --------------------------------------------------------------------------------
-
-matplotlib = pytest.importorskip("matplotlib")
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-
-
-@pytest.fixture(autouse=True)
-def _close_figures():
-    yield
-    plt.close("all")
-
-
-CURVE = pl.DataFrame({
-    "model": ["A", "A", "A", "B", "B", "B"], "k": [1, 2, 3] * 2, "n_users": [3] * 6, "n_skipped": [0] * 6,
-    "ndcg": [0.5, 0.6, 0.7, 0.2, 0.3, 0.4], "ndcg_lo": [0.4, 0.5, 0.6, 0.1, 0.2, 0.3],
-    "ndcg_hi": [0.6, 0.7, 0.8, 0.3, 0.4, 0.5],
-    "precision": [1.0, 0.5, 0.33, 0.0, 0.5, 0.33], "recall": [0.5, 0.5, 0.5, 0.0, 0.5, 0.5],
-})  # fmt: skip
-
-
-def test_plot_curve_draws_one_line_per_model_and_shades_the_interval():
-    fig = recframe.plot.curve(CURVE, ["ndcg", "pr"])
-    ndcg, pr = fig.axes[:2]
-    assert [line.get_label() for line in ndcg.get_lines()] == ["A", "B"]
-    assert ndcg.get_lines()[1].get_ydata().tolist() == [0.2, 0.3, 0.4]
-    assert (ndcg.get_xlabel(), ndcg.get_ylabel(), ndcg.get_title()) == ("k", "ndcg", "ndcg by k")
-    assert len(ndcg.collections) == 2  # one band per model
-    assert (pr.get_xlabel(), pr.get_ylabel(), pr.get_title()) == ("recall", "precision", "precision-recall")
-    assert pr.get_lines()[0].get_xdata().tolist() == [0.5, 0.5, 0.5]
-
-
-def test_plot_curve_into_given_axes_and_lazy_input():
-    fig, ax = plt.subplots()
-    assert recframe.plot.curve(CURVE.lazy(), "ndcg", ax=ax) is fig
-    assert len(ax.get_lines()) == 2
-
-
-def test_plot_compare_marks_significance():
-    fig = recframe.plot.compare(COMPARISON)
-    (ax,) = fig.axes
-    # the first row at the top
-    assert {t.get_text(): t.get_position()[1] for t in ax.get_yticklabels()} == {"B: ndcg@10": 1, "B: rr@10": 0}
-    assert ax.get_title() == "difference from A"
-    assert [t.get_text() for t in ax.get_legend().get_texts()] == ["significant", "not significant"]
-    filled, hollow = ax.containers
-    assert filled.lines[0].get_xdata().tolist() == [0.25]
-    assert filled.lines[0].get_markerfacecolor() != "white" and hollow.lines[0].get_markerfacecolor() == "white"
-
-
-def test_plot_distribution_one_histogram_per_model():
-    per_user = pl.DataFrame({"model": ["A", "A", "B", "B"], "user_id": [1, 2, 1, 2], "rr@10": [0.5, 1.0, None, 1.0]})
-    fig = recframe.plot.distribution(per_user, "rr@10", bins=2)
-    (ax,) = fig.axes
-    assert [p.get_label() for p in ax.patches] == ["A", "B"]
-    assert [t.get_text() for t in ax.get_legend().get_texts()] == ["A", "B"]
-    assert (ax.get_xlabel(), ax.get_ylabel()) == ("rr@10", "users")
-
-
-@pytest.mark.parametrize(
-    "call, match",
-    [
-        (lambda: recframe.plot.curve(CURVE, "map"), r"metrics= names 'map'.*Hint"),
-        (lambda: recframe.plot.curve(CURVE.drop("k")), r"no column 'k'.*Hint"),
-        (lambda: recframe.plot.compare(CURVE), r"lacks the columns.*Hint"),
-        (lambda: recframe.plot.distribution(CURVE, "ap@10"), r"metric='ap@10' is not a column.*Hint"),
-    ],
-)
-def test_plot_bad_input(call, match):
-    with pytest.raises(RecframeError, match=match):
-        call()
-
-
 def test_missing_matplotlib_names_the_extra(monkeypatch):
-    monkeypatch.setitem(__import__("sys").modules, "matplotlib.pyplot", None)  # import now fails
+    # no matplotlib needed: its import is made to fail
+    monkeypatch.setitem(__import__("sys").modules, "matplotlib.pyplot", None)
+    curve = pl.DataFrame({"model": ["A"], "k": [1], "ndcg": [0.5]})
     with pytest.raises(RecframeError, match=r'pip install "recframe\[plot\]"'):
-        recframe.plot.curve(CURVE, "ndcg")
-
-
-def test_plot_compare_labels_lead_with_the_other_keys():
-    matplotlib = pytest.importorskip("matplotlib", reason="plots need matplotlib: pip install 'recframe[plot]'")
-    matplotlib.use("Agg")
-    per_user = pl.DataFrame({
-        "model": ["A", "A", "B", "B"], "segment": ["cold", "warm", "cold", "warm"], "user_id": [1, 2, 1, 2],
-        "n_relevant": [1] * 4, "rr@10": [0.5, 1.0, 1.0, 0.5],
-    })  # fmt: skip
-    fig = recframe.plot.compare(recframe.compare(per_user, by=["model", "segment"], baseline="A", test="randomization"))
-    assert [t.get_text() for t in fig.axes[0].get_yticklabels()] == ["cold / B: rr@10", "warm / B: rr@10"]
+        recframe.plot.curve(curve, "ndcg")
