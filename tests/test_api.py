@@ -249,3 +249,14 @@ def test_conventions_are_defined_once():
             assert hints[name] == kind | None, (function.__name__, name)  # typed for IDEs; None = not given
             assert f"    {name} : " in function.__doc__ or function is recframe.curve
             assert " ".join(text.split())[:40] in " ".join((function.__doc__ or "").split()) or function is recframe.curve
+
+
+def test_the_version_is_defined_once():
+    import importlib.metadata
+    import re
+    from pathlib import Path
+
+    assert re.fullmatch(r"\d+\.\d+\.\d+", recframe.__version__)
+    assert importlib.metadata.version("recframe") == recframe.__version__  # the package's metadata reads it
+    pyproject = (Path(__file__).parents[1] / "pyproject.toml").read_text()
+    assert "\nversion =" not in pyproject.split("[tool.setuptools.dynamic]")[0]  # not restated in [project]
