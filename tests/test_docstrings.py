@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import doctest
 import importlib
+import inspect
 import pkgutil
 
 import pytest
@@ -23,3 +24,43 @@ def test_docstring_examples(name):
 def test_the_api_examples_ran():
     attempted = sum(doctest.testmod(importlib.import_module(m)).attempted for m in ("recframe.api", "recframe.data"))
     assert attempted >= 8
+
+
+def _sections(doc: str) -> dict[str, list[str]]:
+    """numpydoc sections: a title line underlined with dashes, then its lines."""
+    lines = inspect.cleandoc(doc).splitlines()
+    out: dict[str, list[str]] = {}
+    current = "Summary"
+    for i, line in enumerate(lines):
+        if i + 1 < len(lines) and set(lines[i + 1].strip()) == {"-"} and len(lines[i + 1].strip()) == len(line.strip()):
+            current = line.strip()
+            out[current] = []
+        elif not (set(line.strip()) == {"-"} and i > 0 and current == lines[i - 1].strip()):
+            out.setdefault(current, []).append(line)
+    return out
+
+
+def _documented(lines: list[str]) -> list[str]:
+    """The parameter names of a Parameters section (entries at the section's indent)."""
+    names: list[str] = []
+    for line in lines:
+        if line and not line.startswith(" "):
+            head = line.split(" : ")[0].rstrip("\\\\").strip()
+            names += [n.strip() for n in head.split(",") if n.strip()]
+    return names
+
+
+PUBLIC = [
+    recframe.per_user, recframe.summary, recframe.curve, recframe.compare, recframe.report,
+    recframe.read_trec_run, recframe.read_trec_qrels,
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("function", PUBLIC, ids=lambda f: f.__name__)
+def test_parameters_sections_match_the_signatures(function):
+    """numpydoc structure: a Parameters section documenting exactly the signature's parameters,
+    in order, and Returns holding no parameter entries (as summary's ci once sat there)."""
+    sections = _sections(function.__doc__)
+    params = list(inspect.signature(function).parameters)
+    assert _documented(sections.get("Parameters", [])) == params
+    assert not set(_documented(sections.get("Returns", [])[1:])) & set(params), "a parameter is documented under Returns"

@@ -452,7 +452,21 @@ per_user.__doc__ = f"""Ranking metrics for every user (and ``by`` group): one ro
 """
 
 summary.__doc__ = f"""Mean ranking metrics by ``by`` group (one row when ``by`` is None).
-{_PARAMETERS}
+{_PARAMETERS}    ci : float, optional
+        Add an interval of each mean at this coverage (e.g. 0.95), by ``ci_method``. With it,
+        every metric column ``<col>`` is followed by ``<col>_std`` (the sample standard
+        deviation of the per-user values, ddof=1), ``<col>_lo`` and ``<col>_hi``. Without it
+        (the default) the output is the means alone.
+    ci_method : {{"bootstrap", "t"}}, default "bootstrap"
+        ``"bootstrap"``: percentile bootstrap over the counted users of each group
+        (numpy only). ``"t"``: mean -/+ t quantile x std / sqrt(n_users) (needs scipy:
+        ``pip install "recframe[stats]"``).
+    n_resamples : int, default 1000
+        Bootstrap resamples (each draws ``n_users`` users with replacement).
+    seed : int, optional
+        Seed of the bootstrap (``numpy.random.default_rng``): the same seed and data give the
+        same intervals. Groups are resampled in key order from one generator.
+
     Returns
     -------
     frame of the same type as ``frame``
@@ -469,21 +483,6 @@ summary.__doc__ = f"""Mean ranking metrics by ``by`` group (one row when ``by`` 
         ``n_users`` has its own ``n_users_<metric>`` column after ``n_users``. An empty
         input gives an empty result. Lazy in, lazy out: a LazyFrame, DuckDB relation or
         Spark/SQLFrame DataFrame comes back uncomputed.
-
-    ci : float, optional
-        Add an interval of each mean at this coverage (e.g. 0.95), by ``ci_method``. With it,
-        every metric column ``<col>`` is followed by ``<col>_std`` (the sample standard
-        deviation of the per-user values, ddof=1), ``<col>_lo`` and ``<col>_hi``. Without it
-        (the default) the output is the means alone.
-    ci_method : {{"bootstrap", "t"}}, default "bootstrap"
-        ``"bootstrap"``: percentile bootstrap over the counted users of each group
-        (numpy only). ``"t"``: mean -/+ t quantile x std / sqrt(n_users) (needs scipy:
-        ``pip install "recframe[stats]"``).
-    n_resamples : int, default 1000
-        Bootstrap resamples (each draws ``n_users`` users with replacement).
-    seed : int, optional
-        Seed of the bootstrap (``numpy.random.default_rng``): the same seed and data give the
-        same intervals. Groups are resampled in key order from one generator.
 
     See Also
     --------
