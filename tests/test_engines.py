@@ -71,7 +71,15 @@ def sqlframe_constructor() -> Constructor:
     return make
 
 
-@pytest.fixture(params=["duckdb", "spark", "sqlframe"])
+@pytest.fixture(scope="session")
+def ibis_constructor() -> Constructor:
+    ibis = pytest.importorskip("ibis", reason="Ibis is not installed: pip install 'recframe[ibis]'")
+    pytest.importorskip("duckdb", reason="Ibis's DuckDB backend needs duckdb")
+    # an in-memory table on Ibis's default backend (DuckDB): the plan compiles to its SQL
+    return lambda df: ibis.memtable(df.to_arrow())
+
+
+@pytest.fixture(params=["duckdb", "spark", "sqlframe", "ibis"])
 def engine(request: pytest.FixtureRequest) -> Constructor:
     if request.param == "duckdb":
         if "duckdb" not in BACKENDS:
@@ -84,7 +92,7 @@ ENGINE_SETTINGS = settings(max_examples=6, deadline=None, suppress_health_check=
 # random frames per engine: the same plan runs on each, so the engines that cost seconds per
 # query (Spark, and SQLFrame's SQL generation) get fewer; DuckDB also runs every
 # backend-parametrised test with the full counts
-ENGINE_EXAMPLES = {"duckdb": 6, "spark": 4, "sqlframe": 3}
+ENGINE_EXAMPLES = {"duckdb": 6, "spark": 4, "sqlframe": 3, "ibis": 4}
 
 
 def engine_settings(request: pytest.FixtureRequest) -> settings:
@@ -191,14 +199,15 @@ def test_dask_is_refused_with_the_alternatives() -> None:
 
 
 def test_unknown_frame_type_names_what_is_accepted() -> None:
-    with pytest.raises(recframe.RecframeError, match="a DuckDB relation, or a PySpark or SQLFrame DataFrame"):
+    with pytest.raises(recframe.RecframeError, match="a DuckDB relation, a PySpark or SQLFrame DataFrame, or an Ibis table"):
         recframe.summary({"user_id": [1]})
 
 
 def test_dotted_and_backticked_column_names(engine: Constructor, request: pytest.FixtureRequest) -> None:
-    """DuckDB quotes any name; Spark and SQLFrame read a dot as a struct field: refused there."""
+    """DuckDB (and Ibis on it) quotes any name; Spark and SQLFrame read a dot as a struct field:
+    refused there."""
     df = sample().rename({"user_id": "user.id", "item_id": "item`id"})
-    if request.node.callspec.params["engine"] == "duckdb":
+    if request.node.callspec.params["engine"] in ("duckdb", "ibis"):
         got = to_polars(recframe.summary(engine(df), user="user.id", item="item`id", k=2, by="model"))
         want = recframe.summary(df, user="user.id", item="item`id", k=2, by="model")
         assert_frame_equal(got, want, rel_tol=1e-12, abs_tol=1e-12)

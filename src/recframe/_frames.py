@@ -24,6 +24,8 @@ ENGINES = {
     nw.Implementation.DUCKDB: "DuckDB",
     nw.Implementation.PYSPARK: "PySpark",
     nw.Implementation.PYSPARK_CONNECT: "PySpark Connect",
+    # Ibis tables: the plan compiles to the backend's SQL (BigQuery, Snowflake, Postgres, ...)
+    nw.Implementation.IBIS: "Ibis",
     nw.Implementation.SQLFRAME: "SQLFrame",
 }
 
@@ -51,7 +53,7 @@ def _unsupported(frame: Any, arg: str) -> RecframeError:
         )
     return RecframeError(
         f"{arg} is a {name}; recframe takes a pandas DataFrame, a Polars DataFrame or LazyFrame, "
-        "a pyarrow Table, a DuckDB relation, or a PySpark or SQLFrame DataFrame. "
+        "a pyarrow Table, a DuckDB relation, a PySpark or SQLFrame DataFrame, or an Ibis table. "
         "Hint: convert it first, e.g. pl.from_pandas(...) or pl.from_arrow(...)."
     )
 

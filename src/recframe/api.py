@@ -34,7 +34,7 @@ FrameT = TypeVar("FrameT")
 _PARAMETERS = """
     Parameters
     ----------
-    frame : pandas.DataFrame, polars.DataFrame, polars.LazyFrame, pyarrow.Table, DuckDB relation, PySpark or SQLFrame DataFrame
+    frame : pandas.DataFrame, polars.DataFrame, polars.LazyFrame, pyarrow.Table, DuckDB relation, PySpark or SQLFrame DataFrame, Ibis table
         One row per (user, item): the item's rank in the user's list and its relevance. Relevant
         items that were not recommended belong in the frame too, with a null rank, or recall,
         AP and nDCG come out too high. With ``truth=``, only the recommendations.
