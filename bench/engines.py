@@ -45,7 +45,8 @@ import sys
 import tempfile
 from pathlib import Path
 
-from run import N_MISS, N_RECS as PER_USER, build  # the same frame as bench/run.py
+from run import N_MISS, build  # the same frame as bench/run.py
+from run import N_RECS as PER_USER
 
 ROWS_PER_PART = 1_000_000
 MODELS = ("als", "itemknn", "popular")

@@ -5,8 +5,9 @@ from __future__ import annotations
 import atexit
 import os
 import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import narwhals as nw
 import pandas as pd

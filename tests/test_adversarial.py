@@ -18,12 +18,12 @@ from typing import Any
 
 import polars as pl
 import pytest
-import reference
-from conftest import BACKENDS, to_polars
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 import recframe
+import reference
+from conftest import BACKENDS, to_polars
 
 SETTINGS = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 ARGUMENTS = ("user", "item", "rank", "relevance", "k", "threshold", "gain", "metrics", "truth")

@@ -8,13 +8,11 @@ import math
 import numpy as np
 import polars as pl
 import pytest
-from conftest import to_polars
 
 import recframe
+from conftest import to_polars
 from recframe import RecframeError
 from recframe.data import load_sample
-
-
 
 # compare's default test (paired t) and ci_method="t" need scipy: only those tests skip without it
 needs_scipy = pytest.mark.skipif(
@@ -276,7 +274,7 @@ def test_curve_equals_summary_at_every_k(constructor):
     assert out["k"].to_list() == list(range(1, 13)) * 2
     for k in (1, 7, 12):
         wide = recframe.summary(recs, k=k, metrics=["ndcg", "ap", "precision", "recall"], **kw)
-        long = out.filter(pl.col("k") == k).drop("k").rename(lambda c: c if "n_" in c or c == "model" else f"{c}@{k}")
+        long = out.filter(pl.col("k") == k).drop("k").rename(lambda c, k=k: c if "n_" in c or c == "model" else f"{c}@{k}")
         # the same formulas; the engine's sums may round differently (ulps)
         assert long["model"].equals(wide["model"])
         np.testing.assert_allclose(long.drop("model").to_numpy(), wide.select(long.columns).drop("model").to_numpy(), rtol=1e-12)

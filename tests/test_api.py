@@ -8,11 +8,11 @@ import pandas as pd
 import polars as pl
 import pyarrow as pa
 import pytest
-from conftest import to_polars
 from polars.testing import assert_frame_equal
 
 import recframe
 import recframe.profiles
+from conftest import to_polars
 from recframe.data import load_sample
 
 EXPECTED_PARAMETERS = [

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import polars as pl
 import pytest
-from conftest import to_polars
 
 import recframe
+from conftest import to_polars
 
 COUNTS = ["n_users", "n_skipped", "n_unranked", "n_no_relevant", "n_no_truth"]
 

@@ -45,7 +45,7 @@ def _documented(lines: list[str]) -> list[str]:
     names: list[str] = []
     for line in lines:
         if line and not line.startswith(" "):
-            head = line.split(" : ")[0].rstrip("\\\\").strip()
+            head = line.split(" : ")[0].rstrip("\\").strip()  # curve's list ends a line with a backslash
             names += [n.strip() for n in head.split(",") if n.strip()]
     return names
 

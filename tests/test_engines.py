@@ -16,13 +16,13 @@ from typing import Any
 
 import polars as pl
 import pytest
-from conftest import BACKENDS, to_polars
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from polars.testing import assert_frame_equal
-from test_properties import call_options, check_against_reference, draw_truth, long_frames, reference_per_user
 
 import recframe
+from conftest import BACKENDS, to_polars
+from test_properties import call_options, check_against_reference, draw_truth, long_frames, reference_per_user
 
 Constructor = Callable[[pl.DataFrame], Any]
 

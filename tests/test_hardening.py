@@ -8,9 +8,9 @@ import sys
 import numpy as np
 import polars as pl
 import pytest
-from conftest import to_polars
 
 import recframe
+from conftest import to_polars
 from recframe.metrics._registry import ideal_dcg_of_ones
 
 # u1: a at 1 (relevant), b at 2, c relevant but not recommended: R = 2

@@ -12,13 +12,13 @@ from typing import Any
 
 import polars as pl
 import pytest
-import reference
-from conftest import BACKENDS, to_polars
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from polars.testing import assert_frame_equal
 
 import recframe
+import reference
+from conftest import BACKENDS, to_polars
 
 SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 

@@ -9,9 +9,9 @@ import math
 
 import polars as pl
 import pytest
-from conftest import to_polars
 
 import recframe
+from conftest import to_polars
 
 log2 = math.log2
 

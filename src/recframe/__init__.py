@@ -15,10 +15,10 @@ from recframe._namespace import RecMetrics, register
 from recframe.api import per_user, summary
 from recframe.compare import compare
 from recframe.curve import curve
-from recframe.report import report
-from recframe.trec import read_trec_qrels, read_trec_run
 from recframe.errors import RecframeError
 from recframe.metrics import REGISTRY as _REGISTRY
+from recframe.report import report
+from recframe.trec import read_trec_qrels, read_trec_run
 
 #: The metric names ``metrics=`` accepts, in the default output order.
 METRICS: tuple[str, ...] = tuple(_REGISTRY)

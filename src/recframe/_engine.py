@@ -25,6 +25,7 @@ import narwhals as nw
 from recframe import _validate as v
 from recframe.metrics import REGISTRY, term
 from recframe.metrics._registry import NOT_RANKED, discount, position_cut
+
 # the largest finite float32
 FLOAT32_MAX = 3.4028234663852886e38
 GAIN = "__rf_gain"
@@ -59,6 +60,7 @@ def prepare(
     keys = list(spec.columns.list_keys)
     order_col = v.SCORE if spec.columns.score is not None else v.RANK
     order_src = spec.columns.score if spec.columns.score is not None else spec.columns.rank
+    assert order_src is not None  # check_arguments requires rank= or score=
     recs = [*_renamed_ids(frame, spec, keys), nw.col(order_src).alias(order_col)]
     lf = frame.select(*recs) if truth is not None else frame.select(*recs, nw.col(spec.columns.relevance).alias(v.REL))
     if exclude is not None:
@@ -74,7 +76,7 @@ def prepare(
             t = t.join(seen, on=[*on, v.USER, v.ITEM], how="anti")
         if users is not None:
             # users= fixes who is evaluated: the truth of anybody else is left out
-            listed = users.select(nw.col(spec.columns.user).alias(v.USER)).unique()
+            listed = users.select(nw.col(str(spec.columns.user)).alias(v.USER)).unique()  # users= needs user=
             t = t.join(listed, on=v.USER, how="semi")
         if spec.columns.model_keys:
             # every model is scored on every truth user: broadcast truth over the model keys
@@ -177,7 +179,7 @@ def user_table(lf: nw.LazyFrame, spec: v.Spec, terms: set[str], users: nw.LazyFr
     # DuckDB sums integers to INT128, which SQLFrame cannot type: cast back
     table = table.with_columns(nw.col(c).cast(nw.Int64) for c in [*sums, v.N_RANKED, v.N_JUDGED])
     if users is not None:
-        listed = users.select(nw.col(spec.columns.user).alias(v.USER), *spec.columns.attr_keys).group_by(v.USER).agg(
+        listed = users.select(nw.col(str(spec.columns.user)).alias(v.USER), *spec.columns.attr_keys).group_by(v.USER).agg(
             nw.len().alias(v.USER_ROWS), *(nw.col(a).count().alias(v.attr_count(a)) for a in spec.columns.attr_keys)
         )
         table = table.join(listed, on=v.USER, how="left")
@@ -231,7 +233,7 @@ def relevant_terms(lf: nw.LazyFrame, spec: v.Spec, terms: set[str]) -> tuple[nw.
 
 def metric_columns(spec: v.Spec) -> list[tuple[str, str, int | None]]:
     """(output column, metric name, k) in output order."""
-    out = []
+    out: list[tuple[str, str, int | None]] = []
     for name in spec.selection.metrics:
         metric = REGISTRY[name]
         if metric.bare:
@@ -294,7 +296,8 @@ def per_user_plan(
     )
     if spec.columns.attr_keys:
         # user attributes (segment, cohort) from users=, one row per user (checked)
-        attrs = users.select(nw.col(spec.columns.user).alias(v.USER), *spec.columns.attr_keys)  # type: ignore[union-attr]
+        assert users is not None  # attribute keys come from users=
+        attrs = users.select(nw.col(str(spec.columns.user)).alias(v.USER), *spec.columns.attr_keys)
         out = out.join(attrs, on=v.USER, how="left")
         out = out.select(*spec.columns.by, *(c for c in out.columns if c not in spec.columns.by))
     return out

@@ -108,7 +108,9 @@ def to_lazy(frame: Any, arg: str, sorted_key: str | None = None) -> tuple[nw.Laz
         # pandas' missing-value marker in float columns is NaN: it becomes null here
         return nw.from_native(_flag_sorted(_from_pandas(frame, arg), sorted_key).lazy()), "pandas"
     if isinstance(frame, pa.Table):
-        return nw.from_native(_flag_sorted(pl.from_arrow(frame), sorted_key).lazy()), "pyarrow"
+        table = pl.from_arrow(frame)
+        assert isinstance(table, pl.DataFrame)  # a Table (not an Array) gives a DataFrame
+        return nw.from_native(_flag_sorted(table, sorted_key).lazy()), "pyarrow"
     if type(frame).__module__.split(".")[0] == "dask":
         raise _unsupported(frame, arg)
     try:

@@ -8,16 +8,16 @@ from __future__ import annotations
 
 import functools
 import inspect
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import pandas as pd
 import polars as pl
 
-from recframe.errors import RecframeError
-
 from recframe import api
 from recframe.compare import compare as compare_per_user
 from recframe.curve import curve
+from recframe.errors import RecframeError
 from recframe.stats import Correction, Test
 
 

@@ -138,6 +138,7 @@ def _ks(k: Any) -> tuple[int, ...]:
     for v in values:
         if isinstance(v, bool) or not isinstance(v, numbers.Integral):
             raise _fail(f"k={v!r} is not an int.", "pass a positive int or a list of them, e.g. k=[5, 10].")
+        v = int(v)
         if v <= 0:
             raise _fail(f"k={v!r} must be >= 1.", "k is the length of the list cut, e.g. k=10.")
         if v > 2**63 - 1:
@@ -419,9 +420,9 @@ def join_dtypes(column: str, dtypes: dict[str, Any]) -> Any:
     distinct = list(dict.fromkeys(str(d) for d in dtypes.values()))
     if len(distinct) == 1:
         return None
-    kinds = {label: _kind(dtype) for label, dtype in dtypes.items()}
-    if None not in kinds.values() and len(set(kinds.values())) == 1:
-        return _CAST_TO[next(iter(kinds.values()))]
+    kinds = {_kind(dtype) for dtype in dtypes.values()}
+    if len(kinds) == 1 and (kind := kinds.pop()) is not None:
+        return _CAST_TO[kind]
     (a, da), (b, db) = [(label, dtypes[label]) for label in dtypes if str(dtypes[label]) in distinct[:2]][:2]
     raise _fail(
         f"column {column!r} holds {da} in {a} but {db} in {b}; the frames are joined on it, so values such "
@@ -563,7 +564,7 @@ def check_user_table(table: nw.LazyFrame | nw.DataFrame, spec: Spec) -> None:
         )
     for flag, arg, name, what in (
         (BAD_REL, "relevance", spec.columns.relevance, "NaN or infinite"),
-        (BAD_SCORE, "score", spec.columns.score, "NaN"),
+        (BAD_SCORE, "score", spec.columns.score or "", "NaN"),
     ):
         if total.get(flag):
             raise _fail(

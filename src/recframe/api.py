@@ -9,9 +9,8 @@ from typing import Any, TypeVar
 import narwhals as nw
 import polars as pl
 
-from recframe import _engine, _frames, _intervals
+from recframe import _engine, _frames, _intervals, conventions, profiles
 from recframe import _validate as v
-from recframe import conventions, profiles
 from recframe.conventions import (
     DEFAULTS,
     IDCG,
@@ -20,8 +19,8 @@ from recframe.conventions import (
     EmptyUsers,
     Gain,
     PrecisionDenominator,
-    RecallDenominator,
     RankGaps,
+    RecallDenominator,
     ScoreDtype,
     Ties,
     UnrankedUsers,
@@ -246,7 +245,7 @@ def _plan(frame: Any, kwargs: dict[str, Any]) -> tuple[nw.LazyFrame, v.Spec, _fr
     schema = _frames.schema_of(lf, "frame")
     recs_schema = dict(schema)
     user_key = [("user", spec.columns.user)] if spec.columns.user is not None else []
-    ordering = ("score", spec.columns.score) if spec.columns.score is not None else ("rank", spec.columns.rank)
+    ordering = ("score", spec.columns.score) if spec.columns.score is not None else ("rank", str(spec.columns.rank))
     users_lf = exclude_lf = truth_lf = None
     users_schema = truth_schema = None
     if kwargs["users"] is not None:
@@ -272,7 +271,9 @@ def _plan(frame: Any, kwargs: dict[str, Any]) -> tuple[nw.LazyFrame, v.Spec, _fr
     spec = dataclasses.replace(spec, columns=columns)
     if kwargs["exclude"] is not None:
         exclude_lf, _ = _side_frame(kwargs["exclude"], "exclude", lf, [*user_key, ("item", spec.columns.item)])
-    lf, truth_lf, users_lf, exclude_lf = _align_join_keys(spec, lf, recs_schema, truth_lf, users_lf, exclude_lf)
+    aligned, truth_lf, users_lf, exclude_lf = _align_join_keys(spec, lf, recs_schema, truth_lf, users_lf, exclude_lf)
+    assert aligned is not None
+    lf = aligned
     if truth_lf is not None and spec.columns.model_keys and (kind != "engine" or lf.implementation is nw.Implementation.DUCKDB) and kind != "polars-lazy":
         # cheap where the data are in memory or in DuckDB; a LazyFrame or a Spark job would pay
         # a pass over the data before the plan even starts, so there it is not checked

@@ -50,9 +50,9 @@ import polars as pl
 import recframe
 from recframe import _validate
 from recframe.conventions import CHOICES, DEFAULTS, TABLE, describe
-from recframe.profiles import PROFILES
 from recframe.data import load_sample
 from recframe.errors import RecframeError
+from recframe.profiles import PROFILES
 
 EXIT_OK, EXIT_FAILURE, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
 
@@ -314,7 +314,7 @@ def find_source(pattern: str, label: str) -> Source:
         )
     if len(readers) > 1:
         raise UsageError(f"{label} {pattern!r} matches both parquet and CSV files. Hint: narrow the glob to one of them.")
-    return Source(pattern, tuple(files), readers.pop())
+    return Source(pattern, tuple(files), str(readers.pop()))  # (None was ruled out above)
 
 
 # ---------------------------------------------------------------------------- parsing
@@ -323,7 +323,7 @@ def find_source(pattern: str, label: str) -> Source:
 class _Parser(argparse.ArgumentParser):
     """argparse with one-line errors that raise instead of printing usage and exiting."""
 
-    def error(self, message: str) -> Any:  # type: ignore[override]
+    def error(self, message: str) -> Any:
         if message.startswith("unrecognized arguments"):
             message += ". Hint: quote globs ('exports/*.parquet') so that recframe expands them, not the shell."
         if "Hint:" not in message:
@@ -522,7 +522,7 @@ def _umask() -> int:
     return mask
 
 
-def write_atomic(path: Path, write: Callable[[Path], None]) -> None:
+def write_atomic(path: Path, write: Callable[[Path], object]) -> None:
     """Call ``write(temporary_path)`` on a temporary file beside `path`, then rename it to `path`.
 
     A reader (or the next scheduled job) sees the old file or the complete new one, never a part;
@@ -600,7 +600,8 @@ def evaluate(args: argparse.Namespace, progress: Progress) -> int:
     }
     function = recframe.per_user if args.per_user else recframe.summary
     with progress.running("reading and evaluating"):
-        plan = function(recs.scan(), **{name: source.scan() for name, source in sides.items()}, **kwargs)
+        side_frames: dict[str, Any] = {name: source.scan() for name, source in sides.items()}
+        plan = function(recs.scan(), **side_frames, **kwargs)
         table = plan.collect(engine="streaming")
     if not args.out:
         sys.stdout.write(render(table, fmt, args.precision))
@@ -674,19 +675,19 @@ def _schema_rows(label: str, source: Source, roles: dict[str, str | None], progr
     for name, dtype in columns.items():
         print(f"  {name:<{width}}  {str(dtype):<{dwidth}}  {used.get(name, '-')}")
     hints = []
-    for role, name in roles.items():
-        if name is None or name in columns:
+    for role, wanted in roles.items():
+        if wanted is None or wanted in columns:
             continue
         guess = _guess(role, list(columns), set(used))
         maybe = f" (maybe {_flag(role)} {shlex.quote(guess)})" if guess else ""
         if role == "rank":
             score = _guess("score", list(columns), set(used))
             maybe = f" (maybe --score {shlex.quote(score)})" if score and not guess else maybe
-            hints.append(f"{label} has no {name!r} column: pass --rank COLUMN or --score COLUMN{maybe}.")
+            hints.append(f"{label} has no {wanted!r} column: pass --rank COLUMN or --score COLUMN{maybe}.")
         elif role == "user":
-            hints.append(f"{label} has no {name!r} column: pass --user COLUMN{maybe}, or --no-user if the file is one list.")
+            hints.append(f"{label} has no {wanted!r} column: pass --user COLUMN{maybe}, or --no-user if the file is one list.")
         else:
-            hints.append(f"{label} has no {name!r} column: pass {_flag(role)} COLUMN{maybe}.")
+            hints.append(f"{label} has no {wanted!r} column: pass {_flag(role)} COLUMN{maybe}.")
     return columns, hints
 
 

@@ -89,7 +89,7 @@ def _rows(
     user: str,
     metrics: list[str],
     test: str,
-    correction: str | None,
+    correction: Correction | None,
     alpha: float,
     n_resamples: int,
     seed: Any,
@@ -298,8 +298,9 @@ def compare(
     user = _user(schema, user, keys)
     chosen = _check_columns(schema, keys, user, metrics)
     key_dtype = schema[keys[0]]
+    columns: list[tuple[str, Any]] = [(k, schema[k]) for k in keys[1:]]
     out_schema = pl.Schema(
-        [(k, schema[k]) for k in keys[1:]]
+        columns
         + [("baseline", key_dtype), ("model", key_dtype), ("metric", pl.String)]
         + [(c, pl.Int64) for c in ("n_pairs", "n_dropped_baseline", "n_dropped_model")]
         + [(c, pl.Float64) for c in COLUMNS[6:-1]]

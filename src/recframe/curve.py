@@ -15,10 +15,10 @@ from recframe.conventions import (
     EmptyUsers,
     Gain,
     PrecisionDenominator,
+    RankGaps,
     RecallDenominator,
     ScoreDtype,
     Ties,
-    RankGaps,
     UnrankedUsers,
 )
 from recframe.errors import RecframeError
@@ -134,7 +134,7 @@ n_resamples, seed
         metrics = [m for m in REGISTRY if (chosen is None or m in chosen.metrics) and m not in no_cutoff]
     names = list(metrics)
     flat = [m for m in names if m in no_cutoff]
-    if flat:
+    if flat and chosen is not None:  # (no_cutoff is empty without a known profile)
         raise RecframeError(
             f"profile={profile!r}: {chosen.peer} has {flat[0]!r} without a cut-off only, so it has no "
             f"curve over k. Hint: leave {flat[0]!r} out of metrics, or use profile=\"recframe\"."
@@ -142,7 +142,7 @@ n_resamples, seed
     names += [m for m in PR_METRICS if m not in names]
     wide = api.summary(frame, k=list(range(1, k_max + 1)), metrics=names, **options)
 
-    lf = nw.from_native(wide)
+    lf = nw.from_native(wide, pass_through=False)  # type: ignore[call-overload]
     columns = lf.columns
     keys = columns[: columns.index("n_users")]
     counts = [c for c in columns if _validate.is_count_column(c)]

@@ -131,8 +131,8 @@ def resolve(profile: Any, explicit: dict[str, Any], metrics: Any) -> tuple[dict[
     stays None (all) for the recframe profile, else defaults to the peer's.
     """
     if not isinstance(profile, str) or profile not in PROFILES:
-        names = ", ".join(f'"{p}"' for p in PROFILES)
-        raise RecframeError(f"profile={profile!r} is not a known profile. Hint: choose one of {names}.")
+        known = ", ".join(f'"{p}"' for p in PROFILES)
+        raise RecframeError(f"profile={profile!r} is not a known profile. Hint: choose one of {known}.")
     chosen = PROFILES[profile]
     given = {name: value for name, value in explicit.items() if value is not None}
     options = {**chosen.options, **given}
@@ -142,7 +142,7 @@ def resolve(profile: Any, explicit: dict[str, Any], metrics: Any) -> tuple[dict[
         return options, None if chosen.metrics == ALL_METRICS else [m for m in REGISTRY if m in chosen.metrics]
     if not isinstance(metrics, (str, Iterable)):
         return options, metrics  # not a metric selection at all: check_arguments says so
-    names = [metrics] if isinstance(metrics, str) else list(metrics)
+    names: list[Any] = [metrics] if isinstance(metrics, str) else list(metrics)
     missing = [m for m in names if m in REGISTRY and m not in chosen.metrics]
     if missing:
         has = ", ".join(m for m in REGISTRY if m in chosen.metrics)

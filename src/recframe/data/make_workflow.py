@@ -69,7 +69,7 @@ def make(seed: int = 11, n_users: int = 1_500, n_items: int = 3_000, n_categorie
         "rating": np.concatenate(ratings),
         "timestamp": np.concatenate(times).astype(np.int64),
     }).sort("timestamp", "user_id", "item_id")
-    cut = int(log["timestamp"].quantile(0.8, "nearest"))
+    cut = int(log["timestamp"].quantile(0.8, "nearest") or 0)  # the log is never empty
     return {
         "train": log.filter(pl.col("timestamp") < cut),
         "test": log.filter(pl.col("timestamp") >= cut),

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Callable
-
 import math
+from collections.abc import Callable
+from dataclasses import dataclass
 
 import narwhals as nw
 

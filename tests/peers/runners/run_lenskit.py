@@ -14,10 +14,9 @@ Not run: ``lenskit.metrics.ranking.AveragePrecision``, which is not exported fro
 from __future__ import annotations
 
 import numpy as np
+from _common import Writer, args, cutoffs, load, ranked
 from lenskit.data import ItemList, ItemListCollection
 from lenskit.metrics import DCG, NDCG, Hit, Precision, Recall, RecipRank, RunAnalysis
-
-from _common import Writer, args, cutoffs, load, ranked
 
 in_dir, out = args()
 ks = cutoffs(in_dir)

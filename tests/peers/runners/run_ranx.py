@@ -7,9 +7,8 @@ that have no recommendations (0 on every metric) and drops run users without qre
 
 from __future__ import annotations
 
-from ranx import Qrels, Run, evaluate
-
 from _common import Writer, args, cutoffs, load
+from ranx import Qrels, Run, evaluate
 
 in_dir, out = args()
 ks = cutoffs(in_dir)

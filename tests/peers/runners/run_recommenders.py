@@ -18,9 +18,8 @@ input order; rows are passed sorted by item, so ties fall by item ascending.
 from __future__ import annotations
 
 import pandas as pd
-from recommenders.evaluation.python_evaluation import map_at_k, ndcg_at_k, precision_at_k, recall_at_k
-
 from _common import Writer, args, cutoffs, load
+from recommenders.evaluation.python_evaluation import map_at_k, ndcg_at_k, precision_at_k, recall_at_k
 
 in_dir, out = args()
 ks = cutoffs(in_dir)

@@ -9,10 +9,9 @@ the users in the interactions.
 from __future__ import annotations
 
 import pandas as pd
+from _common import Writer, args, cutoffs, load, ranked
 from rectools import Columns
 from rectools.metrics import MAP, MRR, NDCG, F1Beta, HitRate, Precision, Recall
-
-from _common import Writer, args, cutoffs, load, ranked
 
 in_dir, out = args()
 ks = cutoffs(in_dir)

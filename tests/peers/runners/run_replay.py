@@ -8,10 +8,9 @@ descending, ties by item id descending, and evaluates the users that have recomm
 from __future__ import annotations
 
 import pandas as pd
+from _common import Writer, args, cutoffs, load
 from replay.metrics import MAP, MRR, NDCG, HitRate, Precision, Recall
 from replay.metrics.descriptors import PerUser
-
-from _common import Writer, args, cutoffs, load
 
 in_dir, out = args()
 ks = cutoffs(in_dir)

@@ -8,7 +8,6 @@ queries that are in both the run and the qrels. Its means are over those queries
 from __future__ import annotations
 
 import pytrec_eval
-
 from _common import Writer, args, cutoffs, load
 
 in_dir, out = args()
