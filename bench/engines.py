@@ -178,8 +178,12 @@ def measure(engine: str, root: Path, case: str | None, repeat: int) -> dict:
             setup += f"truth = {load.format(path=root / 'truth')}\n"
         setup += f"run = lambda: finish(recframe.summary(frame, {CALL}{CASES[case]}))"
     code = CHILD.format(
-        bench=str(Path(__file__).parent), imports=imports, finish=finish, setup=setup,
-        repeat=repeat, want_result=case is not None,
+        bench=str(Path(__file__).parent),
+        imports=imports,
+        finish=finish,
+        setup=setup,
+        repeat=repeat,
+        want_result=case is not None,
     )
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     if proc.returncode != 0:
@@ -224,7 +228,12 @@ def main() -> None:
     parser.add_argument("--engines", default=",".join(ENGINES), help=f"comma-separated subset of {','.join(ENGINES)}")
     parser.add_argument("--repeat", type=int, default=3, help="timed runs per case; the best is kept")
     parser.add_argument("--streaming-rows", type=int, default=0, help="also stream this many rows (e.g. 100000000)")
-    parser.add_argument("--dir", type=Path, default=Path(tempfile.gettempdir()) / "recframe-engines", help="where the parquet data is written and kept")
+    parser.add_argument(
+        "--dir",
+        type=Path,
+        default=Path(tempfile.gettempdir()) / "recframe-engines",
+        help="where the parquet data is written and kept",
+    )
     parser.add_argument("--markdown", action="store_true", help="print the tables as markdown")
     parser.add_argument("--json", metavar="PATH", help="also write every figure to this JSON file")
     args = parser.parse_args()
@@ -243,8 +252,10 @@ def main() -> None:
 
     import recframe
 
-    print(f"recframe {recframe.__version__}, polars {pl.__version__}, narwhals {narwhals.__version__}, "
-          f"cpu_count {os.cpu_count()}, load average {os.getloadavg()[0]:.2f} at start")
+    print(
+        f"recframe {recframe.__version__}, polars {pl.__version__}, narwhals {narwhals.__version__}, "
+        f"cpu_count {os.cpu_count()}, load average {os.getloadavg()[0]:.2f} at start"
+    )
     figures: dict = {}
     reference: dict = {}
     rows_out = []
@@ -270,7 +281,9 @@ def main() -> None:
         root = write_data(args.dir, args.streaming_rows)
         big = measure("polars-streaming", root, "long", 1)
         figures.setdefault("polars-streaming", {})[args.streaming_rows] = {"long": big}
-        rows_out.append(("polars-streaming", args.streaming_rows, "long", big.get("seconds"), None, big.get("peak_mib"), big.get("error", "")))
+        rows_out.append(
+            ("polars-streaming", args.streaming_rows, "long", big.get("seconds"), None, big.get("peak_mib"), big.get("error", ""))
+        )
 
     header = ("engine", "rows", "case", "seconds", "x floor", "peak RSS MiB", "note")
     if args.markdown:
@@ -319,18 +332,31 @@ def main() -> None:
         ten = max(sizes)
         small = seconds("polars-streaming", ten, "long")
         if "seconds" in big:
-            print(f"  streaming {args.streaming_rows:,} rows: peak {big['peak_mib'] / 1024:.2f} GiB (< 4: "
-                  f"{'PASS' if big['peak_mib'] < 4096 else 'MISS'})", end="")
+            print(
+                f"  streaming {args.streaming_rows:,} rows: peak {big['peak_mib'] / 1024:.2f} GiB (< 4: "
+                f"{'PASS' if big['peak_mib'] < 4096 else 'MISS'})",
+                end="",
+            )
             if small:
                 budget = 1.2 * small * args.streaming_rows / ten
-                print(f"; {big['seconds']:.1f} s vs 1.2 x {args.streaming_rows // ten} x {ten:,}-row run = "
-                      f"{budget:.1f} s ({'PASS' if big['seconds'] <= budget else 'MISS'})")
+                print(
+                    f"; {big['seconds']:.1f} s vs 1.2 x {args.streaming_rows // ten} x {ten:,}-row run = "
+                    f"{budget:.1f} s ({'PASS' if big['seconds'] <= budget else 'MISS'})"
+                )
             else:
                 print()
     if args.json:
         with open(args.json, "w") as f:
-            json.dump({"figures": {e: {str(r): v for r, v in d.items()} for e, d in figures.items()},
-                       "targets": TARGETS, "skipped": skipped}, f, indent=2, default=str)
+            json.dump(
+                {
+                    "figures": {e: {str(r): v for r, v in d.items()} for e, d in figures.items()},
+                    "targets": TARGETS,
+                    "skipped": skipped,
+                },
+                f,
+                indent=2,
+                default=str,
+            )
 
 
 if __name__ == "__main__":

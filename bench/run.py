@@ -62,12 +62,14 @@ def build(users: int, seed: int = 0) -> pl.DataFrame:
     grade = rng.integers(1, 6, size=(users, width)).astype(np.float64)
     rank = np.broadcast_to(np.arange(1, width + 1), (users, width))
     ranked = np.broadcast_to(np.arange(width) < N_RECS, (users, width))
-    return pl.DataFrame({
-        "user_id": np.repeat(np.arange(users, dtype=np.int64), width),
-        "item_id": item.ravel().astype(np.int64),
-        "rank": pl.Series(rank.ravel(), dtype=pl.Int64).set(pl.Series(~ranked.ravel()), None),
-        "relevance": pl.Series(grade.ravel()).set(pl.Series(~relevant.ravel()), None),
-    })
+    return pl.DataFrame(
+        {
+            "user_id": np.repeat(np.arange(users, dtype=np.int64), width),
+            "item_id": item.ravel().astype(np.int64),
+            "rank": pl.Series(rank.ravel(), dtype=pl.Int64).set(pl.Series(~ranked.ravel()), None),
+            "relevance": pl.Series(grade.ravel()).set(pl.Series(~relevant.ravel()), None),
+        }
+    )
 
 
 def summary(frame):
@@ -117,16 +119,26 @@ def memory_child(users: int) -> None:
     base = _kib("VmRSS") if method.startswith("VmHWM") else resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     summary(df)
     peak = _kib("VmHWM") if method.startswith("VmHWM") else resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    print(json.dumps({"input_bytes": df.estimated_size(), "baseline_bytes": base * 1024,
-                      "peak_bytes": peak * 1024, "extra_bytes": (peak - base) * 1024, "method": method}))
+    print(
+        json.dumps(
+            {
+                "input_bytes": df.estimated_size(),
+                "baseline_bytes": base * 1024,
+                "peak_bytes": peak * 1024,
+                "extra_bytes": (peak - base) * 1024,
+                "method": method,
+            }
+        )
+    )
 
 
 def check_agree(results: dict[str, pl.DataFrame]) -> None:
     ref_name, ref = next(iter(results.items()))
     for name, other in results.items():
         if other.columns != ref.columns or other.shape != ref.shape:
-            sys.exit(f"ABORT: {name} summary has columns/shape {other.columns}/{other.shape}, "
-                     f"{ref_name} has {ref.columns}/{ref.shape}")
+            sys.exit(
+                f"ABORT: {name} summary has columns/shape {other.columns}/{other.shape}, {ref_name} has {ref.columns}/{ref.shape}"
+            )
         for col in ref.columns:
             a, b = ref[col].cast(pl.Float64).to_numpy(), other[col].cast(pl.Float64).to_numpy()
             if not np.allclose(a, b, rtol=0, atol=1e-9, equal_nan=True):
@@ -154,18 +166,22 @@ def main() -> None:
     check_agree(results)
 
     load = os.getloadavg()[0]  # other processes' load makes the timings noisy: say so
-    t = best_of(args.repeat, {
-        "floor": lambda: df.lazy().select(COLS).group_by("user_id").agg(pl.col("relevance").sum()).collect(),
-        "polars": lambda: summary(df),
-        "pandas": lambda: summary(pdf),
-        "lazy": lambda: summary(lf).collect(),
-        "per_user": lambda: recframe.per_user(df, k=KS, metrics=METRICS),
-        # the duplicate checks count distinct values per list: what skipping them saves
-        "no_dup_check": lambda: recframe.summary(df, k=KS, metrics=METRICS, check_duplicates=False),
-    })
+    t = best_of(
+        args.repeat,
+        {
+            "floor": lambda: df.lazy().select(COLS).group_by("user_id").agg(pl.col("relevance").sum()).collect(),
+            "polars": lambda: summary(df),
+            "pandas": lambda: summary(pdf),
+            "lazy": lambda: summary(lf).collect(),
+            "per_user": lambda: recframe.per_user(df, k=KS, metrics=METRICS),
+            # the duplicate checks count distinct values per list: what skipping them saves
+            "no_dup_check": lambda: recframe.summary(df, k=KS, metrics=METRICS, check_duplicates=False),
+        },
+    )
     # the memory run needs a clean process: the parent already holds the pandas copy and pools
-    out = subprocess.run([sys.executable, __file__, "--memory-child", "--users", str(args.users)],
-                         check=True, capture_output=True, text=True)
+    out = subprocess.run(
+        [sys.executable, __file__, "--memory-child", "--users", str(args.users)], check=True, capture_output=True, text=True
+    )
     mem = json.loads(out.stdout.strip().splitlines()[-1])
 
     ratios = {
@@ -173,31 +189,54 @@ def main() -> None:
         "pandas/polars": t["pandas"] / t["polars"],
         "peak_mem/input": mem["extra_bytes"] / mem["input_bytes"],
     }
-    print(f"rows {df.height:,} ({args.users:,} users), input {df.estimated_size() / 2**20:,.0f} MiB, "
-          f"built in {build_s:.2f} s")
-    print(f"polars {pl.__version__}, pandas {pd.__version__}, narwhals {narwhals.__version__}, "
-          f"recframe {recframe.__version__}, cpu_count {os.cpu_count()}, load average {load:.2f} at start")
+    print(f"rows {df.height:,} ({args.users:,} users), input {df.estimated_size() / 2**20:,.0f} MiB, built in {build_s:.2f} s")
+    print(
+        f"polars {pl.__version__}, pandas {pd.__version__}, narwhals {narwhals.__version__}, "
+        f"recframe {recframe.__version__}, cpu_count {os.cpu_count()}, load average {load:.2f} at start"
+    )
     print("pandas dtypes: " + ", ".join(f"{c}={d}" for c, d in pdf.dtypes.items()))
-    print(f"summary: n_users={results['polars']['n_users'][0]}, n_skipped={results['polars']['n_skipped'][0]}; "
-          "polars, pandas and lazy results agree to 1e-9")
+    print(
+        f"summary: n_users={results['polars']['n_users'][0]}, n_skipped={results['polars']['n_skipped'][0]}; "
+        "polars, pandas and lazy results agree to 1e-9"
+    )
     print(f"\n{f'timing (best of {args.repeat})':<34}{'seconds':>10}")
-    for name, label in [("floor", "floor (polars group_by sum)"), ("polars", "summary polars"),
-                        ("pandas", "summary pandas"), ("lazy", "summary lazy + collect"),
-                        ("per_user", "per_user polars"), ("no_dup_check", "summary, check_duplicates=False")]:
+    for name, label in [
+        ("floor", "floor (polars group_by sum)"),
+        ("polars", "summary polars"),
+        ("pandas", "summary pandas"),
+        ("lazy", "summary lazy + collect"),
+        ("per_user", "per_user polars"),
+        ("no_dup_check", "summary, check_duplicates=False"),
+    ]:
         print(f"{label:<34}{t[name]:>10.3f}")
     print(f"\n{'ratio':<28}{'value':>10}{'target':>10}  result")
     for name, value in ratios.items():
         ok = "PASS" if value <= TARGETS[name] else "MISS"
         print(f"{name:<28}{value:>10.2f}{'<= ' + str(TARGETS[name]):>10}  {ok}")
-    print(f"\npeak memory: +{mem['extra_bytes'] / 2**20:,.0f} MiB over a {mem['baseline_bytes'] / 2**20:,.0f} MiB "
-          f"baseline, input {mem['input_bytes'] / 2**20:,.0f} MiB ({mem['method']})")
+    print(
+        f"\npeak memory: +{mem['extra_bytes'] / 2**20:,.0f} MiB over a {mem['baseline_bytes'] / 2**20:,.0f} MiB "
+        f"baseline, input {mem['input_bytes'] / 2**20:,.0f} MiB ({mem['method']})"
+    )
 
     if args.json:
-        figures = {"rows": df.height, "users": args.users, "repeat": args.repeat, "seconds": t,
-                   "ratios": ratios, "targets": TARGETS, "memory": mem, "cpu_count": os.cpu_count(), "loadavg_1min": load,
-                   "versions": {"polars": pl.__version__, "pandas": pd.__version__,
-                                "narwhals": narwhals.__version__, "recframe": recframe.__version__},
-                   "pandas_dtypes": {c: str(d) for c, d in pdf.dtypes.items()}}
+        figures = {
+            "rows": df.height,
+            "users": args.users,
+            "repeat": args.repeat,
+            "seconds": t,
+            "ratios": ratios,
+            "targets": TARGETS,
+            "memory": mem,
+            "cpu_count": os.cpu_count(),
+            "loadavg_1min": load,
+            "versions": {
+                "polars": pl.__version__,
+                "pandas": pd.__version__,
+                "narwhals": narwhals.__version__,
+                "recframe": recframe.__version__,
+            },
+            "pandas_dtypes": {c: str(d) for c, d in pdf.dtypes.items()},
+        }
         with open(args.json, "w") as f:
             json.dump(figures, f, indent=2)
 

@@ -47,12 +47,14 @@ def write_export(folder: Path, n_users: int) -> list[Path]:
         rank = np.tile(np.arange(1, PER_USER + 1, dtype=np.int32), n)
         rating = rng.integers(0, 6, n * PER_USER).astype(np.float64)
         rating[rng.random(n * PER_USER) < 0.6] = np.nan  # unknown
-        pl.DataFrame({
-            "user_id": user,
-            "item_id": user * 1000 + np.tile(rng.permutation(PER_USER), n),  # distinct within a list
-            "rank": rank,
-            "relevance": rating,
-        }).with_columns(pl.col("relevance").fill_nan(None)).write_parquet(path)
+        pl.DataFrame(
+            {
+                "user_id": user,
+                "item_id": user * 1000 + np.tile(rng.permutation(PER_USER), n),  # distinct within a list
+                "rank": rank,
+                "relevance": rating,
+            }
+        ).with_columns(pl.col("relevance").fill_nan(None)).write_parquet(path)
     return parts
 
 
@@ -118,7 +120,9 @@ def duckdb_runs(parts: list[Path]) -> None:
             seconds = time.perf_counter() - start
         """)
         rows = len(files) * USERS_PER_PART * PER_USER
-        print(f"duckdb {rows:>13,} rows: {r['seconds']:.2f} s, {r['seconds'] / rows * 1e6:.3f} s per million rows, peak {r['peak_mib']:.0f} MiB")
+        print(
+            f"duckdb {rows:>13,} rows: {r['seconds']:.2f} s, {r['seconds'] / rows * 1e6:.3f} s per million rows, peak {r['peak_mib']:.0f} MiB"
+        )
 
 
 def spark_runs(parts: list[Path]) -> None:
@@ -139,14 +143,21 @@ def spark_runs(parts: list[Path]) -> None:
             out = recframe.summary(frame, {CALL}).collect()
             seconds = time.perf_counter() - start
         """)
-        print(f"spark local[2] {rows:>11,} rows: {r['seconds']:.2f} s, {r['seconds'] / rows * 1e6:.2f} s per million rows (session start not included)")
+        print(
+            f"spark local[2] {rows:>11,} rows: {r['seconds']:.2f} s, {r['seconds'] / rows * 1e6:.2f} s per million rows (session start not included)"
+        )
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--engine", choices=["polars", "duckdb", "spark"], default="polars")
     parser.add_argument("--users", type=int, default=1_000_000, help="users in the export (x100 rows)")
-    parser.add_argument("--dir", type=Path, default=Path(tempfile.gettempdir()) / "recframe-scale", help="where the parquet export is written and kept")
+    parser.add_argument(
+        "--dir",
+        type=Path,
+        default=Path(tempfile.gettempdir()) / "recframe-scale",
+        help="where the parquet export is written and kept",
+    )
     args = parser.parse_args()
     parts = write_export(args.dir / f"users-{args.users}", args.users)
     print(f"export: {len(parts)} parquet parts, {args.users * PER_USER:,} rows, in {parts[0].parent}")

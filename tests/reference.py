@@ -174,30 +174,69 @@ def metrics_of_list(
     return out
 
 
-def per_user(rows, *, k, metrics=ALL_METRICS, user="user_id", item="item_id", rank="rank", score=None,
-             relevance="relevance", threshold=None, by=(), truth=None, score_threshold=None,
-             precision_denominator="k", recall_denominator="relevant", ap_denominator="min_k_relevant",
-             gain="linear", empty_users="skip", truth_keys=(), users=None, exclude=None, rank_gaps="keep",
-             unlisted_users="drop") -> dict[tuple, dict[str, Any]]:
+def per_user(
+    rows,
+    *,
+    k,
+    metrics=ALL_METRICS,
+    user="user_id",
+    item="item_id",
+    rank="rank",
+    score=None,
+    relevance="relevance",
+    threshold=None,
+    by=(),
+    truth=None,
+    score_threshold=None,
+    precision_denominator="k",
+    recall_denominator="relevant",
+    ap_denominator="min_k_relevant",
+    gain="linear",
+    empty_users="skip",
+    truth_keys=(),
+    users=None,
+    exclude=None,
+    rank_gaps="keep",
+    unlisted_users="drop",
+) -> dict[tuple, dict[str, Any]]:
     """(by..., user) -> {"n_relevant": R, "<metric>@<k>": value, ...}; rows are dicts.
 
     users= attributes named in ``by`` are looked up per user; the keys of the result follow
     ``by``'s order. Only ``unlisted_users="drop"`` is modelled."""
     assert unlisted_users == "drop"
     ks = tuple(k) if isinstance(k, (list, tuple)) else (k,)
-    lists = build_lists(rows, user=user, item=item, rank=rank, score=score, relevance=relevance,
-                        by=tuple(by), truth=truth, score_threshold=score_threshold, truth_keys=tuple(truth_keys),
-                        users=users, exclude=exclude, rank_gaps=rank_gaps)
+    lists = build_lists(
+        rows,
+        user=user,
+        item=item,
+        rank=rank,
+        score=score,
+        relevance=relevance,
+        by=tuple(by),
+        truth=truth,
+        score_threshold=score_threshold,
+        truth_keys=tuple(truth_keys),
+        users=users,
+        exclude=exclude,
+        rank_gaps=rank_gaps,
+    )
     attrs = {u[user]: u for u in users} if users else {}
     list_keys = [b for b in by if not (users and b in users[0] and b != user)]
     out = {}
     for key, entries in lists.items():
         values = dict(zip(list_keys, key[:-1]))
         full = (*(values[b] if b in values else attrs[key[-1]][b] for b in by), key[-1])
-        out[full] = metrics_of_list(entries, ks, tuple(metrics), threshold=threshold,
-                                    precision_denominator=precision_denominator,
-                                    recall_denominator=recall_denominator,
-                                    ap_denominator=ap_denominator, gain=gain, empty_users=empty_users)
+        out[full] = metrics_of_list(
+            entries,
+            ks,
+            tuple(metrics),
+            threshold=threshold,
+            precision_denominator=precision_denominator,
+            recall_denominator=recall_denominator,
+            ap_denominator=ap_denominator,
+            gain=gain,
+            empty_users=empty_users,
+        )
     return out
 
 

@@ -84,12 +84,14 @@ def hostile(draw: st.DrawFn) -> tuple[pl.DataFrame, dict[str, Any]]:
     rank = cast([r["rank"] for r in rows], RANK_TYPES[rank_type])
     relevance = cast([r["relevance"] for r in rows], REL_TYPES[rel_type])
     assume(rank is not None and relevance is not None)
-    df = pl.DataFrame({
-        "user_id": ids([r["user_id"] for r in rows]),
-        "item_id": ids([r["item_id"] for r in rows]),
-        "rank": rank,
-        "relevance": relevance,
-    })
+    df = pl.DataFrame(
+        {
+            "user_id": ids([r["user_id"] for r in rows]),
+            "item_id": ids([r["item_id"] for r in rows]),
+            "rank": rank,
+            "relevance": relevance,
+        }
+    )
     options = {
         "k": draw(st.sampled_from([1, 3, 2**62, sys.maxsize])),
         "threshold": draw(st.sampled_from([None, 1.0, 0.0, -1.0, math.nan, Decimal("2")])),
@@ -153,8 +155,11 @@ def test_hostile_frames_give_the_reference_or_a_named_error(backend: str) -> Non
             return
         assert expected_ok, f"accepted data that should be refused:\n{df}\n{options}"
         rows = [
-            {**r, "rank": None if r["rank"] is None else int(float(r["rank"])),
-             "relevance": None if r["relevance"] is None else float(r["relevance"])}
+            {
+                **r,
+                "rank": None if r["rank"] is None else int(float(r["rank"])),
+                "relevance": None if r["relevance"] is None else float(r["relevance"]),
+            }
             for r in df.iter_rows(named=True)
         ]
         threshold = None if options["threshold"] is None else float(options["threshold"])

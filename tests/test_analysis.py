@@ -25,6 +25,7 @@ def scipy_stats():
     """scipy.stats, for the two tests that check against it (skipped without the stats extra)."""
     return pytest.importorskip("scipy.stats", reason="the t distribution needs scipy: pip install 'recframe[stats]'")
 
+
 # Two models, three users; user 3 has no relevant item (skipped under empty_users="skip").
 #   model A: user 1 hit at rank 1 (rr@2 = 1), user 2 hit at rank 2 (rr@2 = 1/2)
 #   model B: user 1 hit at rank 2 (1/2), user 2 hit at rank 1 (1)... plus user 4 only in B
@@ -235,7 +236,9 @@ def test_compare_bad_arguments(kwargs, match):
 
 def test_compare_duplicate_users_are_an_error():
     doubled = pl.concat([PER_USER, PER_USER.head(1)])
-    with pytest.raises(RecframeError, match=r"2 rows that share their \('model', 'user_id'\) values.*Hint: the frame has other key columns"):
+    with pytest.raises(
+        RecframeError, match=r"2 rows that share their \('model', 'user_id'\) values.*Hint: the frame has other key columns"
+    ):
         recframe.compare(doubled, baseline="A")
 
 
@@ -255,7 +258,9 @@ def test_compare_within_other_keys_and_the_user_column_inferred():
     # warm: d = 0, -0.5 -> delta -0.25; every pattern reaches |mean| 0.25: p = 4 / 4
     assert out.select("segment", "n_pairs", "delta", "p_value").rows() == [("cold", 2, 0.5, 0.5), ("warm", 2, -0.25, 1.0)]
     # without n_relevant, the one column that is neither a key nor a metric is the user
-    same = recframe.compare(per_user.drop("n_relevant"), by=["model", "segment"], baseline="A", test="randomization", correction=None)
+    same = recframe.compare(
+        per_user.drop("n_relevant"), by=["model", "segment"], baseline="A", test="randomization", correction=None
+    )
     assert same.equals(out)
     with pytest.raises(RecframeError, match=r"pass user= the user column"):
         recframe.compare(per_user.drop("n_relevant").with_columns(day=1), by=["model", "segment"], baseline="A")
@@ -284,7 +289,12 @@ def test_curve_hand_worked_pr_points():
     df = pl.DataFrame({"user_id": [1, 1, 1], "item_id": ["a", "b", "c"], "rank": [1, 2, 3], "relevance": [1, 0, 1]})
     out = recframe.curve(df, metrics=["precision"], k_max=4)
     # hits 1, 1, 2, 2 of R = 2
-    assert out.select("k", "precision", "recall").rows() == [(1, 1 / 1, 1 / 2), (2, 1 / 2, 1 / 2), (3, 2 / 3, 2 / 2), (4, 2 / 4, 2 / 2)]
+    assert out.select("k", "precision", "recall").rows() == [
+        (1, 1 / 1, 1 / 2),
+        (2, 1 / 2, 1 / 2),
+        (3, 2 / 3, 2 / 2),
+        (4, 2 / 4, 2 / 2),
+    ]
 
 
 def test_curve_with_intervals_and_lazy():

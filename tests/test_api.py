@@ -16,27 +16,63 @@ from conftest import to_polars
 from recframe.data import load_sample
 
 EXPECTED_PARAMETERS = [
-    "frame", "k", "metrics", "user", "item", "rank", "score", "relevance", "threshold", "by", "truth",
-    "users", "exclude", "unlisted_users",
-    "score_threshold", "profile", "precision_denominator", "recall_denominator", "ap_denominator", "gain",
-    "idcg", "discount", "rr_cutoff", "ties", "score_dtype", "empty_users", "unranked_users", "rank_gaps",
+    "frame",
+    "k",
+    "metrics",
+    "user",
+    "item",
+    "rank",
+    "score",
+    "relevance",
+    "threshold",
+    "by",
+    "truth",
+    "users",
+    "exclude",
+    "unlisted_users",
+    "score_threshold",
+    "profile",
+    "precision_denominator",
+    "recall_denominator",
+    "ap_denominator",
+    "gain",
+    "idcg",
+    "discount",
+    "rr_cutoff",
+    "ties",
+    "score_dtype",
+    "empty_users",
+    "unranked_users",
+    "rank_gaps",
     "check_duplicates",
 ]
 CONVENTIONS = [
-    "precision_denominator", "recall_denominator", "ap_denominator", "gain", "idcg", "discount", "rr_cutoff", "ties", "score_dtype",
-    "empty_users", "unranked_users", "rank_gaps",
+    "precision_denominator",
+    "recall_denominator",
+    "ap_denominator",
+    "gain",
+    "idcg",
+    "discount",
+    "rr_cutoff",
+    "ties",
+    "score_dtype",
+    "empty_users",
+    "unranked_users",
+    "rank_gaps",
 ]
 COUNTS = ["n_users", "n_skipped", "n_unranked", "n_no_relevant", "n_no_truth"]
 
 
 def small() -> pl.DataFrame:
-    return pl.DataFrame({
-        "model": ["A", "A", "A", "B", "B"],
-        "user_id": ["x", "x", "y", "x", "y"],
-        "item_id": [1, 2, 3, 1, 3],
-        "rank": [1, 2, 1, 1, None],
-        "relevance": [1.0, None, 0.0, 1.0, 1.0],
-    })
+    return pl.DataFrame(
+        {
+            "model": ["A", "A", "A", "B", "B"],
+            "user_id": ["x", "x", "y", "x", "y"],
+            "item_id": [1, 2, 3, 1, 3],
+            "rank": [1, 2, 1, 1, None],
+            "relevance": [1.0, None, 0.0, 1.0, 1.0],
+        }
+    )
 
 
 # summary only: its intervals (ci=None keeps the output as it was)
@@ -50,18 +86,40 @@ def test_signature_and_defaults(function):
     assert list(params) == EXPECTED_PARAMETERS + list(extra)
     defaults = {name: p.default for name, p in params.items() if p.default is not inspect.Parameter.empty}
     assert defaults == {
-        "k": 10, "metrics": None, "user": "user_id", "item": "item_id", "rank": "rank", "score": None,
-        "relevance": "relevance", "threshold": None, "by": None, "truth": None, "score_threshold": None,
-        "users": None, "exclude": None, "unlisted_users": "error",
-        "profile": "recframe", "check_duplicates": True,
+        "k": 10,
+        "metrics": None,
+        "user": "user_id",
+        "item": "item_id",
+        "rank": "rank",
+        "score": None,
+        "relevance": "relevance",
+        "threshold": None,
+        "by": None,
+        "truth": None,
+        "score_threshold": None,
+        "users": None,
+        "exclude": None,
+        "unlisted_users": "error",
+        "profile": "recframe",
+        "check_duplicates": True,
         # None = not given, so that an explicit value can override the profile
-        **{name: None for name in CONVENTIONS}, **extra,
+        **{name: None for name in CONVENTIONS},
+        **extra,
     }
     # the documented defaults are the "recframe" profile's
     assert recframe.profiles.PROFILES["recframe"].options == {
-        "precision_denominator": "k", "recall_denominator": "relevant", "ap_denominator": "min_k_relevant", "gain": "linear", "idcg": "relevant",
-        "discount": "log2_rank_plus_1", "rr_cutoff": True, "ties": "item_asc", "score_dtype": "float64",
-        "empty_users": "skip", "unranked_users": "zero", "rank_gaps": "error",
+        "precision_denominator": "k",
+        "recall_denominator": "relevant",
+        "ap_denominator": "min_k_relevant",
+        "gain": "linear",
+        "idcg": "relevant",
+        "discount": "log2_rank_plus_1",
+        "rr_cutoff": True,
+        "ties": "item_asc",
+        "score_dtype": "float64",
+        "empty_users": "skip",
+        "unranked_users": "zero",
+        "rank_gaps": "error",
     }
     assert all(params[name].kind is inspect.Parameter.KEYWORD_ONLY for name in [*EXPECTED_PARAMETERS[3:], *extra])
 
@@ -115,8 +173,16 @@ def test_output_columns_order_and_dtypes():
 def test_default_metrics_are_all_metrics_in_order():
     out = recframe.per_user(small(), k=3, by="model")
     assert out.columns[3:] == [
-        "precision@3", "recall@3", "f1@3", "hit_rate@3", "r_precision", "r_precision@3",
-        "ap@3", "rr@3", "dcg@3", "ndcg@3",
+        "precision@3",
+        "recall@3",
+        "f1@3",
+        "hit_rate@3",
+        "r_precision",
+        "r_precision@3",
+        "ap@3",
+        "rr@3",
+        "dcg@3",
+        "ndcg@3",
     ]
     assert recframe.METRICS == ("precision", "recall", "f1", "hit_rate", "r_precision", "ap", "rr", "dcg", "ndcg")
 
@@ -126,15 +192,35 @@ def test_empty_user_policy():
     skip = recframe.per_user(df, k=1, metrics=["precision", "hit_rate", "recall", "ndcg"], by="model")
     # A/y has no relevant item: precision and hit rate 0, the rest null, and left out of the mean
     row = skip.filter(model="A", user_id="y").row(0, named=True)
-    assert row == {"model": "A", "user_id": "y", "n_relevant": 0, "precision@1": 0.0, "hit_rate@1": 0.0, "recall@1": None, "ndcg@1": None}
+    assert row == {
+        "model": "A",
+        "user_id": "y",
+        "n_relevant": 0,
+        "precision@1": 0.0,
+        "hit_rate@1": 0.0,
+        "recall@1": None,
+        "ndcg@1": None,
+    }
     summary = recframe.summary(df, k=1, metrics=["precision"], by="model")
     assert summary.row(0, named=True) == {
-        "model": "A", "n_users": 1, "n_skipped": 1, "n_unranked": 0, "n_no_relevant": 1, "n_no_truth": 0, "precision@1": 1.0,
+        "model": "A",
+        "n_users": 1,
+        "n_skipped": 1,
+        "n_unranked": 0,
+        "n_no_relevant": 1,
+        "n_no_truth": 0,
+        "precision@1": 1.0,
     }
     zero = recframe.summary(df, k=1, metrics=["precision", "recall"], by="model", empty_users="zero")
     assert zero.row(0, named=True) == {
-        "model": "A", "n_users": 2, "n_skipped": 0, "n_unranked": 0, "n_no_relevant": 1, "n_no_truth": 0,
-        "precision@1": 0.5, "recall@1": 0.5,
+        "model": "A",
+        "n_users": 2,
+        "n_skipped": 0,
+        "n_unranked": 0,
+        "n_no_relevant": 1,
+        "n_no_truth": 0,
+        "precision@1": 0.5,
+        "recall@1": 0.5,
     }
 
 
@@ -152,12 +238,14 @@ def test_user_none_treats_the_frame_as_one_list():
 
 
 def test_score_ranks_descending_with_ties_by_item():
-    df = pl.DataFrame({
-        "user_id": [1, 1, 1, 1],
-        "item_id": ["c", "a", "b", "d"],
-        "score": [0.9, 0.5, 0.5, None],  # a and b tie: a first; d unscored = not recommended
-        "relevance": [0, 0, 1, 1],
-    })
+    df = pl.DataFrame(
+        {
+            "user_id": [1, 1, 1, 1],
+            "item_id": ["c", "a", "b", "d"],
+            "score": [0.9, 0.5, 0.5, None],  # a and b tie: a first; d unscored = not recommended
+            "relevance": [0, 0, 1, 1],
+        }
+    )
     out = recframe.per_user(df, k=[2, 3], metrics=["rr", "recall"], score="score")
     assert out.row(0, named=True) == {"user_id": 1, "n_relevant": 2, "rr@2": 0.0, "rr@3": 1 / 3, "recall@2": 0.0, "recall@3": 0.5}
 
@@ -204,7 +292,9 @@ def test_pandas_round_trip_keeps_id_types():
     assert isinstance(out, pd.DataFrame)
     assert out["user_id"].dtype.kind == "i"
     assert out["model"].tolist()[0] == "personal"
-    polars_out = recframe.per_user(load_sample()[0], truth=load_sample()[1], k=5, metrics=["ndcg"], relevance="rating", threshold=4, by="model")
+    polars_out = recframe.per_user(
+        load_sample()[0], truth=load_sample()[1], k=5, metrics=["ndcg"], relevance="rating", threshold=4, by="model"
+    )
     # the same plan runs for both; sums may differ in the last ulp between runs
     assert_frame_equal(polars_out, pl.from_pandas(out), rel_tol=1e-12, abs_tol=1e-12)
 

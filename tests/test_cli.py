@@ -53,18 +53,22 @@ def assert_usage_error(result: subprocess.CompletedProcess[str], *fragments: str
 
 # Two models ranking for three users. Hand check, model A, user 1: relevant (>= 4) items 10 and 12;
 # A ranks 10 first, 12 third: precision@2 = 1/2, recall@2 = 1/2.
-RECS = pl.DataFrame({
-    "model": ["A", "A", "A", "A", "A", "A", "B", "B", "B", "B", "B"],
-    "user_id": [1, 1, 1, 2, 2, 3, 1, 1, 2, 2, 3],
-    "item_id": [10, 11, 12, 20, 21, 30, 12, 10, 21, 22, 31],
-    "rank": [1, 2, 3, 1, 2, 1, 1, 2, 1, 2, 1],
-    "score": [0.9, 0.8, 0.7, 0.6, 0.5, 0.9, 0.95, 0.4, 0.8, 0.8, 0.3],
-})
-TRUTH = pl.DataFrame({
-    "user_id": [1, 1, 1, 2, 2, 3],
-    "item_id": [10, 12, 13, 22, 21, 30],
-    "rating": [5, 4, 2, 4, 1, 3],
-})
+RECS = pl.DataFrame(
+    {
+        "model": ["A", "A", "A", "A", "A", "A", "B", "B", "B", "B", "B"],
+        "user_id": [1, 1, 1, 2, 2, 3, 1, 1, 2, 2, 3],
+        "item_id": [10, 11, 12, 20, 21, 30, 12, 10, 21, 22, 31],
+        "rank": [1, 2, 3, 1, 2, 1, 1, 2, 1, 2, 1],
+        "score": [0.9, 0.8, 0.7, 0.6, 0.5, 0.9, 0.95, 0.4, 0.8, 0.8, 0.3],
+    }
+)
+TRUTH = pl.DataFrame(
+    {
+        "user_id": [1, 1, 1, 2, 2, 3],
+        "item_id": [10, 12, 13, 22, 21, 30],
+        "rating": [5, 4, 2, 4, 1, 3],
+    }
+)
 OPTIONS = {"truth": TRUTH, "relevance": "rating", "threshold": 4, "by": "model", "k": [2, 3]}
 FLAGS = ["--relevance", "rating", "--threshold", "4", "--by", "model", "--k", "2,3"]
 
@@ -81,13 +85,15 @@ def files(tmp_path_factory: pytest.TempPathFactory) -> Path:
     TRUTH.write_csv(folder / "truth.csv")
     # one long frame with ranks and relevance, relevant items not recommended included (rank
     # null), for runs without --truth
-    joined = pl.concat([
-        RECS.filter(pl.col("model") == model)
-        .drop("score", "model")
-        .join(TRUTH, on=["user_id", "item_id"], how="full", coalesce=True)
-        .select(pl.lit(model).alias("model"), "user_id", "item_id", "rank", "rating")
-        for model in ("A", "B")
-    ])
+    joined = pl.concat(
+        [
+            RECS.filter(pl.col("model") == model)
+            .drop("score", "model")
+            .join(TRUTH, on=["user_id", "item_id"], how="full", coalesce=True)
+            .select(pl.lit(model).alias("model"), "user_id", "item_id", "rank", "rating")
+            for model in ("A", "B")
+        ]
+    )
     joined.write_csv(folder / "joined.csv")
     joined.filter(pl.col("model") == "A").drop("model").write_parquet(folder / "model_a.parquet")
     return folder
@@ -107,7 +113,17 @@ def test_users_and_exclude_files_equal_the_api(files, tmp_path):
     assert_same(pl.read_csv(io.StringIO(result.stdout)), recframe.summary(RECS.drop("rank"), score="score", **options))
     # a user the --users file does not list: exit 2 naming the option to pass
     users.filter(pl.col("user_id") != 3).write_csv(tmp_path / "two.csv")
-    result = run("evaluate", files / "recs.csv", "--truth", files / "truth.csv", "--users", tmp_path / "two.csv", "--score", "score", *FLAGS)
+    result = run(
+        "evaluate",
+        files / "recs.csv",
+        "--truth",
+        files / "truth.csv",
+        "--users",
+        tmp_path / "two.csv",
+        "--score",
+        "score",
+        *FLAGS,
+    )
     assert_usage_error(result, "user_id=3 has recommendations but is not in --users", "--unlisted-users drop")
 
 
@@ -122,8 +138,18 @@ def test_summary_csv_from_a_parquet_glob_equals_the_api(files):
 
 def test_per_user_json_from_csv_with_score_equals_the_api(files):
     result = run(
-        "evaluate", files / "recs.csv", "--truth", files / "truth.csv", *FLAGS,
-        "--score", "score", "--per-user", "--format", "json", "--empty-users", "zero",
+        "evaluate",
+        files / "recs.csv",
+        "--truth",
+        files / "truth.csv",
+        *FLAGS,
+        "--score",
+        "score",
+        "--per-user",
+        "--format",
+        "json",
+        "--empty-users",
+        "zero",
     )
     assert result.returncode == 0, result.stderr
     got = pl.DataFrame(json.loads(result.stdout))
@@ -136,10 +162,14 @@ def test_per_user_json_from_csv_with_score_equals_the_api(files):
 
 def test_out_parquet_without_truth_and_without_by(files, tmp_path):
     out = tmp_path / "metrics.parquet"
-    result = run("evaluate", files / "model_a.parquet", "--relevance", "rating", "--k", "1,2", "--metrics", "precision,ndcg", "--out", out)
+    result = run(
+        "evaluate", files / "model_a.parquet", "--relevance", "rating", "--k", "1,2", "--metrics", "precision,ndcg", "--out", out
+    )
     assert result.returncode == 0, result.stderr
     assert result.stdout == "" and result.stderr == ""
-    expected = recframe.summary(pl.read_parquet(files / "model_a.parquet"), relevance="rating", k=[1, 2], metrics=["precision", "ndcg"])
+    expected = recframe.summary(
+        pl.read_parquet(files / "model_a.parquet"), relevance="rating", k=[1, 2], metrics=["precision", "ndcg"]
+    )
     assert_same(pl.read_parquet(out), expected)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["metrics.parquet"]  # no temporary file left
 
@@ -150,8 +180,14 @@ def test_in_process_formats_options_and_out_inference(files, tmp_path, capsys):
     conventions = ["--ap-denominator", "relevant", "--gain", "exp2", "--precision-denominator", "retrieved"]
     assert cli.main([*args, *conventions, "--no-check-duplicates", "--out", str(out)]) == 0
     expected = recframe.summary(
-        pl.read_csv(files / "joined.csv"), relevance="rating", threshold=4, by="model",
-        ap_denominator="relevant", gain="exp2", precision_denominator="retrieved", check_duplicates=False,
+        pl.read_csv(files / "joined.csv"),
+        relevance="rating",
+        threshold=4,
+        by="model",
+        ap_denominator="relevant",
+        gain="exp2",
+        precision_denominator="retrieved",
+        check_duplicates=False,
     )
     assert_same(pl.DataFrame(json.loads(out.read_text())), expected)  # .json -> json
     capsys.readouterr()
@@ -171,11 +207,17 @@ def test_in_process_formats_options_and_out_inference(files, tmp_path, capsys):
     ("args", "fragments"),
     [
         (["evaluate", "missing.parquet"], ["missing.parquet", "no such file"]),
-        (["evaluate", "recs.csv", "--truth", "truth.csv", "--relevance", "grade"], ["'grade'", "truth.csv", "--relevance rating"]),
+        (
+            ["evaluate", "recs.csv", "--truth", "truth.csv", "--relevance", "grade"],
+            ["'grade'", "truth.csv", "--relevance rating"],
+        ),
         (["evaluate", "joined.csv", "--k", "0"], ["--k", "k=0 must be >= 1"]),
         (["evaluate", "joined.csv", "--k", "a"], ["--k", "'a' is not a whole number"]),
         (["evaluate", "ragged.csv", "--relevance", "rating"], ["ragged.csv, line 3: 6 field(s) where the header has 4"]),
-        (["evaluate", "truncated.csv", "--relevance", "rating"], ["truncated.csv, line 3: 3 field(s) where the header has 4", "half-written"]),
+        (
+            ["evaluate", "truncated.csv", "--relevance", "rating"],
+            ["truncated.csv, line 3: 3 field(s) where the header has 4", "half-written"],
+        ),
         (["evaluate", "empty.csv"], ["empty.csv", "could not be read"]),
         (["evaluate", "empty.parquet"], ["empty.parquet", "could not be read"]),
         (["evaluate", "joined.csv", "--k", "5,,10"], ["--k", "empty cut-off"]),
@@ -184,8 +226,18 @@ def test_in_process_formats_options_and_out_inference(files, tmp_path, capsys):
         (["evaluate", "joined.csv", "--out", "."], ["--out '.' is a folder"]),
     ],
     ids=[
-        "missing-file", "missing-column", "k-zero", "k-not-a-number", "malformed-csv", "truncated-csv", "empty-csv",
-        "empty-parquet", "k-empty-part", "huge-precision", "out-is-input", "out-is-folder",
+        "missing-file",
+        "missing-column",
+        "k-zero",
+        "k-not-a-number",
+        "malformed-csv",
+        "truncated-csv",
+        "empty-csv",
+        "empty-parquet",
+        "k-empty-part",
+        "huge-precision",
+        "out-is-input",
+        "out-is-folder",
     ],
 )
 def test_bad_input_exits_2_with_one_line(files, args, fragments):
@@ -286,7 +338,9 @@ def test_schema_shows_columns_and_the_mapping(files):
     assert "hint: TRUTH has no 'relevance' column: pass --relevance COLUMN (maybe --relevance rating)." in lines
     assert "hint: to compare groups (models, variants), pass --by model." in lines
     assert result.stderr.count("\n") == 1 and "--relevance rating" in result.stderr
-    ok = cli.main(["schema", str(files / "recs.csv"), "--truth", str(files / "truth.csv"), "--relevance", "rating", "--score", "score"])
+    ok = cli.main(
+        ["schema", str(files / "recs.csv"), "--truth", str(files / "truth.csv"), "--relevance", "rating", "--score", "score"]
+    )
     assert ok == 0
 
 
@@ -315,8 +369,13 @@ def test_profile_and_boolean_conventions_reach_the_api(files, tmp_path):
     args = ["evaluate", str(files / "joined.csv"), "--relevance", "rating", "--threshold", "4", "--by", "model", "--k", "2"]
     assert cli.main([*args, "--profile", "trec_eval", "--rr-cutoff", "false", "--out", str(out)]) == 0
     expected = recframe.summary(
-        pl.read_csv(files / "joined.csv"), relevance="rating", threshold=4, by="model", k=2,
-        profile="trec_eval", rr_cutoff=False,
+        pl.read_csv(files / "joined.csv"),
+        relevance="rating",
+        threshold=4,
+        by="model",
+        k=2,
+        profile="trec_eval",
+        rr_cutoff=False,
     )
     assert_same(pl.read_csv(out), expected)
     assert cli.main([*args, "--rr-cutoff", "maybe"]) == 2
@@ -346,7 +405,10 @@ def test_progress_only_on_a_terminal_and_not_when_quiet():
 
 
 def test_cli_words_translates_hints():
-    assert cli.cli_words('Hint: pass score_threshold=2.0 or empty_users="zero".') == "Hint: pass --score-threshold 2.0 or --empty-users zero."
+    assert (
+        cli.cli_words('Hint: pass score_threshold=2.0 or empty_users="zero".')
+        == "Hint: pass --score-threshold 2.0 or --empty-users zero."
+    )
     assert cli.cli_words("Hint: pass check_duplicates=False.") == "Hint: pass --no-check-duplicates."
     # before the hint, "user=1" is a column and a value: left alone
     assert cli.cli_words("user=1 has 2 rows. Hint: x") == "user=1 has 2 rows. Hint: x"
@@ -357,7 +419,9 @@ GOOD_CSV = "user_id,item_id,rank,rating\n1,10,1,5\n1,11,2,3\n2,10,1,4\n2,12,,5\n
 
 @settings(max_examples=30, deadline=None)
 @given(
-    mutation=st.sampled_from(["short-row", "long-row", "text-rank", "cut-mid-line", "empty", "garbage-parquet", "header-only-rank"]),
+    mutation=st.sampled_from(
+        ["short-row", "long-row", "text-rank", "cut-mid-line", "empty", "garbage-parquet", "header-only-rank"]
+    ),
     line=st.integers(1, 4),
 )
 def test_malformed_files_exit_2_with_one_line_and_no_output(tmp_path_factory, mutation, line):
@@ -402,7 +466,21 @@ def test_a_failed_write_is_blamed_on_the_output(files, tmp_path, monkeypatch):
     stderr = io.StringIO()
     monkeypatch.setattr(pl.DataFrame, "write_parquet", lambda self, path: full(path))
     with contextlib.redirect_stderr(stderr):
-        code = cli.main(["evaluate", str(files / "joined.csv"), "--relevance", "rating", "--by", "model", "--out", str(tmp_path / "m.parquet"), "--quiet"])
+        code = cli.main(
+            [
+                "evaluate",
+                str(files / "joined.csv"),
+                "--relevance",
+                "rating",
+                "--by",
+                "model",
+                "--out",
+                str(tmp_path / "m.parquet"),
+                "--quiet",
+            ]
+        )
     assert code == 2
-    assert "--out" in stderr.getvalue() and "No space left on device" in stderr.getvalue() and "joined.csv" not in stderr.getvalue()
+    assert (
+        "--out" in stderr.getvalue() and "No space left on device" in stderr.getvalue() and "joined.csv" not in stderr.getvalue()
+    )
     assert list(tmp_path.iterdir()) == []  # no temporary file left behind

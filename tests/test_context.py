@@ -77,11 +77,17 @@ def test_user_attribute_keys_from_users(constructor):
     per_user = recframe.per_user(constructor(recs), **kw)
     assert to_polars(per_user).columns == ["model", "segment", "user_id", "n_relevant", "recall@2"]
     assert rows(per_user, "model", "segment", "user_id", "recall@2") == [
-        ("A", "cold", "u2", 0.0), ("A", "warm", "u1", 1.0), ("B", "cold", "u2", 0.0), ("B", "warm", "u1", 0.0),
+        ("A", "cold", "u2", 0.0),
+        ("A", "warm", "u1", 1.0),
+        ("B", "cold", "u2", 0.0),
+        ("B", "warm", "u1", 0.0),
     ]
     summary = recframe.summary(constructor(recs), **kw)
     assert rows(summary, "model", "segment", "n_users", "n_unranked", "recall@2") == [
-        ("A", "cold", 1, 1, 0.0), ("A", "warm", 1, 0, 1.0), ("B", "cold", 1, 1, 0.0), ("B", "warm", 1, 0, 0.0),
+        ("A", "cold", 1, 1, 0.0),
+        ("A", "warm", 1, 0, 1.0),
+        ("B", "cold", 1, 1, 0.0),
+        ("B", "warm", 1, 0, 0.0),
     ]
 
 
@@ -115,7 +121,9 @@ def test_exclude_removes_seen_items_and_reranks(constructor):
     """u1's list a b c d; seen: b (relevant) and x (not in the list). After exclude the list is
     a c d (d now at 3) and the truth d e (b was seen): precision@3 = 1/3, recall@3 = 1/2.
     Without exclude: hits b@2 of b d e -> precision@3 1/3, recall@3 1/3."""
-    recs = pl.DataFrame({"user_id": ["u1"] * 4, "item_id": ["a", "b", "c", "d"], "rank": [1, 2, 3, 4], "score": [0.9, 0.8, 0.7, 0.6]})
+    recs = pl.DataFrame(
+        {"user_id": ["u1"] * 4, "item_id": ["a", "b", "c", "d"], "rank": [1, 2, 3, 4], "score": [0.9, 0.8, 0.7, 0.6]}
+    )
     truth = pl.DataFrame({"user_id": ["u1"] * 3, "item_id": ["b", "d", "e"], "relevance": [1, 1, 1]})
     seen = pl.DataFrame({"user_id": ["u1", "u1"], "item_id": ["b", "x"], "rating": [5, 3]})
     kw = dict(truth=constructor(truth), k=3, metrics=["precision", "recall", "rr"])
@@ -140,7 +148,9 @@ def test_exclude_matches_on_by_keys_it_has(constructor):
 def test_rank_gaps(constructor, policy, expected):
     # ranks 1, 3, 7 with the relevant item at 7: as positions it is past k=3; re-ranked it is 3rd
     df = pl.DataFrame({"user_id": [1, 1, 1], "item_id": ["a", "b", "c"], "rank": [1, 3, 7], "relevance": [0, 0, 1]})
-    with pytest.raises(recframe.RecframeError, match=r"has gaps: user_id=1 has 3 ranked rows but ranks up to 7.*rank_gaps=\"rerank\""):
+    with pytest.raises(
+        recframe.RecframeError, match=r"has gaps: user_id=1 has 3 ranked rows but ranks up to 7.*rank_gaps=\"rerank\""
+    ):
         to_polars(recframe.per_user(constructor(df), k=3, metrics=["precision", "recall"]))
     out = recframe.per_user(constructor(df), k=3, metrics=["precision", "recall"], rank_gaps=policy)
     assert rows(out, "precision@3", "recall@3") == [expected]
@@ -173,7 +183,10 @@ def test_counts_of_users_without_truth_or_relevant_items(constructor):
 @pytest.mark.parametrize(
     ("by", "message"),
     [
-        ("segmnt", r"column 'segmnt' \(the by= argument\) is not a column anywhere: looked in the recommendations .*truth= .*users= .*did you mean by=\"segment\""),
+        (
+            "segmnt",
+            r"column 'segmnt' \(the by= argument\) is not a column anywhere: looked in the recommendations .*truth= .*users= .*did you mean by=\"segment\"",
+        ),
         ("fold", r"by key 'fold' is a column of truth= but not of the recommendations"),
         ("model", r"by key 'model' is a column of users= and of the recommendations"),
     ],

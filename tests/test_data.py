@@ -14,8 +14,10 @@ from recframe.data.make_workflow import make
 
 def test_frames_and_dtypes():
     data = load_workflow()
-    assert data.train.schema == data.test.schema == pl.Schema(
-        {"user_id": pl.Int64, "item_id": pl.Int64, "rating": pl.Int64, "timestamp": pl.Int64}
+    assert (
+        data.train.schema
+        == data.test.schema
+        == pl.Schema({"user_id": pl.Int64, "item_id": pl.Int64, "rating": pl.Int64, "timestamp": pl.Int64})
     )
     assert data.users.columns == ["user_id", "cohort", "signup"] and data.users["user_id"].is_unique().all()
     assert data.items.columns == ["item_id", "category"] and data.items["item_id"].is_unique().all()

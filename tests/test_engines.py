@@ -88,7 +88,9 @@ def engine(request: pytest.FixtureRequest) -> Constructor:
     return request.getfixturevalue(f"{request.param}_constructor")
 
 
-ENGINE_SETTINGS = settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+ENGINE_SETTINGS = settings(
+    max_examples=6, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture]
+)
 # random frames per engine: the same plan runs on each, so the engines that cost seconds per
 # query (Spark, and SQLFrame's SQL generation) get fewer; DuckDB also runs every
 # backend-parametrised test with the full counts
@@ -129,13 +131,15 @@ def test_truth_join_inside_the_engine(engine: Constructor, request: pytest.Fixtu
 
 
 def sample() -> pl.DataFrame:
-    return pl.DataFrame({
-        "model": ["A"] * 5 + ["B"] * 5,
-        "user_id": [1, 1, 1, 2, 2] * 2,
-        "item_id": ["a", "b", "c", "a", "d"] * 2,
-        "rank": [1, 2, None, 1, 2, 2, 1, 3, None, 1],
-        "relevance": [1.0, 0.0, 1.0, 0.0, 1.0] * 2,
-    })
+    return pl.DataFrame(
+        {
+            "model": ["A"] * 5 + ["B"] * 5,
+            "user_id": [1, 1, 1, 2, 2] * 2,
+            "item_id": ["a", "b", "c", "a", "d"] * 2,
+            "rank": [1, 2, None, 1, 2, 2, 1, 3, None, 1],
+            "relevance": [1.0, 0.0, 1.0, 0.0, 1.0] * 2,
+        }
+    )
 
 
 def test_result_stays_in_the_engine(engine: Constructor) -> None:
@@ -147,7 +151,9 @@ def test_result_stays_in_the_engine(engine: Constructor) -> None:
 
 EVERY_OPTION = [
     {"k": [1, 3], "ap_denominator": a, "gain": g, "precision_denominator": p}
-    for a, g, p in zip(("min_k_relevant", "relevant", "hits", "k"), ("linear", "binary", "exp2", "linear"), ("k", "retrieved", "k", "retrieved"))
+    for a, g, p in zip(
+        ("min_k_relevant", "relevant", "hits", "k"), ("linear", "binary", "exp2", "linear"), ("k", "retrieved", "k", "retrieved")
+    )
 ] + [
     {"k": 2, "score": "score", "score_threshold": 0.25, "by": "model"},
     {"k": [1, 3], "score": "score", "ties": "item_desc", "score_dtype": "float32", "rr_cutoff": False},

@@ -59,8 +59,11 @@ def test_numpy_int_k_is_accepted():
 
 def test_missing_column_lists_columns_and_suggests():
     df = frame().rename({"relevance": "rating"})
-    with pytest.raises(RecframeError, match=r"column 'relevance' \(the relevance= argument\) is not in the frame\. "
-                       r"Columns there: user_id, item_id, rank, rating\. Hint: pass relevance=\"rating\""):
+    with pytest.raises(
+        RecframeError,
+        match=r"column 'relevance' \(the relevance= argument\) is not in the frame\. "
+        r"Columns there: user_id, item_id, rank, rating\. Hint: pass relevance=\"rating\"",
+    ):
         recframe.per_user(df)
 
 
@@ -89,12 +92,18 @@ def test_boolean_relevance_is_a_label():
 @pytest.mark.parametrize(
     ("df", "pattern"),
     [
-        (frame(item_id=[10, 10, 12, 10, 13]), r"duplicate \(user_id, item_id\) rows: user_id=1 has 3 rows but 2 distinct 'item_id' values; 1 list\(s\) affected, 1 extra row"),
+        (
+            frame(item_id=[10, 10, 12, 10, 13]),
+            r"duplicate \(user_id, item_id\) rows: user_id=1 has 3 rows but 2 distinct 'item_id' values; 1 list\(s\) affected, 1 extra row",
+        ),
         (frame(rank=[1, 1, None, 1, 2]), r"duplicate ranks in column 'rank': user_id=1"),
         (frame(rank=[0, 1, None, 1, 2]), r"rank 0 < 1 at user_id=1"),
         (frame(user_id=[1, 1, None, 2, None]), r"column 'user_id' has 2 null value\(s\)"),
         (frame(item_id=[10, None, 12, 10, 13]), r"column 'item_id' \(item=\) has 1 null value"),
-        (frame(relevance=[1.0, math.nan, 2.0, None, 1.0]), r"column 'relevance' \(relevance=\) has 1 NaN or infinite value\(s\), first at user_id=1"),
+        (
+            frame(relevance=[1.0, math.nan, 2.0, None, 1.0]),
+            r"column 'relevance' \(relevance=\) has 1 NaN or infinite value\(s\), first at user_id=1",
+        ),
         (frame(relevance=[1.0, math.inf, 2.0, None, 1.0]), r"NaN or infinite"),
         (frame(rank=[1.0, 2.5, None, 1.0, 2.0]), r"column 'rank' \(rank=\) has 1 value\(s\) that are not whole numbers"),
     ],

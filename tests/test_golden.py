@@ -46,7 +46,9 @@ def variant(peer: str, peer_metric: str) -> dict[str, str]:
 def golden(peer: str) -> pl.DataFrame:
     frame = pl.read_parquet(GOLDEN / f"{peer}.parquet")
     return frame.with_columns(
-        pl.struct("peer_metric").map_elements(lambda r: json.dumps(variant(peer, r["peer_metric"]), sort_keys=True), return_dtype=pl.String).alias("variant"),
+        pl.struct("peer_metric")
+        .map_elements(lambda r: json.dumps(variant(peer, r["peer_metric"]), sort_keys=True), return_dtype=pl.String)
+        .alias("variant"),
         pl.when(pl.col("k").is_null()).then(pl.col("metric")).otherwise(pl.format("{}@{}", "metric", "k")).alias("column"),
     )
 
@@ -77,9 +79,15 @@ def test_profile_matches_peer(peer, dataset):
             theirs = dict(per_user.select("user", "value").iter_rows())
             # users skipped under empty_users="skip" keep a 0.0 precision but are not evaluated
             skipped = PROFILES[peer].options["empty_users"] == "skip"
-            mine = {u: v for u, r, v in ours.select("user", "n_relevant", column).iter_rows() if v is not None and not (skipped and r == 0)}
+            mine = {
+                u: v
+                for u, r, v in ours.select("user", "n_relevant", column).iter_rows()
+                if v is not None and not (skipped and r == 0)
+            }
             if set(mine) != set(theirs):
-                problems.append(f"{peer_metric}: users only in recframe {sorted(set(mine) - set(theirs))}, only in {peer} {sorted(set(theirs) - set(mine))}")
+                problems.append(
+                    f"{peer_metric}: users only in recframe {sorted(set(mine) - set(theirs))}, only in {peer} {sorted(set(theirs) - set(mine))}"
+                )
                 continue
             wrong = {u: (theirs[u], mine[u]) for u in sorted(theirs) if not close(mine[u], theirs[u])}
             if wrong:

@@ -54,10 +54,16 @@ def test_idcg_k_with_huge_k_is_instant_and_right():
 
 def test_exp2_gain_of_huge_grades_is_refused_not_nan(constructor):
     df = FRAME.with_columns(relevance=pl.Series([1024.0, 0.0, 2.0]))
-    with pytest.raises(recframe.RecframeError, match=r"column 'relevance' \(relevance=\) has 1 relevant grade\(s\) above 1000.*gain=\"exp2\""):
+    with pytest.raises(
+        recframe.RecframeError, match=r"column 'relevance' \(relevance=\) has 1 relevant grade\(s\) above 1000.*gain=\"exp2\""
+    ):
         to_polars(recframe.per_user(constructor(df), k=2, metrics=["ndcg"], gain="exp2"))
     # up to the limit the numbers are finite: dcg = (2**1000 - 1) / log2(2), idcg adds 3 / log2(3)
-    ok = to_polars(recframe.per_user(constructor(df.with_columns(relevance=pl.Series([1000.0, 0.0, 2.0]))), k=2, metrics=["ndcg"], gain="exp2"))
+    ok = to_polars(
+        recframe.per_user(
+            constructor(df.with_columns(relevance=pl.Series([1000.0, 0.0, 2.0]))), k=2, metrics=["ndcg"], gain="exp2"
+        )
+    )
     assert ok["ndcg@2"][0] == pytest.approx(1.0, rel=1e-12)
     # precision alone never reads the gain: no reason to refuse
     assert to_polars(recframe.per_user(constructor(df), k=2, metrics=["precision"], gain="exp2"))["precision@2"][0] == 1 / 2
@@ -88,9 +94,13 @@ def test_join_keys_of_one_family_are_aligned(constructor, recs_cast, truth_cast)
 
 @pytest.mark.parametrize(("recs_cast", "truth_cast"), [(pl.String, pl.Int64), (pl.Float64, pl.Int64)])
 def test_join_keys_that_disagree_are_named(constructor, recs_cast, truth_cast):
-    recs = pl.DataFrame({"user_id": [1, 1], "item_id": ["a", "b"], "rank": [1, 2]}).with_columns(pl.col("user_id").cast(recs_cast))
+    recs = pl.DataFrame({"user_id": [1, 1], "item_id": ["a", "b"], "rank": [1, 2]}).with_columns(
+        pl.col("user_id").cast(recs_cast)
+    )
     truth = pl.DataFrame({"user_id": [1], "item_id": ["b"], "relevance": [1]}).with_columns(pl.col("user_id").cast(truth_cast))
-    with pytest.raises(recframe.RecframeError, match=r"column 'user_id' holds \w+ in the recommendations but \w+ in truth=.*Hint: cast"):
+    with pytest.raises(
+        recframe.RecframeError, match=r"column 'user_id' holds \w+ in the recommendations but \w+ in truth=.*Hint: cast"
+    ):
         to_polars(recframe.per_user(constructor(recs), truth=constructor(truth), k=2))
 
 
@@ -103,10 +113,14 @@ def test_a_broadcast_that_dwarfs_the_input_is_refused(constructor, monkeypatch):
     monkeypatch.setattr(recframe.api, "BROADCAST_ROWS", 500)
     recs = pl.DataFrame({"run": list(range(50)), "user_id": [1] * 50, "item_id": ["a"] * 50, "rank": [1] * 50})
     truth = pl.DataFrame({"user_id": list(range(100)), "item_id": ["a"] * 100, "relevance": [1] * 100})
-    with pytest.raises(recframe.RecframeError, match=r"under each of 50 groups of \['run'\]: 5,000 rows to build from 150 rows given.*users="):
+    with pytest.raises(
+        recframe.RecframeError, match=r"under each of 50 groups of \['run'\]: 5,000 rows to build from 150 rows given.*users="
+    ):
         recframe.summary(constructor(recs), truth=constructor(truth), by="run")
     # a few groups are fine
-    ok = recframe.summary(constructor(recs.filter(pl.col("run") < 3)), truth=constructor(truth), by="run", k=1, metrics=["recall"])
+    ok = recframe.summary(
+        constructor(recs.filter(pl.col("run") < 3)), truth=constructor(truth), by="run", k=1, metrics=["recall"]
+    )
     assert to_polars(ok)["n_users"].to_list() == [100, 100, 100]
 
 
@@ -155,9 +169,13 @@ def test_ranks_of_every_numeric_dtype(constructor, rank):
     assert out["recall@2"].to_list() == [1 / 2 if rank.null_count() < 3 else 0.0]
 
 
-@pytest.mark.parametrize("rank", [pl.Series([1, 2**63 + 5, None], dtype=pl.UInt64), pl.Series([1.0, 1e20, None])], ids=["uint64", "float"])
+@pytest.mark.parametrize(
+    "rank", [pl.Series([1, 2**63 + 5, None], dtype=pl.UInt64), pl.Series([1.0, 1e20, None])], ids=["uint64", "float"]
+)
 def test_ranks_beyond_an_int64_are_refused(constructor, rank):
-    with pytest.raises(recframe.RecframeError, match=r"column 'rank' \(rank=\) has 1 value\(s\) that are not whole numbers \(or exceed 2\*\*53\)"):
+    with pytest.raises(
+        recframe.RecframeError, match=r"column 'rank' \(rank=\) has 1 value\(s\) that are not whole numbers \(or exceed 2\*\*53\)"
+    ):
         to_polars(recframe.per_user(constructor(FRAME.with_columns(rank=rank)), k=2))
 
 
@@ -165,7 +183,9 @@ def test_float32_scores_beyond_its_range(constructor):
     # 1e39 and 2e39 both exceed float32: they tie (trec_eval reads both as infinity), ties by item
     recs = pl.DataFrame({"user_id": [1, 1], "item_id": ["a", "b"], "score": [2e39, 1e39]})
     truth = pl.DataFrame({"user_id": [1], "item_id": ["b"], "relevance": [1]})
-    out = recframe.per_user(constructor(recs), truth=constructor(truth), score="score", score_dtype="float32", k=2, metrics=["rr"])
+    out = recframe.per_user(
+        constructor(recs), truth=constructor(truth), score="score", score_dtype="float32", k=2, metrics=["rr"]
+    )
     assert to_polars(out)["rr@2"].to_list() == [1 / 2]
 
 
@@ -174,7 +194,10 @@ def test_duckdb_relations_of_two_connections():
     a, b = duckdb.connect(), duckdb.connect()
     recs = a.from_arrow(pl.DataFrame({"user_id": [1], "item_id": ["a"], "rank": [1]}).to_arrow())
     truth = b.from_arrow(pl.DataFrame({"user_id": [1], "item_id": ["a"], "relevance": [1]}).to_arrow())
-    with pytest.raises(recframe.RecframeError, match=r"DuckDB relations of two different connections.*Hint: create every frame from one connection"):
+    with pytest.raises(
+        recframe.RecframeError,
+        match=r"DuckDB relations of two different connections.*Hint: create every frame from one connection",
+    ):
         recframe.summary(recs, truth=truth, k=1)
     a.close()
     b.close()

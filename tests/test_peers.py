@@ -133,9 +133,7 @@ def qrels_frame(qrels: Qrels) -> pl.DataFrame:
 
 def recframe_rows(run: Run, qrels: Qrels, layout: str) -> dict[str, dict]:
     """recframe's per-user rows, with the data passed as truth= (Polars) or one long frame (pandas)."""
-    conventions = dict(
-        k=[*CUTOFFS, MAX_RUN], score="score", threshold=1, ap_denominator="relevant", gain="linear"
-    )
+    conventions = dict(k=[*CUTOFFS, MAX_RUN], score="score", threshold=1, ap_denominator="relevant", gain="linear")
     if layout == "truth":
         out = recframe.per_user(run_frame(run), truth=qrels_frame(qrels), **conventions)
         rows = out.rows(named=True)
@@ -208,11 +206,7 @@ def test_rectools_metrics_agree():
     # RecTools wants ranks and binary relevance: every interaction is relevant, so pass only
     # the docs graded >= 1 (the threshold=1 recframe uses).
     reco = pd.DataFrame(
-        [
-            (q, d, rank)
-            for q, docs in run.items()
-            for rank, d in enumerate(sorted(docs, key=docs.get, reverse=True), start=1)
-        ],
+        [(q, d, rank) for q, docs in run.items() for rank, d in enumerate(sorted(docs, key=docs.get, reverse=True), start=1)],
         columns=["user_id", "item_id", "rank"],
     )
     interactions = pd.DataFrame(
@@ -233,11 +227,7 @@ def test_rectools_metrics_agree():
     np.testing.assert_allclose(theirs(MAP(k=k)), ours(f"ap@{k}"), rtol=0, atol=ABS_TOL)
     # RecTools' NDCG is binary and, by default, its ideal DCG assumes k relevant items whatever
     # the user has; that is recframe's binary dcg@k over the DCG of k hits.
-    binary = recframe.per_user(
-        run_frame(run), k, ["dcg"], score="score", truth=qrels_frame(qrels), threshold=1, gain="binary"
-    )
+    binary = recframe.per_user(run_frame(run), k, ["dcg"], score="score", truth=qrels_frame(qrels), threshold=1, gain="binary")
     dcg = dict(binary.select("user_id", f"dcg@{k}").iter_rows())
     ideal_k = sum(1 / math.log2(i + 1) for i in range(1, k + 1))
-    np.testing.assert_allclose(
-        theirs(NDCG(k=k)), np.array([dcg[u] for u in users]) / ideal_k, rtol=0, atol=ABS_TOL
-    )
+    np.testing.assert_allclose(theirs(NDCG(k=k)), np.array([dcg[u] for u in users]) / ideal_k, rtol=0, atol=ABS_TOL)

@@ -83,8 +83,6 @@ def test_plot_bad_input(call, match):
         call()
 
 
-
-
 def test_plot_compare_labels_lead_with_the_other_keys():
     per_user = pl.DataFrame({
         "model": ["A", "A", "B", "B"], "segment": ["cold", "warm", "cold", "warm"], "user_id": [1, 2, 1, 2],

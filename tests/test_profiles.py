@@ -21,7 +21,9 @@ def value(column: str, frame: pl.DataFrame = ONE, **options) -> float:
 
 def test_idcg_k_is_k_items_of_gain_one():
     dcg = 1 / math.log2(2) + 1 / math.log2(4)  # binary gains of a and c
-    assert value("ndcg@3", gain="binary", idcg="k") == pytest.approx(dcg / (1 / math.log2(2) + 1 / math.log2(3) + 1 / math.log2(4)))
+    assert value("ndcg@3", gain="binary", idcg="k") == pytest.approx(
+        dcg / (1 / math.log2(2) + 1 / math.log2(3) + 1 / math.log2(4))
+    )
     # the default ideal list is the user's 3 relevant items, cut at k = 3: the same here
     assert value("ndcg@5", gain="binary") == pytest.approx(dcg / (1 / math.log2(2) + 1 / math.log2(3) + 1 / math.log2(4)))
     assert value("ndcg@5", gain="binary", idcg="k") == pytest.approx(dcg / sum(1 / math.log2(i + 1) for i in range(1, 6)))
@@ -86,7 +88,16 @@ def test_recommenders_ndcg_counts_unranked_users_its_other_metrics_skip():
     assert out.select("user_id", "precision@1", "ndcg@1").rows() == [(1, 1.0, 1.0), (2, None, 0.0)]
     means = recframe.summary(two, **common)
     # n_users is the count behind every mean but ndcg's, which has its own count
-    assert means.columns == ["n_users", "n_users_ndcg", "n_skipped", "n_unranked", "n_no_relevant", "n_no_truth", "precision@1", "ndcg@1"]
+    assert means.columns == [
+        "n_users",
+        "n_users_ndcg",
+        "n_skipped",
+        "n_unranked",
+        "n_no_relevant",
+        "n_no_truth",
+        "precision@1",
+        "ndcg@1",
+    ]
     assert means.row(0) == (1, 2, 1, 1, 0, 0, 1.0, 0.5)
     # an explicit unranked_users overrides the per-metric option too
     assert recframe.per_user(two, unranked_users="skip", **common)["user_id"].to_list() == [1]
@@ -130,11 +141,23 @@ def test_metric_the_peer_lacks_raises():
 
 
 def test_unknown_profile_lists_the_valid_names():
-    with pytest.raises(recframe.RecframeError, match=r"profile='trec' is not a known profile. Hint: choose one of .*\"trec_eval\""):
+    with pytest.raises(
+        recframe.RecframeError, match=r"profile='trec' is not a known profile. Hint: choose one of .*\"trec_eval\""
+    ):
         recframe.summary(ONE, profile="trec")
 
 
-@pytest.mark.parametrize("option, bad", [("rr_cutoff", 1), ("idcg", "ideal"), ("discount", "log2"), ("ties", "random"), ("unranked_users", "drop"), ("recall_denominator", "k")])
+@pytest.mark.parametrize(
+    "option, bad",
+    [
+        ("rr_cutoff", 1),
+        ("idcg", "ideal"),
+        ("discount", "log2"),
+        ("ties", "random"),
+        ("unranked_users", "drop"),
+        ("recall_denominator", "k"),
+    ],
+)
 def test_bad_option_values_raise(option, bad):
     with pytest.raises(recframe.RecframeError, match=option):
         recframe.per_user(ONE, k=1, **{option: bad})

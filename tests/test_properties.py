@@ -42,20 +42,29 @@ def long_frames(draw: st.DrawFn, *, with_score: bool) -> tuple[pl.DataFrame, dic
                     order = draw(st.one_of(st.none(), st.sampled_from([0.5, 1.0, 1.5, 2.0, 3.0])))  # ties
                 else:
                     order = draw(st.one_of(st.none(), st.just(position)))
-                rows.append({
-                    "model": model,
-                    "fold": 1,
-                    "user_id": f"u{user}" if string_ids else user,
-                    "item_id": f"i{item:02d}" if string_ids else item,
-                    "order": order,
-                    "relevance": rel,
-                })
+                rows.append(
+                    {
+                        "model": model,
+                        "fold": 1,
+                        "user_id": f"u{user}" if string_ids else user,
+                        "item_id": f"i{item:02d}" if string_ids else item,
+                        "order": order,
+                        "relevance": rel,
+                    }
+                )
     id_type = pl.String if string_ids else pl.Int64
     order_col = "score" if with_score else "rank"
-    df = pl.DataFrame(rows, schema={
-        "model": pl.String, "fold": pl.Int64, "user_id": id_type, "item_id": id_type,
-        "order": pl.Float64 if with_score else pl.Int64, "relevance": pl.Float64,
-    }).rename({"order": order_col})
+    df = pl.DataFrame(
+        rows,
+        schema={
+            "model": pl.String,
+            "fold": pl.Int64,
+            "user_id": id_type,
+            "item_id": id_type,
+            "order": pl.Float64 if with_score else pl.Int64,
+            "relevance": pl.Float64,
+        },
+    ).rename({"order": order_col})
     if df.height and draw(st.booleans()):
         # a second fold: a copy of some lists with other relevance (a truth key with truth=)
         copy = df.filter(pl.col("user_id").hash(draw(st.integers(0, 3))) % 2 == 0)
@@ -67,7 +76,9 @@ def long_frames(draw: st.DrawFn, *, with_score: bool) -> tuple[pl.DataFrame, dic
     options: dict[str, Any] = {
         "k": draw(st.lists(st.sampled_from([1, 2, 3, 5, 10, 20]), min_size=1, max_size=3, unique=True)),
         "threshold": draw(st.sampled_from([None, 1.0, 2.0, 3.0])),
-        "by": draw(st.sampled_from([None, "model", ["model", "fold"], ["model", "segment"], ["segment"], ["fold", "model", "segment"]])),
+        "by": draw(
+            st.sampled_from([None, "model", ["model", "fold"], ["model", "segment"], ["segment"], ["fold", "model", "segment"]])
+        ),
         "precision_denominator": draw(st.sampled_from(["k", "retrieved"])),
         "recall_denominator": draw(st.sampled_from(["relevant", "min_k_relevant"])),
         "ap_denominator": draw(st.sampled_from(["min_k_relevant", "relevant", "hits", "k"])),
@@ -86,8 +97,11 @@ def long_frames(draw: st.DrawFn, *, with_score: bool) -> tuple[pl.DataFrame, dic
     if draw(st.booleans()):
         pairs = draw(st.lists(st.tuples(st.integers(0, 5), st.integers(0, 11), st.sampled_from([1, 2])), max_size=12))
         exclude = pl.DataFrame(
-            {"user_id": [ident(u) for u, _, _ in pairs], "item_id": [f"i{i:02d}" if string_ids else i for _, i, _ in pairs],
-             "fold": [f for _, _, f in pairs]},
+            {
+                "user_id": [ident(u) for u, _, _ in pairs],
+                "item_id": [f"i{i:02d}" if string_ids else i for _, i, _ in pairs],
+                "fold": [f for _, _, f in pairs],
+            },
             schema={"user_id": id_type, "item_id": id_type, "fold": pl.Int64},
         )
         options["exclude"] = exclude if draw(st.booleans()) else exclude.drop("fold")
@@ -117,8 +131,12 @@ def reference_per_user(df: pl.DataFrame, options: dict[str, Any], truth: pl.Data
     sides = {name: options[name].to_dicts() for name in ("users", "exclude") if name in options}
     truth_keys = tuple(b for b in by_keys(options) if truth is not None and b in truth.columns)
     return reference.per_user(
-        df.to_dicts(), k=options["k"], by=tuple(by_keys(options)), truth=None if truth is None else truth.to_dicts(),
-        truth_keys=truth_keys, **sides,
+        df.to_dicts(),
+        k=options["k"],
+        by=tuple(by_keys(options)),
+        truth=None if truth is None else truth.to_dicts(),
+        truth_keys=truth_keys,
+        **sides,
         **{key: value for key, value in options.items() if key not in ("k", "by", "users", "exclude")},
     )
 
@@ -178,14 +196,19 @@ def test_truth_join_matches_reference(case: tuple[pl.DataFrame, dict[str, Any]],
 def draw_truth(data: st.DataObject, df: pl.DataFrame, options: dict[str, Any]) -> pl.DataFrame:
     """A truth frame for the users and items of `df`: with a fold column (a truth key) when
     `options` group by fold."""
-    truth_rows = data.draw(st.lists(
-        st.tuples(st.integers(0, 6), st.integers(0, 11), st.sampled_from([0.0, 1.0, 2.0, 4.0]), st.sampled_from([1, 2])),
-        max_size=25, unique_by=lambda t: (t[0], t[1], t[3]),
-    ))
+    truth_rows = data.draw(
+        st.lists(
+            st.tuples(st.integers(0, 6), st.integers(0, 11), st.sampled_from([0.0, 1.0, 2.0, 4.0]), st.sampled_from([1, 2])),
+            max_size=25,
+            unique_by=lambda t: (t[0], t[1], t[3]),
+        )
+    )
     string_ids = df.schema["user_id"] == pl.String
     truth = pl.DataFrame(
-        [{"fold": f, "user_id": f"u{u}" if string_ids else u, "item_id": f"i{i:02d}" if string_ids else i, "relevance": r}
-         for u, i, r, f in truth_rows],
+        [
+            {"fold": f, "user_id": f"u{u}" if string_ids else u, "item_id": f"i{i:02d}" if string_ids else i, "relevance": r}
+            for u, i, r, f in truth_rows
+        ],
         schema={"fold": pl.Int64, "user_id": df.schema["user_id"], "item_id": df.schema["item_id"], "relevance": pl.Float64},
     )
     if "fold" in by_keys(options):
@@ -205,7 +228,7 @@ def test_summary_is_the_mean_of_per_user(case: tuple[pl.DataFrame, dict[str, Any
     for row in summary.iter_rows(named=True):
         users = per_user.filter(*(pl.col(k) == row[k] for k in keys)) if keys else per_user
         assert row["n_users"] == users.height
-        for column in users.columns[len(keys) + 2:]:
+        for column in users.columns[len(keys) + 2 :]:
             assert_close(row[column], users[column].mean(), column)
 
 
@@ -223,7 +246,8 @@ def test_categorical_ids_give_the_same_numbers(case: tuple[pl.DataFrame, dict[st
     assert_frame_equal(
         categorical.with_columns(pl.col("user_id").cast(pl.String)),
         plain.with_columns(pl.col("user_id").cast(pl.String)),
-        rel_tol=1e-12, abs_tol=1e-12,  # parallel sums may differ in the last ulp
+        rel_tol=1e-12,
+        abs_tol=1e-12,  # parallel sums may differ in the last ulp
     )
 
 

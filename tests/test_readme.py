@@ -1,7 +1,8 @@
-"""The README is a tested document: its python and bash blocks run as written, in order, in one
-empty folder (python blocks share one namespace, as a reader pasting them into one session;
-bash blocks run with `bash -e`, the `recframe` command on PATH). A block preceded by
-`<!-- readme-test: skip (reason) -->` is not run; the reason is in the README source."""
+"""The README and the documentation pages are tested documents: their python and bash blocks run
+as written, in order (README, then the pages in DOCS order), in one empty folder (python blocks
+share one namespace, as a reader pasting them into one session; bash blocks run with
+`bash -e`, the `recframe` command on PATH). A block preceded by
+`<!-- readme-test: skip (reason) -->` is not run; the reason is in the Markdown source."""
 
 from __future__ import annotations
 
@@ -12,6 +13,9 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).parents[1]
+# the pages whose examples continue the README's (conventions.md shows option calls on a `df`
+# of the reader's: its blocks are marked)
+DOCS = ["README.md", "docs/evaluation.md", "docs/reporting.md", "docs/cli.md", "docs/engines.md", "docs/conventions.md"]
 BLOCK = re.compile(r"(?:<!-- readme-test: skip \((?P<reason>[^)]*)\) -->\n)?```(?P<lang>python|bash)\n(?P<code>.*?)```", re.S)
 
 DRIVER = """
@@ -30,7 +34,7 @@ print("ran", len(blocks), "blocks")
 
 
 def blocks() -> list[tuple[str, str, str | None]]:
-    text = (ROOT / "README.md").read_text()
+    text = "\n".join((ROOT / page).read_text() for page in DOCS)
     return [(m["lang"], m["code"], m["reason"]) for m in BLOCK.finditer(text)]
 
 

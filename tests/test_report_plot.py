@@ -68,7 +68,9 @@ def test_markdown_comparison_bolds_the_best_delta_per_metric():
     assert "| B | rr@10 | 3 | 0.50 | 0.50 | **0.00** [-0.25, 0.25] |" in text
 
 
-@pytest.mark.skipif(importlib.util.find_spec("scipy") is None, reason="compare's paired t test needs scipy: pip install 'recframe[stats]'")
+@pytest.mark.skipif(
+    importlib.util.find_spec("scipy") is None, reason="compare's paired t test needs scipy: pip install 'recframe[stats]'"
+)
 def test_report_works_on_real_results_of_every_type():
     from recframe.data import load_sample
 

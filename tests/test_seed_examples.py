@@ -34,10 +34,12 @@ LIST_B = ["cars", "toy_story", "iron_man"]
 
 
 def test_precision_recall_at_3_lists_a_and_b(constructor):
-    df = pl.concat([
-        one_list(LIST_A, HELD_OUT).with_columns(model=pl.lit("A")),
-        one_list(LIST_B, HELD_OUT).with_columns(model=pl.lit("B")),
-    ])
+    df = pl.concat(
+        [
+            one_list(LIST_A, HELD_OUT).with_columns(model=pl.lit("A")),
+            one_list(LIST_B, HELD_OUT).with_columns(model=pl.lit("B")),
+        ]
+    )
     out = to_polars(recframe.per_user(constructor(df), k=3, metrics=["precision", "recall"], by="model"))
     assert out["precision@3"].to_list() == pytest.approx([2 / 3, 1 / 3])
     assert out["recall@3"].to_list() == pytest.approx([2 / 6, 1 / 6])
@@ -112,10 +114,12 @@ def test_graded_ndcg_uses_ideal_order_of_grades(constructor):
 def test_average_precision_system_a_vs_b(constructor):
     # Seed 003: relevant items {2, 6}; A = [6, 2, 1, 0, 3], B = [4, 1, 7, 2, 6]
     relevant = {"2": 1, "6": 1}
-    df = pl.concat([
-        one_list(["6", "2", "1", "0", "3"], relevant, user="A"),
-        one_list(["4", "1", "7", "2", "6"], relevant, user="B"),
-    ])
+    df = pl.concat(
+        [
+            one_list(["6", "2", "1", "0", "3"], relevant, user="A"),
+            one_list(["4", "1", "7", "2", "6"], relevant, user="B"),
+        ]
+    )
     out = to_polars(recframe.per_user(constructor(df), k=5, metrics=["precision", "recall", "ap"]))
     assert out["precision@5"].to_list() == pytest.approx([2 / 5, 2 / 5])  # precision cannot tell them apart
     assert out["recall@5"].to_list() == pytest.approx([1.0, 1.0])
@@ -136,15 +140,24 @@ def attard_frame():
     predicted = [4.0, 3.9, 3.8, 3.6, 3.5, 3.3, 3.1, 3.0, 2.8, 2.7, 2.4, 2.1, 1.9, 1.6, 1.4, 1.2, 1.0, 0.8, 0.5, 0.2]
     actual = [3.5, 1.0, 2.5, 3.0, 2.0, 4.0, 2.2, 3.1, 1.5, 2.6, 3.3, 2.9, 0.5, 1.0, 0.0, 2.4, 1.0, 0.3, 1.1, 0.9]
     df = pd.DataFrame({"movie": [f"m{n:02d}" for n in range(20)], "y_actual": actual, "y_recommended": predicted})
-    missing = pd.DataFrame({"movie": ["m20", "m21", "m22"], "y_actual": [3.0, np.nan, 2.0], "y_recommended": [np.nan, 3.0, np.nan]})
+    missing = pd.DataFrame(
+        {"movie": ["m20", "m21", "m22"], "y_actual": [3.0, np.nan, 2.0], "y_recommended": [np.nan, 3.0, np.nan]}
+    )
     return pd.concat([df, missing], ignore_index=True)
 
 
 def test_attard_precision_recall_with_retrieved_denominator():
     df = attard_frame().dropna()
     out = df.recmetrics.per_user(
-        k=[3, 10, 15], metrics=["precision", "recall"], user=None, item="movie", score="y_recommended",
-        relevance="y_actual", threshold=2.0, score_threshold=2.0, precision_denominator="retrieved",
+        k=[3, 10, 15],
+        metrics=["precision", "recall"],
+        user=None,
+        item="movie",
+        score="y_recommended",
+        relevance="y_actual",
+        threshold=2.0,
+        score_threshold=2.0,
+        precision_denominator="retrieved",
     )
     got = out.iloc[0]
     assert (round(got["precision@3"], 2), round(got["recall@3"], 2)) == (0.67, 0.18)

@@ -105,8 +105,17 @@ def test_files_evaluated_as_trec_eval_does(tmp_path: Path) -> None:
     measures = {"P.5,10", "recall.5,10", "success.5,10", "map_cut.5,10", "ndcg_cut.5,10", "recip_rank", "Rprec"}
     theirs = pytrec_eval.RelevanceEvaluator(qrels, measures).evaluate(run)
     pairs = [
-        *((f"{m}_{k}", f"{c}@{k}") for m, c in [("P", "precision"), ("recall", "recall"), ("success", "hit_rate"),
-                                               ("map_cut", "ap"), ("ndcg_cut", "ndcg")] for k in (5, 10)),
+        *(
+            (f"{m}_{k}", f"{c}@{k}")
+            for m, c in [
+                ("P", "precision"),
+                ("recall", "recall"),
+                ("success", "hit_rate"),
+                ("map_cut", "ap"),
+                ("ndcg_cut", "ndcg"),
+            ]
+            for k in (5, 10)
+        ),
         ("recip_rank", "rr@10"),  # rr_cutoff=False under the profile: no cut-off, as trec_eval
         ("Rprec", "r_precision"),
     ]

@@ -158,7 +158,9 @@ def user_table(lf: nw.LazyFrame, spec: v.Spec, terms: set[str], users: nw.LazyFr
         # 2**grade - 1 overflows float64 sums past this grade: refuse rather than give NaN
         flags.append((is_relevant(spec) & (rel > v.MAX_EXP2_GRADE)).fill_null(False).cast(nw.Int64).alias(v.BAD_GAIN))
     if "retrieved@" in terms:
-        flags += [(rank <= position_cut(k)).fill_null(False).cast(nw.Int64).alias(term("retrieved@", k)) for k in spec.selection.ks]
+        flags += [
+            (rank <= position_cut(k)).fill_null(False).cast(nw.Int64).alias(term("retrieved@", k)) for k in spec.selection.ks
+        ]
     # the bad-value flags the check reads (BAD_RANK is set by prepare, for float ranks only)
     sums = [term("n_relevant"), *(c for c in v.check_counts(spec) if c in (v.BAD_REL, v.BAD_SCORE, v.BAD_RANK, v.BAD_GAIN))]
     sums += [term("retrieved@", k) for k in spec.selection.ks if "retrieved@" in terms]
@@ -166,21 +168,27 @@ def user_table(lf: nw.LazyFrame, spec: v.Spec, terms: set[str], users: nw.LazyFr
     distinct = [nw.col(v.ITEM).n_unique().alias(v.N_ITEMS), rank.n_unique().alias(v.N_RANKS)]
     given_rank = nw.col(v.RAW_RANK) if spec.reranks else rank
     counts = v.check_counts(spec)
-    table = lf.with_columns(*flags).group_by(keys).agg(
-        nw.len().alias(v.N_ROWS),
-        nw.col(v.ITEM).count().alias(v.N_ITEMS_SET),
-        rank.count().alias(v.N_RANKED),
-        rel.count().alias(v.N_JUDGED),
-        given_rank.min().alias(v.MIN_RANK),
-        *([rank.max().alias(v.MAX_RANK)] if v.MAX_RANK in counts else []),
-        *(distinct if spec.selection.check_duplicates else []),
-        *(nw.col(c).sum() for c in sums),
+    table = (
+        lf.with_columns(*flags)
+        .group_by(keys)
+        .agg(
+            nw.len().alias(v.N_ROWS),
+            nw.col(v.ITEM).count().alias(v.N_ITEMS_SET),
+            rank.count().alias(v.N_RANKED),
+            rel.count().alias(v.N_JUDGED),
+            given_rank.min().alias(v.MIN_RANK),
+            *([rank.max().alias(v.MAX_RANK)] if v.MAX_RANK in counts else []),
+            *(distinct if spec.selection.check_duplicates else []),
+            *(nw.col(c).sum() for c in sums),
+        )
     )
     # DuckDB sums integers to INT128, which SQLFrame cannot type: cast back
     table = table.with_columns(nw.col(c).cast(nw.Int64) for c in [*sums, v.N_RANKED, v.N_JUDGED])
     if users is not None:
-        listed = users.select(nw.col(str(spec.columns.user)).alias(v.USER), *spec.columns.attr_keys).group_by(v.USER).agg(
-            nw.len().alias(v.USER_ROWS), *(nw.col(a).count().alias(v.attr_count(a)) for a in spec.columns.attr_keys)
+        listed = (
+            users.select(nw.col(str(spec.columns.user)).alias(v.USER), *spec.columns.attr_keys)
+            .group_by(v.USER)
+            .agg(nw.len().alias(v.USER_ROWS), *(nw.col(a).count().alias(v.attr_count(a)) for a in spec.columns.attr_keys))
         )
         table = table.join(listed, on=v.USER, how="left")
     return table
@@ -272,9 +280,7 @@ def per_user_plan(
     sums, term_cols = relevant_terms(lf, spec, terms)
     joined = table.join(sums, on=keys, how="left")
     # users without relevant rows have no sums: 0, and a first relevant rank past every k
-    joined = joined.with_columns(
-        nw.col(c).fill_null(NOT_RANKED if c == term("min_rank") else 0) for c in term_cols
-    )
+    joined = joined.with_columns(nw.col(c).fill_null(NOT_RANKED if c == term("min_rank") else 0) for c in term_cols)
     has_rel = nw.col(term("n_relevant")) > 0
     outputs = []
     for column, name, k in metric_columns(spec):

@@ -146,9 +146,13 @@ def same_engine(frame: nw.LazyFrame, side: nw.LazyFrame, arg: str = "truth") -> 
         raise RecframeError(
             f"{arg}= is a {b} frame but the recommendations are a {a} frame; the two are joined, "
             f"so they must be on the same engine. Hint: load the {arg} frame into {a} too"
-            + (f" (e.g. duckdb.from_arrow({arg}_table))." if a == "DuckDB" else
-               f" (e.g. spark.createDataFrame({arg}_table))." if a.startswith(("PySpark", "SQLFrame")) else
-               " (pl.from_pandas / pl.from_arrow, or collect it from its engine).")
+            + (
+                f" (e.g. duckdb.from_arrow({arg}_table))."
+                if a == "DuckDB"
+                else f" (e.g. spark.createDataFrame({arg}_table))."
+                if a.startswith(("PySpark", "SQLFrame"))
+                else " (pl.from_pandas / pl.from_arrow, or collect it from its engine)."
+            )
         )
 
 

@@ -33,17 +33,14 @@ def interval_columns(metric_cols: list[str]) -> list[str]:
     return [name for c in metric_cols for name in (c, *(c + s for s in SUFFIXES))]
 
 
-def summary_with_ci(
-    per_user: nw.LazyFrame, spec: v.Spec, ci: float, ci_method: str, n_resamples: int, seed: Any
-) -> nw.LazyFrame:
+def summary_with_ci(per_user: nw.LazyFrame, spec: v.Spec, ci: float, ci_method: str, n_resamples: int, seed: Any) -> nw.LazyFrame:
     """The summary of `per_user` (internal key names) with ``<col>_std/_lo/_hi`` columns."""
     metric_cols = [c for c, _, _ in _engine.metric_columns(spec)]
     base_schema = _engine.summary_plan(per_user, spec).to_native().collect_schema()
     counts = [c for c in base_schema.names() if v.is_count_column(c)]
     keys = [c for c in base_schema.names() if c not in metric_cols and c not in counts]
     out_schema = pl.Schema(
-        [(name, base_schema[name]) for name in [*keys, *counts]]
-        + [(name, pl.Float64) for name in interval_columns(metric_cols)]
+        [(name, base_schema[name]) for name in [*keys, *counts]] + [(name, pl.Float64) for name in interval_columns(metric_cols)]
     )
 
     def finish(users: pl.DataFrame) -> pl.DataFrame:
@@ -61,11 +58,7 @@ def summary_with_ci(
         rows = means.select(keys).iter_rows() if keys else [()] * means.height
         for row in rows:  # a loop over groups, never over users
             group = groups.get(row)
-            matrix = (
-                group.select(metric_cols).to_numpy().astype(float)
-                if group is not None
-                else np.empty((0, len(metric_cols)))
-            )
+            matrix = group.select(metric_cols).to_numpy().astype(float) if group is not None else np.empty((0, len(metric_cols)))
             if ci_method == "t":
                 lo, hi = stats.t_ci(matrix, ci)
             else:

@@ -33,6 +33,7 @@ def is_count_column(name: str) -> bool:
     """
     return name in COUNT_COLUMNS or name.startswith("n_users_")
 
+
 # Internal column names; a user's own columns are renamed to these for the computation so
 # that no name of theirs can collide with ours.
 USER, ITEM, RANK, SCORE, REL = "__rf_user", "__rf_item", "__rf_rank", "__rf_score", "__rf_rel"
@@ -152,7 +153,10 @@ def _metrics(metrics: Any) -> tuple[str, ...]:
     if metrics is None:
         return tuple(REGISTRY)
     if not isinstance(metrics, (str, Iterable)):
-        raise _fail(f"metrics={metrics!r} is not a metric name or a list of them.", f'e.g. metrics=["ndcg", "recall"]; known: {", ".join(REGISTRY)}.')
+        raise _fail(
+            f"metrics={metrics!r} is not a metric name or a list of them.",
+            f'e.g. metrics=["ndcg", "recall"]; known: {", ".join(REGISTRY)}.',
+        )
     names = [metrics] if isinstance(metrics, str) else list(metrics)
     if not names:
         raise _fail("metrics=[] is empty.", f"pass metrics=None for all, or some of {list(REGISTRY)}.")
@@ -273,7 +277,9 @@ def check_arguments(
     if reserved:
         raise _fail(f"column {reserved[0]!r} would collide with an output column of the same name.", "rename it.")
     return Spec(
-        columns=Columns(user=user, item=item, rank=None if score is not None else rank, score=score, relevance=relevance, by=by_names),
+        columns=Columns(
+            user=user, item=item, rank=None if score is not None else rank, score=score, relevance=relevance, by=by_names
+        ),
         conventions=conventions,
         selection=Selection(
             ks=_ks(k),
@@ -282,7 +288,8 @@ def check_arguments(
             score_threshold=score_thr,
             no_cutoff=tuple(no_cutoff),
             unranked_skip=tuple(
-                m for m in metric_names
+                m
+                for m in metric_names
                 if (per_metric or {}).get(m, {}).get("unranked_users", conventions.unranked_users) == "skip"
             ),
             check_duplicates=check_duplicates,
@@ -312,7 +319,9 @@ def classify_keys(
     attr: list[str] = []
     frames = "the frame" if truth is None else "the recommendations"
     for key in by:
-        places = [name for name, cols in ((frames, recs), ("truth=", truth), ("users=", users)) if cols is not None and key in cols]
+        places = [
+            name for name, cols in ((frames, recs), ("truth=", truth), ("users=", users)) if cols is not None and key in cols
+        ]
         if users is not None and key in users:
             if len(places) > 1:
                 raise _fail(
@@ -374,7 +383,11 @@ def check_dtypes(schema: dict[str, Any], spec: Spec) -> None:
         dtype = schema[name]
         ok = dtype.is_numeric() or dtype == nw.Unknown or (allow_bool and dtype == nw.Boolean)
         if not ok:
-            empty = " (a column with no values at all, as in a header-only CSV or an all-None pandas column, reads as String too)" if dtype == nw.String else ""
+            empty = (
+                " (a column with no values at all, as in a header-only CSV or an all-None pandas column, reads as String too)"
+                if dtype == nw.String
+                else ""
+            )
             raise _fail(
                 f"column {name!r} ({arg}=) holds {dtype}, not numbers{empty}.",
                 f"cast it to a number, e.g. pl.col({name!r}).cast(pl.Float64), or pass {arg}= another column.",
@@ -388,7 +401,9 @@ def check_dtypes(schema: dict[str, Any], spec: Spec) -> None:
         numeric("rank", spec.columns.rank, allow_bool=False)
     for arg, name in (("user", spec.columns.user), ("item", spec.columns.item), *(("by", b) for b in spec.columns.by)):
         if name is not None and name in schema and isinstance(schema[name], (nw.List, nw.Struct, nw.Array)):
-            raise _fail(f"column {name!r} ({arg}=) holds {schema[name]}; ids must be plain values.", "pass a column of ints or strings.")
+            raise _fail(
+                f"column {name!r} ({arg}=) holds {schema[name]}; ids must be plain values.", "pass a column of ints or strings."
+            )
 
 
 def _kind(dtype: Any) -> str | None:
@@ -574,7 +589,7 @@ def check_user_table(table: nw.LazyFrame | nw.DataFrame, spec: Spec) -> None:
     if total.get(BAD_GAIN):
         raise _fail(
             f"column {spec.columns.relevance!r} (relevance=) has {total[BAD_GAIN]} relevant grade(s) above "
-            f"{MAX_EXP2_GRADE}, first at {_where(first(BAD_GAIN), spec)}: with gain=\"exp2\" their gain 2**grade - 1 "
+            f'{MAX_EXP2_GRADE}, first at {_where(first(BAD_GAIN), spec)}: with gain="exp2" their gain 2**grade - 1 '
             "overflows, and DCG and nDCG would be infinite or NaN.",
             'use gain="linear", or rescale the grades (exp2 is meant for small integer grades such as 0-4).',
         )
@@ -610,7 +625,6 @@ def check_user_table(table: nw.LazyFrame | nw.DataFrame, spec: Spec) -> None:
         )
     if total.get("empty"):
         raise _fail(
-            f'empty_users="error": {_where(first("empty"), spec)} has no relevant item '
-            f"({total['empty']} list(s) affected).",
+            f'empty_users="error": {_where(first("empty"), spec)} has no relevant item ({total["empty"]} list(s) affected).',
             'pass empty_users="skip" to leave them out of the means, or "zero" to score them 0.',
         )

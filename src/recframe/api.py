@@ -195,6 +195,7 @@ BROADCAST_ROWS, BROADCAST_FACTOR = 50_000_000, 20
 def _check_broadcast(spec: v.Spec, lf: nw.LazyFrame, truth: nw.LazyFrame) -> None:
     """Refuse a truth broadcast over the model keys that would dwarf the inputs (three counts,
     one small query each: the model groups, the truth rows and the recommendation rows)."""
+
     def count(frame: nw.LazyFrame) -> int:
         return int(frame.select(nw.len()).collect().item())
 
@@ -251,7 +252,9 @@ def _plan(frame: Any, kwargs: dict[str, Any]) -> tuple[nw.LazyFrame, v.Spec, _fr
     if kwargs["users"] is not None:
         users_lf, users_schema = _side_frame(kwargs["users"], "users", lf, user_key)
     if kwargs["truth"] is None:
-        v.check_columns(schema, [*user_key, ("item", spec.columns.item), ordering, ("relevance", spec.columns.relevance)], "frame")
+        v.check_columns(
+            schema, [*user_key, ("item", spec.columns.item), ordering, ("relevance", spec.columns.relevance)], "frame"
+        )
     else:
         v.check_columns(schema, [*user_key, ("item", spec.columns.item), ordering], "frame")
         if spec.columns.relevance in schema:
@@ -265,7 +268,10 @@ def _plan(frame: Any, kwargs: dict[str, Any]) -> tuple[nw.LazyFrame, v.Spec, _fr
         )
         schema[spec.columns.relevance] = truth_schema[spec.columns.relevance]
     model, truth_keys, attr = v.classify_keys(
-        spec.columns.by, list(schema), None if truth_schema is None else list(truth_schema), None if users_schema is None else [c for c in users_schema if c != spec.columns.user]
+        spec.columns.by,
+        list(schema),
+        None if truth_schema is None else list(truth_schema),
+        None if users_schema is None else [c for c in users_schema if c != spec.columns.user],
     )
     columns = dataclasses.replace(spec.columns, model_keys=model, truth_keys=truth_keys, attr_keys=attr)
     spec = dataclasses.replace(spec, columns=columns)
@@ -274,7 +280,12 @@ def _plan(frame: Any, kwargs: dict[str, Any]) -> tuple[nw.LazyFrame, v.Spec, _fr
     aligned, truth_lf, users_lf, exclude_lf = _align_join_keys(spec, lf, recs_schema, truth_lf, users_lf, exclude_lf)
     assert aligned is not None
     lf = aligned
-    if truth_lf is not None and spec.columns.model_keys and (kind != "engine" or lf.implementation is nw.Implementation.DUCKDB) and kind != "polars-lazy":
+    if (
+        truth_lf is not None
+        and spec.columns.model_keys
+        and (kind != "engine" or lf.implementation is nw.Implementation.DUCKDB)
+        and kind != "polars-lazy"
+    ):
         # cheap where the data are in memory or in DuckDB; a LazyFrame or a Spark job would pay
         # a pass over the data before the plan even starts, so there it is not checked
         _check_broadcast(spec, lf, truth_lf)

@@ -88,7 +88,20 @@ class UsageError(Exception):
 # ---------------------------------------------------------------------------- messages
 
 
-_API_ARGS = ("k", "metrics", "user", "item", "rank", "score", "relevance", "threshold", "by", *SIDE_INPUTS, "unlisted_users", "score_threshold")
+_API_ARGS = (
+    "k",
+    "metrics",
+    "user",
+    "item",
+    "rank",
+    "score",
+    "relevance",
+    "threshold",
+    "by",
+    *SIDE_INPUTS,
+    "unlisted_users",
+    "score_threshold",
+)
 _FLAG_NAMES = (*_API_ARGS, "profile", *CHOICES, "check_duplicates")
 _FLAG = "|".join(sorted(_FLAG_NAMES, key=len, reverse=True))
 _BARE_ARG = re.compile(rf"\b({_FLAG})=(?=[\s)])")
@@ -260,8 +273,10 @@ def _check_csv_fields(path: str) -> None:
     ).collect(engine="streaming")
     if rows.height == 0:
         return
+
     def count(line: str) -> int:
         return len(next(csv.reader([line])))
+
     header = rows.row(0, named=True)
     expected = count(header["line"]) if header["quoted"] else header["fields"]
     body = rows.slice(1)
@@ -345,7 +360,9 @@ def _boolean(text: str) -> bool:
 
 def _ks(text: str) -> list[int]:
     if any(not part.strip() for part in text.split(",")):
-        raise argparse.ArgumentTypeError(f"{text!r} has an empty cut-off. Hint: separate cut-offs by single commas, e.g. --k 5,10,20.")
+        raise argparse.ArgumentTypeError(
+            f"{text!r} has an empty cut-off. Hint: separate cut-offs by single commas, e.g. --k 5,10,20."
+        )
     values = []
     for part in _split(text) or [text]:
         try:
@@ -382,7 +399,9 @@ def _add_columns(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--item", default="item_id", metavar="COLUMN", help="the item column (default: item_id)")
     group.add_argument("--rank", default="rank", metavar="COLUMN", help="1-based rank, empty = not recommended (default: rank)")
     group.add_argument("--score", metavar="COLUMN", help="rank by this column instead, highest first")
-    group.add_argument("--relevance", default="relevance", metavar="COLUMN", help="rating, grade or 0/1 label (default: relevance)")
+    group.add_argument(
+        "--relevance", default="relevance", metavar="COLUMN", help="rating, grade or 0/1 label (default: relevance)"
+    )
     group.add_argument("--by", type=_split, metavar="COL[,COL]", help="group keys, e.g. --by model: one result row per group")
 
 
@@ -461,7 +480,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"recframe {recframe.__version__}")
     commands = parser.add_subparsers(dest="command", required=True, metavar="{evaluate,demo,schema}")
     _add_evaluate(commands, common)
-    demo_parser = commands.add_parser("demo", parents=[common], help="evaluate the bundled two-model sample and print a summary by model")
+    demo_parser = commands.add_parser(
+        "demo", parents=[common], help="evaluate the bundled two-model sample and print a summary by model"
+    )
     demo_parser.set_defaults(run=lambda args, progress: demo())
     s = commands.add_parser(
         "schema",
@@ -550,7 +571,9 @@ def _output_format(args: argparse.Namespace) -> str:
     if args.out:
         # where the output goes is checked first: its folder, then what it would overwrite
         if Path(args.out).is_dir():
-            raise UsageError(f"--out {args.out!r} is a folder. Hint: pass a file name, e.g. --out {os.path.join(args.out, 'metrics.csv')}.")
+            raise UsageError(
+                f"--out {args.out!r} is a folder. Hint: pass a file name, e.g. --out {os.path.join(args.out, 'metrics.csv')}."
+            )
         folder = Path(args.out).resolve().parent
         if not folder.is_dir():
             raise UsageError(f"--out {args.out!r}: the folder {str(folder)!r} does not exist. Hint: create it first (mkdir -p).")
@@ -558,13 +581,17 @@ def _output_format(args: argparse.Namespace) -> str:
         for pattern in (p for p in inputs if p):
             files = glob.glob(pattern) if glob.has_magic(pattern) else [pattern]
             if os.path.exists(args.out) and any(os.path.exists(f) and os.path.samefile(f, args.out) for f in files):
-                raise UsageError(f"--out {args.out!r} is one of the input files ({pattern}): writing it would destroy the input. Hint: pass another --out.")
+                raise UsageError(
+                    f"--out {args.out!r} is one of the input files ({pattern}): writing it would destroy the input. Hint: pass another --out."
+                )
     if args.format:
         fmt = args.format
     elif args.out:
         suffix = Path(args.out).suffix.lower()
         if suffix not in OUT_FORMATS:
-            raise UsageError(f"--out {args.out!r}: cannot tell the format from {suffix or 'no extension'!r}. Hint: pass --format csv (or json, parquet, markdown, table).")
+            raise UsageError(
+                f"--out {args.out!r}: cannot tell the format from {suffix or 'no extension'!r}. Hint: pass --format csv (or json, parquet, markdown, table)."
+            )
         fmt = OUT_FORMATS[suffix]
     else:
         fmt = "table"
@@ -633,7 +660,14 @@ def demo() -> int:
         threshold=4,
         by="model",
     )
-    with pl.Config(tbl_rows=-1, tbl_cols=-1, float_precision=4, tbl_hide_dataframe_shape=True, tbl_hide_column_data_types=True, tbl_width_chars=200):
+    with pl.Config(
+        tbl_rows=-1,
+        tbl_cols=-1,
+        float_precision=4,
+        tbl_hide_dataframe_shape=True,
+        tbl_hide_column_data_types=True,
+        tbl_width_chars=200,
+    ):
         print(table)
     print(
         "\nn_users: users counted in the means; n_skipped: the others. n_unranked: users with a rating >= 4\n"
@@ -663,7 +697,9 @@ def _guess(role: str, columns: Sequence[str], taken: set[str]) -> str | None:
     return close[0] if close else None
 
 
-def _schema_rows(label: str, source: Source, roles: dict[str, str | None], progress: Progress) -> tuple[dict[str, Any], list[str]]:
+def _schema_rows(
+    label: str, source: Source, roles: dict[str, str | None], progress: Progress
+) -> tuple[dict[str, Any], list[str]]:
     progress.stage(f"{label}: {source.describe()}")
     columns = dict(source.scan().collect_schema())
     used = {name: role for role, name in roles.items() if name is not None}
@@ -711,10 +747,15 @@ def schema(args: argparse.Namespace, progress: Progress) -> int:
     taken = {c for c in (*recs_roles.values(), *by_roles) if c}
     groups = [c for c, d in recs_columns.items() if c not in taken and (d == pl.String or d == pl.Categorical or d == pl.Enum)]
     if groups and not cols["by"]:
-        hints.append(f"to compare groups (models, variants), pass --by {groups[0]}" + (f" (text columns: {', '.join(groups)})." if len(groups) > 1 else "."))
+        hints.append(
+            f"to compare groups (models, variants), pass --by {groups[0]}"
+            + (f" (text columns: {', '.join(groups)})." if len(groups) > 1 else ".")
+        )
     score = _guess("score", [c for c in recs_columns if c not in taken], set())
     if cols["score"] is None and score and cols["rank"] in recs_columns:
-        hints.append(f"ranks come from the {cols['rank']!r} column; pass --score {shlex.quote(score)} to rank by that score instead.")
+        hints.append(
+            f"ranks come from the {cols['rank']!r} column; pass --score {shlex.quote(score)} to rank by that score instead."
+        )
     print()
     for hint in hints:
         print(f"hint: {hint}")

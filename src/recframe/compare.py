@@ -28,8 +28,7 @@ def _keys(by: Any) -> list[str]:
     keys = [by] if isinstance(by, str) else list(by) if by is not None else []
     if not keys or not all(isinstance(k, str) for k in keys):
         raise RecframeError(
-            f"by={by!r} must name the model column, then any other key columns. "
-            'Hint: pass by="model" or by=["model", "segment"].'
+            f'by={by!r} must name the model column, then any other key columns. Hint: pass by="model" or by=["model", "segment"].'
         )
     return keys
 
@@ -74,8 +73,7 @@ def _check_columns(schema: pl.Schema, keys: list[str], user: str, metrics: Seque
     for name in chosen:
         if name not in names or not schema[name].is_numeric():
             raise RecframeError(
-                f"metrics= names {name!r}, which is not a numeric column of per_user_frame. "
-                f"Hint: pass some of {available}."
+                f"metrics= names {name!r}, which is not a numeric column of per_user_frame. Hint: pass some of {available}."
             )
     if not chosen:
         raise RecframeError(f"metrics=[] selects nothing to compare. Hint: pass some of {available}, or None for all.")
@@ -109,8 +107,7 @@ def _rows(
     models = df.get_column(by).unique().sort().to_list()
     if baseline not in models:
         raise RecframeError(
-            f"baseline={baseline!r} is not a value of column {by!r} (values: {models}). "
-            f"Hint: pass baseline= one of them."
+            f"baseline={baseline!r} is not a value of column {by!r} (values: {models}). Hint: pass baseline= one of them."
         )
     rng = np.random.default_rng(seed)  # one generator, rows in output order: reproducible
     out: dict[str, list[Any]] = {name: [] for name in [*strata, *COLUMNS]}

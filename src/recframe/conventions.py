@@ -31,37 +31,73 @@ RankGaps = Literal["error", "keep", "rerank"]
 #: come from the type (the first is the default); the text is the option's documentation in
 #: per_user/summary/curve (generated) and, up to its first full stop, its --help in the CLI.
 TABLE: dict[str, tuple[Any, str]] = {
-    "precision_denominator": (PrecisionDenominator, """Divide precision@k by k, by the number of items actually recommended within the
-top k (at least one), or by min(k, R) (RecTools' ``r_precision=True``)."""),
-    "recall_denominator": (RecallDenominator, """Divide recall@k by R, or by min(k, R) as LensKit (so a user with more relevant items
-than k can still reach 1)."""),
-    "ap_denominator": (APDenominator, """What AP@k divides its sum of precisions by: min(k, R), R (as trec_eval), the hits in
-the top k, or k."""),
-    "gain": (Gain, """The gain of a relevant item in DCG: its grade, 1, or 2**grade - 1. Items that are not
-relevant gain 0."""),
-    "idcg": (IDCG, """The ideal list nDCG divides by: the user's relevant gains in descending order, cut at
-k; or k items of gain 1 whatever the user has (RecTools' default)."""),
-    "discount": (Discount, """The DCG discount at rank i: log2(i + 1), or log2(max(i, 2)) as LensKit (ranks 1 and 2
-both undiscounted)."""),
-    "rr_cutoff": (bool, """True: rr@k is 0 when the first relevant item is ranked below k. False: rr@k is
+    "precision_denominator": (
+        PrecisionDenominator,
+        """Divide precision@k by k, by the number of items actually recommended within the
+top k (at least one), or by min(k, R) (RecTools' ``r_precision=True``).""",
+    ),
+    "recall_denominator": (
+        RecallDenominator,
+        """Divide recall@k by R, or by min(k, R) as LensKit (so a user with more relevant items
+than k can still reach 1).""",
+    ),
+    "ap_denominator": (
+        APDenominator,
+        """What AP@k divides its sum of precisions by: min(k, R), R (as trec_eval), the hits in
+the top k, or k.""",
+    ),
+    "gain": (
+        Gain,
+        """The gain of a relevant item in DCG: its grade, 1, or 2**grade - 1. Items that are not
+relevant gain 0.""",
+    ),
+    "idcg": (
+        IDCG,
+        """The ideal list nDCG divides by: the user's relevant gains in descending order, cut at
+k; or k items of gain 1 whatever the user has (RecTools' default).""",
+    ),
+    "discount": (
+        Discount,
+        """The DCG discount at rank i: log2(i + 1), or log2(max(i, 2)) as LensKit (ranks 1 and 2
+both undiscounted).""",
+    ),
+    "rr_cutoff": (
+        bool,
+        """True: rr@k is 0 when the first relevant item is ranked below k. False: rr@k is
 1 / rank of the first relevant item wherever it is in the list, as trec_eval's
-``recip_rank`` (the column keeps its ``@k`` name)."""),
-    "ties": (Ties, """With ``score``: how equal scores are ordered, by item ascending or descending (as
+``recip_rank`` (the column keeps its ``@k`` name).""",
+    ),
+    "ties": (
+        Ties,
+        """With ``score``: how equal scores are ordered, by item ascending or descending (as
 trec_eval, which compares document ids as strings). Enum and Categorical items are ordered
-by their names, not by their category order, on every engine."""),
-    "score_dtype": (ScoreDtype, """With ``score``: round scores to float32 before ranking, as trec_eval reads them, so
-scores equal in float32 tie."""),
-    "empty_users": (EmptyUsers, """What to do with a user who has no relevant item: ``"skip"`` gives them null for every
+by their names, not by their category order, on every engine.""",
+    ),
+    "score_dtype": (
+        ScoreDtype,
+        """With ``score``: round scores to float32 before ranking, as trec_eval reads them, so
+scores equal in float32 tie.""",
+    ),
+    "empty_users": (
+        EmptyUsers,
+        """What to do with a user who has no relevant item: ``"skip"`` gives them null for every
 metric but precision and hit rate (0.0) and leaves them out of every mean in
 :func:`summary`; ``"zero"`` scores them 0 on everything and counts them;
-``"error"`` raises."""),
-    "unranked_users": (UnrankedUsers, """What to do with a user who has relevant items but no recommended item: ``"zero"``
+``"error"`` raises.""",
+    ),
+    "unranked_users": (
+        UnrankedUsers,
+        """What to do with a user who has relevant items but no recommended item: ``"zero"``
 scores them 0 and counts them; ``"skip"`` leaves them out, as trec_eval does (they still
-show in the ``n_unranked`` count of :func:`summary`)."""),
-    "rank_gaps": (RankGaps, """With ``rank``: what to do with a list whose ranks skip positions (1, 3, 7), as left
+show in the ``n_unranked`` count of :func:`summary`).""",
+    ),
+    "rank_gaps": (
+        RankGaps,
+        """With ``rank``: what to do with a list whose ranks skip positions (1, 3, 7), as left
 by removing rows after ranking: raise; use the ranks as positions (``"keep"``, so the
 third item counts at position 7); or re-rank each list densely (``"rerank"``). Lists
-ranked by ``score`` or cut by ``exclude=`` are re-ranked anyway."""),
+ranked by ``score`` or cut by ``exclude=`` are re-ranked anyway.""",
+    ),
 }
 
 #: option name -> the values it accepts (the first one is the default).

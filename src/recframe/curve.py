@@ -137,7 +137,7 @@ n_resamples, seed
     if flat and chosen is not None:  # (no_cutoff is empty without a known profile)
         raise RecframeError(
             f"profile={profile!r}: {chosen.peer} has {flat[0]!r} without a cut-off only, so it has no "
-            f"curve over k. Hint: leave {flat[0]!r} out of metrics, or use profile=\"recframe\"."
+            f'curve over k. Hint: leave {flat[0]!r} out of metrics, or use profile="recframe".'
         )
     names += [m for m in PR_METRICS if m not in names]
     wide = api.summary(frame, k=list(range(1, k_max + 1)), metrics=names, **options)

@@ -41,9 +41,7 @@ def _label(key: Any) -> str:
     return ", ".join(str(k) for k in key) if isinstance(key, tuple) else str(key)
 
 
-def curve(
-    curve_frame: Any, metrics: str | Sequence[str] = "ndcg", *, by: Sequence[str] | None = None, ax: Any = None
-) -> Any:
+def curve(curve_frame: Any, metrics: str | Sequence[str] = "ndcg", *, by: Sequence[str] | None = None, ax: Any = None) -> Any:
     """Draw metric-vs-k lines (or precision-recall curves) from a :func:`recframe.curve` frame.
 
     Parameters
@@ -79,9 +77,7 @@ def curve(
     """
     df = _tables.eager(curve_frame, "curve_frame")
     if "k" not in df.columns:
-        raise RecframeError(
-            f"curve_frame has no column 'k' (columns: {df.columns}). Hint: pass the output of recframe.curve."
-        )
+        raise RecframeError(f"curve_frame has no column 'k' (columns: {df.columns}). Hint: pass the output of recframe.curve.")
     names = [metrics] if isinstance(metrics, str) else list(metrics)
     for name in names:
         needed = ["precision", "recall"] if name == "pr" else [name]
@@ -89,8 +85,7 @@ def curve(
             if column not in df.columns:
                 available = _tables.metric_columns(df.columns)
                 raise RecframeError(
-                    f"metrics= names {name!r}, but curve_frame has no column {column!r}. "
-                    f"Hint: pass one of {available} or 'pr'."
+                    f"metrics= names {name!r}, but curve_frame has no column {column!r}. Hint: pass one of {available} or 'pr'."
                 )
     keys = list(by) if by is not None else df.columns[: df.columns.index("k")]
     groups = df.sort([*keys, "k"]).partition_by(keys, as_dict=True, maintain_order=True) if keys else {(): df.sort("k")}
@@ -145,9 +140,7 @@ def compare(compare_frame: Any, *, ax: Any = None) -> Any:
     df = _tables.eager(compare_frame, "compare_frame")
     missing = [c for c in ("model", "metric", "delta", "delta_lo", "delta_hi", "significant", "baseline") if c not in df.columns]
     if missing:
-        raise RecframeError(
-            f"compare_frame lacks the columns {missing}. Hint: pass the output of recframe.compare."
-        )
+        raise RecframeError(f"compare_frame lacks the columns {missing}. Hint: pass the output of recframe.compare.")
     fig, (axis,) = _axes(ax, 1)
     # compare(by=[model, segment, ...]) puts the other keys first: they lead each label
     strata = df.columns[: df.columns.index("baseline")]
@@ -175,9 +168,7 @@ def compare(compare_frame: Any, *, ax: Any = None) -> Any:
     return fig
 
 
-def distribution(
-    per_user_frame: Any, metric: str, *, by: str | None = "model", bins: int = 20, ax: Any = None
-) -> Any:
+def distribution(per_user_frame: Any, metric: str, *, by: str | None = "model", bins: int = 20, ax: Any = None) -> Any:
     """Histogram of a per-user metric, one per model, overlaid.
 
     Parameters

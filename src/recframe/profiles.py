@@ -148,6 +148,6 @@ def resolve(profile: Any, explicit: dict[str, Any], metrics: Any) -> tuple[dict[
         has = ", ".join(m for m in REGISTRY if m in chosen.metrics)
         raise RecframeError(
             f"profile={profile!r}: {chosen.peer} has no {', '.join(map(repr, missing))} metric, so the profile "
-            f"cannot reproduce it. Hint: ask for metrics it has ({has}), or use profile=\"recframe\"."
+            f'cannot reproduce it. Hint: ask for metrics it has ({has}), or use profile="recframe".'
         )
     return options, metrics

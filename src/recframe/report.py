@@ -242,7 +242,7 @@ def report(frame: Any, format: Format = "markdown", precision: int = 3, *, compa
     <BLANKLINE>
     """
     if format not in FORMATS:
-        raise RecframeError(f"format={format!r} is not one of {list(FORMATS)}. Hint: pass format=\"markdown\".")
+        raise RecframeError(f'format={format!r} is not one of {list(FORMATS)}. Hint: pass format="markdown".')
     if isinstance(precision, bool) or not isinstance(precision, int) or precision < 0:
         raise RecframeError(f"precision={precision!r} is not a non-negative integer. Hint: pass precision=3.")
     df = _tables.eager(frame, "frame")

@@ -51,7 +51,7 @@ def _scipy_special() -> Any:
         import scipy.special
     except ImportError:  # pragma: no cover - depends on the environment
         raise RecframeError(
-            "the t distribution (ci_method=\"t\", test=\"paired_t\") needs scipy, which is not "
+            'the t distribution (ci_method="t", test="paired_t") needs scipy, which is not '
             'installed. Hint: pip install "recframe[stats]", or use ci_method="bootstrap" / '
             'test="randomization", which need only numpy.'
         ) from None
@@ -66,8 +66,7 @@ def check_level(name: str, value: Any) -> float:
     """
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value < 1:
         raise RecframeError(
-            f"{name}={value!r} is not a probability strictly between 0 and 1. "
-            f"Hint: pass {name}={0.95 if name == 'ci' else 0.05}."
+            f"{name}={value!r} is not a probability strictly between 0 and 1. Hint: pass {name}={0.95 if name == 'ci' else 0.05}."
         )
     return float(value)
 
@@ -94,8 +93,7 @@ def check_resampling(n_resamples: Any, seed: Any) -> tuple[int, np.random.Genera
         raise RecframeError(f"n_resamples={n_resamples!r} is not a positive integer. Hint: pass n_resamples=1000.")
     if isinstance(seed, bool) or (seed is not None and not isinstance(seed, (int, np.integer, np.random.Generator))):
         raise RecframeError(
-            f"seed={seed!r} is not an integer, a numpy Generator or None. Hint: pass seed=0 for "
-            "results you can reproduce."
+            f"seed={seed!r} is not an integer, a numpy Generator or None. Hint: pass seed=0 for results you can reproduce."
         )
     return int(n_resamples), np.random.default_rng(seed)
 

@@ -74,9 +74,7 @@ def _parse(path: str | os.PathLike[str], label: str, fields: dict[str, int], lay
         if schema[name] == pl.Float64:
             bad = bad | ~parsed[name].is_finite().fill_null(True)
     problems = (
-        lines.filter(bad)
-        .select(pl.len().alias("n"), pl.col(_NUMBER).first(), pl.col(_LINE).first())
-        .collect(engine="streaming")
+        lines.filter(bad).select(pl.len().alias("n"), pl.col(_NUMBER).first(), pl.col(_LINE).first()).collect(engine="streaming")
     )
     if problems["n"][0]:
         number, text, count = problems[_NUMBER][0], problems[_LINE][0], problems["n"][0]

@@ -120,7 +120,9 @@ def write_inputs(data: pl.DataFrame, folder: Path) -> None:
     recs = data.filter(pl.col("score").is_not_null()).select("dataset", "user", "item", "score")
     truth = data.filter(pl.col("grade").is_not_null()).select("dataset", "user", "item", "grade")
     for name, frame in (("recs.csv", recs), ("truth.csv", truth)):
-        lines = [",".join(frame.columns)] + [",".join(repr(v) if isinstance(v, float) else str(v) for v in row) for row in frame.iter_rows()]
+        lines = [",".join(frame.columns)] + [
+            ",".join(repr(v) if isinstance(v, float) else str(v) for v in row) for row in frame.iter_rows()
+        ]
         (folder / name).write_text("\n".join(lines) + "\n")
     (folder / "ks.json").write_text(json.dumps(KS))
 
@@ -163,8 +165,13 @@ def version(python: Path, distribution: str) -> str:
 
 def golden_frame(csv_path: Path) -> pl.DataFrame:
     schema = {
-        "dataset": pl.String, "scope": pl.String, "user": pl.String, "metric": pl.String,
-        "k": pl.Int64, "peer_metric": pl.String, "value": pl.Float64,
+        "dataset": pl.String,
+        "scope": pl.String,
+        "user": pl.String,
+        "metric": pl.String,
+        "k": pl.Int64,
+        "peer_metric": pl.String,
+        "value": pl.Float64,
     }
     frame = pl.read_csv(csv_path, schema=schema)
     return frame.sort("dataset", "scope", "metric", "k", "peer_metric", "user", nulls_last=False)
@@ -178,7 +185,9 @@ def write_parquet(frame: pl.DataFrame, path: Path) -> None:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("peers", nargs="*", help=f"peers to run, any of {', '.join(PEERS)} (default: all)", metavar="peer")
-    parser.add_argument("--venvs", type=Path, default=Path.home() / ".cache" / "recframe-peers", help="folder of the peer environments")
+    parser.add_argument(
+        "--venvs", type=Path, default=Path.home() / ".cache" / "recframe-peers", help="folder of the peer environments"
+    )
     args = parser.parse_args(argv)
     names = args.peers or list(PEERS)
     unknown = [n for n in names if n not in PEERS]

@@ -63,25 +63,31 @@ def make(seed: int = 11, n_users: int = 1_500, n_items: int = 3_000, n_categorie
         items.append(chosen + 1)
         ratings.append(rating.astype(np.int64))
         times.append(when)
-    log = pl.DataFrame({
-        "user_id": np.concatenate(users).astype(np.int64),
-        "item_id": np.concatenate(items).astype(np.int64),
-        "rating": np.concatenate(ratings),
-        "timestamp": np.concatenate(times).astype(np.int64),
-    }).sort("timestamp", "user_id", "item_id")
+    log = pl.DataFrame(
+        {
+            "user_id": np.concatenate(users).astype(np.int64),
+            "item_id": np.concatenate(items).astype(np.int64),
+            "rating": np.concatenate(ratings),
+            "timestamp": np.concatenate(times).astype(np.int64),
+        }
+    ).sort("timestamp", "user_id", "item_id")
     cut = int(log["timestamp"].quantile(0.8, "nearest") or 0)  # the log is never empty
     return {
         "train": log.filter(pl.col("timestamp") < cut),
         "test": log.filter(pl.col("timestamp") >= cut),
-        "users": pl.DataFrame({
-            "user_id": np.arange(1, n_users + 1, dtype=np.int64),
-            "cohort": [COHORTS[c] for c in cohort],
-            "signup": signup.astype(np.int64),
-        }),
-        "items": pl.DataFrame({
-            "item_id": np.arange(1, n_items + 1, dtype=np.int64),
-            "category": [f"c{c:02d}" for c in category],
-        }),
+        "users": pl.DataFrame(
+            {
+                "user_id": np.arange(1, n_users + 1, dtype=np.int64),
+                "cohort": [COHORTS[c] for c in cohort],
+                "signup": signup.astype(np.int64),
+            }
+        ),
+        "items": pl.DataFrame(
+            {
+                "item_id": np.arange(1, n_items + 1, dtype=np.int64),
+                "category": [f"c{c:02d}" for c in category],
+            }
+        ),
     }
 
 

@@ -11,8 +11,6 @@ from recframe.metrics.rank_based import AP, RR
 from recframe.metrics.set_based import F1, HIT_RATE, PRECISION, R_PRECISION, RECALL
 
 #: name -> metric, in the default output order.
-REGISTRY: dict[str, Metric] = {
-    m.name: m for m in (PRECISION, RECALL, F1, HIT_RATE, R_PRECISION, AP, RR, DCG, NDCG)
-}
+REGISTRY: dict[str, Metric] = {m.name: m for m in (PRECISION, RECALL, F1, HIT_RATE, R_PRECISION, AP, RR, DCG, NDCG)}
 
 __all__ = ["REGISTRY", "Metric", "term"]

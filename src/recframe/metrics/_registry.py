@@ -24,6 +24,7 @@ def position_cut(k: int) -> int:
     """
     return min(k, NOT_RANKED - 1)
 
+
 #: Per-user terms the engine can compute. Those ending in "@" take a cut-off k.
 #:   n_relevant     R, the user's relevant items (recommended or not)
 #:   hits@          relevant items ranked <= k

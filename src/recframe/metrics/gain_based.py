@@ -14,7 +14,6 @@ DCG = Metric(
 )
 
 
-
 def _ndcg(k: int | None, o: Conventions) -> nw.Expr:
     if o.idcg == "k":
         # RecTools' default: the ideal list is k items of gain 1, whatever the user has

@@ -14,9 +14,16 @@ in_dir, out = args()
 ks = cutoffs(in_dir)
 # (ranx metric, recframe metric)
 FAMILIES = [
-    ("precision", "precision"), ("recall", "recall"), ("f1", "f1"), ("hit_rate", "hit_rate"),
-    ("map", "ap"), ("mrr", "rr"), ("ndcg", "ndcg"), ("dcg", "dcg"),
-    ("ndcg_burges", "ndcg"), ("dcg_burges", "dcg"),
+    ("precision", "precision"),
+    ("recall", "recall"),
+    ("f1", "f1"),
+    ("hit_rate", "hit_rate"),
+    ("map", "ap"),
+    ("mrr", "rr"),
+    ("ndcg", "ndcg"),
+    ("dcg", "dcg"),
+    ("ndcg_burges", "ndcg"),
+    ("dcg_burges", "dcg"),
 ]
 names = [(f"{family}@{k}", metric, k) for family, metric in FAMILIES for k in ks] + [("r-precision", "r_precision", None)]
 
