@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import inspect
+import math
 
 import pandas as pd
 import polars as pl
@@ -76,7 +77,7 @@ def small() -> pl.DataFrame:
 
 
 # summary only: its intervals (ci=None keeps the output as it was)
-SUMMARY_ONLY = {"ci": None, "ci_method": "bootstrap", "n_resamples": 1000, "seed": None}
+SUMMARY_ONLY = {"aggregate": "mean", "ci": None, "ci_method": "bootstrap", "n_resamples": 1000, "seed": None}
 
 
 @pytest.mark.parametrize("function", [recframe.per_user, recframe.summary])
@@ -350,3 +351,20 @@ def test_the_version_is_defined_once():
     assert importlib.metadata.version("recframe") == recframe.__version__  # the package's metadata reads it
     pyproject = (Path(__file__).parents[1] / "pyproject.toml").read_text()
     assert "\nversion =" not in pyproject.split("[tool.setuptools.dynamic]")[0]  # not restated in [project]
+
+
+def test_geometric_mean_aggregate(constructor):
+    # ap@2 per user: u1 1.0 (a at 1), u2 0.0 (nothing relevant in the top 2), u3 1/2 (b at 2)
+    df = pl.DataFrame({
+        "user_id": [1, 1, 2, 2, 3, 3], "item_id": ["a", "b", "a", "b", "a", "b"],
+        "rank": [1, 2, 1, 2, 1, 2], "relevance": [1, 0, 0, 0, 0, 1],
+    })  # fmt: skip
+    df = pl.concat([df, pl.DataFrame({"user_id": [2], "item_id": ["c"], "rank": [None], "relevance": [1]}, schema=df.schema)])
+    out = to_polars(recframe.summary(constructor(df), k=2, metrics=["ap"], aggregate="gmean"))
+    expected = math.exp((math.log(1.0) + math.log(1e-5) + math.log(1 / 2)) / 3)
+    assert out["ap@2"][0] == pytest.approx(expected, rel=1e-12)
+    assert out["n_users"][0] == 3
+    with pytest.raises(recframe.RecframeError, match=r"aggregate='median' is not a known aggregate"):
+        recframe.summary(df, aggregate="median")
+    with pytest.raises(recframe.RecframeError, match=r"ci= gives intervals of the mean"):
+        recframe.summary(df, aggregate="gmean", ci=0.95)

@@ -126,3 +126,16 @@ def test_files_evaluated_as_trec_eval_does(tmp_path: Path) -> None:
             assert row[column] == pytest.approx(theirs[row["user_id"]][measure], abs=1e-9), (row["user_id"], measure)
             checked += 1
     assert checked == 25 * len(pairs)
+    # trec_eval's gm_map: the geometric mean (floor 1e-5) of the uncut AP over the queries
+    gm = recframe.summary(
+        read_trec_run(run_path),
+        truth=read_trec_qrels(qrels_path),
+        score="score",
+        k=20,
+        metrics=["ap"],
+        profile="trec_eval",
+        aggregate="gmean",
+    ).collect()
+    per_query = pytrec_eval.RelevanceEvaluator(qrels, {"gm_map"}).evaluate(run)  # per query: log(max(map, 1e-5))
+    expected = pytrec_eval.compute_aggregated_measure("gm_map", [v["gm_map"] for v in per_query.values()])
+    assert gm["ap@20"][0] == pytest.approx(expected, rel=1e-9)

@@ -324,7 +324,12 @@ def counted_value(spec: v.Spec, column: str, name: str) -> nw.Expr:
     return nw.when(base).then(nw.col(column)).otherwise(None).alias(column)
 
 
-def summary_plan(per_user: nw.LazyFrame, spec: v.Spec) -> nw.LazyFrame:
+#: The floor trec_eval puts under a value before its log in a geometric mean (gm_map, gm_bpref):
+#: a user scoring 0 pulls the mean down without making it 0.
+GMEAN_FLOOR = 1e-5
+
+
+def summary_plan(per_user: nw.LazyFrame, spec: v.Spec, aggregate: str = "mean") -> nw.LazyFrame:
     """Means over counted users, by group: by..., the counts, metrics.
 
     ``per_user`` is :func:`per_user_plan`'s frame, list facts included. A list is counted by a
@@ -352,6 +357,9 @@ def summary_plan(per_user: nw.LazyFrame, spec: v.Spec) -> nw.LazyFrame:
         *(counted_value(spec, c, name) for c, name, _ in columns),
         *([] if spec.columns.by else [nw.lit(0).alias(GROUP)]),
     )
+    if aggregate == "gmean":
+        # exp(mean(log(max(value, floor)))): the mean of the logs, exponentiated below
+        lf = lf.with_columns(nw.col(c).clip(lower_bound=GMEAN_FLOOR).log() for c in metric_cols)
     agg = lf.group_by(keys).agg(
         nw.col(COUNTED).sum().alias("n_users"),
         *(nw.col(f"__rf_counted:{m}").sum().alias(f"n_users_{m}") for m in own),
@@ -367,6 +375,6 @@ def summary_plan(per_user: nw.LazyFrame, spec: v.Spec) -> nw.LazyFrame:
         *(nw.col(f"n_users_{m}").cast(nw.Int64) for m in own),
         (nw.col("__rf_n_lists") - nw.col("n_users")).cast(nw.Int64).alias("n_skipped"),
         *(nw.col(c).cast(nw.Int64) for c in ("n_unranked", "n_no_relevant", "n_no_truth")),
-        *(nw.col(c).cast(nw.Float64) for c in metric_cols),
+        *((nw.col(c).exp() if aggregate == "gmean" else nw.col(c)).cast(nw.Float64) for c in metric_cols),
     ).sort(keys)
     return out if spec.columns.by else out.drop(GROUP)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Sequence
-from typing import Any, TypeVar
+from typing import Any, Literal, TypeVar
 
 import narwhals as nw
 import polars as pl
@@ -29,6 +29,7 @@ from recframe.errors import RecframeError
 from recframe.stats import CIMethod
 
 FrameT = TypeVar("FrameT")
+Aggregate = Literal["mean", "gmean"]
 
 _PARAMETERS = """
     Parameters
@@ -407,6 +408,7 @@ def summary(
     unranked_users: UnrankedUsers | None = None,
     rank_gaps: RankGaps | None = None,
     check_duplicates: bool = True,
+    aggregate: Aggregate = "mean",
     ci: float | None = None,
     ci_method: CIMethod = "bootstrap",
     n_resamples: int = 1000,
@@ -414,11 +416,19 @@ def summary(
 ) -> FrameT:
     kwargs = dict(locals())
     interval = {name: kwargs.pop(name) for name in ("ci", "ci_method", "n_resamples", "seed")}
+    kwargs.pop("aggregate")
     # None = not given: the profile's value (the documented default for "recframe")
     kwargs = _resolve(kwargs)
+    if aggregate not in ("mean", "gmean"):
+        raise RecframeError(f'aggregate={aggregate!r} is not a known aggregate. Hint: pass "mean" or "gmean".')
     if ci is None:
         plan, spec, kind = _plan(frame, kwargs)
-        return _frames.from_lazy(_engine.summary_plan(plan, spec), kind)
+        return _frames.from_lazy(_engine.summary_plan(plan, spec, aggregate), kind)
+    if aggregate != "mean":
+        raise RecframeError(
+            f"ci= gives intervals of the mean, and aggregate={aggregate!r} asks for another average. "
+            'Hint: leave out ci=, or pass aggregate="mean".'
+        )
     interval_options = _intervals.check_options(**interval)
     engine = _frames.sql_engine(frame)
     if engine is not None:  # refused before _plan, which would run the data-check query
@@ -464,7 +474,12 @@ per_user.__doc__ = f"""Ranking metrics for every user (and ``by`` group): one ro
 """
 
 summary.__doc__ = f"""Mean ranking metrics by ``by`` group (one row when ``by`` is None).
-{_PARAMETERS}    ci : float, optional
+{_PARAMETERS}    aggregate : {{"mean", "gmean"}}, default "mean"
+        How each metric column is averaged over the counted users: the arithmetic mean, or
+        the geometric mean as trec_eval's ``gm_map`` and ``gm_bpref``:
+        exp(mean(log(max(value, 1e-5)))), so one user at 0 pulls it down without zeroing it.
+        The columns keep their names (``ap@10`` is then the geometric mean AP).
+    ci : float, optional
         Add an interval of each mean at this coverage (e.g. 0.95), by ``ci_method``. With it,
         every metric column ``<col>`` is followed by ``<col>_std`` (the sample standard
         deviation of the per-user values, ddof=1), ``<col>_lo`` and ``<col>_hi``. Without it
