@@ -484,3 +484,85 @@ def test_a_failed_write_is_blamed_on_the_output(files, tmp_path, monkeypatch):
         "--out" in stderr.getvalue() and "No space left on device" in stderr.getvalue() and "joined.csv" not in stderr.getvalue()
     )
     assert list(tmp_path.iterdir()) == []  # no temporary file left behind
+
+
+def test_reporting_commands_equal_the_api(files, tmp_path):
+    """evaluate --ci, compare, curve (and --plot) and report give what the API gives."""
+    flags = [
+        "--truth",
+        str(files / "truth.parquet"),
+        "--relevance",
+        "rating",
+        "--threshold",
+        "4",
+        "--by",
+        "model",
+        "--score",
+        "score",
+    ]
+    recs = str(files / "recs" / "*.parquet")
+    options = {**OPTIONS, "k": [2], "metrics": ["ndcg", "recall"]}
+    got = run("evaluate", recs, *flags, "--k", "2", "--metrics", "ndcg,recall", "--ci", "0.9", "--seed", "3", "--format", "csv")
+    assert got.returncode == 0, got.stderr
+    assert_same(
+        pl.read_csv(io.StringIO(got.stdout)), recframe.summary(RECS.drop("rank"), score="score", ci=0.9, seed=3, **options)
+    )
+
+    got = run(
+        "compare",
+        recs,
+        *flags,
+        "--k",
+        "2",
+        "--metrics",
+        "ndcg,recall",
+        "--baseline",
+        "A",
+        "--test",
+        "randomization",
+        "--seed",
+        "1",
+        "--format",
+        "csv",
+    )
+    assert got.returncode == 0, got.stderr
+    per_user = recframe.per_user(RECS.drop("rank"), score="score", **options)
+    want = recframe.compare(per_user, by="model", baseline="A", test="randomization", seed=1)
+    assert_same(pl.read_csv(io.StringIO(got.stdout)).select(want.columns[3:-1]), want.select(want.columns[3:-1]))
+
+    pytest.importorskip("matplotlib", reason="--plot needs matplotlib")
+    png = tmp_path / "curve.png"
+    got = run("curve", recs, *flags, "--k-max", "3", "--metrics", "ndcg", "--plot", png, "--format", "csv")
+    assert got.returncode == 0, got.stderr
+    want = recframe.curve(
+        RECS.drop("rank"), score="score", metrics=["ndcg"], k_max=3, **{k: v for k, v in OPTIONS.items() if k != "k"}
+    )
+    assert_same(pl.read_csv(io.StringIO(got.stdout)), want)
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+    html = tmp_path / "report.html"
+    got = run("report", recs, *flags, "--k", "2", "--metrics", "ndcg", "--baseline", "A", "--format", "html", "--out", html)
+    assert got.returncode == 0, got.stderr
+    summary = recframe.summary(RECS.drop("rank"), score="score", **{**options, "metrics": ["ndcg"]})
+    comparison = recframe.compare(
+        recframe.per_user(RECS.drop("rank"), score="score", **{**options, "metrics": ["ndcg"]}), baseline="A"
+    )
+    assert html.read_text() == recframe.report(summary, format="html", precision=3, compare=comparison).rstrip("\n") + "\n"
+
+
+def test_reporting_usage_errors(files):
+    recs = str(files / "recs" / "*.parquet")
+    flags = ["--truth", str(files / "truth.parquet"), "--relevance", "rating", "--score", "score"]
+    assert_usage_error(run("compare", recs, *flags, "--baseline", "A"), "compare needs the model column", "--by model")
+    assert_usage_error(run("evaluate", recs, *flags, "--per-user", "--ci", "0.95"), "--per-user has no means")
+    assert_usage_error(
+        run("compare", recs, *flags, "--by", "model", "--baseline", "Z"), "baseline='Z' is not a value of column 'model'"
+    )
+
+
+def test_a_wide_table_is_transposed_to_fit_the_terminal():
+    table = recframe.summary(RECS.drop("rank"), score="score", **{**OPTIONS, "k": [1, 2, 3]})
+    narrow = cli.render(table, "table", 4, width=80)
+    assert max(len(line) for line in narrow.splitlines()) <= 80
+    assert "ndcg@3" in narrow and "column" in narrow  # one row per metric, one column per model
+    assert cli.render(table, "table", 4, width=None) == cli.render(table, "table", 4)  # not a terminal: as is

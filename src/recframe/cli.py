@@ -34,6 +34,7 @@ import itertools
 import os
 import re
 import shlex
+import shutil
 import sys
 import tempfile
 import threading
@@ -416,15 +417,8 @@ def _column_kwargs(args: argparse.Namespace) -> dict[str, Any]:
     }
 
 
-def _add_evaluate(commands: Any, common: argparse.ArgumentParser) -> None:
-    p = commands.add_parser(
-        "evaluate",
-        parents=[common],
-        help="evaluate recommendation files (parquet or CSV) and print or write the metrics",
-        description="Evaluate recommendations in parquet or CSV files (paths or quoted globs), read lazily and run "
-        "on the Polars streaming engine. Prints the means by --by group (or per user) as a table, or writes "
-        "csv/json/parquet/markdown. Exit codes: 0 ok, 2 bad usage or input, 1 unexpected failure.",
-    )
+def _add_inputs(p: argparse.ArgumentParser, cutoffs: bool = True) -> None:
+    """The options every evaluating command shares: the files, columns, what counts and the conventions."""
     p.add_argument("recs", metavar="RECS", help="recommendations: a .parquet or .csv file, or a quoted glob of them")
     for name, text in SIDE_INPUTS.items():
         p.add_argument(_flag(name), metavar=name.upper(), help=f"{text}: a .parquet or .csv file, or a quoted glob")
@@ -433,7 +427,8 @@ def _add_evaluate(commands: Any, common: argparse.ArgumentParser) -> None:
         help="with --users: a user with recommendations but not listed is an error (default) or left out",
     )  # fmt: skip
     metrics = ",".join(recframe.METRICS)
-    p.add_argument("--k", type=_ks, default=[10], metavar="K[,K]", help="cut-offs, e.g. 5,10,20 (default: 10)")
+    if cutoffs:
+        p.add_argument("--k", type=_ks, default=[10], metavar="K[,K]", help="cut-offs, e.g. 5,10,20 (default: 10)")
     p.add_argument("--metrics", type=_metrics, metavar="M[,M]", help=f"some of {metrics} (default: all)")
     p.add_argument("--threshold", type=float, help="relevant = relevance >= THRESHOLD (default: relevance > 0)")
     p.add_argument("--score-threshold", type=float, help="with --score: items scored below it count as not recommended")
@@ -463,12 +458,101 @@ def _add_evaluate(commands: Any, common: argparse.ArgumentParser) -> None:
         action="store_false",
         help="skip the duplicate (user, item) and rank checks: faster, for data known to be clean",
     )
+
+
+def _add_output(p: argparse.ArgumentParser, formats: Sequence[str] = FORMATS) -> argparse._ArgumentGroup:
     out = p.add_argument_group("output")
-    out.add_argument("--per-user", action="store_true", help="one row per user (and --by group) instead of the means")
-    out.add_argument("--format", choices=FORMATS, help="default: from the --out extension, else table")
+    out.add_argument("--format", choices=formats, help="default: from the --out extension, else " + formats[0])
     out.add_argument("--out", metavar="FILE", help="write here instead of stdout, atomically (temporary file, then rename)")
     out.add_argument("--precision", type=int, default=4, metavar="N", help="decimals shown in table and markdown (default: 4)")
+    return out
+
+
+def _add_intervals(p: argparse.ArgumentParser) -> None:
+    group = p.add_argument_group("intervals (recframe.summary's ci=)")
+    group.add_argument("--ci", type=float, metavar="LEVEL", help="add an interval of each mean at this coverage, e.g. 0.95")
+    group.add_argument(
+        "--ci-method", choices=("bootstrap", "t"), default="bootstrap", help="bootstrap (default) or t (needs scipy)"
+    )
+    group.add_argument("--n-resamples", type=int, default=1000, metavar="N", help="bootstrap resamples (default: 1000)")
+    group.add_argument("--seed", type=int, metavar="N", help="seed of the bootstrap: the same seed gives the same intervals")
+
+
+def _add_evaluate(commands: Any, common: argparse.ArgumentParser) -> None:
+    p = commands.add_parser(
+        "evaluate",
+        parents=[common],
+        help="evaluate recommendation files (parquet or CSV) and print or write the metrics",
+        description="Evaluate recommendations in parquet or CSV files (paths or quoted globs), read lazily and run "
+        "on the Polars streaming engine. Prints the means by --by group (or per user) as a table, or writes "
+        "csv/json/parquet/markdown. Exit codes: 0 ok, 2 bad usage or input, 1 unexpected failure.",
+    )
+    _add_inputs(p)
+    _add_intervals(p)
+    out = _add_output(p)
+    out.add_argument("--per-user", action="store_true", help="one row per user (and --by group) instead of the means")
     p.set_defaults(run=evaluate)
+
+
+def _add_reporting(commands: Any, common: argparse.ArgumentParser) -> None:
+    c = commands.add_parser(
+        "compare",
+        parents=[common],
+        help="compare every model with a baseline, user by user, with a paired test per metric",
+        description="Per-user metrics by --by (the model column first, then any segment or fold keys to compare "
+        "within), then recframe.compare against --baseline. Exit codes as evaluate.",
+    )
+    _add_inputs(c)
+    tests = c.add_argument_group("the comparison (recframe.compare)")
+    tests.add_argument(
+        "--baseline", required=True, metavar="MODEL", help="the value of the first --by key the others are compared with"
+    )
+    tests.add_argument(
+        "--test", choices=("paired_t", "wilcoxon", "randomization"), default="paired_t", help="default: paired_t (needs scipy)"
+    )
+    tests.add_argument(
+        "--correction",
+        choices=("holm", "bonferroni", "none"),
+        default="holm",
+        help="multiple-testing correction over every row (default: holm)",
+    )
+    tests.add_argument("--alpha", type=float, default=0.05, help="significance level (default: 0.05)")
+    tests.add_argument("--seed", type=int, metavar="N", help="seed of the randomization test and the bootstrap")
+    tests.add_argument("--n-resamples", type=int, default=10_000, metavar="N", help="resamples (default: 10000)")
+    _add_output(c)
+    c.set_defaults(run=compare_command)
+
+    k = commands.add_parser(
+        "curve",
+        parents=[common],
+        help="mean metrics at every cut-off k = 1..K-MAX, in long format (and a plot)",
+        description="recframe.curve: one row per (group, k) with the mean of each metric; precision and recall are "
+        "always included, so every row is also a precision-recall point.",
+    )
+    _add_inputs(k, cutoffs=False)
+    k.add_argument("--k-max", type=int, default=50, metavar="K", help="the largest cut-off (default: 50)")
+    _add_intervals(k)
+    out = _add_output(k)
+    out.add_argument(
+        "--plot", metavar="PNG", help="also draw the curves of --metrics (default: ndcg) to this image (needs matplotlib)"
+    )
+    k.set_defaults(run=curve_command)
+
+    r = commands.add_parser(
+        "report",
+        parents=[common],
+        help="a report table of the means (with intervals) and, with --baseline, the paired comparison",
+        description="recframe.report of summary (with --ci intervals) and, given --baseline, of compare: markdown, "
+        "html or latex, to stdout or --out.",
+    )
+    _add_inputs(r)
+    _add_intervals(r)
+    r.add_argument("--baseline", metavar="MODEL", help="also compare every model with this one (paired t test, Holm)")
+    out = r.add_argument_group("output")
+    out.add_argument("--format", choices=("markdown", "html", "latex"), default="markdown", help="default: markdown")
+    out.add_argument("--out", metavar="FILE", help="write here instead of stdout, atomically")
+    out.add_argument("--precision", type=int, default=3, metavar="N", help="decimals shown (default: 3)")
+    r.set_defaults(run=report_command)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -478,8 +562,9 @@ def build_parser() -> argparse.ArgumentParser:
     common.add_argument("--debug", action="store_true", help="print the traceback of errors")
     parser = _Parser(prog="recframe", description=f"recframe {recframe.__version__}: ranking metrics on DataFrames.")
     parser.add_argument("--version", action="version", version=f"recframe {recframe.__version__}")
-    commands = parser.add_subparsers(dest="command", required=True, metavar="{evaluate,demo,schema}")
+    commands = parser.add_subparsers(dest="command", required=True, metavar="{evaluate,compare,curve,report,demo,schema}")
     _add_evaluate(commands, common)
+    _add_reporting(commands, common)
     demo_parser = commands.add_parser(
         "demo", parents=[common], help="evaluate the bundled two-model sample and print a summary by model"
     )
@@ -515,7 +600,24 @@ def _table_config(precision: int, markdown: bool = False) -> pl.Config:
     )
 
 
-def render(table: pl.DataFrame, fmt: str, precision: int = 4) -> str:
+def _fitted(table: pl.DataFrame, precision: int, width: int) -> pl.DataFrame:
+    """A table wider than the terminal, transposed when that fits better: one row per column,
+    one column per row of `table` (named by its key values)."""
+    with _table_config(precision):
+        if max(len(line) for line in str(table).splitlines()) <= width or table.height > 12 or table.width < 3:
+            return table
+    keys = [c for c in table.columns if table.schema[c] in (pl.String, pl.Categorical) or c in ("model", "segment", "fold", "k")]
+    names = (
+        [" ".join(str(v) for v in row) for row in table.select(keys).iter_rows()]
+        if keys
+        else [f"row {i + 1}" for i in range(table.height)]
+    )
+    values = table.drop(keys).with_columns(pl.all().cast(pl.Float64))
+    body = values.transpose(include_header=True, header_name="column", column_names=names)
+    return body
+
+
+def render(table: pl.DataFrame, fmt: str, precision: int = 4, width: int | None = None) -> str:
     """`table` as text in `fmt` (every format but parquet), ending with a newline.
 
     Examples
@@ -530,6 +632,8 @@ def render(table: pl.DataFrame, fmt: str, precision: int = 4) -> str:
     elif fmt == "json":
         text = table.write_json()  # a list of records, full float precision
     elif fmt in ("table", "markdown"):
+        if fmt == "table" and width is not None:
+            table = _fitted(table, precision, width)  # on a terminal: fit its width
         with _table_config(precision, markdown=fmt == "markdown"):
             text = str(table)
     else:
@@ -605,9 +709,8 @@ def _output_format(args: argparse.Namespace) -> str:
 # ---------------------------------------------------------------------------- commands
 
 
-def evaluate(args: argparse.Namespace, progress: Progress) -> int:
-    """``recframe evaluate``: read, evaluate on the streaming engine, print or write."""
-    fmt = _output_format(args)  # fail on a bad --out before reading anything
+def _read(args: argparse.Namespace, progress: Progress) -> tuple[pl.LazyFrame, dict[str, Any]]:
+    """The RECS scan and the side inputs' scans, each file checked."""
     recs = find_source(args.recs, "RECS")
     progress.stage(f"recs: {recs.describe()}")
     sides = {name: find_source(getattr(args, name), _flag(name)) for name in SIDE_INPUTS if getattr(args, name)}
@@ -615,8 +718,13 @@ def evaluate(args: argparse.Namespace, progress: Progress) -> int:
         progress.stage(f"{name}: {source.describe()}")
     for source in (recs, *sides.values()):
         source.check_rows()
-    kwargs: dict[str, Any] = {
-        "k": args.k,
+    return recs.scan(), {name: source.scan() for name, source in sides.items()}
+
+
+def _api_kwargs(args: argparse.Namespace) -> dict[str, Any]:
+    """The API arguments the shared options give (only conventions given on the command line)."""
+    return {
+        **({"k": args.k} if hasattr(args, "k") else {}),
         "metrics": args.metrics,
         **_column_kwargs(args),
         "threshold": args.threshold,
@@ -625,13 +733,20 @@ def evaluate(args: argparse.Namespace, progress: Progress) -> int:
         "unlisted_users": args.unlisted_users,
         **{name: getattr(args, name) for name in ("profile", *CHOICES) if getattr(args, name) is not None},
     }
-    function = recframe.per_user if args.per_user else recframe.summary
-    with progress.running("reading and evaluating"):
-        side_frames: dict[str, Any] = {name: source.scan() for name, source in sides.items()}
-        plan = function(recs.scan(), **side_frames, **kwargs)
-        table = plan.collect(engine="streaming")
+
+
+def _intervals(args: argparse.Namespace) -> dict[str, Any]:
+    if args.ci is None:
+        return {}
+    return {"ci": args.ci, "ci_method": args.ci_method, "n_resamples": args.n_resamples, "seed": args.seed}
+
+
+def _emit(args: argparse.Namespace, fmt: str, table: pl.DataFrame, progress: Progress) -> int:
+    """Print `table` (a table fitted to the terminal) or write it to --out atomically."""
     if not args.out:
-        sys.stdout.write(render(table, fmt, args.precision))
+        sys.stdout.write(
+            render(table, fmt, args.precision, width=shutil.get_terminal_size().columns if sys.stdout.isatty() else None)
+        )
         sys.stdout.flush()
         return EXIT_OK
     out = Path(args.out)
@@ -641,6 +756,80 @@ def evaluate(args: argparse.Namespace, progress: Progress) -> int:
         text = render(table, fmt, args.precision)
         write_atomic(out, lambda path: path.write_text(text, encoding="utf-8"))
     progress.stage(f"wrote {out} ({table.height} row{'s' if table.height != 1 else ''}, {fmt})")
+    return EXIT_OK
+
+
+def evaluate(args: argparse.Namespace, progress: Progress) -> int:
+    """``recframe evaluate``: read, evaluate on the streaming engine, print or write."""
+    fmt = _output_format(args)  # fail on a bad --out before reading anything
+    if args.per_user and args.ci is not None:
+        raise UsageError("--ci gives intervals of the means; --per-user has no means. Hint: leave out one of them.")
+    recs, sides = _read(args, progress)
+    with progress.running("reading and evaluating"):
+        if args.per_user:
+            plan = recframe.per_user(recs, **sides, **_api_kwargs(args))
+        else:
+            plan = recframe.summary(recs, **sides, **_api_kwargs(args), **_intervals(args))
+        table = plan.collect(engine="streaming")
+    return _emit(args, fmt, table, progress)
+
+
+def compare_command(args: argparse.Namespace, progress: Progress) -> int:
+    """``recframe compare``: per-user metrics by --by, then a paired comparison with --baseline."""
+    fmt = _output_format(args)
+    if not args.by:
+        raise UsageError("compare needs the model column. Hint: pass --by model (then any segment or fold keys).")
+    recs, sides = _read(args, progress)
+    with progress.running("reading and evaluating"):
+        per_user = recframe.per_user(recs, **sides, **_api_kwargs(args)).collect(engine="streaming")
+    models = per_user[args.by[0]].unique().to_list()
+    # the baseline is typed as text: match it to the model column's values
+    baseline = next((m for m in models if str(m) == args.baseline), args.baseline)
+    table = recframe.compare(
+        per_user, by=args.by, baseline=baseline, test=args.test, correction=None if args.correction == "none" else args.correction,
+        alpha=args.alpha, seed=args.seed, n_resamples=args.n_resamples,
+    )  # fmt: skip
+    return _emit(args, fmt, table, progress)
+
+
+def curve_command(args: argparse.Namespace, progress: Progress) -> int:
+    """``recframe curve``: every cut-off 1..--k-max, long format, and an optional plot."""
+    fmt = _output_format(args)
+    recs, sides = _read(args, progress)
+    with progress.running("reading and evaluating"):
+        kwargs = {name: value for name, value in _api_kwargs(args).items()}
+        table = recframe.curve(recs, k_max=args.k_max, **sides, **kwargs, **_intervals(args)).collect(engine="streaming")
+    if args.plot:
+        drawn = [m for m in (args.metrics or ["ndcg"]) if m in table.columns]
+        figure = recframe.plot.curve(table, drawn or ["precision"])
+        write_atomic(Path(args.plot), lambda path: figure.savefig(path, format="png", dpi=120))
+        progress.stage(f"drew {args.plot}")
+    return _emit(args, fmt, table, progress)
+
+
+def report_command(args: argparse.Namespace, progress: Progress) -> int:
+    """``recframe report``: the summary (with intervals) and, with --baseline, the comparison."""
+    if args.out and Path(args.out).is_dir():
+        raise UsageError(f"--out {args.out!r} is a folder. Hint: pass a file name, e.g. --out report.{args.format}.")
+    recs, sides = _read(args, progress)
+    kwargs = _api_kwargs(args)
+    with progress.running("reading and evaluating"):
+        summary = recframe.summary(recs, **sides, **kwargs, **_intervals(args)).collect(engine="streaming")
+        comparison = None
+        if args.baseline is not None:
+            if not args.by:
+                raise UsageError("--baseline compares models. Hint: pass --by model.")
+            recs, sides = _read(args, Progress.for_stream(sys.stderr, True))
+            per_user = recframe.per_user(recs, **sides, **kwargs).collect(engine="streaming")
+            baseline = next((m for m in per_user[args.by[0]].unique().to_list() if str(m) == args.baseline), args.baseline)
+            comparison = recframe.compare(per_user, by=args.by, baseline=baseline)
+    text = recframe.report(summary, format=args.format, precision=args.precision, compare=comparison)
+    text = text if text.endswith("\n") else text + "\n"
+    if not args.out:
+        sys.stdout.write(text)
+        return EXIT_OK
+    write_atomic(Path(args.out), lambda path: path.write_text(text, encoding="utf-8"))
+    progress.stage(f"wrote {args.out} ({args.format})")
     return EXIT_OK
 
 
