@@ -98,6 +98,7 @@ def hostile(draw: st.DrawFn) -> tuple[pl.DataFrame, dict[str, Any]]:
         "gain": draw(st.sampled_from(["linear", "binary", "exp2"])),
         "metrics": list(METRICS),
         "rank_gaps": "keep",
+        "check_duplicates": draw(st.sampled_from(["used", True])),
     }
     return df, options
 
@@ -111,23 +112,30 @@ def valid(df: pl.DataFrame, options: dict[str, Any]) -> bool:
         return False
     if df.schema["relevance"] == pl.String:
         return False  # by dtype, even when empty
+    # check_duplicates="used" looks for repeats among the rows that can change a number: the
+    # relevant rows and the rows ranked within the largest k; True among every row
+    every_row = options["check_duplicates"] is True
     seen: set[tuple] = set()
     ranks: dict[Any, list[float]] = {}
     for row in df.iter_rows(named=True):
         user, item, rank, rel = row["user_id"], row["item_id"], row["rank"], row["relevance"]
-        if user is None or item is None or (user, item) in seen:
+        if user is None or item is None:
             return False
-        seen.add((user, item))
         if rank is not None:
             r = float(rank)
             if math.isnan(r) or math.isinf(r) or r != round(r) or r < 1 or abs(r) > 2**53:
                 return False
-            ranks.setdefault(user, []).append(r)
         if isinstance(rel, float) and (math.isnan(rel) or math.isinf(rel)):
             return False
         relevant = rel is not None and (float(rel) >= float(thr) if thr is not None else float(rel) > 0)
         if relevant and options["gain"] == "exp2" and float(rel) > 1000:
             return False
+        if every_row or relevant or (rank is not None and float(rank) <= options["k"]):
+            if (user, item) in seen:
+                return False
+            seen.add((user, item))
+            if rank is not None:
+                ranks.setdefault(user, []).append(float(rank))
     return all(len(set(r)) == len(r) for r in ranks.values())
 
 

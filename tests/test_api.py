@@ -102,7 +102,7 @@ def test_signature_and_defaults(function):
         "exclude": None,
         "unlisted_users": "error",
         "profile": "recframe",
-        "check_duplicates": True,
+        "check_duplicates": "used",
         # None = not given, so that an explicit value can override the profile
         **{name: None for name in CONVENTIONS},
         **extra,
@@ -336,7 +336,7 @@ def test_conventions_are_defined_once():
     assert fields == conventions.DEFAULTS
     for function in (recframe.per_user, recframe.summary, recframe.curve):
         hints = typing.get_type_hints(function)
-        for name, (kind, text) in conventions.TABLE.items():
+        for name, (kind, text, _) in conventions.TABLE.items():
             assert hints[name] == kind | None, (function.__name__, name)  # typed for IDEs; None = not given
             assert f"    {name} : " in function.__doc__ or function is recframe.curve
             assert " ".join(text.split())[:40] in " ".join((function.__doc__ or "").split()) or function is recframe.curve

@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 from polars.testing import assert_frame_equal
 
 import recframe
-from recframe import cli
+from recframe import RecframeError, cli
 from recframe.conventions import CHOICES
 
 SRC = Path(recframe.__file__).resolve().parents[1]  # so the subprocess imports the code under test
@@ -211,7 +211,7 @@ def test_in_process_formats_options_and_out_inference(files, tmp_path, capsys):
             ["evaluate", "recs.csv", "--truth", "truth.csv", "--relevance", "grade"],
             ["'grade'", "truth.csv", "--relevance rating"],
         ),
-        (["evaluate", "joined.csv", "--k", "0"], ["--k", "k=0 must be >= 1"]),
+        (["evaluate", "joined.csv", "--k", "0"], ["--k", "--k 0 must be >= 1"]),
         (["evaluate", "joined.csv", "--k", "a"], ["--k", "'a' is not a whole number"]),
         (["evaluate", "ragged.csv", "--relevance", "rating"], ["ragged.csv, line 3: 6 field(s) where the header has 4"]),
         (
@@ -404,14 +404,32 @@ def test_progress_only_on_a_terminal_and_not_when_quiet():
     assert text.endswith(" s\n") and "reading and evaluating: " in text
 
 
-def test_cli_words_translates_hints():
+def test_api_errors_are_said_in_command_line_words_from_their_fields():
+    from recframe.errors import fix, ref
+
+    error = RecframeError(f"{ref('gain', 'exp')} is bad.", f"pass {fix('score_threshold', 2.0)} or {fix('empty_users', 'zero')}.")
+    assert (error.argument, error.value, error.hint) == ("gain", "exp", 'pass score_threshold=2.0 or empty_users="zero".')
+    assert str(error) == "gain='exp' is bad. Hint: pass score_threshold=2.0 or empty_users=\"zero\"."
+    assert cli.cli_words(error) == "--gain exp is bad. Hint: pass --score-threshold 2.0 or --empty-users zero."
     assert (
-        cli.cli_words('Hint: pass score_threshold=2.0 or empty_users="zero".')
-        == "Hint: pass --score-threshold 2.0 or --empty-users zero."
+        cli.cli_words(RecframeError(f"x. Hint: pass {fix('check_duplicates', False)}.")) == "x. Hint: pass --no-check-duplicates."
     )
-    assert cli.cli_words("Hint: pass check_duplicates=False.") == "Hint: pass --no-check-duplicates."
-    # before the hint, "user=1" is a column and a value: left alone
-    assert cli.cli_words("user=1 has 2 rows. Hint: x") == "user=1 has 2 rows. Hint: x"
+    # text that is not an argument reference is never rewritten: "user=1" is a column and a value
+    assert cli.cli_words(RecframeError("user=1 has 2 rows. Hint: x")) == "user=1 has 2 rows. Hint: x"
+    # the API's own errors carry their argument: a bad k from the API is said as the option
+    with pytest.raises(RecframeError) as caught:
+        recframe.summary(RECS, k=0)
+    assert caught.value.argument == "k" and caught.value.value == 0
+    assert cli.cli_words(caught.value).startswith("--k 0 must be >= 1. Hint: k is the length of the list cut, e.g. --k 10.")
+
+
+def test_errors_keep_their_fields_through_pickle():
+    import pickle
+
+    with pytest.raises(RecframeError) as caught:
+        recframe.summary(RECS, relevance="grade")
+    again = pickle.loads(pickle.dumps(caught.value))
+    assert str(again) == str(caught.value) and again.argument == "relevance" and again.parts == caught.value.parts
 
 
 GOOD_CSV = "user_id,item_id,rank,rating\n1,10,1,5\n1,11,2,3\n2,10,1,4\n2,12,,5\n"
@@ -556,7 +574,7 @@ def test_reporting_usage_errors(files):
     assert_usage_error(run("compare", recs, *flags, "--baseline", "A"), "compare needs the model column", "--by model")
     assert_usage_error(run("evaluate", recs, *flags, "--per-user", "--ci", "0.95"), "--per-user has no means")
     assert_usage_error(
-        run("compare", recs, *flags, "--by", "model", "--baseline", "Z"), "baseline='Z' is not a value of column 'model'"
+        run("compare", recs, *flags, "--by", "model", "--baseline", "Z"), "--baseline Z is not a value of column 'model'"
     )
 
 

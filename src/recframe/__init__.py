@@ -13,7 +13,7 @@ from __future__ import annotations
 from recframe import plot, stats
 from recframe._namespace import RecMetrics, register
 from recframe.api import per_user, summary
-from recframe.compare import compare
+from recframe.compare import compare, compare_recommendations
 from recframe.curve import curve
 from recframe.errors import RecframeError
 from recframe.metrics import REGISTRY as _REGISTRY
@@ -29,6 +29,7 @@ __all__ = [
     "RecMetrics",
     "RecframeError",
     "compare",
+    "compare_recommendations",
     "curve",
     "per_user",
     "plot",

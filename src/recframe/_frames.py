@@ -8,6 +8,7 @@ DataFrames stay in their engine: the plan runs there and the result is that engi
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any, Literal
 
 import narwhals as nw
@@ -15,7 +16,7 @@ import pandas as pd
 import polars as pl
 import pyarrow as pa
 
-from recframe.errors import RecframeError
+from recframe.errors import RecframeError, ref
 
 Kind = Literal["pandas", "polars", "polars-lazy", "pyarrow", "engine"]
 
@@ -144,7 +145,7 @@ def same_engine(frame: nw.LazyFrame, side: nw.LazyFrame, arg: str = "truth") -> 
     a, b = engine_name(frame), engine_name(side)
     if a != b:
         raise RecframeError(
-            f"{arg}= is a {b} frame but the recommendations are a {a} frame; the two are joined, "
+            f"{ref(arg)} is a {b} frame but the recommendations are a {a} frame; the two are joined, "
             f"so they must be on the same engine. Hint: load the {arg} frame into {a} too"
             + (
                 f" (e.g. duckdb.from_arrow({arg}_table))."
@@ -167,3 +168,32 @@ def from_lazy(lf: nw.LazyFrame, kind: Kind) -> Any:
     if kind == "pyarrow":
         return df.to_arrow()
     return df
+
+
+def materialize(lf: nw.LazyFrame) -> nw.LazyFrame:
+    """Compute a SQL engine's frame once, so that the queries reading it next (the data
+    checks, then the metrics) do not each run the plan again: a DuckDB relation is held in
+    the client (``relation.materialize()``, same connection), a Spark DataFrame is
+    checkpointed on its executors. SQLFrame and Ibis are returned as they are (their plan then
+    runs once per query): Ibis' ``cache()`` leaves a temporary table whose clean-up fails on
+    DuckDB 2.0, and SQLFrame has no such step."""
+    native = lf.to_native()
+    impl = lf.implementation
+    if impl is nw.Implementation.DUCKDB:
+        return nw.from_native(native.materialize())
+    if impl in (nw.Implementation.PYSPARK, nw.Implementation.PYSPARK_CONNECT):
+        return nw.from_native(native.localCheckpoint(eager=True))
+    return lf
+
+
+def when_collected(lf: nw.LazyFrame, inspect: Callable[[nw.DataFrame], None]) -> nw.LazyFrame:
+    """A Polars LazyFrame that calls ``inspect`` on its rows once they are computed, before
+    anything downstream reads them (so an eager input raises before a result exists, and a
+    lazy one raises at collect)."""
+    native = lf.to_native()
+
+    def checked(table: pl.DataFrame) -> pl.DataFrame:
+        inspect(nw.from_native(table))
+        return table
+
+    return nw.from_native(native.map_batches(checked, schema=native.collect_schema(), streamable=False))

@@ -15,6 +15,7 @@ import numpy as np
 import polars as pl
 
 from recframe import _engine, stats
+from recframe import _names as n
 from recframe import _validate as v
 
 SUFFIXES = ("_std", "_lo", "_hi")
@@ -33,10 +34,12 @@ def interval_columns(metric_cols: list[str]) -> list[str]:
     return [name for c in metric_cols for name in (c, *(c + s for s in SUFFIXES))]
 
 
-def summary_with_ci(per_user: nw.LazyFrame, spec: v.Spec, ci: float, ci_method: str, n_resamples: int, seed: Any) -> nw.LazyFrame:
-    """The summary of `per_user` (internal key names) with ``<col>_std/_lo/_hi`` columns."""
-    metric_cols = [c for c, _, _ in _engine.metric_columns(spec)]
-    base_schema = _engine.summary_plan(per_user, spec).to_native().collect_schema()
+def summary_with_ci(plan: _engine.Plan, spec: v.Spec, ci: float, ci_method: str, n_resamples: int, seed: Any) -> nw.LazyFrame:
+    """The summary of `plan`'s per-user frame (internal key names) with ``<col>_std/_lo/_hi``
+    columns (user-level metrics only: a group-level one has no per-user values to resample)."""
+    per_user = plan.per_user
+    metric_cols = [c for c, _, _ in _engine.metric_columns(spec, "user")]
+    base_schema = _engine.summary_plan(plan, spec).to_native().collect_schema()
     counts = [c for c in base_schema.names() if v.is_count_column(c)]
     keys = [c for c in base_schema.names() if c not in metric_cols and c not in counts]
     out_schema = pl.Schema(
@@ -44,13 +47,13 @@ def summary_with_ci(per_user: nw.LazyFrame, spec: v.Spec, ci: float, ci_method: 
     )
 
     def finish(users: pl.DataFrame) -> pl.DataFrame:
-        means = _engine.summary_plan(nw.from_native(users.lazy()), spec).to_native().collect()
+        means = _engine.summary_plan(_engine.Plan(nw.from_native(users.lazy())), spec).to_native().collect()
         # group-bys return rows in any order: fix it, or the same seed would resample differently
-        users = users.sort([*spec.columns.by, v.USER])
+        users = users.sort([*spec.columns.by, n.USER])
         rng = np.random.default_rng(seed)  # one generator, groups in key order: reproducible
         # each metric's values where the user counts for it in the means, else null
         counted = nw.from_native(users.lazy()).select(
-            *keys, *(_engine.counted_value(spec, c, name) for c, name, _ in _engine.metric_columns(spec))
+            *keys, *(_engine.counted_value(spec, c, name) for c, name, _ in _engine.metric_columns(spec, "user"))
         )
         values = counted.to_native().collect()
         extra: dict[str, list[float]] = {c + s: [] for c in metric_cols for s in SUFFIXES}

@@ -15,10 +15,8 @@ import pandas as pd
 import polars as pl
 
 from recframe import api
-from recframe.compare import compare as compare_per_user
+from recframe.compare import compare_recommendations
 from recframe.curve import curve
-from recframe.errors import RecframeError
-from recframe.stats import Correction, Test
 
 
 def _forward(function: Callable[..., Any]) -> Callable[..., Any]:
@@ -37,9 +35,9 @@ def _forward(function: Callable[..., Any]) -> Callable[..., Any]:
 class RecMetrics:
     """Ranking metrics of this frame: ``df.recmetrics.per_user(...)``, ``df.recmetrics.summary(...)``.
 
-    The methods are :func:`recframe.per_user`, :func:`recframe.summary` and
-    :func:`recframe.curve` with this frame as their first argument, and ``compare``, which
-    computes :func:`recframe.per_user` by model and passes it to :func:`recframe.compare`.
+    The methods are :func:`recframe.per_user`, :func:`recframe.summary`, :func:`recframe.curve`
+    and :func:`recframe.compare_recommendations` (per-user metrics by model, then
+    :func:`recframe.compare`) with this frame as their first argument.
     """
 
     def __init__(self, frame: Any) -> None:
@@ -49,52 +47,7 @@ class RecMetrics:
     summary = _forward(api.summary)
     curve = _forward(curve)
 
-    def compare(
-        self,
-        baseline: Any = None,
-        k: Any = 10,
-        metrics: Any = None,
-        *,
-        by: str | list[str] = "model",
-        test: Test = "paired_t",
-        correction: Correction | None = "holm",
-        alpha: float = 0.05,
-        seed: int | None = None,
-        n_resamples: int = 10_000,
-        **options: Any,
-    ) -> Any:
-        """Per-user metrics of this frame by ``by``, then :func:`recframe.compare` against ``baseline``.
-
-        ``k``, ``metrics`` and ``**options`` (``truth=``, ``users=``, ``exclude=``, ``score=``,
-        ``relevance=``, ``threshold=``, ``user=``, ...) go to :func:`recframe.per_user` with
-        ``by`` (the model key first, then any fold or segment keys to compare within); ``test``,
-        ``correction``, ``alpha``, ``seed`` and ``n_resamples`` to :func:`recframe.compare`.
-
-        Examples
-        --------
-        >>> import polars as pl
-        >>> import recframe
-        >>> df = pl.DataFrame({
-        ...     "model": ["A", "A", "B", "B"] * 2,
-        ...     "user_id": [1, 1, 1, 1, 2, 2, 2, 2],
-        ...     "item_id": ["a", "b", "a", "b"] * 2,
-        ...     "rank": [1, 2, 2, 1, 2, 1, 1, 2],
-        ...     "relevance": [0, 1, 0, 1, 1, 0, 1, 0],
-        ... })
-        >>> out = df.recmetrics.compare(baseline="A", k=1, metrics=["rr"], test="randomization")
-        >>> out.select("model", "metric", "baseline_mean", "model_mean", "p_value").rows()
-        [('B', 'rr@1', 0.0, 1.0, 0.5)]
-        """
-        user = options.get("user", "user_id")
-        if user is None:
-            raise RecframeError(
-                "compare pairs users, but user=None treats the frame as one list. Hint: pass user= the user column."
-            )
-        per_user = api.per_user(self._frame, k, metrics, by=by, **options)
-        return compare_per_user(
-            per_user, by=by, baseline=baseline, user=user, test=test, correction=correction,
-            alpha=alpha, seed=seed, n_resamples=n_resamples,
-        )  # fmt: skip
+    compare = _forward(compare_recommendations)
 
 
 def register() -> None:

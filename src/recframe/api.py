@@ -7,9 +7,9 @@ from collections.abc import Sequence
 from typing import Any, Literal, TypeVar
 
 import narwhals as nw
-import polars as pl
 
 from recframe import _engine, _frames, _intervals, conventions, profiles
+from recframe import _names as n
 from recframe import _validate as v
 from recframe.conventions import (
     DEFAULTS,
@@ -25,7 +25,8 @@ from recframe.conventions import (
     Ties,
     UnrankedUsers,
 )
-from recframe.errors import RecframeError
+from recframe.errors import RecframeError, fix, ref
+from recframe.metrics import REGISTRY
 from recframe.stats import CIMethod
 
 FrameT = TypeVar("FrameT")
@@ -100,11 +101,16 @@ _PARAMETERS = """
         overrides the profile. The defaults below are the ``"recframe"`` profile's;
         ``docs/conventions.md`` has the others.
 {conventions_doc}
-    check_duplicates : bool, default True
-        Check that no (user, item) pair and no rank repeats within a list. These two checks
-        count distinct values in every list, which costs about as much as computing the metrics;
-        pass False only for data known to be clean (for example written by your own ranking
-        job): duplicates then give wrong numbers, silently. The other data checks always run.
+    check_duplicates : {"used", True, False}, default "used"
+        Check that no item and no rank repeats within a list. ``"used"`` checks the rows that
+        can change a number: every relevant row and every row ranked within the largest k
+        (after ``exclude=`` re-ranks); a duplicate among the other rows (not relevant, ranked
+        past every k or not ranked) changes no value and is not looked for. When a column
+        reads ranks past the largest k (the bare ``r_precision`` column, ``rr`` with
+        ``rr_cutoff=False``) every row is checked. ``True`` checks every row of every list,
+        which costs about as much as computing the metrics. ``False`` skips the check, for
+        data known to be clean: duplicates then give wrong numbers, silently. The other data
+        checks always read every row.
 """
 # the convention options' entries come from their one definition, in recframe.conventions
 _PARAMETERS = _PARAMETERS.replace("{conventions_doc}", conventions.parameters_doc())
@@ -165,7 +171,7 @@ def _side_frame(frame: Any, arg: str, main: nw.LazyFrame, wanted: list[tuple[str
     to have the `wanted` (argument, column) pairs; returns it with its schema."""
     lf, _ = _frames.to_lazy(frame, arg)
     _frames.same_engine(main, lf, arg)
-    schema = _frames.schema_of(lf, f"{arg}=")
+    schema = _frames.schema_of(lf, ref(arg))
     v.check_columns(schema, wanted, f"{arg} frame")
     return lf, schema
 
@@ -175,7 +181,7 @@ def _align_join_keys(
 ) -> tuple[nw.LazyFrame | None, ...]:
     """The frames with every join key (user, item, truth keys) cast to one dtype where they
     differ only in width or string flavour; a real disagreement raises (see join_dtypes)."""
-    labels = ("the recommendations", "truth=", "users=", "exclude=")
+    labels = ("the recommendations", ref("truth"), ref("users"), ref("exclude"))
     frames = dict(zip(labels, (lf, *sides)))
     schemas = {label: recs_schema if f is lf else dict(f.collect_schema()) for label, f in frames.items() if f is not None}
     keys = [c for c in (spec.columns.user, spec.columns.item, *spec.columns.list_keys) if c is not None]
@@ -206,10 +212,11 @@ def _check_broadcast(spec: v.Spec, lf: nw.LazyFrame, truth: nw.LazyFrame) -> Non
     if built > BROADCAST_ROWS and built > BROADCAST_FACTOR * (n_truth + n_recs):
         keys = list(spec.columns.model_keys)
         raise RecframeError(
-            f"by={keys!r} would score every truth row under each of {groups:,} groups of {keys}: {built:,} rows to "
+            f"{ref('by', keys)} would score every truth row under each of {groups:,} groups of {keys}: {built:,} rows to "
             f"build from {n_recs + n_truth:,} rows given ({n_recs:,} recommendations, {n_truth:,} truth rows). A model "
             "key with that many values is usually a mistake. Hint: a user attribute (segment, cohort) belongs in "
-            "users=, a fold or date in truth= too (then it is joined, not broadcast); to evaluate that many models, "
+            f"{ref('users')}, a fold or date in {ref('truth')} too (then it is joined, not broadcast); to evaluate "
+            "that many models, "
             "call summary on batches of them."
         )
 
@@ -218,7 +225,7 @@ def _engine_error(error: Exception) -> RecframeError | None:
     """A SQL engine's refusal of the plan, in words that say what to change (None: unknown)."""
     if "different connections" in str(error):
         return RecframeError(
-            "the recommendations and a side frame (truth=, users= or exclude=) are DuckDB relations of two "
+            f"the recommendations and a side frame ({ref('truth')}, {ref('users')} or {ref('exclude')}) are DuckDB relations of two "
             "different connections, which DuckDB cannot join. Hint: create every frame from one connection, "
             "e.g. con.from_arrow(...) or con.sql(...) with the same con."
         )
@@ -231,7 +238,7 @@ def _check_engine_names(spec: v.Spec, lf: nw.LazyFrame) -> None:
     if lf.implementation not in (nw.Implementation.PYSPARK, nw.Implementation.PYSPARK_CONNECT, nw.Implementation.SQLFRAME):
         return
     c = spec.columns
-    for name in [n for n in (c.user, c.item, c.rank, c.score, c.relevance, *c.by) if n is not None]:
+    for name in [x for x in (c.user, c.item, c.rank, c.score, c.relevance, *c.by) if x is not None]:
         if "." in name or "`" in name:
             raise RecframeError(
                 f"column {name!r} has a {'dot' if '.' in name else 'backtick'} in its name, which "
@@ -240,7 +247,7 @@ def _check_engine_names(spec: v.Spec, lf: nw.LazyFrame) -> None:
             )
 
 
-def _plan(frame: Any, kwargs: dict[str, Any]) -> tuple[nw.LazyFrame, v.Spec, _frames.Kind]:
+def _plan(frame: Any, kwargs: dict[str, Any]) -> tuple[_engine.Plan, v.Spec, _frames.Kind]:
     spec = v.check_arguments(**kwargs)
     lf, kind = _frames.to_lazy(frame, "frame", sorted_key=spec.columns.user if not spec.columns.by else None)
     _check_engine_names(spec, lf)
@@ -260,9 +267,9 @@ def _plan(frame: Any, kwargs: dict[str, Any]) -> tuple[nw.LazyFrame, v.Spec, _fr
         v.check_columns(schema, [*user_key, ("item", spec.columns.item), ordering], "frame")
         if spec.columns.relevance in schema:
             raise RecframeError(
-                f"the recommendations frame has a column {spec.columns.relevance!r} (relevance=), but with "
-                "truth= relevance comes from the truth frame. Hint: drop that column from the "
-                "recommendations, or pass truth=None to use it."
+                f"the recommendations frame has a column {spec.columns.relevance!r} ({ref('relevance')}), but with "
+                f"{ref('truth')} relevance comes from the truth frame. Hint: drop that column from the "
+                f"recommendations, or pass {fix('truth', None)} to use it."
             )
         truth_lf, truth_schema = _side_frame(
             kwargs["truth"], "truth", lf, [*user_key, ("item", spec.columns.item), ("relevance", spec.columns.relevance)]
@@ -301,26 +308,8 @@ def _plan(frame: Any, kwargs: dict[str, Any]) -> tuple[nw.LazyFrame, v.Spec, _fr
     )
     spec = dataclasses.replace(spec, facts=facts)
 
-    if kind == "engine":
-        # a SQL engine cannot raise from inside its plan: the checks run now, as one aggregate
-        # query that returns a single row, and the metrics run when the result is collected
-        def check(users: nw.LazyFrame) -> nw.LazyFrame:
-            v.check_user_table(users, spec)
-            return users
-    else:
-        # on Polars the checks ride along the plan: they read the per-user table once it exists,
-        # so eager input raises before any result exists and lazy input raises at collect
-        def check(users: nw.LazyFrame) -> nw.LazyFrame:
-            native = users.to_native()
-
-            def checked(table: pl.DataFrame) -> pl.DataFrame:
-                v.check_user_table(nw.from_native(table), spec)
-                return table
-
-            return nw.from_native(native.map_batches(checked, schema=native.collect_schema(), streamable=False))
-
     try:
-        plan = _engine.per_user_plan(lf, truth_lf, spec, check, users_lf, exclude_lf)
+        plan = _engine.evaluate(lf, truth_lf, spec, kind == "engine", users_lf, exclude_lf)
     except RecframeError:
         raise
     except Exception as error:  # a SQL engine refusing the plan while it is built or checked
@@ -333,8 +322,8 @@ def _plan(frame: Any, kwargs: dict[str, Any]) -> tuple[nw.LazyFrame, v.Spec, _fr
 
 def _user_column(lf: nw.LazyFrame, spec: v.Spec) -> nw.LazyFrame:
     if spec.columns.user is None:
-        return lf.drop(v.USER)
-    return lf.rename({v.USER: spec.columns.user})
+        return lf.drop(n.USER)
+    return lf.rename({n.USER: spec.columns.user})
 
 
 def per_user(
@@ -367,13 +356,14 @@ def per_user(
     empty_users: EmptyUsers | None = None,
     unranked_users: UnrankedUsers | None = None,
     rank_gaps: RankGaps | None = None,
-    check_duplicates: bool = True,
+    check_duplicates: bool | Literal["used"] = "used",
 ) -> FrameT:
     # None = not given: the profile's value (the documented default for "recframe")
     kwargs = _resolve(dict(locals()))
+    v.check_per_user_metrics(kwargs["metrics"])
     plan, spec, kind = _plan(frame, kwargs)
     # lazy engines return rows in no particular order: sort by the keys
-    rows = _engine.per_user_rows(plan, spec).sort([*spec.columns.by, v.USER])
+    rows = _engine.per_user_rows(plan.per_user, spec).sort([*spec.columns.by, n.USER])
     return _frames.from_lazy(_user_column(rows, spec), kind)
 
 
@@ -407,7 +397,7 @@ def summary(
     empty_users: EmptyUsers | None = None,
     unranked_users: UnrankedUsers | None = None,
     rank_gaps: RankGaps | None = None,
-    check_duplicates: bool = True,
+    check_duplicates: bool | Literal["used"] = "used",
     aggregate: Aggregate = "mean",
     ci: float | None = None,
     ci_method: CIMethod = "bootstrap",
@@ -420,21 +410,27 @@ def summary(
     # None = not given: the profile's value (the documented default for "recframe")
     kwargs = _resolve(kwargs)
     if aggregate not in ("mean", "gmean"):
-        raise RecframeError(f'aggregate={aggregate!r} is not a known aggregate. Hint: pass "mean" or "gmean".')
+        raise RecframeError(f'{ref("aggregate", aggregate)} is not a known aggregate. Hint: pass "mean" or "gmean".')
     if ci is None:
         plan, spec, kind = _plan(frame, kwargs)
         return _frames.from_lazy(_engine.summary_plan(plan, spec, aggregate), kind)
     if aggregate != "mean":
         raise RecframeError(
-            f"ci= gives intervals of the mean, and aggregate={aggregate!r} asks for another average. "
-            'Hint: leave out ci=, or pass aggregate="mean".'
+            f"{ref('ci')} gives intervals of the mean, and {ref('aggregate', aggregate)} asks for another average. "
+            f"Hint: leave out {ref('ci')}, or pass {fix('aggregate', 'mean')}."
         )
     interval_options = _intervals.check_options(**interval)
+    group = [m for m in v._metrics(kwargs["metrics"]) if REGISTRY[m].level == "group"]
+    if group:
+        raise RecframeError(
+            f"{ref('ci')} resamples per-user values, and metric {group[0]!r} has one value per group. Hint: ask "
+            f"for it in a summary without {ref('ci')}."
+        )
     engine = _frames.sql_engine(frame)
     if engine is not None:  # refused before _plan, which would run the data-check query
         raise RecframeError(
-            f"ci= resamples the per-user values in Python, which recframe does not pull out of "
-            f"{engine}. Hint: run summary without ci= in {engine}, or evaluate the same data "
+            f"{ref('ci')} resamples the per-user values in Python, which recframe does not pull out of "
+            f"{engine}. Hint: run summary without {ref('ci')} in {engine}, or evaluate the same data "
             'with Polars for intervals: pl.scan_parquet("export/*.parquet") streams exports '
             "larger than memory."
         )

@@ -11,7 +11,7 @@ import numpy as np
 import polars as pl
 
 from recframe import _frames, _tables, stats
-from recframe.errors import RecframeError
+from recframe.errors import RecframeError, fix, ref
 from recframe.stats import Correction, Test
 
 FrameT = TypeVar("FrameT")
@@ -28,7 +28,8 @@ def _keys(by: Any) -> list[str]:
     keys = [by] if isinstance(by, str) else list(by) if by is not None else []
     if not keys or not all(isinstance(k, str) for k in keys):
         raise RecframeError(
-            f'by={by!r} must name the model column, then any other key columns. Hint: pass by="model" or by=["model", "segment"].'
+            f"{ref('by', by)} must name the model column, then any other key columns. "
+            f"Hint: pass {fix('by', 'model')} or {fix('by', ['model', 'segment'])}."
         )
     return keys
 
@@ -47,7 +48,7 @@ def _user(schema: pl.Schema, user: str | None, keys: list[str]) -> str:
         return others[0]
     raise RecframeError(
         f"compare pairs users, and per_user_frame does not show which column holds them (columns: {names}). "
-        "Hint: pass user= the user column (per_user puts it right before n_relevant)."
+        f"Hint: pass {ref('user')} the user column (per_user puts it right before n_relevant)."
     )
 
 
@@ -56,7 +57,7 @@ def _check_columns(schema: pl.Schema, keys: list[str], user: str, metrics: Seque
     for arg, name in [*(("by", k) for k in keys), ("user", user)]:
         if name not in names:
             raise RecframeError(
-                f"{arg}={name!r} is not a column of per_user_frame (columns: {names}). Hint: pass {arg}= one of "
+                f"{ref(arg, name)} is not a column of per_user_frame (columns: {names}). Hint: pass {ref(arg)} one of "
                 f"them, or compute the frame with recframe.per_user(..., by={keys!r}) over the same keys."
             )
     available = _tables.metric_columns(names)
@@ -73,10 +74,10 @@ def _check_columns(schema: pl.Schema, keys: list[str], user: str, metrics: Seque
     for name in chosen:
         if name not in names or not schema[name].is_numeric():
             raise RecframeError(
-                f"metrics= names {name!r}, which is not a numeric column of per_user_frame. Hint: pass some of {available}."
+                f"{ref('metrics')} names {name!r}, which is not a numeric column of per_user_frame. Hint: pass some of {available}."
             )
     if not chosen:
-        raise RecframeError(f"metrics=[] selects nothing to compare. Hint: pass some of {available}, or None for all.")
+        raise RecframeError(f"{ref('metrics', [])} selects nothing to compare. Hint: pass some of {available}, or None for all.")
     return chosen
 
 
@@ -107,7 +108,8 @@ def _rows(
     models = df.get_column(by).unique().sort().to_list()
     if baseline not in models:
         raise RecframeError(
-            f"baseline={baseline!r} is not a value of column {by!r} (values: {models}). Hint: pass baseline= one of them."
+            f"{ref('baseline', baseline)} is not a value of column {by!r} (values: {models}). "
+            f"Hint: pass {ref('baseline')} one of them."
         )
     rng = np.random.default_rng(seed)  # one generator, rows in output order: reproducible
     out: dict[str, list[Any]] = {name: [] for name in [*strata, *COLUMNS]}
@@ -278,8 +280,8 @@ def compare(
     keys = _keys(by)
     if baseline is None:
         raise RecframeError(
-            f"baseline= is required: the value of {keys[0]!r} the other models are compared with. "
-            'Hint: pass baseline="popular" (one of your models).'
+            f"{ref('baseline')} is required: the value of {keys[0]!r} the other models are compared with. "
+            f"Hint: pass {fix('baseline', 'popular')} (one of your models)."
         )
     lf, kind = _frames.to_lazy(per_user_frame, "per_user_frame")
     if kind == "engine":
@@ -318,3 +320,73 @@ def compare(
         native = native.filter(~skipped)
     result = native.select(*keys, user, *chosen).map_batches(run, schema=out_schema, streamable=False)
     return _frames.from_lazy(nw.from_native(result), kind)
+
+
+def compare_recommendations(
+    frame: Any,
+    baseline: Any = None,
+    k: int | Sequence[int] = 10,
+    metrics: Sequence[str] | None = None,
+    *,
+    by: str | Sequence[str] = "model",
+    test: Test = "paired_t",
+    correction: Correction | None = "holm",
+    alpha: float = 0.05,
+    seed: int | None = None,
+    n_resamples: int = 10_000,
+    **options: Any,
+) -> Any:
+    """Per-user metrics of recommendations by model, then :func:`compare` against a baseline.
+
+    The same as ``compare(per_user(frame, k, metrics, by=by, **options), by=by, ...)``; also
+    ``df.recmetrics.compare(...)``.
+
+    Parameters
+    ----------
+    frame : DataFrame
+        Recommendations in long format, as :func:`recframe.per_user` takes them.
+    baseline : object
+        The value of the model column (``by``'s first key) the other models are compared with.
+    k, metrics : optional
+        Cut-offs and metrics, as in :func:`recframe.per_user`.
+    by : str or list of str, default "model"
+        The model column, then any fold or segment keys to compare within.
+    test, correction, alpha, seed, n_resamples : optional
+        The paired test, as in :func:`compare`.
+    **options
+        Any other argument of :func:`recframe.per_user` (``truth=``, ``users=``, ``exclude=``,
+        ``score=``, ``relevance=``, ``threshold=``, ``user=``, conventions).
+
+    Returns
+    -------
+    DataFrame
+        One row per (model, metric) as :func:`compare` returns it.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> import recframe
+    >>> df = pl.DataFrame({
+    ...     "model": ["A", "A", "B", "B"] * 2,
+    ...     "user_id": [1, 1, 1, 1, 2, 2, 2, 2],
+    ...     "item_id": ["a", "b", "a", "b"] * 2,
+    ...     "rank": [1, 2, 2, 1, 2, 1, 1, 2],
+    ...     "relevance": [0, 1, 0, 1, 1, 0, 1, 0],
+    ... })
+    >>> out = df.recmetrics.compare(baseline="A", k=1, metrics=["rr"], test="randomization")
+    >>> out.select("model", "metric", "baseline_mean", "model_mean", "p_value").rows()
+    [('B', 'rr@1', 0.0, 1.0, 0.5)]
+    """
+    from recframe import api  # api is built on the modules compare uses: imported when called
+
+    user = options.get("user", "user_id")
+    if user is None:
+        raise RecframeError(
+            f"compare pairs users, but {ref('user', None)} treats the frame as one list. "
+            f"Hint: pass {ref('user')} the user column."
+        )
+    per_user = api.per_user(frame, k, metrics, by=by, **options)
+    return compare(
+        per_user, by=by, baseline=baseline, user=user, test=test, correction=correction,
+        alpha=alpha, seed=seed, n_resamples=n_resamples,
+    )  # fmt: skip

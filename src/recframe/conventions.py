@@ -13,7 +13,7 @@ see it, name it in a report and change it. The formulas are in the docstring of
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Literal, get_args
+from typing import Any, Literal, NamedTuple, get_args
 
 PrecisionDenominator = Literal["k", "retrieved", "min_k_relevant"]
 RecallDenominator = Literal["relevant", "min_k_relevant"]
@@ -27,82 +27,102 @@ ScoreDtype = Literal["float64", "float32"]
 UnrankedUsers = Literal["zero", "skip"]
 RankGaps = Literal["error", "keep", "rerank"]
 
-#: option -> (its type, what it decides): the one place a convention is defined. The values
-#: come from the type (the first is the default); the text is the option's documentation in
-#: per_user/summary/curve (generated) and, up to its first full stop, its --help in the CLI.
-TABLE: dict[str, tuple[Any, str]] = {
-    "precision_denominator": (
+
+class Option(NamedTuple):
+    """One convention option: its type (the values it accepts, the first the default), its
+    documentation in per_user/summary/curve (generated from here) and its one-line ``--help``."""
+
+    kind: Any
+    doc: str
+    help: str
+
+
+#: option -> its definition: the one place a convention is defined.
+TABLE: dict[str, Option] = {
+    "precision_denominator": Option(
         PrecisionDenominator,
         """Divide precision@k by k, by the number of items actually recommended within the
 top k (at least one), or by min(k, R) (RecTools' ``r_precision=True``).""",
+        "what precision@k divides by: k, the items recommended, or min(k, R)",
     ),
-    "recall_denominator": (
+    "recall_denominator": Option(
         RecallDenominator,
         """Divide recall@k by R, or by min(k, R) as LensKit (so a user with more relevant items
 than k can still reach 1).""",
+        "what recall@k divides by: R, or min(k, R) as LensKit",
     ),
-    "ap_denominator": (
+    "ap_denominator": Option(
         APDenominator,
         """What AP@k divides its sum of precisions by: min(k, R), R (as trec_eval), the hits in
 the top k, or k.""",
+        "what AP@k divides by: min(k, R), R as trec_eval, the hits, or k",
     ),
-    "gain": (
+    "gain": Option(
         Gain,
         """The gain of a relevant item in DCG: its grade, 1, or 2**grade - 1. Items that are not
 relevant gain 0.""",
+        "the DCG gain of a relevant item: its grade, 1, or 2**grade - 1",
     ),
-    "idcg": (
+    "idcg": Option(
         IDCG,
         """The ideal list nDCG divides by: the user's relevant gains in descending order, cut at
 k; or k items of gain 1 whatever the user has (RecTools' default).""",
+        "nDCG's ideal list: the user's relevant gains, or k items of gain 1 (RecTools)",
     ),
-    "discount": (
+    "discount": Option(
         Discount,
         """The DCG discount at rank i: log2(i + 1), or log2(max(i, 2)) as LensKit (ranks 1 and 2
 both undiscounted).""",
+        "the DCG discount at rank i: log2(i + 1), or log2(max(i, 2)) as LensKit",
     ),
-    "rr_cutoff": (
+    "rr_cutoff": Option(
         bool,
         """True: rr@k is 0 when the first relevant item is ranked below k. False: rr@k is
 1 / rank of the first relevant item wherever it is in the list, as trec_eval's
 ``recip_rank`` (the column keeps its ``@k`` name).""",
+        "true: rr@k is 0 past k; false: 1/rank wherever the first hit is (trec_eval)",
     ),
-    "ties": (
+    "ties": Option(
         Ties,
         """With ``score``: how equal scores are ordered, by item ascending or descending (as
 trec_eval, which compares document ids as strings). Enum and Categorical items are ordered
 by their names, not by their category order, on every engine.""",
+        "with --score: order equal scores by item ascending or descending (trec_eval)",
     ),
-    "score_dtype": (
+    "score_dtype": Option(
         ScoreDtype,
         """With ``score``: round scores to float32 before ranking, as trec_eval reads them, so
 scores equal in float32 tie.""",
+        "with --score: round scores to float32 before ranking, as trec_eval reads them",
     ),
-    "empty_users": (
+    "empty_users": Option(
         EmptyUsers,
         """What to do with a user who has no relevant item: ``"skip"`` gives them null for every
 metric but precision and hit rate (0.0) and leaves them out of every mean in
 :func:`summary`; ``"zero"`` scores them 0 on everything and counts them;
 ``"error"`` raises.""",
+        "a user with no relevant item: left out of the means, scored 0, or an error",
     ),
-    "unranked_users": (
+    "unranked_users": Option(
         UnrankedUsers,
         """What to do with a user who has relevant items but no recommended item: ``"zero"``
 scores them 0 and counts them; ``"skip"`` leaves them out, as trec_eval does (they still
 show in the ``n_unranked`` count of :func:`summary`).""",
+        "a user with relevant items but no recommendation: scored 0, or left out (trec_eval)",
     ),
-    "rank_gaps": (
+    "rank_gaps": Option(
         RankGaps,
         """With ``rank``: what to do with a list whose ranks skip positions (1, 3, 7), as left
 by removing rows after ranking: raise; use the ranks as positions (``"keep"``, so the
 third item counts at position 7); or re-rank each list densely (``"rerank"``). Lists
 ranked by ``score`` or cut by ``exclude=`` are re-ranked anyway.""",
+        "ranks that skip positions (1, 3, 7): an error, used as positions, or re-ranked",
     ),
 }
 
 #: option name -> the values it accepts (the first one is the default).
 CHOICES: dict[str, tuple[Any, ...]] = {
-    name: (True, False) if kind is bool else get_args(kind) for name, (kind, _) in TABLE.items()
+    name: (True, False) if option.kind is bool else get_args(option.kind) for name, option in TABLE.items()
 }
 
 DEFAULTS: dict[str, Any] = {name: values[0] for name, values in CHOICES.items()}
@@ -114,17 +134,17 @@ def describe(name: str) -> str:
     >>> describe("gain")
     'The gain of a relevant item in DCG: its grade, 1, or 2**grade - 1. Items that are not relevant gain 0.'
     """
-    return " ".join(TABLE[name][1].split())
+    return " ".join(TABLE[name].doc.split())
 
 
 def parameters_doc(indent: str = "    ") -> str:
     """The numpydoc Parameters entries of every option, for the functions' docstrings."""
     lines = []
     for name, values in CHOICES.items():
-        kind = "bool" if TABLE[name][0] is bool else "{" + ", ".join(f'"{v}"' for v in values) + "}"
-        default = values[0] if TABLE[name][0] is bool else f'"{values[0]}"'
+        kind = "bool" if TABLE[name].kind is bool else "{" + ", ".join(f'"{v}"' for v in values) + "}"
+        default = values[0] if TABLE[name].kind is bool else f'"{values[0]}"'
         lines.append(f"{indent}{name} : {kind}, default {default}")
-        lines += [f"{indent}    {line}" for line in TABLE[name][1].splitlines()]
+        lines += [f"{indent}    {line}" for line in TABLE[name].doc.splitlines()]
     return "\n".join(lines)
 
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, TypeVar
+from typing import Any, Literal, TypeVar
 
 import narwhals as nw
 
@@ -21,8 +21,7 @@ from recframe.conventions import (
     Ties,
     UnrankedUsers,
 )
-from recframe.errors import RecframeError
-from recframe.metrics import REGISTRY
+from recframe.errors import RecframeError, fix, ref
 from recframe.stats import CIMethod
 
 FrameT = TypeVar("FrameT")
@@ -61,7 +60,7 @@ def curve(
     empty_users: EmptyUsers | None = None,
     unranked_users: UnrankedUsers | None = None,
     rank_gaps: RankGaps | None = None,
-    check_duplicates: bool = True,
+    check_duplicates: bool | Literal["used"] = "used",
     ci: float | None = None,
     ci_method: CIMethod = "bootstrap",
     n_resamples: int = 1000,
@@ -125,19 +124,21 @@ n_resamples, seed
     # every argument summary takes as is (taken first, before any other local exists)
     options = {name: value for name, value in locals().items() if name not in ("frame", "metrics", "k_max")}
     if isinstance(k_max, bool) or not isinstance(k_max, int) or k_max < 1:
-        raise RecframeError(f"k_max={k_max!r} is not a positive integer. Hint: pass k_max=50.")
+        raise RecframeError(f"{ref('k_max', k_max)} is not a positive integer. Hint: pass {fix('k_max', 50)}.")
     if isinstance(metrics, str):
         metrics = [metrics]
     chosen = profiles.PROFILES.get(profile) if isinstance(profile, str) else None
     no_cutoff = chosen.no_cutoff if chosen is not None else frozenset()
     if metrics is None:  # every metric the profile's peer has at a cut-off (all for "recframe")
-        metrics = [m for m in REGISTRY if (chosen is None or m in chosen.metrics) and m not in no_cutoff]
+        metrics = [
+            m for m in _validate.default_metrics() if (chosen is None or profiles.has_metric(chosen, m)) and m not in no_cutoff
+        ]
     names = list(metrics)
     flat = [m for m in names if m in no_cutoff]
     if flat and chosen is not None:  # (no_cutoff is empty without a known profile)
         raise RecframeError(
-            f"profile={profile!r}: {chosen.peer} has {flat[0]!r} without a cut-off only, so it has no "
-            f'curve over k. Hint: leave {flat[0]!r} out of metrics, or use profile="recframe".'
+            f"{ref('profile', profile)}: {chosen.peer} has {flat[0]!r} without a cut-off only, so it has no "
+            f"curve over k. Hint: leave {flat[0]!r} out of metrics, or use {fix('profile', 'recframe')}."
         )
     names += [m for m in PR_METRICS if m not in names]
     wide = api.summary(frame, k=list(range(1, k_max + 1)), metrics=names, **options)

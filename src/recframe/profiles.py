@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from recframe.conventions import DEFAULTS
-from recframe.errors import RecframeError
+from recframe.errors import RecframeError, fix, ref
 from recframe.metrics import REGISTRY
 
 
@@ -32,8 +32,8 @@ class Profile:
     name: str
     #: the peer, as installed from PyPI
     peer: str
-    #: metric names (as in recframe) the peer computes
-    metrics: frozenset[str]
+    #: metric names (as in recframe) the peer computes; None: every registered metric (recframe)
+    metrics: frozenset[str] | None
     #: convention option -> value; options not named keep recframe's default
     overrides: dict[str, Any] = field(default_factory=dict)
     #: metrics the peer has without a cut-off only: their @k columns are not produced
@@ -50,12 +50,15 @@ class Profile:
         return {**DEFAULTS, **self.overrides}
 
 
-ALL_METRICS = frozenset(REGISTRY)
+def has_metric(profile: Profile, name: str) -> bool:
+    """Whether the profile's peer has the metric (the recframe profile has every one)."""
+    return profile.metrics is None or name in profile.metrics
+
 
 PROFILES: dict[str, Profile] = {
     p.name: p
     for p in (
-        Profile("recframe", "recframe", ALL_METRICS),
+        Profile("recframe", "recframe", None),
         Profile(
             "trec_eval",
             "pytrec-eval-terrier (trec_eval 9.0)",
@@ -132,22 +135,22 @@ def resolve(profile: Any, explicit: dict[str, Any], metrics: Any) -> tuple[dict[
     """
     if not isinstance(profile, str) or profile not in PROFILES:
         known = ", ".join(f'"{p}"' for p in PROFILES)
-        raise RecframeError(f"profile={profile!r} is not a known profile. Hint: choose one of {known}.")
+        raise RecframeError(f"{ref('profile', profile)} is not a known profile. Hint: choose one of {known}.")
     chosen = PROFILES[profile]
     given = {name: value for name, value in explicit.items() if value is not None}
     options = {**chosen.options, **given}
     options["per_metric"] = {m: {o: val for o, val in opts.items() if o not in given} for m, opts in chosen.per_metric.items()}
     options["no_cutoff"] = tuple(sorted(chosen.no_cutoff))
     if metrics is None:
-        return options, None if chosen.metrics == ALL_METRICS else [m for m in REGISTRY if m in chosen.metrics]
+        return options, None if chosen.metrics is None else [m for m in REGISTRY if m in chosen.metrics]
     if not isinstance(metrics, (str, Iterable)):
         return options, metrics  # not a metric selection at all: check_arguments says so
     names: list[Any] = [metrics] if isinstance(metrics, str) else list(metrics)
-    missing = [m for m in names if m in REGISTRY and m not in chosen.metrics]
+    missing = [m for m in names if m in REGISTRY and not has_metric(chosen, m)]
     if missing:
-        has = ", ".join(m for m in REGISTRY if m in chosen.metrics)
+        has = ", ".join(m for m in REGISTRY if has_metric(chosen, m))
         raise RecframeError(
-            f"profile={profile!r}: {chosen.peer} has no {', '.join(map(repr, missing))} metric, so the profile "
-            f'cannot reproduce it. Hint: ask for metrics it has ({has}), or use profile="recframe".'
+            f"{ref('profile', profile)}: {chosen.peer} has no {', '.join(map(repr, missing))} metric, so the "
+            f"profile cannot reproduce it. Hint: ask for metrics it has ({has}), or use {fix('profile', 'recframe')}."
         )
     return options, metrics

@@ -11,6 +11,7 @@ import polars as pl
 
 from recframe import _tables
 from recframe.errors import RecframeError
+from recframe.metrics import REGISTRY
 
 Format = Literal["markdown", "html", "latex"]
 FORMATS: tuple[str, ...] = ("markdown", "html", "latex")
@@ -45,12 +46,24 @@ def _p_value(value: Any, precision: int) -> str:
     return f"<{smallest:.{precision}f}" if value < smallest else f"{value:.{precision}f}"
 
 
-def _best(values: list[Any], precision: int) -> set[int]:
-    """Rows holding the largest value (as shown: ties after rounding all count)."""
+def higher_is_better(column: str) -> bool:
+    """Whether larger values of a metric column are better, as its registry entry declares
+    (a column of no registered metric counts as larger-is-better).
+
+    >>> higher_is_better("ndcg@10")
+    True
+    """
+    metric = REGISTRY.get(column.split("@")[0])
+    return metric.higher_is_better if metric is not None else True
+
+
+def _best(values: list[Any], precision: int, larger: bool = True) -> set[int]:
+    """Rows holding the best value, the largest or the smallest (as shown: ties after
+    rounding all count)."""
     shown = [round(v, precision) for v in values if v is not None and not math.isnan(v)]
     if len(shown) < 2:
         return set()
-    top = max(shown)
+    top = max(shown) if larger else min(shown)
     return {i for i, v in enumerate(values) if v is not None and not math.isnan(v) and round(v, precision) == top}
 
 
@@ -78,7 +91,7 @@ def _summary_cells(
             )
         rows = comparison.filter(pl.col("significant")).select("model", "metric").iter_rows()
         significant = {(model, metric) for model, metric in rows}
-    best = {c: _best(df.get_column(c).to_list(), precision) for c in metrics}
+    best = {c: _best(df.get_column(c).to_list(), precision, higher_is_better(c)) for c in metrics}
     body = []
     for i, row in enumerate(df.iter_rows(named=True)):
         cells = []
@@ -109,7 +122,7 @@ def _compare_cells(df: pl.DataFrame, precision: int) -> tuple[list[str], list[li
     deltas = df.get_column("delta").to_list()
     for metric in dict.fromkeys(metric_of):
         rows = [i for i, m in enumerate(metric_of) if m == metric]
-        best |= {rows[j] for j in _best([deltas[i] for i in rows], precision)}
+        best |= {rows[j] for j in _best([deltas[i] for i in rows], precision, higher_is_better(metric))}
     body = []
     for i, row in enumerate(df.iter_rows(named=True)):
         interval = ""
@@ -217,13 +230,14 @@ def report(frame: Any, format: Format = "markdown", precision: int = 3, *, compa
     Notes
     -----
     Summary: the key columns, ``n_users`` and ``n_skipped``, then each metric's mean, with
-    ``[lo, hi]`` when the summary has intervals (``ci=``; ``_std`` is not shown). The largest
-    value of each metric column is bold (every recframe metric is better when larger);
-    values that tie after rounding are all bold; a column with one value has no bold.
+    ``[lo, hi]`` when the summary has intervals (``ci=``; ``_std`` is not shown). The best
+    value of each metric column is bold: the largest, or the smallest for a metric whose
+    registry entry says lower is better (``Metric.higher_is_better``); values that tie after
+    rounding are all bold; a column with one value has no bold.
 
     Comparison: model, metric, ``n_pairs``, the two means, delta with its interval, the
     relative delta as a signed percentage, p-value and adjusted p-value (below
-    10^-precision shown as ``<0.001``). The largest delta of each metric is bold; a
+    10^-precision shown as ``<0.001``). The best delta of each metric is bold; a
     significant delta (``significant`` column) gets the dagger.
 
     Null values are empty cells.

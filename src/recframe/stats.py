@@ -21,7 +21,7 @@ from typing import Any, Literal, NamedTuple
 
 import numpy as np
 
-from recframe.errors import RecframeError
+from recframe.errors import RecframeError, fix, ref
 
 CIMethod = Literal["bootstrap", "t"]
 Test = Literal["paired_t", "wilcoxon", "randomization"]
@@ -66,7 +66,8 @@ def check_level(name: str, value: Any) -> float:
     """
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value < 1:
         raise RecframeError(
-            f"{name}={value!r} is not a probability strictly between 0 and 1. Hint: pass {name}={0.95 if name == 'ci' else 0.05}."
+            f"{ref(name, value)} is not a probability strictly between 0 and 1. "
+            f"Hint: pass {fix(name, 0.95 if name == 'ci' else 0.05)}."
         )
     return float(value)
 
@@ -78,7 +79,7 @@ def check_choice(name: str, value: Any, choices: tuple[Any, ...]) -> Any:
     'wilcoxon'
     """
     if value not in choices:
-        raise RecframeError(f"{name}={value!r} is not one of {list(choices)}. Hint: pass {name}={choices[0]!r}.")
+        raise RecframeError(f"{ref(name, value)} is not one of {list(choices)}. Hint: pass {ref(name, choices[0])}.")
     return value
 
 
@@ -90,10 +91,13 @@ def check_resampling(n_resamples: Any, seed: Any) -> tuple[int, np.random.Genera
     (100, 'Generator')
     """
     if isinstance(n_resamples, bool) or not isinstance(n_resamples, (int, np.integer)) or n_resamples < 1:
-        raise RecframeError(f"n_resamples={n_resamples!r} is not a positive integer. Hint: pass n_resamples=1000.")
+        raise RecframeError(
+            f"{ref('n_resamples', n_resamples)} is not a positive integer. Hint: pass {fix('n_resamples', 1000)}."
+        )
     if isinstance(seed, bool) or (seed is not None and not isinstance(seed, (int, np.integer, np.random.Generator))):
         raise RecframeError(
-            f"seed={seed!r} is not an integer, a numpy Generator or None. Hint: pass seed=0 for results you can reproduce."
+            f"{ref('seed', seed)} is not an integer, a numpy Generator or None. "
+            f"Hint: pass {fix('seed', 0)} for results you can reproduce."
         )
     return int(n_resamples), np.random.default_rng(seed)
 

@@ -1,11 +1,14 @@
-"""The metric registry: each metric names the per-user terms it needs and how to finish them.
+"""The metric registry: each metric names the terms it needs and how to finish them; each term
+(in :mod:`recframe.metrics.terms`) says which rows it reads and what it sums there.
 
-Adding a metric is one :class:`Metric` entry in a family module plus a hand-worked test.
+Adding a metric is one :class:`Metric` entry in a family module plus a hand-worked test; a new
+term is one :class:`Term` declaration.
 """
 
 from __future__ import annotations
 
-from recframe.metrics._registry import Metric, term
+from recframe.metrics import terms as _terms  # noqa: F401  (declares the terms and features)
+from recframe.metrics._registry import FEATURES, TERMS, Feature, Metric, Rows, Term, declare, term
 from recframe.metrics.gain_based import DCG, NDCG
 from recframe.metrics.rank_based import AP, RR
 from recframe.metrics.set_based import F1, HIT_RATE, PRECISION, R_PRECISION, RECALL
@@ -13,4 +16,4 @@ from recframe.metrics.set_based import F1, HIT_RATE, PRECISION, R_PRECISION, REC
 #: name -> metric, in the default output order.
 REGISTRY: dict[str, Metric] = {m.name: m for m in (PRECISION, RECALL, F1, HIT_RATE, R_PRECISION, AP, RR, DCG, NDCG)}
 
-__all__ = ["REGISTRY", "Metric", "term"]
+__all__ = ["FEATURES", "REGISTRY", "TERMS", "Feature", "Metric", "Rows", "Term", "declare", "term"]

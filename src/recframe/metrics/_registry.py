@@ -1,13 +1,16 @@
-"""The shape of a registry entry and the names of the per-user terms the engine computes."""
+"""The shapes of the registry: terms (what is aggregated over which rows), row features (windows)
+and metrics (how terms are finished), and the helpers their declarations share."""
 
 from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Any, Literal
 
 import narwhals as nw
 
+from recframe import _names as names
 from recframe.conventions import Conventions
 
 # Rank given to relevant items that were not recommended: past every k, comparisons stay non-null.
@@ -25,42 +28,101 @@ def position_cut(k: int) -> int:
     return min(k, NOT_RANKED - 1)
 
 
-#: Per-user terms the engine can compute. Those ending in "@" take a cut-off k.
-#:   n_relevant     R, the user's relevant items (recommended or not)
-#:   hits@          relevant items ranked <= k
-#:   hits_capped@   relevant items ranked <= min(k, R)
-#:   hits_r         relevant items ranked <= R
-#:   retrieved@     items of any relevance ranked <= k (the user's list cut at k)
-#:   ap_sum@        sum over relevant items ranked <= k of (relevant items ranked <= it) / rank
-#:   min_rank       rank of the first relevant item (NOT_RANKED when there is none)
-#:   dcg@           sum over relevant items ranked <= k of gain / discount(rank)
-#:   idcg@          the same sum over the user's gains sorted descending (the ideal list)
-TERMS = (
-    "n_relevant",
-    "hits@",
-    "hits_capped@",
-    "hits_r",
-    "retrieved@",
-    "ap_sum@",
-    "min_rank",
-    "dcg@",
-    "idcg@",
-)
+#: The rows a term reads, per list: every row; the relevant rows (relevance >= threshold, ranked
+#: or not); the rows ranked within the largest k of the call (relevant or not). The engine runs
+#: one aggregation pass over "all" and one over the union of the other two.
+Domain = Literal["all", "relevant", "top_k"]
+#: A user-level term or metric has one value per list; a group-level one, one per summary group.
+Level = Literal["user", "group"]
+Agg = Literal["sum", "min", "max", "n_unique"]
+
+
+@dataclass(frozen=True)
+class Rows:
+    """What a term's expression reads on one row of its domain (internal columns, typed)."""
+
+    conventions: Conventions
+    #: 1-based position in the list; NOT_RANKED for a row never recommended (never null)
+    rank: nw.Expr = field(default_factory=lambda: nw.col(names.POSITION))
+    relevance: nw.Expr = field(default_factory=lambda: nw.col(names.REL))
+    #: the gain of a relevant row under the call's ``gain`` convention, 0.0 for the others
+    gain: nw.Expr = field(default_factory=lambda: nw.col(names.GAIN))
+    #: 1 for a relevant row, else 0
+    relevant: nw.Expr = field(default_factory=lambda: nw.col(names.RELEVANT))
+    item: nw.Expr = field(default_factory=lambda: nw.col(names.ITEM))
+
+    def feature(self, name: str) -> nw.Expr:
+        """A row feature's value (the term must list it in ``features``)."""
+        assert name in FEATURES, name
+        return nw.col(names.feature_column(name))
+
+
+@dataclass(frozen=True)
+class Feature:
+    """A window over the rows of one list, computed once for every term that reads it.
+
+    ``window(rows, list_keys)`` returns the expression (a narwhals ``over``, with an explicit
+    ``order_by`` where order matters). Features are computed on the relevant and top-k rows
+    only, never on every row of the frame.
+    """
+
+    name: str
+    window: Callable[[Rows, list[str]], nw.Expr]
+
+
+@dataclass(frozen=True)
+class Term:
+    """One per-list (or per-group) quantity that metrics are finished from.
+
+    ``value(rows, k)`` is the per-row value on the rows of the term's ``domain`` (``k`` is None
+    unless ``at_k``); the engine aggregates it by ``agg`` over each list's rows of the domain
+    (each summary group's rows for ``level="group"``; a null value is not counted by
+    ``n_unique``). A list with no row in the domain gets ``empty``.
+    """
+
+    name: str
+    domain: Domain
+    value: Callable[[Rows, int | None], nw.Expr]
+    at_k: bool = False
+    agg: Agg = "sum"
+    level: Level = "user"
+    #: the row features (windows) the value reads
+    features: tuple[str, ...] = ()
+    empty: float = 0.0
+
+    def column(self, k: int | None = None) -> str:
+        return names.term_column(self.name, k)
+
+
+#: name -> Term, name -> Feature: filled by recframe.metrics.terms (and by a test that declares
+#: a metric of its own, see tests/test_registry.py)
+TERMS: dict[str, Term] = {}
+FEATURES: dict[str, Feature] = {}
+
+
+def declare(*items: Term | Feature) -> None:
+    """Add terms or row features to the registry; each name is declared once."""
+    for item in items:
+        table: dict[str, Any] = TERMS if isinstance(item, Term) else FEATURES
+        assert item.name not in table, f"{item.name} is declared twice"
+        table[item.name] = item
 
 
 def term(name: str, k: int | None = None) -> str:
-    """Internal column name of a per-user term, e.g. ``term("hits@", 10)``."""
+    """Internal column name of a declared term, e.g. ``term("hits@", 10)``."""
     assert name in TERMS, name
-    return f"__rf_{name}{k}" if name.endswith("@") else f"__rf_{name}"
+    return names.term_column(name, k)
 
 
 @dataclass(frozen=True)
 class Metric:
-    """One ranking metric.
+    """One metric: the terms it needs, how to finish them, where it lives and what it needs.
 
-    ``finish(k, conventions)`` returns the per-user value as an expression over term columns, for a
-    user with at least one relevant item; the engine applies the empty-user policy around it.
-    ``k`` is None for the bare (no cut-off) column of metrics with ``bare=True``.
+    ``finish(k, conventions)`` returns the value as an expression over term columns: per list
+    for ``level="user"`` (read only where the metric is ``defined``; the engine applies the
+    empty-user policy elsewhere), per summary group for ``level="group"`` (where the group's
+    counts, such as ``n_users``, can be read too). ``k`` is None for the bare (no cut-off)
+    column of metrics with ``bare=True``.
     """
 
     name: str
@@ -68,8 +130,21 @@ class Metric:
     finish: Callable[[int | None, Conventions], nw.Expr]
     #: also emit a column without cut-off (``r_precision``)
     bare: bool = False
-    #: its value is 0.0, not null, for a user with no relevant item (precision, hit rate)
-    zero_when_empty: bool = False
+    #: "user": a value per list, averaged by summary; "group": a value per summary group
+    #: (coverage-like metrics), which per_user refuses
+    level: Level = "user"
+    #: where a user-level value is defined: "relevant" = for users with a relevant item (null
+    #: elsewhere, or 0 under empty_users="zero"); "always" = for every user: its formula holds
+    #: without a relevant item too (precision and hit rate are then 0)
+    defined: Literal["relevant", "always"] = "relevant"
+    #: inputs beyond the frame (side inputs such as "train" or "items"): asking for the metric
+    #: without them raises, naming the argument
+    requires: tuple[str, ...] = ()
+    #: larger values are better (report marks the best value of each column by it)
+    higher_is_better: bool = True
+    #: under these conventions an @k column reads ranks past k (rr without cut-off), so the
+    #: duplicate check must read every row (see recframe._checks)
+    whole_list: Callable[[Conventions], bool] = lambda conventions: False
 
 
 def col(name: str, k: int | None = None) -> nw.Expr:

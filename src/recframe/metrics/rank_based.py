@@ -36,4 +36,5 @@ RR = Metric(
     name="rr",
     terms=lambda o: ("min_rank", "n_relevant"),
     finish=_rr,
+    whole_list=lambda o: not o.rr_cutoff,
 )

@@ -27,7 +27,7 @@ PRECISION = Metric(
     name="precision",
     terms=_precision_terms,
     finish=_precision,
-    zero_when_empty=True,
+    defined="always",
 )
 
 
@@ -61,7 +61,7 @@ HIT_RATE = Metric(
     name="hit_rate",
     terms=lambda o: ("hits@",),
     finish=lambda k, o: (col("hits@", k) > 0).cast(nw.Float64),
-    zero_when_empty=True,
+    defined="always",
 )
 
 

@@ -1,0 +1,290 @@
+"""The data checks as a plan: what the engine counts per list, and the errors those counts raise.
+
+Arguments and schemas are checked in :mod:`recframe._validate` when a function is called. The
+data checks need a pass over the rows: :func:`plan` says which per-row flags and per-list
+counts the engine adds to the aggregation passes it runs for the metrics anyway (the same
+passes feed both), and :func:`raise_first_problem` reads them from the per-list table.
+
+What the duplicate check reads (``check_duplicates``):
+
+- ``True``: every row of every list.
+- ``"used"`` (the default): the rows that can change a number, which are every relevant row
+  and every row ranked within the largest k of the call (after ``exclude=`` re-ranks). A
+  duplicate among them raises; one among the other rows (not relevant and ranked past every
+  k, or not ranked) cannot change any value and is not looked for. When a column reads ranks
+  past the largest k (the bare ``r_precision`` column, ``rr`` with ``rr_cutoff=False``) every
+  row is checked, as with ``True``.
+- ``False``: no duplicate check.
+
+Every other check reads every row.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import narwhals as nw
+
+from recframe import _frames
+from recframe import _names as n
+from recframe._validate import MAX_EXP2_GRADE, Spec
+from recframe._validate import _fail as fail
+from recframe.errors import fix, ref
+from recframe.metrics import REGISTRY, term
+
+DuplicateScope = Literal["all", "used"]
+
+
+@dataclass(frozen=True)
+class CheckPlan:
+    """The checks of one call, as the columns the engine adds to its passes.
+
+    ``row_flags`` are per-row 0/1 columns (added before the pass over every row) and ``sums``
+    the ones of them summed per list; ``all_rows`` are aggregations over every row of a list;
+    ``duplicates`` says over which rows ``duplicate_rows`` (aggregations) run: ``"all"`` in
+    the pass over every row, ``"used"`` in the pass over the relevant and top-k rows.
+    """
+
+    row_flags: dict[str, nw.Expr]
+    all_rows: list[nw.Expr]
+    duplicates: DuplicateScope | None
+    duplicate_rows: list[nw.Expr]
+    #: every count column the plan adds (dropped once the check has read them)
+    columns: tuple[str, ...]
+
+
+def duplicate_scope(spec: Spec) -> DuplicateScope | None:
+    """The rows the duplicate check reads (see the module docstring)."""
+    wanted = spec.selection.check_duplicates
+    if wanted is False:
+        return None
+    if wanted is True:
+        return "all"
+    # a bare column (r_precision) or rr without cut-off reads ranks past every k
+    past_k = any(REGISTRY[m].bare or REGISTRY[m].whole_list(spec.conventions) for m in spec.selection.metrics)
+    return "all" if past_k else "used"
+
+
+def is_relevant(spec: Spec) -> nw.Expr:
+    """relevance >= threshold (or > 0 without one); null relevance is not relevant."""
+    rel = nw.col(n.REL)
+    return (rel >= spec.selection.threshold if spec.selection.threshold is not None else rel > 0).fill_null(False)
+
+
+def plan(spec: Spec) -> CheckPlan:
+    """The per-row flags and per-list counts the checks of this call read: only those that can
+    be non-zero (no score: no NaN-score count; integer ranks: no whole-number count)."""
+    rank, rel = nw.col(n.RANK), nw.col(n.REL)
+    flags: dict[str, nw.Expr] = {n.BAD_REL: rel.is_nan() | ~rel.is_finite()}
+    if spec.columns.score is not None:
+        flags[n.BAD_SCORE] = nw.col(n.SCORE).is_nan()
+    if spec.conventions.gain == "exp2" and any(m in ("dcg", "ndcg") for m in spec.selection.metrics):
+        # 2**grade - 1 overflows float64 sums past this grade: refuse rather than give NaN
+        flags[n.BAD_GAIN] = is_relevant(spec) & (rel > MAX_EXP2_GRADE)
+    sums = list(flags)
+    if spec.columns.rank is not None and not spec.facts.integer_rank:
+        sums.append(n.BAD_RANK)  # set by the engine's prepare, where float ranks are cast
+    given_rank = nw.col(n.RAW_RANK) if spec.reranks else rank
+    all_rows = [
+        nw.len().alias(n.N_ROWS),
+        nw.col(n.ITEM).count().alias(n.N_ITEMS_SET),
+        given_rank.min().alias(n.MIN_RANK),
+        *(nw.col(c).sum().alias(c) for c in sums),
+    ]
+    columns = [n.N_ROWS, n.N_ITEMS_SET, n.MIN_RANK, *sums]
+    if spec.columns.rank is not None and spec.conventions.rank_gaps == "error" and not spec.facts.with_exclude:
+        all_rows.append(rank.max().alias(n.MAX_RANK))
+        columns.append(n.MAX_RANK)
+    scope = duplicate_scope(spec)
+    duplicate_rows = []
+    if scope is not None:
+        duplicate_rows = [
+            nw.len().alias(n.DUP_ROWS),
+            nw.col(n.ITEM).n_unique().alias(n.DUP_ITEMS),
+            rank.count().alias(n.DUP_RANKED),
+            rank.n_unique().alias(n.DUP_RANKS),
+        ]
+        columns += [n.DUP_ROWS, n.DUP_ITEMS, n.DUP_RANKED, n.DUP_RANKS]
+    if spec.facts.with_users:
+        columns += [n.USER_ROWS, *(n.attr_count(key) for key in spec.columns.attr_keys)]
+    return CheckPlan(
+        row_flags={name: expr.fill_null(False).cast(nw.Int64) for name, expr in flags.items()},
+        all_rows=all_rows,
+        duplicates=scope,
+        duplicate_rows=duplicate_rows,
+        columns=tuple(columns),
+    )
+
+
+def _problems(spec: Spec, checks: CheckPlan) -> dict[str, nw.Expr]:
+    """Per list, one 0/1 (or count) column per data problem, named for the check."""
+    columns = set(checks.columns)
+    keys = [*spec.columns.list_keys, *([n.USER] if spec.columns.user is not None else [])]
+    n_rows = nw.col(n.N_ROWS)
+    out: dict[str, nw.Expr] = {}
+    for key in keys:
+        out[f"null:{key}"] = nw.when(nw.col(key).is_null()).then(n_rows).otherwise(0)
+    out["null_items"] = n_rows - nw.col(n.N_ITEMS_SET)
+    if n.DUP_ITEMS in columns:
+        out["duplicate_items"] = nw.col(n.DUP_ITEMS) < nw.col(n.DUP_ROWS)
+        out["extra_rows"] = nw.col(n.DUP_ROWS) - nw.col(n.DUP_ITEMS)
+    if n.BAD_RANK in columns:
+        out["bad_rank"] = nw.col(n.BAD_RANK)
+    if spec.columns.rank is not None:
+        out["rank_below_1"] = (nw.col(n.MIN_RANK) < 1).fill_null(False)
+    if n.DUP_RANKS in columns:
+        # n_unique counts null as one more distinct value when a list has nulls
+        distinct = nw.col(n.DUP_RANKS) - (nw.col(n.DUP_RANKED) < nw.col(n.DUP_ROWS)).cast(nw.Int64)
+        out["duplicate_ranks"] = distinct < nw.col(n.DUP_RANKED)
+    for flag in (n.BAD_REL, n.BAD_SCORE, n.BAD_GAIN):
+        if flag in columns:
+            out[flag] = nw.col(flag)
+    if n.MAX_RANK in columns:
+        # no duplicate ranks and none below 1: the highest rank > the ranked rows = a gap
+        out["rank_gaps"] = (nw.col(n.MAX_RANK) > nw.col(n.N_RANKED)).fill_null(False)
+    if n.USER_ROWS in columns:
+        out["duplicate_users"] = (nw.col(n.USER_ROWS) > 1).fill_null(False)
+        for key in spec.columns.attr_keys:  # users= rows without a value of a by key
+            out[f"null_attr:{key}"] = (nw.col(n.USER_ROWS) - nw.col(n.attr_count(key))).fill_null(0)
+        if spec.selection.unlisted_users == "error":
+            out["unlisted"] = nw.col(n.USER_ROWS).is_null() & (nw.col(n.N_RANKED) > 0)
+    if spec.conventions.empty_users == "error":
+        out["empty"] = nw.col(term("n_relevant")) == 0
+    return {name: expr.cast(nw.Int64) for name, expr in out.items()}
+
+
+def _collect(frame: nw.LazyFrame | nw.DataFrame) -> nw.DataFrame:
+    return frame.collect() if isinstance(frame, nw.LazyFrame) else frame
+
+
+def _where(row: dict[str, Any], spec: Spec) -> str:
+    keys = [*spec.columns.list_keys, n.USER] if spec.columns.user is not None else list(spec.columns.list_keys)
+    return ", ".join(f"{spec.columns.source(k) if k == n.USER else k}={row[k]!r}" for k in keys) or "the whole frame"
+
+
+def raise_first_problem(table: nw.LazyFrame | nw.DataFrame, spec: Spec, checks: CheckPlan) -> None:
+    """Raise on the first data problem the per-list counts of `checks` reveal.
+
+    Every problem is totalled in one aggregate that returns a single row; only when one is
+    found is the first offending list (in key order) fetched, so on a SQL engine a clean frame
+    costs one small query over the per-list table.
+    """
+    keys = [*spec.columns.list_keys, n.USER]
+    where = f" in the frame joined from the recommendations and {ref('truth')}" if spec.facts.with_truth else ""
+    problems = _problems(spec, checks)
+    flagged = table.with_columns(expr.alias(n.check_column(name)) for name, expr in problems.items())
+    totals = _collect(flagged.select(nw.col(n.check_column(name)).sum().alias(name) for name in problems))
+    total = {name: int(value or 0) for name, value in totals.rows(named=True)[0].items()} if len(totals) else {}
+    if not any(total.values()):
+        return
+
+    def first(name: str) -> dict[str, Any]:
+        rows = flagged.filter(nw.col(n.check_column(name)) > 0).sort(keys, nulls_last=False).head(1)
+        return _collect(rows).rows(named=True)[0]
+
+    for key in keys:
+        if total.get(f"null:{key}"):
+            name = spec.columns.source(key)
+            raise fail(
+                f"column {name!r} has {total[f'null:{key}']} null value(s){where}; every row needs one to be grouped.",
+                f"drop or fill them first, e.g. df.filter(pl.col({name!r}).is_not_null()).",
+            )
+    item = spec.columns.item
+    if total["null_items"]:
+        raise fail(f"column {item!r} ({ref('item')}) has {total['null_items']} null value(s){where}.", "drop or fill them first.")
+    if total.get("duplicate_items"):
+        r = first("duplicate_items")
+        user_part = f"({spec.columns.user}, {item})" if spec.columns.user else f"{item}"
+        raise fail(
+            f"duplicate {user_part} rows{where}: {_where(r, spec)} has {r[n.DUP_ROWS]} rows but "
+            f"{r[n.DUP_ITEMS]} distinct {item!r} values; {total['duplicate_items']} list(s) affected, "
+            f"{total['extra_rows']} extra row(s).",
+            "keep one row per item, e.g. df.unique(subset=[...]) or a group_by that picks the best rank.",
+        )
+    rank = spec.columns.rank
+    if total.get("bad_rank"):
+        raise fail(
+            f"column {rank!r} ({ref('rank')}) has {total['bad_rank']} value(s) that are not whole numbers (or exceed 2**53), "
+            f"first at {_where(first('bad_rank'), spec)}.",
+            f"ranks are positions 1, 2, 3, ...; to rank by a score pass {ref('score')} instead.",
+        )
+    if total.get("rank_below_1"):
+        r = first("rank_below_1")
+        raise fail(
+            f"column {rank!r} ({ref('rank')}) has rank {r[n.MIN_RANK]} < 1 at {_where(r, spec)} ({total['rank_below_1']} list(s) affected).",
+            "ranks start at 1 for the top item; if yours start at 0, add 1.",
+        )
+    if total.get("duplicate_ranks"):
+        r = first("duplicate_ranks")
+        raise fail(
+            f"duplicate ranks in column {rank!r}{where}: {_where(r, spec)} has {r[n.DUP_RANKED]} ranked rows but "
+            f"fewer distinct ranks; {total['duplicate_ranks']} list(s) affected.",
+            f"each position in a list holds one item; to rank by a score with ties pass {ref('score')} instead.",
+        )
+    for flag, arg, name, what in (
+        (n.BAD_REL, "relevance", spec.columns.relevance, "NaN or infinite"),
+        (n.BAD_SCORE, "score", spec.columns.score or "", "NaN"),
+    ):
+        if total.get(flag):
+            raise fail(
+                f"column {name!r} ({ref(arg)}) has {total[flag]} {what} value(s), first at {_where(first(flag), spec)}.",
+                "use null for unknown values, e.g. pl.col(...).fill_nan(None).",
+            )
+    if total.get(n.BAD_GAIN):
+        raise fail(
+            f"column {spec.columns.relevance!r} ({ref('relevance')}) has {total[n.BAD_GAIN]} relevant grade(s) above "
+            f"{MAX_EXP2_GRADE}, first at {_where(first(n.BAD_GAIN), spec)}: with {fix('gain', 'exp2')} their gain "
+            "2**grade - 1 overflows, and DCG and nDCG would be infinite or NaN.",
+            f"use {fix('gain', 'linear')}, or rescale the grades (exp2 is meant for small integer grades such as 0-4).",
+        )
+    for key in spec.columns.attr_keys:
+        if total.get(f"null_attr:{key}"):
+            raise fail(
+                f"column {key!r} of {ref('users')} has {total[f'null_attr:{key}']} null value(s), first at "
+                f"{_where(first(f'null_attr:{key}'), spec)}; every user needs one to be grouped by it.",
+                f"fill them first, e.g. users.with_columns(pl.col({key!r}).fill_null('unknown')).",
+            )
+    if total.get("duplicate_users"):
+        r = first("duplicate_users")
+        raise fail(
+            f"{ref('users')} has {r[n.USER_ROWS]} rows for {_where(r, spec)} ({total['duplicate_users']} list(s) affected); "
+            "it needs one row per user, whose attributes are joined onto the user's metrics.",
+            f"keep one row per user, e.g. users.unique(subset=[{spec.columns.user!r}]).",
+        )
+    if total.get("unlisted"):
+        r = first("unlisted")
+        raise fail(
+            f"{_where(r, spec)} has recommendations but is not in {ref('users')} ({total['unlisted']} list(s) affected); "
+            f"{ref('users')} fixes who is evaluated.",
+            f"add the user to {ref('users')}, or pass {fix('unlisted_users', 'drop')} to leave such users out.",
+        )
+    if total.get("rank_gaps"):
+        r = first("rank_gaps")
+        raise fail(
+            f"column {rank!r} ({ref('rank')}) has gaps: {_where(r, spec)} has {r[n.N_RANKED]} ranked rows but ranks up to "
+            f"{r[n.MAX_RANK]} ({total['rank_gaps']} list(s) affected), so its positions are not 1, 2, 3, ...",
+            f"if rows were removed (seen items), pass {ref('exclude')} with them instead, which re-ranks; "
+            f"{fix('rank_gaps', 'rerank')} re-ranks each list, {fix('rank_gaps', 'keep')} uses the ranks as positions; "
+            f"or rank by a score with {ref('score')}.",
+        )
+    if total.get("empty"):
+        raise fail(
+            f"{fix('empty_users', 'error')}: {_where(first('empty'), spec)} has no relevant item "
+            f"({total['empty']} list(s) affected).",
+            f'pass {fix("empty_users", "skip")} to leave them out of the means, or "zero" to score them 0.',
+        )
+
+
+def attach(table: nw.LazyFrame, spec: Spec, checks: CheckPlan, in_engine: bool) -> nw.LazyFrame:
+    """Run the checks on the per-list table, and return the table the metrics then read.
+
+    On a SQL engine the table is computed once (see ``_frames.materialize``) and checked now,
+    with one small query; the metrics read the same computed table. On Polars the check rides
+    along the plan and runs on the per-list rows as they are computed.
+    """
+    if in_engine:
+        table = _frames.materialize(table)
+        raise_first_problem(table, spec, checks)
+        return table
+    return _frames.when_collected(table, lambda rows: raise_first_problem(rows, spec, checks))

@@ -1,0 +1,267 @@
+"""The commands: each reads its files, calls the API on the Polars streaming engine and writes
+the result. Nothing here computes a metric."""
+
+from __future__ import annotations
+
+import argparse
+import difflib
+import shlex
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+
+import recframe
+from recframe.cli._files import SIDE_INPUTS, Source, find_source
+from recframe.cli._messages import EXIT_OK, UsageError, flag
+from recframe.cli._output import Progress, emit, output_format, write_atomic
+from recframe.conventions import CHOICES
+from recframe.data import load_sample
+from recframe.errors import RecframeError
+
+
+def column_kwargs(args: argparse.Namespace) -> dict[str, Any]:
+    return {
+        "user": None if args.no_user else args.user,
+        "item": args.item,
+        "rank": args.rank,
+        "score": args.score,
+        "relevance": args.relevance,
+        "by": args.by,
+    }
+
+
+def _read(args: argparse.Namespace, progress: Progress) -> tuple[pl.LazyFrame, dict[str, Any]]:
+    """The RECS scan and the side inputs' scans, each file checked."""
+    recs = find_source(args.recs, "RECS")
+    progress.stage(f"recs: {recs.describe()}")
+    sides = {name: find_source(getattr(args, name), flag(name)) for name in SIDE_INPUTS if getattr(args, name)}
+    for name, source in sides.items():
+        progress.stage(f"{name}: {source.describe()}")
+    for source in (recs, *sides.values()):
+        source.check_rows()
+    return recs.scan(), {name: source.scan() for name, source in sides.items()}
+
+
+def _api_kwargs(args: argparse.Namespace) -> dict[str, Any]:
+    """The API arguments the shared options give (only conventions given on the command line)."""
+    return {
+        **({"k": args.k} if hasattr(args, "k") else {}),
+        "metrics": args.metrics,
+        **column_kwargs(args),
+        "threshold": args.threshold,
+        "score_threshold": args.score_threshold,
+        "check_duplicates": {"used": "used", "all": True, "none": False}[args.check_duplicates],
+        "unlisted_users": args.unlisted_users,
+        **{name: getattr(args, name) for name in ("profile", *CHOICES) if getattr(args, name) is not None},
+    }
+
+
+def _intervals(args: argparse.Namespace) -> dict[str, Any]:
+    if args.ci is None:
+        return {}
+    return {"ci": args.ci, "ci_method": args.ci_method, "n_resamples": args.n_resamples, "seed": args.seed}
+
+
+def evaluate(args: argparse.Namespace, progress: Progress) -> int:
+    """``recframe evaluate``: read, evaluate on the streaming engine, print or write."""
+    fmt = output_format(args)  # fail on a bad --out before reading anything
+    if args.per_user and args.ci is not None:
+        raise UsageError("--ci gives intervals of the means; --per-user has no means. Hint: leave out one of them.")
+    recs, sides = _read(args, progress)
+    with progress.running("reading and evaluating"):
+        if args.per_user:
+            plan = recframe.per_user(recs, **sides, **_api_kwargs(args))
+        else:
+            plan = recframe.summary(recs, **sides, **_api_kwargs(args), **_intervals(args))
+        table = plan.collect(engine="streaming")
+    return emit(args, fmt, table, progress)
+
+
+def compare_command(args: argparse.Namespace, progress: Progress) -> int:
+    """``recframe compare``: per-user metrics by --by, then a paired comparison with --baseline."""
+    fmt = output_format(args)
+    if not args.by:
+        raise UsageError("compare needs the model column. Hint: pass --by model (then any segment or fold keys).")
+    recs, sides = _read(args, progress)
+    with progress.running("reading and evaluating"):
+        per_user = recframe.per_user(recs, **sides, **_api_kwargs(args)).collect(engine="streaming")
+    models = per_user[args.by[0]].unique().to_list()
+    # the baseline is typed as text: match it to the model column's values
+    baseline = next((m for m in models if str(m) == args.baseline), args.baseline)
+    table = recframe.compare(
+        per_user, by=args.by, baseline=baseline, test=args.test, correction=None if args.correction == "none" else args.correction,
+        alpha=args.alpha, seed=args.seed, n_resamples=args.n_resamples,
+    )  # fmt: skip
+    return emit(args, fmt, table, progress)
+
+
+def curve_command(args: argparse.Namespace, progress: Progress) -> int:
+    """``recframe curve``: every cut-off 1..--k-max, long format, and an optional plot."""
+    fmt = output_format(args)
+    recs, sides = _read(args, progress)
+    with progress.running("reading and evaluating"):
+        kwargs = {name: value for name, value in _api_kwargs(args).items()}
+        table = recframe.curve(recs, k_max=args.k_max, **sides, **kwargs, **_intervals(args)).collect(engine="streaming")
+    if args.plot:
+        drawn = [m for m in (args.metrics or ["ndcg"]) if m in table.columns]
+        figure = recframe.plot.curve(table, drawn or ["precision"])
+        write_atomic(Path(args.plot), lambda path: figure.savefig(path, format="png", dpi=120))
+        progress.stage(f"drew {args.plot}")
+    return emit(args, fmt, table, progress)
+
+
+def report_command(args: argparse.Namespace, progress: Progress) -> int:
+    """``recframe report``: the summary (with intervals) and, with --baseline, the comparison."""
+    if args.out and Path(args.out).is_dir():
+        raise UsageError(f"--out {args.out!r} is a folder. Hint: pass a file name, e.g. --out report.{args.format}.")
+    recs, sides = _read(args, progress)
+    kwargs = _api_kwargs(args)
+    with progress.running("reading and evaluating"):
+        summary = recframe.summary(recs, **sides, **kwargs, **_intervals(args)).collect(engine="streaming")
+        comparison = None
+        if args.baseline is not None:
+            if not args.by:
+                raise UsageError("--baseline compares models. Hint: pass --by model.")
+            recs, sides = _read(args, Progress.for_stream(sys.stderr, True))
+            per_user = recframe.per_user(recs, **sides, **kwargs).collect(engine="streaming")
+            baseline = next((m for m in per_user[args.by[0]].unique().to_list() if str(m) == args.baseline), args.baseline)
+            comparison = recframe.compare(per_user, by=args.by, baseline=baseline)
+    text = recframe.report(summary, format=args.format, precision=args.precision, compare=comparison)
+    text = text if text.endswith("\n") else text + "\n"
+    if not args.out:
+        sys.stdout.write(text)
+        return EXIT_OK
+    write_atomic(Path(args.out), lambda path: path.write_text(text, encoding="utf-8"))
+    progress.stage(f"wrote {args.out} ({args.format})")
+    return EXIT_OK
+
+
+def demo() -> int:
+    """``recframe demo``: the bundled sample, summarised by model."""
+    recs, truth = load_sample()
+    print(
+        f"Bundled sample: {recs['model'].n_unique()} models, {recs['user_id'].n_unique()} users with lists, "
+        f"{truth.height} held-out ratings (1-5); relevant = rating >= 4.\n"
+    )
+    table = recframe.summary(
+        recs,
+        truth=truth,
+        k=[5, 10],
+        metrics=["precision", "recall", "ndcg", "ap", "rr"],
+        relevance="rating",
+        threshold=4,
+        by="model",
+    )
+    with pl.Config(
+        tbl_rows=-1,
+        tbl_cols=-1,
+        float_precision=4,
+        tbl_hide_dataframe_shape=True,
+        tbl_hide_column_data_types=True,
+        tbl_width_chars=200,
+    ):
+        print(table)
+    print(
+        "\nn_users: users counted in the means; n_skipped: the others. n_unranked: users with a rating >= 4\n"
+        "but no recommendation (counted, scored 0); n_no_relevant: users with no rating >= 4 (left out);\n"
+        "n_no_truth: users recommended to with no held-out rating (left out).\n"
+        "Python: recframe.summary(recs, truth=truth, k=[5, 10], relevance='rating', threshold=4, by='model')"
+    )
+    return EXIT_OK
+
+
+# names recframe looks for when the default column is absent, for schema's suggestions
+_LIKELY: dict[str, tuple[str, ...]] = {
+    "user": ("user", "userid", "user_id", "uid", "customer_id", "visitor_id", "session_id", "query_id", "qid"),
+    "item": ("item", "itemid", "item_id", "product_id", "movie_id", "doc_id", "docid", "sku", "iid"),
+    "rank": ("rank", "position", "pos", "rnk", "ranking"),
+    "score": ("score", "prediction", "pred", "predicted", "prob", "probability"),
+    "relevance": ("relevance", "rating", "label", "grade", "target", "clicked", "click", "purchased"),
+}
+
+
+def _guess(role: str, columns: Sequence[str], taken: set[str]) -> str | None:
+    free = [c for c in columns if c not in taken]
+    for name in free:
+        if name.lower() in _LIKELY[role]:
+            return name
+    close = difflib.get_close_matches(role, free, n=1, cutoff=0.6)
+    return close[0] if close else None
+
+
+def _schema_rows(
+    label: str, source: Source, roles: dict[str, str | None], progress: Progress
+) -> tuple[dict[str, Any], list[str]]:
+    progress.stage(f"{label}: {source.describe()}")
+    columns = dict(source.scan().collect_schema())
+    used = {name: role for role, name in roles.items() if name is not None}
+    n = len(source.files)
+    print(f"{label}: {source.pattern} ({n} {source.reader} file{'s' if n > 1 else ''})")
+    width = max(len(c) for c in [*columns, "column"])
+    dwidth = max(len(str(d)) for d in [*columns.values(), "dtype"])
+    print(f"  {'column':<{width}}  {'dtype':<{dwidth}}  used as")
+    for name, dtype in columns.items():
+        print(f"  {name:<{width}}  {str(dtype):<{dwidth}}  {used.get(name, '-')}")
+    hints = []
+    for role, wanted in roles.items():
+        if wanted is None or wanted in columns:
+            continue
+        guess = _guess(role, list(columns), set(used))
+        maybe = f" (maybe {flag(role)} {shlex.quote(guess)})" if guess else ""
+        if role == "rank":
+            score = _guess("score", list(columns), set(used))
+            maybe = f" (maybe --score {shlex.quote(score)})" if score and not guess else maybe
+            hints.append(f"{label} has no {wanted!r} column: pass --rank COLUMN or --score COLUMN{maybe}.")
+        elif role == "user":
+            hints.append(f"{label} has no {wanted!r} column: pass --user COLUMN{maybe}, or --no-user if the file is one list.")
+        else:
+            hints.append(f"{label} has no {wanted!r} column: pass {flag(role)} COLUMN{maybe}.")
+    return columns, hints
+
+
+def schema(args: argparse.Namespace, progress: Progress) -> int:
+    """``recframe schema``: the columns found and the ones evaluate would use."""
+    recs = find_source(args.recs, "RECS")
+    truth = find_source(args.truth, "--truth") if args.truth else None
+    cols = column_kwargs(args)
+    ordering = {"score": cols["score"]} if cols["score"] else {"rank": cols["rank"]}
+    keys = {"user": cols["user"], "item": cols["item"]}
+    by_roles = {b: "by" for b in cols["by"] or []}
+    recs_roles = {**keys, **ordering} if truth else {**keys, **ordering, "relevance": cols["relevance"]}
+    recs_columns, hints = _schema_rows("RECS", recs, recs_roles, progress)
+    for name in by_roles:
+        if name not in recs_columns:
+            hints.append(f"RECS has no {name!r} column for --by.")
+    if truth is not None:
+        print()
+        _, truth_hints = _schema_rows("TRUTH", truth, {**keys, "relevance": cols["relevance"]}, progress)
+        hints += truth_hints
+    taken = {c for c in (*recs_roles.values(), *by_roles) if c}
+    groups = [c for c, d in recs_columns.items() if c not in taken and (d == pl.String or d == pl.Categorical or d == pl.Enum)]
+    if groups and not cols["by"]:
+        hints.append(
+            f"to compare groups (models, variants), pass --by {groups[0]}"
+            + (f" (text columns: {', '.join(groups)})." if len(groups) > 1 else ".")
+        )
+    score = _guess("score", [c for c in recs_columns if c not in taken], set())
+    if cols["score"] is None and score and cols["rank"] in recs_columns:
+        hints.append(
+            f"ranks come from the {cols['rank']!r} column; pass --score {shlex.quote(score)} to rank by that score instead."
+        )
+    print()
+    for hint in hints:
+        print(f"hint: {hint}")
+    try:
+        # the API checks columns and dtypes when it builds the plan: nothing is read but the schema
+        recframe.summary(recs.scan(), truth=truth.scan() if truth is not None else None, **cols)
+    except RecframeError:
+        print("check: evaluate would stop with the error below.")
+        raise
+    print("check: ok, `recframe evaluate` accepts these columns.")
+    return EXIT_OK
+
+
+# ---------------------------------------------------------------------------- main

@@ -1,0 +1,127 @@
+"""The command line's inputs: the files a RECS, --truth, --users or --exclude argument names,
+checked (one format, every CSV row complete) before anything is evaluated."""
+
+from __future__ import annotations
+
+import csv
+import glob
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+import polars as pl
+
+from recframe.cli._messages import UsageError
+
+#: file extension -> how to read it
+READERS: dict[str, str] = {".parquet": "parquet", ".pq": "parquet", ".csv": "csv"}
+#: file-valued API arguments of `evaluate`: the flag --NAME FILE passes the file as NAME=
+SIDE_INPUTS: dict[str, str] = {
+    "truth": "ground truth (user, item, relevance, any fold/date keys): joined on user, item and those keys",
+    "users": "the users to evaluate, one row each, with attribute columns --by may name (segment, cohort)",
+    "exclude": "(user, item) pairs to leave out, e.g. the training interactions; lists are re-ranked",
+}
+# CSV exports can switch from ints to floats deep into a file: look further than Polars' 100 rows
+CSV_INFER_ROWS = 10_000
+
+
+@dataclass(frozen=True)
+class Source:
+    """The files one RECS or TRUTH argument names, and how to read them."""
+
+    pattern: str
+    files: tuple[str, ...]
+    reader: str  # "parquet" or "csv"
+
+    def scan(self) -> pl.LazyFrame:
+        if self.reader == "parquet":
+            return pl.scan_parquet(list(self.files))
+        return pl.scan_csv(list(self.files), infer_schema_length=CSV_INFER_ROWS)
+
+    def check_rows(self) -> None:
+        """CSV only: every row must have the header's number of fields. Polars reads a short
+        row (a half-written export) as nulls, which would silently drop a relevant item."""
+        if self.reader == "csv":
+            for path in self.files:
+                _check_csv_fields(path)
+
+    def describe(self) -> str:
+        size = sum(os.path.getsize(f) for f in self.files)
+        n = len(self.files)
+        return f"{self.pattern} ({n} {self.reader} file{'s' if n > 1 else ''}, {_size(size)})"
+
+
+def _check_csv_fields(path: str) -> None:
+    """Raise UsageError at the first line of `path` whose field count is not the header's.
+
+    Lines are counted by their commas in one Polars pass; the few lines with quotes (where a
+    comma may sit inside a field) are parsed with the csv module. Blank lines are skipped, as
+    the reader skips them.
+    """
+    lines = pl.scan_csv(
+        path, has_header=False, separator="\x1f", quote_char=None, new_columns=["line"], schema={"line": pl.String}
+    ).with_row_index("number", offset=1)
+    lines = lines.filter(pl.col("line").is_not_null() & (pl.col("line").str.strip_chars() != ""))
+    rows = lines.with_columns(
+        quoted=pl.col("line").str.contains('"', literal=True),
+        fields=pl.col("line").str.count_matches(",", literal=True) + 1,
+    ).collect(engine="streaming")
+    if rows.height == 0:
+        return
+
+    def count(line: str) -> int:
+        return len(next(csv.reader([line])))
+
+    header = rows.row(0, named=True)
+    expected = count(header["line"]) if header["quoted"] else header["fields"]
+    body = rows.slice(1)
+    plain = body.filter(~pl.col("quoted") & (pl.col("fields") != expected)).head(1)
+    candidates = [(r["number"], r["line"], r["fields"]) for r in plain.iter_rows(named=True)]
+    for r in body.filter(pl.col("quoted")).iter_rows(named=True):
+        n = count(r["line"])
+        if n != expected:
+            candidates.append((r["number"], r["line"], n))
+            break
+    if candidates:
+        number, line, n = min(candidates)
+        shown = line if len(line) <= 60 else line[:57] + "..."
+        raise UsageError(
+            f"{path}, line {number}: {n} field(s) where the header has {expected} ({shown!r}). Hint: the file "
+            "looks truncated or ragged (a half-written export?): regenerate it, or fix that line."
+        )
+
+
+def _size(n_bytes: float) -> str:
+    for unit in ("B", "KB", "MB", "GB"):
+        if n_bytes < 1024 or unit == "GB":
+            return f"{n_bytes:.0f} {unit}" if unit == "B" else f"{n_bytes:.1f} {unit}"
+        n_bytes /= 1024
+    return ""  # pragma: no cover
+
+
+def find_source(pattern: str, label: str) -> Source:
+    """Expand `pattern` (a path or a glob) to its files; raise :class:`UsageError` when there are
+    none or when their extensions do not say one format recframe reads."""
+    if glob.has_magic(pattern):
+        files = sorted(f for f in glob.glob(pattern, recursive=True) if os.path.isfile(f))
+        if not files:
+            raise UsageError(
+                f"{label} {pattern!r}: no file matches. Hint: check the folder and the pattern "
+                "(quote globs, e.g. 'exports/*.parquet', so that recframe expands them)."
+            )
+    elif os.path.isdir(pattern):
+        raise UsageError(f"{label} {pattern!r} is a folder. Hint: pass a glob such as '{os.path.join(pattern, '*.parquet')}'.")
+    elif not os.path.exists(pattern):
+        raise UsageError(f"{label} {pattern!r}: no such file. Hint: check the path, or pass a glob such as 'exports/*.parquet'.")
+    else:
+        files = [pattern]
+    readers = {READERS.get(Path(f).suffix.lower()) for f in files}
+    if None in readers:
+        odd = next(f for f in files if Path(f).suffix.lower() not in READERS)
+        raise UsageError(
+            f"{label} {odd!r}: recframe reads .parquet and .csv files, not {Path(odd).suffix or 'files without an extension'!r}. "
+            "Hint: export to parquet or CSV, or narrow the glob (e.g. '*.parquet')."
+        )
+    if len(readers) > 1:
+        raise UsageError(f"{label} {pattern!r} matches both parquet and CSV files. Hint: narrow the glob to one of them.")
+    return Source(pattern, tuple(files), str(readers.pop()))  # (None was ruled out above)

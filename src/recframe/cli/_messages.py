@@ -1,0 +1,64 @@
+"""The command line's messages: exit codes, its own usage errors, and API errors said in
+command-line words from the arguments they carry (:class:`recframe.errors.Ref`), not by
+rewriting their text."""
+
+from __future__ import annotations
+
+import shlex
+from typing import Any
+
+from recframe.errors import RecframeError, Ref
+
+EXIT_OK, EXIT_FAILURE, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
+
+#: API arguments that are files on the command line: None means the option was left out
+FILE_ARGUMENTS = ("truth", "users", "exclude")
+
+
+class UsageError(Exception):
+    """Bad usage or input found by the command line itself: exit code 2, message as given."""
+
+
+def flag(name: str) -> str:
+    """The option of API argument `name`: ``score_threshold`` -> ``--score-threshold``."""
+    return "--" + name.replace("_", "-")
+
+
+def _value(value: Any) -> str:
+    if isinstance(value, bool):
+        return str(value).lower()
+    if isinstance(value, (list, tuple)):
+        return ",".join(str(v) for v in value)
+    return shlex.quote(str(value))
+
+
+def words(ref: Ref) -> str:
+    """How the command line says an API argument reference.
+
+    >>> from recframe.errors import RecframeError, fix, ref
+    >>> RecframeError(f"{ref('k', 0)} must be >= 1.", f"pass e.g. {fix('k', [5, 10])}.").say(words)
+    '--k 0 must be >= 1. Hint: pass e.g. --k 5,10.'
+    >>> RecframeError(f"(the {ref('rank')} argument)", f"pass {fix('user', None)} or {fix('truth', None)}.").say(words)
+    '(the --rank argument) Hint: pass --no-user or no --truth.'
+    """
+    if ref.bare:
+        return flag(ref.name)
+    if ref.value is None:
+        return "--no-user" if ref.name == "user" else f"no {flag(ref.name)}"
+    if ref.name == "check_duplicates":
+        return {False: "--no-check-duplicates", True: "--check-duplicates all"}.get(ref.value, f"--check-duplicates {ref.value}")
+    return f"{flag(ref.name)} {_value(ref.value)}"
+
+
+def cli_words(error: RecframeError) -> str:
+    """The message of `error` with its argument references in command-line words."""
+    return error.say(words)
+
+
+def one_line(text: str) -> str:
+    return " ".join(text.split())
+
+
+def polars_message(error: Exception) -> str:
+    # Polars appends plan dumps and Python-API advice after a blank line: keep the first paragraph
+    return one_line(str(error).split("\n\n")[0]) or type(error).__name__

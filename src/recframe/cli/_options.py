@@ -1,0 +1,262 @@
+"""The ``recframe`` argument parser: every option, with its help text beside it."""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Sequence
+from typing import Any
+
+import recframe
+from recframe import _validate
+from recframe.cli._commands import compare_command, curve_command, demo, evaluate, report_command, schema
+from recframe.cli._files import SIDE_INPUTS
+from recframe.cli._messages import UsageError, cli_words, flag
+from recframe.cli._output import FORMATS
+from recframe.conventions import CHOICES, DEFAULTS, TABLE
+from recframe.errors import RecframeError
+from recframe.profiles import PROFILES
+
+# ---------------------------------------------------------------------------- parsing
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse with one-line errors that raise instead of printing usage and exiting."""
+
+    def error(self, message: str) -> Any:
+        if message.startswith("unrecognized arguments"):
+            message += ". Hint: quote globs ('exports/*.parquet') so that recframe expands them, not the shell."
+        if "Hint:" not in message:
+            message += f". Hint: see '{self.prog} --help'."
+        raise UsageError(message)
+
+
+def _split(text: str) -> list[str]:
+    return [part.strip() for part in text.split(",") if part.strip()]
+
+
+def _boolean(text: str) -> bool:
+    """A true/false option value (argparse hands over strings)."""
+    value = {"true": True, "false": False}.get(text.strip().lower())
+    if value is None:
+        raise argparse.ArgumentTypeError(f"{text!r} is not true or false")
+    return value
+
+
+def _ks(text: str) -> list[int]:
+    if any(not part.strip() for part in text.split(",")):
+        raise argparse.ArgumentTypeError(
+            f"{text!r} has an empty cut-off. Hint: separate cut-offs by single commas, e.g. --k 5,10,20."
+        )
+    values = []
+    for part in _split(text) or [text]:
+        try:
+            values.append(int(part))
+        except ValueError:
+            raise argparse.ArgumentTypeError(
+                f"{part!r} is not a whole number. Hint: pass cut-offs separated by commas, e.g. --k 5,10,20."
+            ) from None
+    try:
+        return list(_validate._ks(values))  # the API's own checks: >= 1, not empty
+    except RecframeError as error:
+        raise argparse.ArgumentTypeError(cli_words(error)) from None
+
+
+def _metrics(text: str) -> list[str]:
+    try:
+        return list(_validate._metrics(_split(text)))
+    except RecframeError as error:
+        raise argparse.ArgumentTypeError(cli_words(error)) from None
+
+
+def _convention_help(name: str) -> str:
+    """The option's one-line help from its definition (recframe.conventions.TABLE)."""
+    option = TABLE.get(name)
+    return option.help if option is not None else "see help(recframe.per_user)"
+
+
+def _add_columns(parser: argparse.ArgumentParser) -> None:
+    group = parser.add_argument_group("columns (defaults as in recframe.per_user)")
+    group.add_argument("--user", default="user_id", metavar="COLUMN", help="the user column (default: user_id)")
+    group.add_argument("--no-user", action="store_true", help="no user column: each file (per --by group) is one list")
+    group.add_argument("--item", default="item_id", metavar="COLUMN", help="the item column (default: item_id)")
+    group.add_argument("--rank", default="rank", metavar="COLUMN", help="1-based rank, empty = not recommended (default: rank)")
+    group.add_argument("--score", metavar="COLUMN", help="rank by this column instead, highest first")
+    group.add_argument(
+        "--relevance", default="relevance", metavar="COLUMN", help="rating, grade or 0/1 label (default: relevance)"
+    )
+    group.add_argument("--by", type=_split, metavar="COL[,COL]", help="group keys, e.g. --by model: one result row per group")
+
+
+def _add_inputs(p: argparse.ArgumentParser, cutoffs: bool = True) -> None:
+    """The options every evaluating command shares: the files, columns, what counts and the conventions."""
+    p.add_argument("recs", metavar="RECS", help="recommendations: a .parquet or .csv file, or a quoted glob of them")
+    for name, text in SIDE_INPUTS.items():
+        p.add_argument(flag(name), metavar=name.upper(), help=f"{text}: a .parquet or .csv file, or a quoted glob")
+    p.add_argument(
+        "--unlisted-users", choices=("error", "drop"), default="error",
+        help="with --users: a user with recommendations but not listed is an error (default) or left out",
+    )  # fmt: skip
+    metrics = ",".join(recframe.METRICS)
+    if cutoffs:
+        p.add_argument("--k", type=_ks, default=[10], metavar="K[,K]", help="cut-offs, e.g. 5,10,20 (default: 10)")
+    p.add_argument("--metrics", type=_metrics, metavar="M[,M]", help=f"some of {metrics} (default: all)")
+    p.add_argument("--threshold", type=float, help="relevant = relevance >= THRESHOLD (default: relevance > 0)")
+    p.add_argument("--score-threshold", type=float, help="with --score: items scored below it count as not recommended")
+    _add_columns(p)
+    conventions = p.add_argument_group("conventions (see recframe.conventions)")
+    conventions.add_argument(
+        "--profile",
+        choices=sorted(PROFILES),
+        default=None,
+        help="reproduce another library's conventions (explicit options below still win); "
+        "docs/conventions.md has the table (default: recframe)",
+    )
+    for name, values in CHOICES.items():
+        # default None: only options given on the command line reach the API, so its defaults
+        # (and any option that sets others, such as a profile) keep their meaning
+        conventions.add_argument(
+            flag(name),
+            dest=name,
+            choices=values,
+            type=_boolean if all(isinstance(value, bool) for value in values) else str,
+            default=None,
+            help=f"{_convention_help(name)} (default: {str(DEFAULTS.get(name, values[0])).lower()})",
+        )
+    checks = p.add_argument_group("data checks")
+    checks.add_argument(
+        "--check-duplicates",
+        choices=("used", "all", "none"),
+        default="used",
+        help="look for repeated items and ranks in the rows that can change a number (used: relevant rows and "
+        "ranks within the largest k), in every row (all), or not at all, for data known to be clean (none)",
+    )
+    checks.add_argument(
+        "--no-check-duplicates",
+        dest="check_duplicates",
+        action="store_const",
+        const="none",
+        help="the same as --check-duplicates none",
+    )
+
+
+def _add_output(p: argparse.ArgumentParser, formats: Sequence[str] = FORMATS) -> argparse._ArgumentGroup:
+    out = p.add_argument_group("output")
+    out.add_argument("--format", choices=formats, help="default: from the --out extension, else " + formats[0])
+    out.add_argument("--out", metavar="FILE", help="write here instead of stdout, atomically (temporary file, then rename)")
+    out.add_argument("--precision", type=int, default=4, metavar="N", help="decimals shown in table and markdown (default: 4)")
+    return out
+
+
+def _add_intervals(p: argparse.ArgumentParser) -> None:
+    group = p.add_argument_group("intervals (recframe.summary's ci=)")
+    group.add_argument("--ci", type=float, metavar="LEVEL", help="add an interval of each mean at this coverage, e.g. 0.95")
+    group.add_argument(
+        "--ci-method", choices=("bootstrap", "t"), default="bootstrap", help="bootstrap (default) or t (needs scipy)"
+    )
+    group.add_argument("--n-resamples", type=int, default=1000, metavar="N", help="bootstrap resamples (default: 1000)")
+    group.add_argument("--seed", type=int, metavar="N", help="seed of the bootstrap: the same seed gives the same intervals")
+
+
+def _add_evaluate(commands: Any, common: argparse.ArgumentParser) -> None:
+    p = commands.add_parser(
+        "evaluate",
+        parents=[common],
+        help="evaluate recommendation files (parquet or CSV) and print or write the metrics",
+        description="Evaluate recommendations in parquet or CSV files (paths or quoted globs), read lazily and run "
+        "on the Polars streaming engine. Prints the means by --by group (or per user) as a table, or writes "
+        "csv/json/parquet/markdown. Exit codes: 0 ok, 2 bad usage or input, 1 unexpected failure.",
+    )
+    _add_inputs(p)
+    _add_intervals(p)
+    out = _add_output(p)
+    out.add_argument("--per-user", action="store_true", help="one row per user (and --by group) instead of the means")
+    p.set_defaults(run=evaluate)
+
+
+def _add_reporting(commands: Any, common: argparse.ArgumentParser) -> None:
+    c = commands.add_parser(
+        "compare",
+        parents=[common],
+        help="compare every model with a baseline, user by user, with a paired test per metric",
+        description="Per-user metrics by --by (the model column first, then any segment or fold keys to compare "
+        "within), then recframe.compare against --baseline. Exit codes as evaluate.",
+    )
+    _add_inputs(c)
+    tests = c.add_argument_group("the comparison (recframe.compare)")
+    tests.add_argument(
+        "--baseline", required=True, metavar="MODEL", help="the value of the first --by key the others are compared with"
+    )
+    tests.add_argument(
+        "--test", choices=("paired_t", "wilcoxon", "randomization"), default="paired_t", help="default: paired_t (needs scipy)"
+    )
+    tests.add_argument(
+        "--correction",
+        choices=("holm", "bonferroni", "none"),
+        default="holm",
+        help="multiple-testing correction over every row (default: holm)",
+    )
+    tests.add_argument("--alpha", type=float, default=0.05, help="significance level (default: 0.05)")
+    tests.add_argument("--seed", type=int, metavar="N", help="seed of the randomization test and the bootstrap")
+    tests.add_argument("--n-resamples", type=int, default=10_000, metavar="N", help="resamples (default: 10000)")
+    _add_output(c)
+    c.set_defaults(run=compare_command)
+
+    k = commands.add_parser(
+        "curve",
+        parents=[common],
+        help="mean metrics at every cut-off k = 1..K-MAX, in long format (and a plot)",
+        description="recframe.curve: one row per (group, k) with the mean of each metric; precision and recall are "
+        "always included, so every row is also a precision-recall point.",
+    )
+    _add_inputs(k, cutoffs=False)
+    k.add_argument("--k-max", type=int, default=50, metavar="K", help="the largest cut-off (default: 50)")
+    _add_intervals(k)
+    out = _add_output(k)
+    out.add_argument(
+        "--plot", metavar="PNG", help="also draw the curves of --metrics (default: ndcg) to this image (needs matplotlib)"
+    )
+    k.set_defaults(run=curve_command)
+
+    r = commands.add_parser(
+        "report",
+        parents=[common],
+        help="a report table of the means (with intervals) and, with --baseline, the paired comparison",
+        description="recframe.report of summary (with --ci intervals) and, given --baseline, of compare: markdown, "
+        "html or latex, to stdout or --out.",
+    )
+    _add_inputs(r)
+    _add_intervals(r)
+    r.add_argument("--baseline", metavar="MODEL", help="also compare every model with this one (paired t test, Holm)")
+    out = r.add_argument_group("output")
+    out.add_argument("--format", choices=("markdown", "html", "latex"), default="markdown", help="default: markdown")
+    out.add_argument("--out", metavar="FILE", help="write here instead of stdout, atomically")
+    out.add_argument("--precision", type=int, default=3, metavar="N", help="decimals shown (default: 3)")
+    r.set_defaults(run=report_command)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The ``recframe`` argument parser with its subcommands."""
+    common = _Parser(add_help=False)
+    common.add_argument("--quiet", "-q", action="store_true", help="no progress on stderr")
+    common.add_argument("--debug", action="store_true", help="print the traceback of errors")
+    parser = _Parser(prog="recframe", description=f"recframe {recframe.__version__}: ranking metrics on DataFrames.")
+    parser.add_argument("--version", action="version", version=f"recframe {recframe.__version__}")
+    commands = parser.add_subparsers(dest="command", required=True, metavar="{evaluate,compare,curve,report,demo,schema}")
+    _add_evaluate(commands, common)
+    _add_reporting(commands, common)
+    demo_parser = commands.add_parser(
+        "demo", parents=[common], help="evaluate the bundled two-model sample and print a summary by model"
+    )
+    demo_parser.set_defaults(run=lambda args, progress: demo())
+    s = commands.add_parser(
+        "schema",
+        parents=[common],
+        help="show the columns of an export and which ones recframe would use",
+        description="Print the columns and dtypes of RECS (and TRUTH) and the columns evaluate would use with the "
+        "given column options; exit 2 when evaluate would reject them.",
+    )
+    s.add_argument("recs", metavar="RECS", help="a .parquet or .csv file, or a quoted glob of them")
+    s.add_argument("--truth", metavar="TRUTH", help="ground truth file or glob")
+    _add_columns(s)
+    s.set_defaults(run=schema)
+    return parser

@@ -1,0 +1,252 @@
+"""The command line's outputs: progress on stderr, tables fitted to the terminal, text and
+parquet formats, and files written atomically."""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import glob
+import itertools
+import os
+import shutil
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import TextIO
+
+import polars as pl
+
+from recframe.cli._files import SIDE_INPUTS
+from recframe.cli._messages import EXIT_OK, UsageError
+
+#: --out extension -> the output format it implies when --format is not given
+OUT_FORMATS: dict[str, str] = {
+    ".csv": "csv",
+    ".json": "json",
+    ".parquet": "parquet",
+    ".pq": "parquet",
+    ".md": "markdown",
+    ".markdown": "markdown",
+    ".txt": "table",
+}
+FORMATS = ("table", "csv", "json", "parquet", "markdown")
+# decimals shown: float64 holds about 17 significant digits, so more would show noise
+MAX_PRECISION = 17
+
+
+class Progress:
+    """Stage lines and a spinner on stderr, or nothing.
+
+    ``Progress.for_stream(sys.stderr, quiet)`` is silent unless the stream is a terminal and
+    ``quiet`` is False, so piped and scheduled runs print nothing but errors.
+
+    Examples
+    --------
+    >>> import io
+    >>> stream = io.StringIO()
+    >>> progress = Progress(stream)
+    >>> progress.stage("found 2 files")
+    >>> with progress.running("evaluating"):
+    ...     pass
+    >>> print(stream.getvalue().splitlines()[0])
+    recframe: found 2 files
+    >>> Progress.for_stream(io.StringIO(), quiet=False).enabled  # not a terminal
+    False
+    """
+
+    FRAMES = "|/-\\"
+
+    def __init__(self, stream: TextIO | None, interval: float = 0.2) -> None:
+        self.stream = stream
+        self.interval = interval
+
+    @classmethod
+    def for_stream(cls, stream: TextIO, quiet: bool) -> Progress:
+        try:
+            terminal = stream.isatty()
+        except (AttributeError, ValueError):  # a closed or odd stream is no terminal
+            terminal = False
+        return cls(stream if terminal and not quiet else None)
+
+    @property
+    def enabled(self) -> bool:
+        return self.stream is not None
+
+    def stage(self, text: str) -> None:
+        if self.stream is not None:
+            print(f"recframe: {text}", file=self.stream, flush=True)
+
+    @contextlib.contextmanager
+    def running(self, text: str) -> Iterator[None]:
+        """Spin with the elapsed seconds while the block runs (Polars releases the GIL while it
+        collects, so the thread keeps ticking), then print how long it took."""
+        stream = self.stream
+        if stream is None:
+            yield
+            return
+        start = time.perf_counter()
+        done = threading.Event()
+
+        def spin() -> None:
+            for frame in itertools.cycle(self.FRAMES):
+                if done.wait(self.interval):
+                    return
+                stream.write(f"\rrecframe: {text} {frame} {time.perf_counter() - start:.1f} s")
+                stream.flush()
+
+        thread = threading.Thread(target=spin, daemon=True)
+        thread.start()
+        try:
+            yield
+        finally:
+            done.set()
+            thread.join()
+            stream.write(f"\r\033[Krecframe: {text}: {time.perf_counter() - start:.1f} s\n")
+            stream.flush()
+
+
+# ---------------------------------------------------------------------------- output
+
+
+def _table_config(precision: int, markdown: bool = False) -> pl.Config:
+    return pl.Config(
+        tbl_formatting="MARKDOWN" if markdown else "UTF8_FULL_CONDENSED",
+        tbl_rows=-1,
+        tbl_cols=-1,
+        tbl_width_chars=30_000,  # no wrapping (Polars takes at most a u16)
+        fmt_str_lengths=1_000,
+        float_precision=precision,
+        tbl_cell_numeric_alignment=None if markdown else "RIGHT",
+        tbl_hide_dataframe_shape=True,
+        tbl_hide_column_data_types=True,
+    )
+
+
+def _fitted(table: pl.DataFrame, precision: int, width: int) -> pl.DataFrame:
+    """A table wider than the terminal, transposed when that fits better: one row per column,
+    one column per row of `table` (named by its key values)."""
+    with _table_config(precision):
+        if max(len(line) for line in str(table).splitlines()) <= width or table.height > 12 or table.width < 3:
+            return table
+    keys = [c for c in table.columns if table.schema[c] in (pl.String, pl.Categorical) or c in ("model", "segment", "fold", "k")]
+    names = (
+        [" ".join(str(v) for v in row) for row in table.select(keys).iter_rows()]
+        if keys
+        else [f"row {i + 1}" for i in range(table.height)]
+    )
+    values = table.drop(keys).with_columns(pl.all().cast(pl.Float64))
+    body = values.transpose(include_header=True, header_name="column", column_names=names)
+    return body
+
+
+def render(table: pl.DataFrame, fmt: str, precision: int = 4, width: int | None = None) -> str:
+    """`table` as text in `fmt` (every format but parquet), ending with a newline.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> print(render(pl.DataFrame({"model": ["A"], "ndcg@5": [2 / 3]}), "csv"), end="")
+    model,ndcg@5
+    A,0.6666666666666666
+    """
+    if fmt == "csv":
+        text = table.write_csv()
+    elif fmt == "json":
+        text = table.write_json()  # a list of records, full float precision
+    elif fmt in ("table", "markdown"):
+        if fmt == "table" and width is not None:
+            table = _fitted(table, precision, width)  # on a terminal: fit its width
+        with _table_config(precision, markdown=fmt == "markdown"):
+            text = str(table)
+    else:
+        raise ValueError(f"render() cannot write {fmt!r}")
+    return text if text.endswith("\n") else text + "\n"
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+def write_atomic(path: Path, write: Callable[[Path], object]) -> None:
+    """Call ``write(temporary_path)`` on a temporary file beside `path`, then rename it to `path`.
+
+    A reader (or the next scheduled job) sees the old file or the complete new one, never a part;
+    on any failure the temporary file is removed and `path` is untouched.
+    """
+    with tempfile.NamedTemporaryFile(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp", delete=False) as handle:
+        temporary = Path(handle.name)
+    try:
+        write(temporary)
+        os.chmod(temporary, 0o666 & ~_umask())  # the permissions a plain open() would give, not 0600
+        os.replace(temporary, path)
+    except OSError as error:
+        temporary.unlink(missing_ok=True)
+        # the output could not be written (a full disk, a read-only folder): say so, not "check the input"
+        raise UsageError(
+            f"--out {str(path)!r}: could not write it ({error.strerror or error}); the previous file, if any, is "
+            "untouched. Hint: check the free space and permissions of its folder."
+        ) from None
+    except BaseException:
+        temporary.unlink(missing_ok=True)
+        raise
+
+
+def output_format(args: argparse.Namespace) -> str:
+    if args.out:
+        # where the output goes is checked first: its folder, then what it would overwrite
+        if Path(args.out).is_dir():
+            raise UsageError(
+                f"--out {args.out!r} is a folder. Hint: pass a file name, e.g. --out {os.path.join(args.out, 'metrics.csv')}."
+            )
+        folder = Path(args.out).resolve().parent
+        if not folder.is_dir():
+            raise UsageError(f"--out {args.out!r}: the folder {str(folder)!r} does not exist. Hint: create it first (mkdir -p).")
+        inputs = [args.recs, *(getattr(args, name) for name in SIDE_INPUTS)]
+        for pattern in (p for p in inputs if p):
+            files = glob.glob(pattern) if glob.has_magic(pattern) else [pattern]
+            if os.path.exists(args.out) and any(os.path.exists(f) and os.path.samefile(f, args.out) for f in files):
+                raise UsageError(
+                    f"--out {args.out!r} is one of the input files ({pattern}): writing it would destroy the input. Hint: pass another --out."
+                )
+    if args.format:
+        fmt = args.format
+    elif args.out:
+        suffix = Path(args.out).suffix.lower()
+        if suffix not in OUT_FORMATS:
+            raise UsageError(
+                f"--out {args.out!r}: cannot tell the format from {suffix or 'no extension'!r}. Hint: pass --format csv (or json, parquet, markdown, table)."
+            )
+        fmt = OUT_FORMATS[suffix]
+    else:
+        fmt = "table"
+    if fmt == "parquet" and not args.out:
+        raise UsageError("--format parquet writes a binary file, not text for the terminal. Hint: add --out FILE.parquet.")
+    if not 0 <= args.precision <= MAX_PRECISION:
+        raise UsageError(f"--precision {args.precision} must be from 0 to {MAX_PRECISION}. Hint: e.g. --precision 4.")
+    return fmt
+
+
+# ---------------------------------------------------------------------------- commands
+
+
+def emit(args: argparse.Namespace, fmt: str, table: pl.DataFrame, progress: Progress) -> int:
+    """Print `table` (a table fitted to the terminal) or write it to --out atomically."""
+    if not args.out:
+        sys.stdout.write(
+            render(table, fmt, args.precision, width=shutil.get_terminal_size().columns if sys.stdout.isatty() else None)
+        )
+        sys.stdout.flush()
+        return EXIT_OK
+    out = Path(args.out)
+    if fmt == "parquet":
+        write_atomic(out, table.write_parquet)
+    else:
+        text = render(table, fmt, args.precision)
+        write_atomic(out, lambda path: path.write_text(text, encoding="utf-8"))
+    progress.stage(f"wrote {out} ({table.height} row{'s' if table.height != 1 else ''}, {fmt})")
+    return EXIT_OK

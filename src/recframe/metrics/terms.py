@@ -1,0 +1,79 @@
+"""The terms the accuracy metrics are finished from, and the row features (windows) they read.
+
+Each declaration says what it reads and how; the engine groups the terms a call needs by row
+domain and runs one aggregation pass per domain. A new term is one declaration here.
+"""
+
+from __future__ import annotations
+
+import narwhals as nw
+
+from recframe._names import POSITION
+from recframe.metrics._registry import NOT_RANKED, Feature, Rows, Term, declare, discount, position_cut
+
+
+def _within(position: nw.Expr, cut: int | nw.Expr, value: nw.Expr | float) -> nw.Expr:
+    """`value` where `position` <= `cut` (a cut-off k, or a per-row expression), else 0."""
+    limit = position_cut(cut) if isinstance(cut, int) else cut
+    return nw.when(position <= limit).then(value).otherwise(0.0)
+
+
+def _k(k: int | None) -> int:
+    assert k is not None  # at_k terms are always called with a cut-off
+    return k
+
+
+declare(
+    # R: the relevant rows of a list, over all rows
+    Feature("relevant_in_list", lambda rows, keys: rows.relevant.sum().over(*keys)),
+    # position among the list's relevant items in rank order = relevant rows ranked up to it
+    Feature("relevant_position", lambda rows, keys: rows.relevant.cum_sum().over(*keys, order_by=POSITION)),
+    # position in the ideal list: the gains sorted descending (other rows have gain 0, after)
+    Feature("ideal_position", lambda rows, keys: rows.gain.rank("ordinal", descending=True).over(*keys)),
+)
+
+
+def _ap_value(rows: Rows, k: int | None) -> nw.Expr:
+    return _within(rows.rank, _k(k), rows.feature("relevant_position") / rows.rank)
+
+
+def _dcg_value(rows: Rows, k: int | None) -> nw.Expr:
+    return _within(rows.rank, _k(k), rows.gain / discount(rows.rank, rows.conventions.discount))
+
+
+def _idcg_value(rows: Rows, k: int | None) -> nw.Expr:
+    ideal = rows.feature("ideal_position")
+    return _within(ideal, _k(k), rows.gain / discount(ideal, rows.conventions.discount))
+
+
+declare(
+    # R, the user's relevant items, recommended or not
+    Term("n_relevant", "all", lambda rows, k: rows.relevant),
+    # relevant items ranked <= k
+    Term("hits@", "relevant", lambda rows, k: _within(rows.rank, _k(k), 1.0), at_k=True),
+    # relevant items ranked <= R
+    Term(
+        "hits_r",
+        "relevant",
+        lambda rows, k: _within(rows.rank, rows.feature("relevant_in_list"), 1.0),
+        features=("relevant_in_list",),
+    ),
+    # relevant items ranked <= min(k, R)
+    Term(
+        "hits_capped@",
+        "relevant",
+        lambda rows, k: _within(rows.rank, nw.min_horizontal(rows.feature("relevant_in_list"), nw.lit(_k(k))), 1.0),
+        at_k=True,
+        features=("relevant_in_list",),
+    ),
+    # items of any relevance ranked <= k: the list cut at k
+    Term("retrieved@", "top_k", lambda rows, k: _within(rows.rank, _k(k), 1.0), at_k=True),
+    # sum over relevant items ranked <= k of (relevant items ranked <= it) / rank
+    Term("ap_sum@", "relevant", _ap_value, at_k=True, features=("relevant_position",)),
+    # rank of the first relevant item (NOT_RANKED when there is none)
+    Term("min_rank", "relevant", lambda rows, k: rows.rank, agg="min", empty=NOT_RANKED),
+    # sum over relevant items ranked <= k of gain / discount(rank)
+    Term("dcg@", "relevant", _dcg_value, at_k=True),
+    # the same sum over the user's gains sorted descending (the ideal list)
+    Term("idcg@", "relevant", _idcg_value, at_k=True, features=("ideal_position",)),
+)
