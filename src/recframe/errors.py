@@ -10,7 +10,8 @@ those references as fields, so the command line can say them in its own words (`
 'k=0 must be >= 1. Hint: pass e.g. k=[5, 10].'
 >>> error.argument, error.value, error.hint
 ('k', 0, 'pass e.g. k=[5, 10].')
->>> [part for part in error.parts if isinstance(part, Ref)][1]
+>>> references = [part for part in error.parts if isinstance(part, Ref)]
+>>> references[-1]
 Ref(name='k', value=[5, 10], text='k=[5, 10]')
 """
 
