@@ -13,9 +13,9 @@ import pytest
 import recframe
 from conftest import to_polars
 from recframe import RecframeError
+from recframe._tables import higher_is_better
 from recframe.metrics import REGISTRY, TERMS, Metric, Term
 from recframe.metrics._registry import at_least_one, col
-from recframe.report import higher_is_better
 
 # A group-level metric, as the beyond-accuracy metrics will be: the share of the items seen in
 # the frame (any list of the group) that some list recommends within its top k.

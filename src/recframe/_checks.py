@@ -40,8 +40,8 @@ DuplicateScope = Literal["all", "used"]
 class CheckPlan:
     """The checks of one call, as the columns the engine adds to its passes.
 
-    ``row_flags`` are per-row 0/1 columns (added before the pass over every row) and ``sums``
-    the ones of them summed per list; ``all_rows`` are aggregations over every row of a list;
+    ``row_flags`` are per-row 0/1 columns (added before the pass over every row);
+    ``all_rows`` are aggregations over every row of a list (among them the flags' sums);
     ``duplicates`` says over which rows ``duplicate_rows`` (aggregations) run: ``"all"`` in
     the pass over every row, ``"used"`` in the pass over the relevant and top-k rows.
     """

@@ -9,12 +9,15 @@ Shape of the plan (design.md section 4):
 3. One aggregation pass per row domain, each feeding the metrics' terms and the data checks
    (:mod:`recframe._checks`) alike:
 
-   - over every row of a list: counts (R, ranked and judged rows, the check counts);
-   - over the relevant rows and the rows ranked within the largest k (a small share of a
-     long frame): the row features (windows) the terms read, then the terms' sums, and the
-     duplicate counts when the check reads only these rows.
+   - over every row of a list: the list facts (ranked and judged rows), the check counts and
+     the terms of the "all" domain (R);
+   - over the relevant rows (a small share of a long frame): the row features (windows) the
+     terms read, then the terms of the "relevant" domain;
+   - over the rows ranked within the largest k: the terms of the "top_k" domain, and the
+     duplicate counts when the check reads only the rows that can change a number (then
+     over the relevant rows too).
 
-   The two per-list tables are joined: one row per list (by keys, user).
+   The per-list tables are left-joined: one row per list (by keys, user).
 4. ``finish``: each metric from its terms, with the empty-user policy; ``summary_plan``
    averages them by group and adds group-level metrics, whose terms are aggregated over the
    rows of each group.
@@ -35,7 +38,7 @@ import narwhals as nw
 from recframe import _checks
 from recframe import _names as n
 from recframe import _validate as v
-from recframe.metrics import FEATURES, REGISTRY, TERMS, Rows, Term
+from recframe.metrics import FEATURES, REGISTRY, TERMS, Rows, Term, term
 from recframe.metrics._registry import NOT_RANKED, position_cut
 
 # the largest finite float32
@@ -195,8 +198,12 @@ def _masked(term: Term, k: int | None, spec: v.Spec, rows: Rows, every_row_in_do
     return nw.when(_in_domain(term.domain, spec)).then(value).otherwise(outside)
 
 
-def _features(terms: list[Term]) -> list[str]:
-    return list(dict.fromkeys(f for term in terms for f in term.features))
+def _with_features(part: nw.LazyFrame, terms: list[Term], rows: Rows, lists: list[str]) -> nw.LazyFrame:
+    """`part` with the row features (windows over each list's rows of `part`) `terms` read."""
+    features = list(dict.fromkeys(f for term in terms for f in term.features))
+    if not features:
+        return part
+    return part.with_columns(FEATURES[f].window(rows, lists).alias(n.feature_column(f)) for f in features)
 
 
 def list_table(lf: nw.LazyFrame, spec: v.Spec, checks: _checks.CheckPlan, users: nw.LazyFrame | None = None) -> nw.LazyFrame:
@@ -239,10 +246,7 @@ def list_table(lf: nw.LazyFrame, spec: v.Spec, checks: _checks.CheckPlan, users:
         mine = [(t, column, k) for t in by_domain[domain] for column, k in _term_columns(t, spec)]
         if not mine and not extra:
             continue
-        part = with_position(lf.filter(condition), spec)
-        features = _features([t for t, _, _ in mine])
-        if features:
-            part = part.with_columns(FEATURES[f].window(rows, keys).alias(n.feature_column(f)) for f in features)
+        part = _with_features(with_position(lf.filter(condition), spec), [t for t, _, _ in mine], rows, keys)
         part = part.with_columns(_masked(t, k, spec, rows, only_domain).alias(column) for t, column, k in mine)
         sums = part.group_by(keys).agg(*(_aggregate(column, t.agg) for t, column, _ in mine), *extra)
         table = table.join(sums, on=keys, how="left")
@@ -312,16 +316,16 @@ def group_table(lf: nw.LazyFrame, spec: v.Spec, users: nw.LazyFrame | None = Non
     lf = with_position(_attach_attrs(lf, spec, users), spec)
     if not spec.columns.by:
         lf = lf.with_columns(nw.lit(0).alias(n.GROUP))
-    features = _features(terms)
-    if features:
-        lists = [*spec.columns.list_keys, n.USER]
-        lf = lf.with_columns(FEATURES[f].window(rows, lists).alias(n.feature_column(f)) for f in features)
+    lists = [*spec.columns.list_keys, n.USER]
     tables = []
     for domain in ("all", "relevant", "top_k"):
         mine = [(t, column, k) for t in terms if t.domain == domain for column, k in _term_columns(t, spec)]
         if not mine:
             continue
-        part = lf if domain == "all" else lf.filter(_in_domain(domain, spec))
+        # features as in list_table: windows over each list's rows of the domain (never "all")
+        part = (
+            lf if domain == "all" else _with_features(lf.filter(_in_domain(domain, spec)), [t for t, _, _ in mine], rows, lists)
+        )
         part = part.with_columns(t.value(rows, k).alias(column) for t, column, k in mine)
         # n_unique counts null as a value: a null value (outside a cut-off) is not counted
         nulls = [(column, f"{column}:null") for t, column, _ in mine if t.agg == "n_unique"]
@@ -367,7 +371,7 @@ def evaluate(
     # unranked_users="skip", as trec_eval: a user with nothing recommended is not evaluated;
     # when only some metrics skip them (a profile's per-metric option) they get null there
     skip_all = set(spec.selection.unranked_skip) >= set(spec.selection.metrics)
-    has_rel = nw.col(n.term_column("n_relevant")) > 0
+    has_rel = nw.col(term("n_relevant")) > 0
     outputs = []
     for column, name, k in metric_columns(spec, "user"):
         metric = REGISTRY[name]
@@ -383,7 +387,7 @@ def evaluate(
         outputs.append(value.cast(nw.Float64).alias(column))
     out = table.select(
         *keys,
-        nw.col(n.term_column("n_relevant")).cast(nw.Int64).alias("n_relevant"),
+        nw.col(term("n_relevant")).cast(nw.Int64).alias("n_relevant"),
         *outputs,
         nw.col(n.N_RANKED),
         nw.col(n.N_JUDGED),

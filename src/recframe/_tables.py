@@ -34,6 +34,17 @@ def metric_columns(columns: list[str]) -> list[str]:
     return [c for c in columns if is_metric_column(c)]
 
 
+def higher_is_better(column: str) -> bool:
+    """Whether larger values of a metric column are better, as its registry entry declares
+    (a column of no registered metric counts as larger-is-better).
+
+    >>> higher_is_better("ndcg@10")
+    True
+    """
+    metric = REGISTRY.get(column.partition("@")[0])
+    return metric.higher_is_better if metric is not None else True
+
+
 def eager(frame: Any, arg: str) -> pl.DataFrame:
     """Any supported frame as an eager Polars DataFrame (a LazyFrame is collected).
 

@@ -163,9 +163,14 @@ def _metrics(metrics: Any) -> tuple[str, ...]:
     return tuple(dict.fromkeys(names))
 
 
+def group_level(metrics: Any) -> list[str]:
+    """The group-level metrics (one value per summary group) among `metrics`."""
+    return [m for m in _metrics(metrics) if REGISTRY[m].level == "group"]
+
+
 def check_per_user_metrics(metrics: Any) -> None:
     """per_user has one row per list: a group-level metric (one value per group) is refused."""
-    group = [m for m in _metrics(metrics) if REGISTRY[m].level == "group"]
+    group = group_level(metrics)
     if group:
         raise _fail(
             f"metric {group[0]!r} has one value per group (a group-level metric), not one per user.",

@@ -26,7 +26,6 @@ from recframe.conventions import (
     UnrankedUsers,
 )
 from recframe.errors import RecframeError, fix, ref
-from recframe.metrics import REGISTRY
 from recframe.stats import CIMethod
 
 FrameT = TypeVar("FrameT")
@@ -420,7 +419,7 @@ def summary(
             f"Hint: leave out {ref('ci')}, or pass {fix('aggregate', 'mean')}."
         )
     interval_options = _intervals.check_options(**interval)
-    group = [m for m in v._metrics(kwargs["metrics"]) if REGISTRY[m].level == "group"]
+    group = v.group_level(kwargs["metrics"])
     if group:
         raise RecframeError(
             f"{ref('ci')} resamples per-user values, and metric {group[0]!r} has one value per group. Hint: ask "

@@ -119,10 +119,11 @@ class RecframeError(ValueError):
     def __init__(self, problem: str, hint: str | None = None) -> None:
         if hint is None and " Hint: " in problem:
             problem, _, hint = problem.partition(" Hint: ")
-        self.parts = _parse(problem) + ([" Hint: ", *_parse(hint)] if hint else [])
-        self.problem = self._python(_parse(problem))
-        self.hint = self._python(_parse(hint)) if hint else None
-        first = next((p for p in _parse(problem) if isinstance(p, Ref)), None)
+        problem_parts, hint_parts = _parse(problem), _parse(hint) if hint else []
+        self.parts = problem_parts + ([" Hint: ", *hint_parts] if hint else [])
+        self.problem = self._python(problem_parts)
+        self.hint = self._python(hint_parts) if hint else None
+        first = next((p for p in problem_parts if isinstance(p, Ref)), None)
         self.argument = first.name if first else None
         self.value = first.value if first else _UNSET
         super().__init__(self.say(lambda r: r.text))

@@ -11,7 +11,6 @@ import polars as pl
 
 from recframe import _tables
 from recframe.errors import RecframeError
-from recframe.metrics import REGISTRY
 
 Format = Literal["markdown", "html", "latex"]
 FORMATS: tuple[str, ...] = ("markdown", "html", "latex")
@@ -44,17 +43,6 @@ def _p_value(value: Any, precision: int) -> str:
         return ""
     smallest = 10.0**-precision
     return f"<{smallest:.{precision}f}" if value < smallest else f"{value:.{precision}f}"
-
-
-def higher_is_better(column: str) -> bool:
-    """Whether larger values of a metric column are better, as its registry entry declares
-    (a column of no registered metric counts as larger-is-better).
-
-    >>> higher_is_better("ndcg@10")
-    True
-    """
-    metric = REGISTRY.get(column.split("@")[0])
-    return metric.higher_is_better if metric is not None else True
 
 
 def _best(values: list[Any], precision: int, larger: bool = True) -> set[int]:
@@ -91,7 +79,7 @@ def _summary_cells(
             )
         rows = comparison.filter(pl.col("significant")).select("model", "metric").iter_rows()
         significant = {(model, metric) for model, metric in rows}
-    best = {c: _best(df.get_column(c).to_list(), precision, higher_is_better(c)) for c in metrics}
+    best = {c: _best(df.get_column(c).to_list(), precision, _tables.higher_is_better(c)) for c in metrics}
     body = []
     for i, row in enumerate(df.iter_rows(named=True)):
         cells = []
@@ -122,7 +110,7 @@ def _compare_cells(df: pl.DataFrame, precision: int) -> tuple[list[str], list[li
     deltas = df.get_column("delta").to_list()
     for metric in dict.fromkeys(metric_of):
         rows = [i for i, m in enumerate(metric_of) if m == metric]
-        best |= {rows[j] for j in _best([deltas[i] for i in rows], precision, higher_is_better(metric))}
+        best |= {rows[j] for j in _best([deltas[i] for i in rows], precision, _tables.higher_is_better(metric))}
     body = []
     for i, row in enumerate(df.iter_rows(named=True)):
         interval = ""

@@ -15,7 +15,7 @@ import polars as pl
 
 import recframe
 from recframe.cli._files import SIDE_INPUTS, Source, find_source
-from recframe.cli._messages import EXIT_OK, UsageError, flag
+from recframe.cli._messages import CHECK_DUPLICATES, EXIT_OK, UsageError, flag
 from recframe.cli._output import Progress, emit, output_format, write_atomic
 from recframe.conventions import CHOICES
 from recframe.data import load_sample
@@ -53,7 +53,7 @@ def _api_kwargs(args: argparse.Namespace) -> dict[str, Any]:
         **column_kwargs(args),
         "threshold": args.threshold,
         "score_threshold": args.score_threshold,
-        "check_duplicates": {"used": "used", "all": True, "none": False}[args.check_duplicates],
+        "check_duplicates": CHECK_DUPLICATES[args.check_duplicates],
         "unlisted_users": args.unlisted_users,
         **{name: getattr(args, name) for name in ("profile", *CHOICES) if getattr(args, name) is not None},
     }

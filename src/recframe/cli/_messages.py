@@ -11,8 +11,8 @@ from recframe.errors import RecframeError, Ref
 
 EXIT_OK, EXIT_FAILURE, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
 
-#: API arguments that are files on the command line: None means the option was left out
-FILE_ARGUMENTS = ("truth", "users", "exclude")
+#: --check-duplicates CHOICE -> the API's check_duplicates value
+CHECK_DUPLICATES: dict[str, bool | str] = {"used": "used", "all": True, "none": False}
 
 
 class UsageError(Exception):
@@ -46,7 +46,8 @@ def words(ref: Ref) -> str:
     if ref.value is None:
         return "--no-user" if ref.name == "user" else f"no {flag(ref.name)}"
     if ref.name == "check_duplicates":
-        return {False: "--no-check-duplicates", True: "--check-duplicates all"}.get(ref.value, f"--check-duplicates {ref.value}")
+        choice = next((c for c, v in CHECK_DUPLICATES.items() if v == ref.value and type(v) is type(ref.value)), ref.value)
+        return "--no-check-duplicates" if choice == "none" else f"--check-duplicates {choice}"
     return f"{flag(ref.name)} {_value(ref.value)}"
 
 

@@ -10,7 +10,7 @@ import recframe
 from recframe import _validate
 from recframe.cli._commands import compare_command, curve_command, demo, evaluate, report_command, schema
 from recframe.cli._files import SIDE_INPUTS
-from recframe.cli._messages import UsageError, cli_words, flag
+from recframe.cli._messages import CHECK_DUPLICATES, UsageError, cli_words, flag
 from recframe.cli._output import FORMATS
 from recframe.conventions import CHOICES, DEFAULTS, TABLE
 from recframe.errors import RecframeError
@@ -125,7 +125,7 @@ def _add_inputs(p: argparse.ArgumentParser, cutoffs: bool = True) -> None:
     checks = p.add_argument_group("data checks")
     checks.add_argument(
         "--check-duplicates",
-        choices=("used", "all", "none"),
+        choices=tuple(CHECK_DUPLICATES),
         default="used",
         help="look for repeated items and ranks in the rows that can change a number (used: relevant rows and "
         "ranks within the largest k), in every row (all), or not at all, for data known to be clean (none)",

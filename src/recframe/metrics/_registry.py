@@ -30,7 +30,7 @@ def position_cut(k: int) -> int:
 
 #: The rows a term reads, per list: every row; the relevant rows (relevance >= threshold, ranked
 #: or not); the rows ranked within the largest k of the call (relevant or not). The engine runs
-#: one aggregation pass over "all" and one over the union of the other two.
+#: one aggregation pass per domain, each over its rows only.
 Domain = Literal["all", "relevant", "top_k"]
 #: A user-level term or metric has one value per list; a group-level one, one per summary group.
 Level = Literal["user", "group"]
@@ -62,8 +62,8 @@ class Feature:
     """A window over the rows of one list, computed once for every term that reads it.
 
     ``window(rows, list_keys)`` returns the expression (a narwhals ``over``, with an explicit
-    ``order_by`` where order matters). Features are computed on the relevant and top-k rows
-    only, never on every row of the frame.
+    ``order_by`` where order matters). Features are computed on the rows of the reading term's
+    domain, relevant or top-k, never on every row of the frame: an "all" term cannot read one.
     """
 
     name: str
@@ -105,6 +105,7 @@ def declare(*items: Term | Feature) -> None:
     for item in items:
         table: dict[str, Any] = TERMS if isinstance(item, Term) else FEATURES
         assert item.name not in table, f"{item.name} is declared twice"
+        assert not (isinstance(item, Term) and item.domain == "all" and item.features), f"{item.name}: no window on every row"
         table[item.name] = item
 
 
