@@ -261,3 +261,98 @@ def summary(per_user_values: dict[tuple, dict[str, Any]], n_by: int, empty_users
             row[column] = sum(u[column] for u in counted) / len(counted) if counted else None
         out[group] = row
     return out
+
+
+# ------------------------------------------------------------------------- beyond accuracy
+
+BEYOND_USER = ("novelty", "popularity", "long_tail", "ild", "intersection", "unexpectedness")
+BEYOND_GROUP = ("catalog_coverage", "user_coverage", "user_coverage_full", "gini", "entropy", "personalization")
+
+
+def head_items(popularity: dict[Any, int], head_share: float) -> set[Any]:
+    """Walk the items by decreasing popularity; an item is in the head while the items strictly
+    more popular than it hold less than head_share of the pairs."""
+    total = sum(popularity.values())
+    head = set()
+    for item, users in popularity.items():
+        before = sum(u for u in popularity.values() if u > users)
+        if before < head_share * total:
+            head.add(item)
+    return head
+
+
+def distance(a: tuple, b: tuple, kind: str) -> float:
+    if kind == "cosine":
+        dot = sum(x * y for x, y in zip(a, b))
+        return 1 - dot / (math.sqrt(sum(x * x for x in a)) * math.sqrt(sum(y * y for y in b)))
+    return float(sum(x != y for x, y in zip(a, b)))
+
+
+def beyond(
+    lists: dict[tuple, list[Any]],
+    train: list[tuple[Any, Any]],
+    features: dict[Any, tuple] | None,
+    k: int,
+    *,
+    novelty: str = "self_information",
+    popularity: str = "count",
+    distance_kind: str = "hamming",
+    head_share: float = 0.2,
+    baseline: Any = None,
+) -> tuple[dict[tuple, dict[str, float | None]], dict[Any, dict[str, float | None]]]:
+    """Per list ((model, user) -> the items in rank order, [] for a user with nothing
+    recommended) and per model: every beyond-accuracy metric at k, from its definition, pair
+    by pair. The catalog is `features`' items, else the training items."""
+    users_of: dict[Any, set] = defaultdict(set)
+    for u, i in set(train):
+        users_of[i].add(u)
+    pop = {i: len(us) for i, us in users_of.items()}
+    n_users = len({u for u, _ in train})
+    pairs = sum(pop.values())
+    head = head_items(pop, head_share)
+    catalog = set(features) if features is not None else set(pop)
+    per_list: dict[tuple, dict[str, float | None]] = {}
+    for (model, user), items in lists.items():
+        top = items[:k]
+        n = len(top)
+        out: dict[str, float | None] = {}
+        if n == 0:
+            per_list[(model, user)] = dict.fromkeys(BEYOND_USER)
+            continue
+        info = [-math.log2(max(pop.get(i, 0), 1) / n_users) for i in top]
+        if novelty == "normalized":
+            info = [x / math.log2(n_users) for x in info]
+        out["novelty"] = sum(info) / n
+        shares = [pop.get(i, 0) / (pairs if popularity == "share" else 1) for i in top]
+        out["popularity"] = sum(shares) / n
+        out["long_tail"] = sum(i not in head for i in top) / n
+        if features is not None:
+            dists = [distance(features[a], features[b], distance_kind) for x, a in enumerate(top) for b in top[x + 1 :]]
+            out["ild"] = sum(dists) / len(dists) if dists else 0.0
+        if baseline is not None:
+            base = set(lists.get((baseline, user), [])[:k])
+            shared = sum(i in base for i in top)
+            out["intersection"] = shared / n
+            out["unexpectedness"] = 1 - shared / k
+        per_list[(model, user)] = out
+    per_model: dict[Any, dict[str, float | None]] = {}
+    for model in sorted({m for m, _ in lists}):
+        tops = [items[:k] for (m, _), items in lists.items() if m == model]
+        counts: dict[Any, int] = defaultdict(int)
+        for top in tops:
+            for i in top:
+                counts[i] += 1
+        total = sum(counts.values())
+        served = [top for top in tops if top]
+        g: dict[str, float | None] = {}
+        g["catalog_coverage"] = len(counts) / len(catalog)
+        g["user_coverage"] = len(served) / len(tops)
+        g["user_coverage_full"] = sum(len(top) >= k for top in tops) / len(tops)
+        ordered = sorted(counts.get(i, 0) for i in catalog)
+        n_cat = len(ordered)
+        g["gini"] = sum((2 * j - n_cat - 1) * c for j, c in enumerate(ordered, 1)) / (n_cat * total) if total else None
+        g["entropy"] = -sum(c / total * math.log2(c / total) for c in counts.values()) if total else None
+        overlaps = [len(set(a) & set(b)) / k for x, a in enumerate(served) for b in served[x + 1 :]]
+        g["personalization"] = 1 - sum(overlaps) / len(overlaps) if overlaps else None
+        per_model[model] = g
+    return per_list, per_model

@@ -31,6 +31,11 @@ EXPECTED_PARAMETERS = [
     "users",
     "exclude",
     "unlisted_users",
+    "train",
+    "items",
+    "item_features",
+    "baseline",
+    "head_share",
     "score_threshold",
     "profile",
     "precision_denominator",
@@ -45,6 +50,9 @@ EXPECTED_PARAMETERS = [
     "empty_users",
     "unranked_users",
     "rank_gaps",
+    "novelty",
+    "popularity",
+    "distance",
     "check_duplicates",
 ]
 CONVENTIONS = [
@@ -60,6 +68,9 @@ CONVENTIONS = [
     "empty_users",
     "unranked_users",
     "rank_gaps",
+    "novelty",
+    "popularity",
+    "distance",
 ]
 COUNTS = ["n_users", "n_skipped", "n_unranked", "n_no_relevant", "n_no_truth"]
 
@@ -101,6 +112,11 @@ def test_signature_and_defaults(function):
         "users": None,
         "exclude": None,
         "unlisted_users": "error",
+        "train": None,
+        "items": None,
+        "item_features": None,
+        "baseline": None,
+        "head_share": 0.2,
         "profile": "recframe",
         "check_duplicates": "used",
         # None = not given, so that an explicit value can override the profile
@@ -121,6 +137,9 @@ def test_signature_and_defaults(function):
         "empty_users": "skip",
         "unranked_users": "zero",
         "rank_gaps": "error",
+        "novelty": "self_information",
+        "popularity": "count",
+        "distance": "hamming",
     }
     assert all(params[name].kind is inspect.Parameter.KEYWORD_ONLY for name in [*EXPECTED_PARAMETERS[3:], *extra])
 
@@ -185,7 +204,9 @@ def test_default_metrics_are_all_metrics_in_order():
         "dcg@3",
         "ndcg@3",
     ]
-    assert recframe.METRICS == ("precision", "recall", "f1", "hit_rate", "r_precision", "ap", "rr", "dcg", "ndcg")
+    accuracy = ("precision", "recall", "f1", "hit_rate", "r_precision", "ap", "rr", "dcg", "ndcg")
+    # every metric by name; the default is those that need no side input and have a value per user
+    assert recframe.METRICS[:9] == accuracy and "novelty" in recframe.METRICS and "gini" in recframe.METRICS
 
 
 def test_empty_user_policy():

@@ -127,6 +127,26 @@ def test_users_and_exclude_files_equal_the_api(files, tmp_path):
     assert_usage_error(result, "user_id=3 has recommendations but is not in --users", "--unlisted-users drop")
 
 
+def test_train_and_items_files_equal_the_api(files, tmp_path):
+    train = pl.DataFrame({"user_id": [1, 2, 3, 4, 4], "item_id": [10, 10, 12, 20, 30], "rating": [5, 4, 3, 2, 1]})
+    items = pl.DataFrame({"item_id": [10, 11, 12, 20, 21, 22, 30, 31], "genre": ["x", "y", "x", "z", "z", "y", "x", "y"]})
+    train.write_parquet(tmp_path / "train.parquet")
+    items.write_csv(tmp_path / "items.csv")
+    metrics = "ndcg,novelty,long_tail,ild,intersection,catalog_coverage,gini,personalization"
+    result = run(
+        "evaluate", files / "recs.csv", "--truth", files / "truth.csv", "--train", tmp_path / "train.parquet",
+        "--items", tmp_path / "items.csv", "--item-features", "genre", "--baseline", "A", "--head-share", "0.4",
+        "--novelty", "normalized", "--metrics", metrics, *FLAGS, "--format", "csv",
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    options = {**OPTIONS, "train": train, "items": items, "item_features": ["genre"], "baseline": "A", "head_share": 0.4}
+    want = recframe.summary(RECS.drop("score"), metrics=metrics.split(","), novelty="normalized", **options)
+    assert_same(pl.read_csv(io.StringIO(result.stdout)), want)
+    # a list metric without its input: exit 2, naming the option
+    result = run("evaluate", files / "recs.csv", "--truth", files / "truth.csv", "--metrics", "novelty", *FLAGS)
+    assert_usage_error(result, "metric 'novelty' needs --train, which was not given")
+
+
 def test_summary_csv_from_a_parquet_glob_equals_the_api(files):
     result = run("evaluate", files / "recs" / "*.parquet", "--truth", files / "truth.parquet", *FLAGS, "--format", "csv")
     assert result.returncode == 0, result.stderr

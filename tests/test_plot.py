@@ -90,3 +90,23 @@ def test_plot_compare_labels_lead_with_the_other_keys():
     })  # fmt: skip
     fig = recframe.plot.compare(recframe.compare(per_user, by=["model", "segment"], baseline="A", test="randomization"))
     assert [t.get_text() for t in fig.axes[0].get_yticklabels()] == ["cold / B: rr@10", "warm / B: rr@10"]
+
+
+def test_plot_tradeoff_one_labelled_point_per_model_from_a_real_summary():
+    recs = pl.DataFrame(
+        {
+            "model": ["pop"] * 4 + ["knn"] * 4,
+            "user_id": [1, 1, 2, 2] * 2,
+            "item_id": ["a", "b", "a", "b", "a", "c", "d", "e"],
+            "rank": [1, 2] * 4,
+            "relevance": [1, 0, 0, 1, 1, 0, 0, 0],
+        }
+    )
+    items = pl.DataFrame({"item_id": ["a", "b", "c", "d", "e", "f"]})
+    table = recframe.summary(recs, k=2, by="model", metrics=["ndcg", "gini"], items=items)
+    fig = recframe.plot.tradeoff(table, x="gini@2", y="ndcg@2")
+    axis = fig.axes[0]
+    assert sorted(t.get_text() for t in axis.texts) == ["knn", "pop"]
+    assert axis.get_xlabel() == "gini@2 (lower is better)" and axis.get_ylabel() == "ndcg@2 (higher is better)"
+    with pytest.raises(RecframeError, match=r"x='novelty@2' is not a column of summary_frame .*'gini@2'"):
+        recframe.plot.tradeoff(table, x="novelty@2", y="ndcg@2")

@@ -21,7 +21,7 @@ from recframe.metrics._registry import at_least_one, col
 # the frame (any list of the group) that some list recommends within its top k.
 ITEMS_IN_FRAME = Term("items_in_frame", "all", lambda rows, k: rows.item, agg="n_unique", level="group")
 RECOMMENDED_ITEMS = Term(
-    "recommended_items@",
+    "recommended_in_frame@",
     "top_k",
     # null outside the cut-off: n_unique of a group-level term does not count nulls
     lambda rows, k: nw.when(rows.rank <= k).then(rows.item),
@@ -31,8 +31,8 @@ RECOMMENDED_ITEMS = Term(
 )
 FRAME_COVERAGE = Metric(
     name="frame_coverage",
-    terms=lambda o: ("items_in_frame", "recommended_items@"),
-    finish=lambda k, o: col("recommended_items@", k) / at_least_one(col("items_in_frame")),
+    terms=lambda o: ("items_in_frame", "recommended_in_frame@"),
+    finish=lambda k, o: col("recommended_in_frame@", k) / at_least_one(col("items_in_frame")),
     level="group",
 )
 # a user-level metric that needs a side input the call does not give

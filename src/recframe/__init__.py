@@ -4,8 +4,8 @@ Importing recframe registers the ``.recmetrics`` namespace on ``pl.DataFrame``,
 ``pl.LazyFrame`` and ``pd.DataFrame``.
 
 >>> import recframe
->>> sorted(recframe.METRICS)[:3]
-['ap', 'dcg', 'f1']
+>>> recframe.METRICS[:3]
+('precision', 'recall', 'f1')
 """
 
 from __future__ import annotations

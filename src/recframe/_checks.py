@@ -108,6 +108,8 @@ def plan(spec: Spec) -> CheckPlan:
         columns += [n.DUP_ROWS, n.DUP_ITEMS, n.DUP_RANKED, n.DUP_RANKS]
     if spec.facts.with_users:
         columns += [n.USER_ROWS, *(n.attr_count(key) for key in spec.columns.attr_keys)]
+    if any(r in ("catalog", "items", "item_features") for m in spec.selection.metrics for r in REGISTRY[m].requires):
+        columns += [n.OUTSIDE_CATALOG, n.OUTSIDE_ITEM]  # counted by the engine's top-k pass (recframe._side)
     return CheckPlan(
         row_flags={name: expr.fill_null(False).cast(nw.Int64) for name, expr in flags.items()},
         all_rows=all_rows,
@@ -151,6 +153,8 @@ def _problems(spec: Spec, checks: CheckPlan) -> dict[str, nw.Expr]:
             out["unlisted"] = nw.col(n.USER_ROWS).is_null() & (nw.col(n.N_RANKED) > 0)
     if spec.conventions.empty_users == "error":
         out["empty"] = nw.col(term("n_relevant")) == 0
+    if n.OUTSIDE_CATALOG in columns:
+        out["outside_catalog"] = nw.col(n.OUTSIDE_CATALOG)
     return {name: expr.cast(nw.Int64) for name, expr in out.items()}
 
 
@@ -267,6 +271,15 @@ def raise_first_problem(table: nw.LazyFrame | nw.DataFrame, spec: Spec, checks: 
             f"if rows were removed (seen items), pass {ref('exclude')} with them instead, which re-ranks; "
             f"{fix('rank_gaps', 'rerank')} re-ranks each list, {fix('rank_gaps', 'keep')} uses the ranks as positions; "
             f"or rank by a score with {ref('score')}.",
+        )
+    if total.get("outside_catalog"):
+        r = first("outside_catalog")
+        catalog = ref("items") if spec.facts.with_items else f"the items of {ref('train')} (the catalog without {ref('items')})"
+        raise fail(
+            f"item {r[n.OUTSIDE_ITEM]!r} is ranked within k at {_where(r, spec)} but is not in {catalog}; "
+            f"{total['outside_catalog']} such row(s). Coverage, Gini and item features read the catalog, so "
+            "every recommended item must be in it.",
+            f"pass {ref('items')} the whole catalog (every item that can be recommended), with its features.",
         )
     if total.get("empty"):
         raise fail(

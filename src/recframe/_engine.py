@@ -35,7 +35,7 @@ from dataclasses import dataclass
 
 import narwhals as nw
 
-from recframe import _checks
+from recframe import _checks, _side
 from recframe import _names as n
 from recframe import _validate as v
 from recframe.metrics import FEATURES, REGISTRY, TERMS, Rows, Term, term
@@ -43,7 +43,7 @@ from recframe.metrics._registry import NOT_RANKED, position_cut
 
 # the largest finite float32
 FLOAT32_MAX = 3.4028234663852886e38
-_ONE = "__rf_one"
+_ELIGIBLE = "__rf_eligible"
 
 
 def needed_terms(spec: v.Spec) -> set[str]:
@@ -137,7 +137,7 @@ def prepare(
         # would order them by category, other engines by name)
         item_order = nw.col(n.ITEM).cast(nw.String) if spec.facts.categorical_item else nw.col(n.ITEM)
         lf = lf.with_columns(
-            eligible.fill_null(False).cast(nw.Int64).alias(_ONE),
+            eligible.fill_null(False).cast(nw.Int64).alias(_ELIGIBLE),
             (-nw.col(n.SCORE)).alias("__rf_neg_score"),
             item_order.alias("__rf_item_order"),
         )
@@ -145,12 +145,12 @@ def prepare(
         # eligible rows makes where null scores sort irrelevant
         if spec.conventions.ties == "item_desc":
             # (score, item) descending = a cumulative sum from the end of the ascending order
-            position = nw.col(_ONE).cum_sum(reverse=True).over(*keys, n.USER, order_by=[n.SCORE, "__rf_item_order"])
+            position = nw.col(_ELIGIBLE).cum_sum(reverse=True).over(*keys, n.USER, order_by=[n.SCORE, "__rf_item_order"])
         else:
-            position = nw.col(_ONE).cum_sum().over(*keys, n.USER, order_by=["__rf_neg_score", "__rf_item_order"])
+            position = nw.col(_ELIGIBLE).cum_sum().over(*keys, n.USER, order_by=["__rf_neg_score", "__rf_item_order"])
         # (cast: DuckDB sums integers to INT128, which SQLFrame cannot type)
-        lf = lf.with_columns(nw.when(nw.col(_ONE) == 1).then(position).otherwise(None).cast(nw.Int64).alias(n.RANK))
-        lf = lf.drop(_ONE, "__rf_neg_score", "__rf_item_order")
+        lf = lf.with_columns(nw.when(nw.col(_ELIGIBLE) == 1).then(position).otherwise(None).cast(nw.Int64).alias(n.RANK))
+        lf = lf.drop(_ELIGIBLE, "__rf_neg_score", "__rf_item_order")
 
     return lf
 
@@ -173,6 +173,11 @@ def with_position(lf: nw.LazyFrame, spec: v.Spec) -> nw.LazyFrame:
         nw.when(nw.col(n.RELEVANT) == 1).then(gain(spec)).otherwise(0.0).cast(nw.Float64).alias(n.GAIN),
         nw.col(n.RANK).cast(nw.Int64).fill_null(NOT_RANKED).alias(n.POSITION),
     )
+
+
+def rows_of(spec: v.Spec) -> Rows:
+    """What the terms read, for this call (with the internal item feature columns)."""
+    return Rows(spec.conventions, item_features=tuple(n.item_feature(f) for f in spec.selection.item_features))
 
 
 def _aggregate(column: str, agg: str) -> nw.Expr:
@@ -203,14 +208,35 @@ def _with_features(part: nw.LazyFrame, terms: list[Term], rows: Rows, lists: lis
     features = list(dict.fromkeys(f for term in terms for f in term.features))
     if not features:
         return part
+    part = part.with_columns(nw.lit(1).cast(nw.Int64).alias(n.ONE))  # what running counts sum (Rows.one)
     return part.with_columns(FEATURES[f].window(rows, lists).alias(n.feature_column(f)) for f in features)
 
 
-def list_table(lf: nw.LazyFrame, spec: v.Spec, checks: _checks.CheckPlan, users: nw.LazyFrame | None = None) -> nw.LazyFrame:
+def _with_side_terms(
+    table: nw.LazyFrame, spec: v.Spec, terms: list[Term], rows: Rows, side: _side.SideInputs | None
+) -> nw.LazyFrame:
+    """`table` with the terms of the "side" domain: values of the side inputs alone (the
+    catalog size, the training users), the same on every list and group."""
+    mine = [(t, column, k) for t in terms if t.domain == "side" for column, k in _term_columns(t, spec)]
+    if not mine:
+        return table
+    assert side is not None  # the metrics' requires made sure of the inputs
+    values = _side.constants(spec, side).select(t.value(rows, k).cast(nw.Float64).alias(column) for t, column, k in mine)
+    return table.join(values, how="cross")
+
+
+def list_table(
+    lf: nw.LazyFrame,
+    spec: v.Spec,
+    checks: _checks.CheckPlan,
+    users: nw.LazyFrame | None = None,
+    side: _side.SideInputs | None = None,
+) -> nw.LazyFrame:
     """One row per list (by keys, user): the user-level terms, the list facts N_RANKED and
-    N_JUDGED, and the data-check counts of `checks` (with users=, the user's rows there)."""
+    N_JUDGED, and the data-check counts of `checks` (with users=, the user's rows there).
+    The rows ranked within the largest k get the side columns their terms read (`side`)."""
     keys = [*spec.columns.list_keys, n.USER]
-    rows = Rows(spec.conventions)
+    rows = rows_of(spec)
     terms = [TERMS[name] for name in sorted(needed_terms(spec)) if TERMS[name].level == "user"]
     by_domain = {d: [t for t in terms if t.domain == d] for d in ("all", "relevant", "top_k")}
 
@@ -237,28 +263,44 @@ def list_table(lf: nw.LazyFrame, spec: v.Spec, checks: _checks.CheckPlan, users:
     # the terms read there; then the top-k rows (with the relevant ones when the duplicate
     # check reads the rows that can change a number), without windows
     passes: list[tuple[str, nw.Expr, list[nw.Expr]]] = [("relevant", _in_domain("relevant", spec), [])]
+    # the catalog check (a recommended item outside items=) reads the rows ranked within k
+    catalog_flags, catalog_counts = _side.outside_catalog(spec) if _side.needs_catalog(spec) else ({}, [])
     if checks.duplicates == "used":
-        passes.append(("top_k", _in_domain("relevant", spec) | _in_domain("top_k", spec), checks.duplicate_rows))
+        condition = _in_domain("relevant", spec) | _in_domain("top_k", spec)
+        passes.append(("top_k", condition, [*checks.duplicate_rows, *catalog_counts]))
     else:
-        passes.append(("top_k", _in_domain("top_k", spec), []))
+        passes.append(("top_k", _in_domain("top_k", spec), catalog_counts))
+    zeros = [n.DUP_ROWS, n.DUP_ITEMS, n.DUP_RANKED, n.DUP_RANKS] if checks.duplicates == "used" else []
+    zeros += [n.OUTSIDE_CATALOG] if catalog_counts else []
     for domain, condition, extra in passes:
-        only_domain = not extra  # the pass reads the domain's rows alone: no mask needed
+        # the pass reads the domain's rows alone (no mask needed) unless a check reads more
+        only_domain = domain == "relevant" or checks.duplicates != "used"
         mine = [(t, column, k) for t in by_domain[domain] for column, k in _term_columns(t, spec)]
         if not mine and not extra:
             continue
-        part = _with_features(with_position(lf.filter(condition), spec), [t for t, _, _ in mine], rows, keys)
+        part = with_position(lf.filter(condition), spec)
+        needs = _side.side_columns([t.name for t, _, _ in mine])
+        if needs or (domain == "top_k" and catalog_counts):
+            assert side is not None  # the metrics' requires made sure of the inputs
+            part = _side.join(part, spec, side, needs, lf)
+            if catalog_flags:
+                part = part.with_columns(e.alias(c) for c, e in catalog_flags.items())
+        part = _with_features(part, [t for t, _, _ in mine], rows, keys)
         part = part.with_columns(_masked(t, k, spec, rows, only_domain).alias(column) for t, column, k in mine)
         sums = part.group_by(keys).agg(*(_aggregate(column, t.agg) for t, column, _ in mine), *extra)
         table = table.join(sums, on=keys, how="left")
         # a list without such rows: each term's empty value, no duplicates
         table = table.with_columns(
             *(nw.col(column).fill_null(t.empty) for t, column, _ in mine),
-            *(nw.col(c).fill_null(0) for c in ([n.DUP_ROWS, n.DUP_ITEMS, n.DUP_RANKED, n.DUP_RANKS] if extra else [])),
+            *(nw.col(c).fill_null(0) for c in (zeros if domain == "top_k" else [])),
         )
     if checks.duplicates is not None:
         counts += [n.DUP_ROWS, n.DUP_ITEMS, n.DUP_RANKED, n.DUP_RANKS]
+    if catalog_counts:
+        counts.append(n.OUTSIDE_CATALOG)
     # DuckDB sums integers to INT128 and counts as UInt in places, which SQLFrame cannot type
     table = table.with_columns(nw.col(c).cast(nw.Int64) for c in counts)
+    table = _with_side_terms(table, spec, terms, rows, side)
     if users is not None:
         listed = (
             users.select(nw.col(str(spec.columns.user)).alias(n.USER), *spec.columns.attr_keys)
@@ -302,9 +344,12 @@ def _attach_attrs(frame: nw.LazyFrame, spec: v.Spec, users: nw.LazyFrame | None)
     return frame.join(attrs, on=n.USER, how="left")
 
 
-def group_table(lf: nw.LazyFrame, spec: v.Spec, users: nw.LazyFrame | None = None) -> nw.LazyFrame | None:
+def group_table(
+    lf: nw.LazyFrame, spec: v.Spec, users: nw.LazyFrame | None = None, side: _side.SideInputs | None = None
+) -> nw.LazyFrame | None:
     """The group-level terms, one row per group of ``by`` keys (GROUP without keys), each
-    aggregated over the group's rows of its domain; None when no group-level metric is asked."""
+    aggregated over the group's rows of its domain (in two steps, per item then per group, for
+    a term with ``per_item``); None when no group-level metric is asked."""
     names = sorted(
         {t for m in spec.selection.metrics if REGISTRY[m].level == "group" for t in REGISTRY[m].terms(spec.conventions)}
     )
@@ -312,38 +357,47 @@ def group_table(lf: nw.LazyFrame, spec: v.Spec, users: nw.LazyFrame | None = Non
     if not terms:
         return None
     keys = list(spec.columns.by) or [n.GROUP]
-    rows = Rows(spec.conventions)
+    rows = rows_of(spec)
+    if users is not None:
+        # users= fixes who is evaluated: the lists of users it does not hold are not counted
+        lf = lf.join(users.select(nw.col(str(spec.columns.user)).alias(n.USER)).unique(), on=n.USER, how="semi")
     lf = with_position(_attach_attrs(lf, spec, users), spec)
     if not spec.columns.by:
         lf = lf.with_columns(nw.lit(0).alias(n.GROUP))
     lists = [*spec.columns.list_keys, n.USER]
-    tables = []
+    # every group, with or without rows in a domain: a group without gets each term's empty
+    out = lf.select(keys).unique()
     for domain in ("all", "relevant", "top_k"):
         mine = [(t, column, k) for t in terms if t.domain == domain for column, k in _term_columns(t, spec)]
         if not mine:
             continue
+        part = lf if domain == "all" else lf.filter(_in_domain(domain, spec))
+        needs = _side.side_columns([t.name for t, _, _ in mine])
+        if needs:
+            assert side is not None  # the metrics' requires made sure of the inputs
+            part = _side.join(part, spec, side, needs, lf)
         # features as in list_table: windows over each list's rows of the domain (never "all")
-        part = (
-            lf if domain == "all" else _with_features(lf.filter(_in_domain(domain, spec)), [t for t, _, _ in mine], rows, lists)
-        )
+        part = part if domain == "all" else _with_features(part, [t for t, _, _ in mine], rows, lists)
         part = part.with_columns(t.value(rows, k).alias(column) for t, column, k in mine)
+        plain = [(t, column) for t, column, _ in mine if t.per_item is None]
         # n_unique counts null as a value: a null value (outside a cut-off) is not counted
-        nulls = [(column, f"{column}:null") for t, column, _ in mine if t.agg == "n_unique"]
+        nulls = [(column, f"{column}:null") for t, column in plain if t.agg == "n_unique"]
         part = part.with_columns(nw.col(c).is_null().cast(nw.Int64).alias(flag) for c, flag in nulls)
         agg = part.group_by(keys).agg(
-            *(_aggregate(column, t.agg) for t, column, _ in mine), *(nw.col(flag).max() for _, flag in nulls)
+            *(_aggregate(column, t.agg) for t, column in plain), *(nw.col(flag).max() for _, flag in nulls)
         )
         agg = agg.with_columns((nw.col(c) - nw.col(flag).fill_null(0)).alias(c) for c, flag in nulls).drop(
             [flag for _, flag in nulls]
         )
-        tables.append(agg.with_columns(nw.col(column).cast(nw.Float64) for _, column, _ in mine))
-    out = tables[0]
-    for other in tables[1:]:
-        out = out.join(other, on=keys, how="full")
-        out = out.with_columns(nw.coalesce(nw.col(c), nw.col(f"{c}_right")).alias(c) for c in keys).drop(
-            [f"{c}_right" for c in keys]
-        )
-    return out
+        two_step = [(t, column) for t, column, _ in mine if t.per_item is not None]
+        if two_step:
+            # each item's count c per group, then per_item(c) summed per group
+            per_item = part.group_by([*keys, n.ITEM]).agg(nw.col(c).sum().cast(nw.Float64) for _, c in two_step)
+            per_item = per_item.with_columns(t.per_item(nw.col(c), keys).alias(c) for t, c in two_step if t.per_item)
+            agg = agg.join(per_item.group_by(keys).agg(nw.col(c).sum() for _, c in two_step), on=keys, how="left")
+        out = out.join(agg, on=keys, how="left")
+        out = out.with_columns(nw.col(column).cast(nw.Float64).fill_null(t.empty) for t, column, _ in mine)
+    return _with_side_terms(out, spec, terms, rows, side)
 
 
 def evaluate(
@@ -353,6 +407,7 @@ def evaluate(
     in_engine: bool,
     users: nw.LazyFrame | None = None,
     exclude: nw.LazyFrame | None = None,
+    side: _side.SideInputs | None = None,
 ) -> Plan:
     """The plan of one call (see :class:`Plan`).
 
@@ -364,7 +419,7 @@ def evaluate(
     keys = [*spec.columns.list_keys, n.USER]
     checks = _checks.plan(spec)
     lf = flag_rows(prepare(frame, truth, spec, users, exclude), spec)
-    table = _checks.attach(list_table(lf, spec, checks, users), spec, checks, in_engine)
+    table = _checks.attach(list_table(lf, spec, checks, users, side), spec, checks, in_engine)
     if spec.facts.with_users:
         # users= fixes who is evaluated (recommended users it lacks were refused or dropped)
         table = table.filter(~nw.col(n.USER_ROWS).is_null())
@@ -376,8 +431,8 @@ def evaluate(
     for column, name, k in metric_columns(spec, "user"):
         metric = REGISTRY[name]
         value = metric.finish(k, spec.conventions)
-        if metric.defined == "always":
-            pass  # its formula holds for every user
+        if metric.defined in ("always", "ranked"):
+            pass  # its formula holds for every user (for "ranked", nulled below where unranked)
         elif spec.conventions.empty_users == "zero":
             value = nw.when(has_rel).then(value).otherwise(0.0)
         else:
@@ -395,7 +450,7 @@ def evaluate(
     out = _attach_attrs(out, spec, users)
     if spec.columns.attr_keys:
         out = out.select(*spec.columns.by, *(c for c in out.columns if c not in spec.columns.by))
-    return Plan(per_user=out, groups=group_table(lf, spec, users))
+    return Plan(per_user=out, groups=group_table(lf, spec, users, side))
 
 
 def per_user_rows(plan: nw.LazyFrame, spec: v.Spec) -> nw.LazyFrame:
@@ -455,7 +510,7 @@ def summary_plan(plan: Plan, spec: v.Spec, aggregate: str = "mean") -> nw.LazyFr
     agg = lf.group_by(keys).agg(
         nw.col(n.COUNTED).sum().alias("n_users"),
         *(nw.col(f"__rf_counted:{m}").sum().alias(f"n_users_{m}") for m in own),
-        nw.len().alias("__rf_n_lists"),
+        nw.len().alias(n.N_LISTS),
         nw.col("__rf_unranked").sum().alias("n_unranked"),
         nw.col("__rf_no_relevant").sum().alias("n_no_relevant"),
         nw.col("__rf_no_truth").sum().alias("n_no_truth"),
@@ -470,7 +525,7 @@ def summary_plan(plan: Plan, spec: v.Spec, aggregate: str = "mean") -> nw.LazyFr
         *keys,
         nw.col("n_users").cast(nw.Int64),
         *(nw.col(f"n_users_{m}").cast(nw.Int64) for m in own),
-        (nw.col("__rf_n_lists") - nw.col("n_users")).cast(nw.Int64).alias("n_skipped"),
+        (nw.col(n.N_LISTS) - nw.col("n_users")).cast(nw.Int64).alias("n_skipped"),
         *(nw.col(c).cast(nw.Int64) for c in ("n_unranked", "n_no_relevant", "n_no_truth")),
         *(means[c].cast(nw.Float64).alias(c) for c, _, _ in metric_columns(spec)),
     ).sort(keys)

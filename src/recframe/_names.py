@@ -26,8 +26,21 @@ DUP_RANKED, DUP_RANKS = "__rf_dup_ranked", "__rf_dup_ranks"
 # with users=: the user's rows there
 USER_ROWS = "__rf_user_rows"
 
-# summary's working columns
-COUNTED, GROUP = "__rf_counted", "__rf_group"
+# summary's working columns (N_LISTS: every list of the group, counted or not)
+COUNTED, GROUP, N_LISTS = "__rf_counted", "__rf_group", "__rf_n_lists"
+
+# side inputs (recframe._side), joined onto the rows that read them: per item, the distinct
+# training users (0 for an item not in train=), the head flag of the long-tail split and the
+# catalog flag (1, null for an item outside the catalog); per call, the training users, the
+# distinct training (user, item) pairs and the catalog size; per row, the item's rank in the
+# baseline model's list of the same user (null where it is not there)
+POPULARITY, IN_HEAD, IN_CATALOG = "__rf_popularity", "__rf_in_head", "__rf_in_catalog"
+N_TRAIN_USERS, TRAIN_PAIRS, CATALOG_SIZE = "__rf_n_train_users", "__rf_train_pairs", "__rf_catalog_size"
+BASE_RANK = "__rf_base_rank"
+# the first recommended item outside the catalog, per list, and their count (a data check)
+OUTSIDE_CATALOG, OUTSIDE_ITEM = "__rf_outside_catalog", "__rf_outside_item"
+# 1 on every row: what a running count sums
+ONE = "__rf_one"
 
 
 def term_column(name: str, k: int | None = None) -> str:
@@ -38,6 +51,11 @@ def term_column(name: str, k: int | None = None) -> str:
 def feature_column(name: str) -> str:
     """The column of a row feature (a window over a list's rows, see metrics._registry.Feature)."""
     return f"__rf_feature:{name}"
+
+
+def item_feature(name: str) -> str:
+    """An item feature of items= (``item_features=``), joined onto the rows that read it."""
+    return f"__rf_item_feature:{name}"
 
 
 def attr_count(key: str) -> str:

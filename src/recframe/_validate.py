@@ -87,6 +87,12 @@ class Selection:
     check_duplicates: bool | str
     #: a recommended user missing from users=: "error" or "drop"
     unlisted_users: str
+    #: the items= columns ild reads (item_features=)
+    item_features: tuple[str, ...] = ()
+    #: the model (a value of the model key) intersection and unexpectedness compare with
+    baseline: Any = None
+    #: the share of training pairs the long-tail head holds
+    head_share: float = 0.2
 
 
 @dataclass(frozen=True)
@@ -96,6 +102,8 @@ class Facts:
     with_truth: bool
     with_users: bool
     with_exclude: bool
+    with_train: bool = False
+    with_items: bool = False
     integer_rank: bool = True  # set from the schema: float ranks must be checked for whole numbers
     #: set from the schema: Enum/Categorical items break score ties by their names, not by the
     #: category order, so that every engine orders them alike
@@ -178,12 +186,29 @@ def check_per_user_metrics(metrics: Any) -> None:
         )
 
 
+#: what each required input of a metric is, for the message when it is missing
+_REQUIRED = {
+    "train": "the training interactions (user, item), for item popularity",
+    "items": "the catalog (one row per item, with its features)",
+    "item_features": "the columns of items= that hold the item features",
+    "baseline": "the model (a value of the by column) whose lists are compared with",
+}
+
+
 def _check_requires(metrics: tuple[str, ...], given: dict[str, bool]) -> None:
     """Each metric's required inputs (side inputs such as train= or items=) must be given."""
     for name in metrics:
         for arg in REGISTRY[name].requires:
-            if not given.get(arg, False):
-                raise _fail(f"metric {name!r} needs {ref(arg)}, which was not given.", f"pass {ref(arg)} the frame it reads.")
+            if arg == "catalog":
+                if not (given.get("items") or given.get("train")):
+                    raise _fail(
+                        f"metric {name!r} needs the catalog: {ref('items')} (one row per item), or {ref('train')} "
+                        "(whose items are then the catalog); neither was given.",
+                        f"pass {ref('items')} the catalog.",
+                    )
+            elif not given.get(arg, False):
+                what = _REQUIRED.get(arg, "the frame it reads")
+                raise _fail(f"metric {name!r} needs {ref(arg)}, which was not given.", f"pass {ref(arg)} {what}.")
 
 
 def _number(name: str, value: Any) -> float | None:
@@ -239,6 +264,11 @@ def check_arguments(
     users: Any = None,
     exclude: Any = None,
     unlisted_users: Any = "error",
+    train: Any = None,
+    items: Any = None,
+    item_features: Any = None,
+    baseline: Any = None,
+    head_share: Any = 0.2,
     per_metric: dict[str, dict[str, Any]] | None = None,
     no_cutoff: Sequence[str] = (),
     **options: Any,
@@ -296,7 +326,31 @@ def check_arguments(
         if name.startswith("__rf_"):
             raise _fail(f"column name {name!r} starts with '__rf_', which recframe reserves.", "rename it.")
     metric_names = _metrics(metrics)
-    _check_requires(metric_names, {"truth": truth is not None, "users": users is not None, "exclude": exclude is not None})
+    features = _names("item_features", item_features)
+    given = {
+        "truth": truth is not None,
+        "users": users is not None,
+        "exclude": exclude is not None,
+        "train": train is not None,
+        "items": items is not None,
+        "item_features": bool(features),
+        "baseline": baseline is not None,
+    }
+    _check_requires(metric_names, given)
+    if train is not None and user is None:
+        raise _fail(
+            f"{ref('train')} counts the distinct training users of each item, but {ref('user', None)} has no user column.",
+            f"pass {ref('user')} the user column (of the frame and of train=).",
+        )
+    if features and items is None:
+        raise _fail(f"{ref('item_features', list(features))} names columns of {ref('items')}, which was not given.")
+    share = _number("head_share", head_share)
+    if share is None or not 0 < share < 1:
+        raise _fail(
+            f"{ref('head_share', head_share)} must be a number strictly between 0 and 1: the share of training pairs "
+            "the long-tail head holds.",
+            f"e.g. {fix('head_share', 0.2)} (the default).",
+        )
     output_names = {"n_relevant", *COUNT_COLUMNS, *metric_names}
     reserved = [c for c in (*by_names, user) if c in output_names or (c and "@" in c)]
     if reserved:
@@ -315,12 +369,23 @@ def check_arguments(
             unranked_skip=tuple(
                 m
                 for m in metric_names
-                if (per_metric or {}).get(m, {}).get("unranked_users", conventions.unranked_users) == "skip"
+                # a property of the list (novelty, diversity) has no value without a list
+                if REGISTRY[m].defined == "ranked"
+                or (per_metric or {}).get(m, {}).get("unranked_users", conventions.unranked_users) == "skip"
             ),
             check_duplicates=check_duplicates,
             unlisted_users=unlisted_users,
+            item_features=features,
+            baseline=baseline,
+            head_share=share,
         ),
-        facts=Facts(with_truth=truth is not None, with_users=users is not None, with_exclude=exclude is not None),
+        facts=Facts(
+            with_truth=truth is not None,
+            with_users=users is not None,
+            with_exclude=exclude is not None,
+            with_train=train is not None,
+            with_items=items is not None,
+        ),
     )
 
 

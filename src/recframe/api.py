@@ -8,7 +8,7 @@ from typing import Any, Literal, TypeVar
 
 import narwhals as nw
 
-from recframe import _engine, _frames, _intervals, conventions, profiles
+from recframe import _engine, _frames, _intervals, _side, conventions, profiles
 from recframe import _names as n
 from recframe import _validate as v
 from recframe.conventions import (
@@ -16,8 +16,11 @@ from recframe.conventions import (
     IDCG,
     APDenominator,
     Discount,
+    Distance,
     EmptyUsers,
     Gain,
+    Novelty,
+    Popularity,
     PrecisionDenominator,
     RankGaps,
     RecallDenominator,
@@ -42,7 +45,13 @@ _PARAMETERS = """
         Cut-off(s): each metric gets one column per k, named ``"<metric>@<k>"``.
     metrics : list of str, optional
         Any of ``"precision"``, ``"recall"``, ``"f1"``, ``"hit_rate"``, ``"r_precision"``,
-        ``"ap"``, ``"rr"``, ``"dcg"``, ``"ndcg"``, in the order wanted. Default: all of them.
+        ``"ap"``, ``"rr"``, ``"dcg"``, ``"ndcg"``, in the order wanted (default: all of
+        these), and the beyond-accuracy metrics of :mod:`recframe.metrics.beyond`:
+        ``"novelty"``, ``"popularity"``, ``"long_tail"`` (with ``train=``), ``"ild"``
+        (``items=``, ``item_features=``), ``"intersection"``, ``"unexpectedness"``
+        (``baseline=``) and, in :func:`summary` only, ``"catalog_coverage"``,
+        ``"user_coverage"``, ``"user_coverage_full"``, ``"gini"``, ``"entropy"``,
+        ``"personalization"``.
     user : str or None, default "user_id"
         Column identifying whose list a row belongs to. ``None``: the whole frame (per ``by``
         group) is a single list.
@@ -89,6 +98,24 @@ _PARAMETERS = """
     unlisted_users : {"error", "drop"}, default "error"
         With ``users=``: what to do with a user who has recommendations but is not listed:
         raise, or leave the user out.
+    train : frame, optional
+        The training interactions, (user, item) pairs under the ``user`` and ``item`` column
+        names (other columns ignored, duplicate pairs counted once): each item's popularity is
+        its distinct training users. Read by ``novelty``, ``popularity`` and ``long_tail``; the
+        catalog of ``catalog_coverage`` and ``gini`` without ``items=``.
+    items : frame, optional
+        The catalog: one row per item (the ``item`` column), with the feature columns named by
+        ``item_features``. Every item ranked within k must be in it when a metric reads it
+        (``catalog_coverage``, ``gini``, ``ild``).
+    item_features : str or list of str, optional
+        The columns of ``items=`` that ``ild`` compares items by (categories for
+        ``distance="hamming"``, numbers for ``"cosine"``). Never guessed: ``ild`` needs it.
+    baseline : any, optional
+        The model (a value of the one model key in ``by``) whose lists ``intersection`` and
+        ``unexpectedness`` compare every model's lists with, user by user.
+    head_share : float, default 0.2
+        ``long_tail``'s head: the most popular items, taken in decreasing popularity, until
+        this share of the distinct training (user, item) pairs is reached.
     score_threshold : float, optional
         With ``score``: items scored below it count as not recommended (null rank).
     profile : str, default "recframe"
@@ -180,7 +207,7 @@ def _align_join_keys(
 ) -> tuple[nw.LazyFrame | None, ...]:
     """The frames with every join key (user, item, truth keys) cast to one dtype where they
     differ only in width or string flavour; a real disagreement raises (see join_dtypes)."""
-    labels = ("the recommendations", ref("truth"), ref("users"), ref("exclude"))
+    labels = ("the recommendations", ref("truth"), ref("users"), ref("exclude"), ref("train"), ref("items"))
     frames = dict(zip(labels, (lf, *sides)))
     schemas = {label: recs_schema if f is lf else dict(f.collect_schema()) for label, f in frames.items() if f is not None}
     keys = [c for c in (spec.columns.user, spec.columns.item, *spec.columns.list_keys) if c is not None]
@@ -284,9 +311,21 @@ def _plan(frame: Any, kwargs: dict[str, Any]) -> tuple[_engine.Plan, v.Spec, _fr
     spec = dataclasses.replace(spec, columns=columns)
     if kwargs["exclude"] is not None:
         exclude_lf, _ = _side_frame(kwargs["exclude"], "exclude", lf, [*user_key, ("item", spec.columns.item)])
-    aligned, truth_lf, users_lf, exclude_lf = _align_join_keys(spec, lf, recs_schema, truth_lf, users_lf, exclude_lf)
+    train_lf = items_lf = None
+    items_schema: dict[str, Any] = {}
+    if kwargs["train"] is not None:
+        train_lf, _ = _side_frame(kwargs["train"], "train", lf, [*user_key, ("item", spec.columns.item)])
+    if kwargs["items"] is not None:
+        wanted = [("item", spec.columns.item), *(("item_features", f) for f in spec.selection.item_features)]
+        items_lf, items_schema = _side_frame(kwargs["items"], "items", lf, wanted)
+    aligned, truth_lf, users_lf, exclude_lf, train_lf, items_lf = _align_join_keys(
+        spec, lf, recs_schema, truth_lf, users_lf, exclude_lf, train_lf, items_lf
+    )
     assert aligned is not None
     lf = aligned
+    side = _side_inputs(spec, train_lf, items_lf, items_schema)
+    if spec.selection.baseline is not None:
+        _check_baseline(spec, lf)
     if (
         truth_lf is not None
         and spec.columns.model_keys
@@ -308,7 +347,7 @@ def _plan(frame: Any, kwargs: dict[str, Any]) -> tuple[_engine.Plan, v.Spec, _fr
     spec = dataclasses.replace(spec, facts=facts)
 
     try:
-        plan = _engine.evaluate(lf, truth_lf, spec, kind == "engine", users_lf, exclude_lf)
+        plan = _engine.evaluate(lf, truth_lf, spec, kind == "engine", users_lf, exclude_lf, side)
     except RecframeError:
         raise
     except Exception as error:  # a SQL engine refusing the plan while it is built or checked
@@ -317,6 +356,39 @@ def _plan(frame: Any, kwargs: dict[str, Any]) -> tuple[_engine.Plan, v.Spec, _fr
             raise
         raise known from None
     return plan, spec, kind
+
+
+def _side_inputs(
+    spec: v.Spec, train: nw.LazyFrame | None, items: nw.LazyFrame | None, items_schema: dict[str, Any]
+) -> _side.SideInputs:
+    """train= and items= renamed and checked (one small query each)."""
+    if train is not None:
+        train = _side.renamed(train, spec, "train")
+        _side.check_train(train, spec)
+    if items is not None:
+        items = _side.renamed(items, spec, "items")
+        _side.check_items(items, spec, items_schema)
+    return _side.SideInputs(train=train, items=items)
+
+
+def _check_baseline(spec: v.Spec, lf: nw.LazyFrame) -> None:
+    """baseline= is a value of the one model key, present in the recommendations (one small
+    query): a baseline that matches no list would make every intersection 0."""
+    value = spec.selection.baseline
+    if len(spec.columns.model_keys) != 1:
+        found = list(spec.columns.model_keys)
+        raise RecframeError(
+            f"{ref('baseline', value)} names a model, which needs exactly one model key in {ref('by')} (a column of the "
+            f"recommendations only); the call has {found or 'none'}. Hint: pass e.g. {fix('by', 'model')} with "
+            "the column that names the models."
+        )
+    model = spec.columns.model_keys[0]
+    found_rows = int(lf.filter(_side.is_baseline(spec)).select(nw.len()).collect().item())
+    if not found_rows:
+        raise RecframeError(
+            f"{ref('baseline', value)} matches no row of column {model!r}, so there is no baseline list to compare with. "
+            f"Hint: pass one of the values of {model!r}."
+        )
 
 
 def _user_column(lf: nw.LazyFrame, spec: v.Spec) -> nw.LazyFrame:
@@ -341,6 +413,11 @@ def per_user(
     users: Any = None,
     exclude: Any = None,
     unlisted_users: str = "error",
+    train: Any = None,
+    items: Any = None,
+    item_features: str | Sequence[str] | None = None,
+    baseline: Any = None,
+    head_share: float = 0.2,
     score_threshold: float | None = None,
     profile: str = "recframe",
     precision_denominator: PrecisionDenominator | None = None,
@@ -355,6 +432,9 @@ def per_user(
     empty_users: EmptyUsers | None = None,
     unranked_users: UnrankedUsers | None = None,
     rank_gaps: RankGaps | None = None,
+    novelty: Novelty | None = None,
+    popularity: Popularity | None = None,
+    distance: Distance | None = None,
     check_duplicates: bool | Literal["used"] = "used",
 ) -> FrameT:
     # None = not given: the profile's value (the documented default for "recframe")
@@ -382,6 +462,11 @@ def summary(
     users: Any = None,
     exclude: Any = None,
     unlisted_users: str = "error",
+    train: Any = None,
+    items: Any = None,
+    item_features: str | Sequence[str] | None = None,
+    baseline: Any = None,
+    head_share: float = 0.2,
     score_threshold: float | None = None,
     profile: str = "recframe",
     precision_denominator: PrecisionDenominator | None = None,
@@ -396,6 +481,9 @@ def summary(
     empty_users: EmptyUsers | None = None,
     unranked_users: UnrankedUsers | None = None,
     rank_gaps: RankGaps | None = None,
+    novelty: Novelty | None = None,
+    popularity: Popularity | None = None,
+    distance: Distance | None = None,
     check_duplicates: bool | Literal["used"] = "used",
     aggregate: Aggregate = "mean",
     ci: float | None = None,

@@ -10,8 +10,9 @@ import narwhals as nw
 import numpy as np
 import polars as pl
 
-from recframe import _frames, _tables, stats
+from recframe import _frames, _tables, _validate, stats
 from recframe.errors import RecframeError, fix, ref
+from recframe.metrics import REGISTRY
 from recframe.stats import Correction, Test
 
 FrameT = TypeVar("FrameT")
@@ -385,7 +386,9 @@ def compare_recommendations(
             f"compare pairs users, but {ref('user', None)} treats the frame as one list. "
             f"Hint: pass {ref('user')} the user column."
         )
-    per_user = api.per_user(frame, k, metrics, by=by, **options)
+    # intersection and unexpectedness compare lists with the same baseline model
+    reads_baseline = any("baseline" in REGISTRY[m].requires for m in _validate._metrics(metrics))
+    per_user = api.per_user(frame, k, metrics, by=by, **({"baseline": baseline} if reads_baseline else {}), **options)
     return compare(
         per_user, by=by, baseline=baseline, user=user, test=test, correction=correction,
         alpha=alpha, seed=seed, n_resamples=n_resamples,

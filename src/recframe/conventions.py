@@ -26,6 +26,9 @@ Ties = Literal["item_asc", "item_desc"]
 ScoreDtype = Literal["float64", "float32"]
 UnrankedUsers = Literal["zero", "skip"]
 RankGaps = Literal["error", "keep", "rerank"]
+Novelty = Literal["self_information", "normalized"]
+Popularity = Literal["count", "share"]
+Distance = Literal["hamming", "cosine"]
 
 
 class Option(NamedTuple):
@@ -118,6 +121,27 @@ third item counts at position 7); or re-rank each list densely (``"rerank"``). L
 ranked by ``score`` or cut by ``exclude=`` are re-ranked anyway.""",
         "ranks that skip positions (1, 3, 7): an error, used as positions, or re-ranked",
     ),
+    "novelty": Option(
+        Novelty,
+        """The novelty of an item: its self-information -log2(u / N), u its distinct training
+users (at least 1: an item not in ``train=`` counts as one user's) and N the training users
+(RecTools' MeanInvUserFreq); or that divided by log2(N), so that it lies in [0, 1] (RePlay's
+Surprisal).""",
+        "novelty of an item: -log2(users/N) (RecTools), or divided by log2(N) (RePlay)",
+    ),
+    "popularity": Option(
+        Popularity,
+        """The popularity of an item in ``popularity@k``: its distinct training users, or their
+share of all distinct training (user, item) pairs (RecTools' ``normalize=True``).""",
+        "popularity@k of an item: its training users, or their share of all training pairs",
+    ),
+    "distance": Option(
+        Distance,
+        """The distance between two items in ``ild@k``: Hamming, the number of
+``item_features`` on which they differ (one categorical feature: 0 or 1); or cosine,
+1 - cos(x, y) of their numeric feature vectors.""",
+        "ild's item distance: features that differ (hamming), or 1 - cosine of vectors",
+    ),
 }
 
 #: option name -> the values it accepts (the first one is the default).
@@ -168,3 +192,6 @@ class Conventions:
     empty_users: EmptyUsers = "skip"
     unranked_users: UnrankedUsers = "zero"
     rank_gaps: RankGaps = "error"
+    novelty: Novelty = "self_information"
+    popularity: Popularity = "count"
+    distance: Distance = "hamming"

@@ -12,8 +12,11 @@ from recframe.conventions import (
     IDCG,
     APDenominator,
     Discount,
+    Distance,
     EmptyUsers,
     Gain,
+    Novelty,
+    Popularity,
     PrecisionDenominator,
     RankGaps,
     RecallDenominator,
@@ -46,6 +49,11 @@ def curve(
     users: Any = None,
     exclude: Any = None,
     unlisted_users: str = "error",
+    train: Any = None,
+    items: Any = None,
+    item_features: str | Sequence[str] | None = None,
+    baseline: Any = None,
+    head_share: float = 0.2,
     score_threshold: float | None = None,
     profile: str = "recframe",
     precision_denominator: PrecisionDenominator | None = None,
@@ -60,6 +68,9 @@ def curve(
     empty_users: EmptyUsers | None = None,
     unranked_users: UnrankedUsers | None = None,
     rank_gaps: RankGaps | None = None,
+    novelty: Novelty | None = None,
+    popularity: Popularity | None = None,
+    distance: Distance | None = None,
     check_duplicates: bool | Literal["used"] = "used",
     ci: float | None = None,
     ci_method: CIMethod = "bootstrap",
@@ -78,10 +89,10 @@ def curve(
         profile, every metric its peer has at a cut-off: not trec_eval's or ranx's R-precision).
     k_max : int, default 50
         The largest cut-off: the curve has one row per k in 1..k_max (per group).
-    user, item, rank, score, relevance, threshold, by, truth, users, exclude, unlisted_users, \
-score_threshold, profile, precision_denominator, recall_denominator, ap_denominator, gain, idcg, discount, \
-rr_cutoff, ties, score_dtype, empty_users, unranked_users, rank_gaps, check_duplicates, ci, ci_method, \
-n_resamples, seed
+    user, item, rank, score, relevance, threshold, by, truth, users, exclude, unlisted_users, train, \
+items, item_features, baseline, head_share, score_threshold, profile, precision_denominator, \
+recall_denominator, ap_denominator, gain, idcg, discount, rr_cutoff, ties, score_dtype, empty_users, \
+unranked_users, rank_gaps, novelty, popularity, distance, check_duplicates, ci, ci_method, n_resamples, seed
         As for :func:`recframe.summary`.
 
     Returns

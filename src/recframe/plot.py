@@ -219,3 +219,59 @@ def distribution(per_user_frame: Any, metric: str, *, by: str | None = "model", 
     axis.legend()
     fig.tight_layout()
     return fig
+
+
+def tradeoff(
+    summary_frame: Any, x: str = "catalog_coverage@10", y: str = "ndcg@10", *, by: Sequence[str] | None = None, ax: Any = None
+) -> Any:
+    """One point per model: an accuracy metric against a beyond-accuracy one (coverage,
+    novelty, ...), from a :func:`recframe.summary` frame, each point labelled by its model.
+
+    Parameters
+    ----------
+    summary_frame : frame
+        The output of :func:`recframe.summary` with both columns (a LazyFrame is collected).
+    x, y : str, default "catalog_coverage@10", "ndcg@10"
+        The metric columns on each axis.
+    by : list of str, optional
+        Columns naming a point. Default: the columns before ``n_users`` (the ``by`` keys).
+    ax : matplotlib Axes, optional
+        Draw into this Axes.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        A scatter of the groups, each annotated with its name; the axis titles say which way
+        is better (``popularity`` and ``gini`` are lower-is-better).
+
+    Examples
+    --------
+    >>> import matplotlib
+    >>> matplotlib.use("Agg")
+    >>> import polars as pl
+    >>> import recframe
+    >>> table = pl.DataFrame({"model": ["popular", "knn"], "n_users": [10, 10], "ndcg@10": [0.3, 0.25],
+    ...                       "catalog_coverage@10": [0.01, 0.2]})
+    >>> fig = recframe.plot.tradeoff(table)
+    >>> [t.get_text() for t in fig.axes[0].texts], fig.axes[0].get_xlabel()
+    (['popular', 'knn'], 'catalog_coverage@10 (higher is better)')
+    """
+    df = _tables.eager(summary_frame, "summary_frame")
+    for arg, name in (("x", x), ("y", y)):
+        if name not in df.columns:
+            metrics = [c for c in df.columns if _tables.is_metric_column(c)]
+            raise RecframeError(
+                f"{arg}={name!r} is not a column of summary_frame (metric columns: {metrics}). Hint: pass {arg}= one of "
+                "them, or ask summary for that metric."
+            )
+    keys = list(by) if by is not None else df.columns[: df.columns.index("n_users")] if "n_users" in df.columns else []
+    fig, (axis,) = _axes(ax, 1)
+    axis.scatter(df[x].to_numpy(), df[y].to_numpy())
+    for row in df.iter_rows(named=True):
+        name = ", ".join(str(row[k]) for k in keys) if keys else "all"
+        axis.annotate(name, (row[x], row[y]), textcoords="offset points", xytext=(4, 4))
+    for setter, column in ((axis.set_xlabel, x), (axis.set_ylabel, y)):
+        setter(f"{column} ({'higher' if _tables.higher_is_better(column) else 'lower'} is better)")
+    axis.set_title(f"{y} against {x}")
+    fig.tight_layout()
+    return fig

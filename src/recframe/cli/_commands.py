@@ -20,6 +20,7 @@ from recframe.cli._output import Progress, emit, output_format, write_atomic
 from recframe.conventions import CHOICES
 from recframe.data import load_sample
 from recframe.errors import RecframeError
+from recframe.metrics import REGISTRY
 
 
 def column_kwargs(args: argparse.Namespace) -> dict[str, Any]:
@@ -55,6 +56,11 @@ def _api_kwargs(args: argparse.Namespace) -> dict[str, Any]:
         "score_threshold": args.score_threshold,
         "check_duplicates": CHECK_DUPLICATES[args.check_duplicates],
         "unlisted_users": args.unlisted_users,
+        "item_features": args.item_features,
+        # a baseline model for intersection and unexpectedness (compare's and report's
+        # --baseline too): passed only when a metric reads it, which costs a query
+        "baseline": args.baseline if any("baseline" in REGISTRY[m].requires for m in args.metrics or ()) else None,
+        "head_share": args.head_share,
         **{name: getattr(args, name) for name in ("profile", *CHOICES) if getattr(args, name) is not None},
     }
 

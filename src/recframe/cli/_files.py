@@ -20,6 +20,8 @@ SIDE_INPUTS: dict[str, str] = {
     "truth": "ground truth (user, item, relevance, any fold/date keys): joined on user, item and those keys",
     "users": "the users to evaluate, one row each, with attribute columns --by may name (segment, cohort)",
     "exclude": "(user, item) pairs to leave out, e.g. the training interactions; lists are re-ranked",
+    "train": "training interactions (user, item): item popularity for novelty, popularity, long_tail",
+    "items": "the catalog, one row per item, with the feature columns --item-features names",
 }
 # CSV exports can switch from ints to floats deep into a file: look further than Polars' 100 rows
 CSV_INFER_ROWS = 10_000

@@ -87,14 +87,25 @@ def _add_columns(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--by", type=_split, metavar="COL[,COL]", help="group keys, e.g. --by model: one result row per group")
 
 
-def _add_inputs(p: argparse.ArgumentParser, cutoffs: bool = True) -> None:
-    """The options every evaluating command shares: the files, columns, what counts and the conventions."""
+def _add_inputs(p: argparse.ArgumentParser, cutoffs: bool = True, baseline: bool = True) -> None:
+    """The options every evaluating command shares: the files, columns, what counts and the
+    conventions (and --baseline, unless the command has its own, which then serves both)."""
     p.add_argument("recs", metavar="RECS", help="recommendations: a .parquet or .csv file, or a quoted glob of them")
     for name, text in SIDE_INPUTS.items():
         p.add_argument(flag(name), metavar=name.upper(), help=f"{text}: a .parquet or .csv file, or a quoted glob")
     p.add_argument(
         "--unlisted-users", choices=("error", "drop"), default="error",
         help="with --users: a user with recommendations but not listed is an error (default) or left out",
+    )  # fmt: skip
+    beyond = p.add_argument_group("beyond accuracy (see recframe.metrics.beyond)")
+    beyond.add_argument("--item-features", type=_split, metavar="COL[,COL]", help="the --items columns ild compares items by")
+    if baseline:
+        beyond.add_argument(
+            "--baseline", metavar="MODEL", help="the --by model whose lists intersection and unexpectedness compare with"
+        )
+    beyond.add_argument(
+        "--head-share", type=float, default=0.2, metavar="SHARE",
+        help="long_tail's head: the most popular items holding this share of training pairs (default: 0.2)",
     )  # fmt: skip
     metrics = ",".join(recframe.METRICS)
     if cutoffs:
@@ -181,7 +192,7 @@ def _add_reporting(commands: Any, common: argparse.ArgumentParser) -> None:
         description="Per-user metrics by --by (the model column first, then any segment or fold keys to compare "
         "within), then recframe.compare against --baseline. Exit codes as evaluate.",
     )
-    _add_inputs(c)
+    _add_inputs(c, baseline=False)
     tests = c.add_argument_group("the comparison (recframe.compare)")
     tests.add_argument(
         "--baseline", required=True, metavar="MODEL", help="the value of the first --by key the others are compared with"
@@ -224,7 +235,7 @@ def _add_reporting(commands: Any, common: argparse.ArgumentParser) -> None:
         description="recframe.report of summary (with --ci intervals) and, given --baseline, of compare: markdown, "
         "html or latex, to stdout or --out.",
     )
-    _add_inputs(r)
+    _add_inputs(r, baseline=False)
     _add_intervals(r)
     r.add_argument("--baseline", metavar="MODEL", help="also compare every model with this one (paired t test, Holm)")
     out = r.add_argument_group("output")

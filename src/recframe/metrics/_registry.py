@@ -30,11 +30,28 @@ def position_cut(k: int) -> int:
 
 #: The rows a term reads, per list: every row; the relevant rows (relevance >= threshold, ranked
 #: or not); the rows ranked within the largest k of the call (relevant or not). The engine runs
-#: one aggregation pass per domain, each over its rows only.
-Domain = Literal["all", "relevant", "top_k"]
+#: one aggregation pass per domain, each over its rows only. "side": no row of the frame, a
+#: value of the side inputs alone (the catalog size, the training users), the same for every
+#: list and group.
+Domain = Literal["all", "relevant", "top_k", "side"]
 #: A user-level term or metric has one value per list; a group-level one, one per summary group.
 Level = Literal["user", "group"]
 Agg = Literal["sum", "min", "max", "n_unique"]
+#: Columns a term or feature reads from the side inputs (see recframe._side), joined onto its
+#: rows only when it is asked for: per item, "popularity" (distinct training users, 0 for an
+#: item not in train=), "in_head" (1 in the long-tail head, else 0) and "item_features" (the
+#: items= columns named by item_features=, see Rows.item_features); per call,
+#: "n_train_users", "train_pairs" (distinct training (user, item) pairs) and "catalog_size";
+#: per row, "baseline_rank" (the item's rank in the baseline model's list of the same user).
+Side = Literal["popularity", "in_head", "item_features", "n_train_users", "train_pairs", "catalog_size", "baseline_rank"]
+_SIDE_COLUMNS: dict[str, str] = {
+    "popularity": names.POPULARITY,
+    "in_head": names.IN_HEAD,
+    "n_train_users": names.N_TRAIN_USERS,
+    "train_pairs": names.TRAIN_PAIRS,
+    "catalog_size": names.CATALOG_SIZE,
+    "baseline_rank": names.BASE_RANK,
+}
 
 
 @dataclass(frozen=True)
@@ -50,6 +67,15 @@ class Rows:
     #: 1 for a relevant row, else 0
     relevant: nw.Expr = field(default_factory=lambda: nw.col(names.RELEVANT))
     item: nw.Expr = field(default_factory=lambda: nw.col(names.ITEM))
+    user: nw.Expr = field(default_factory=lambda: nw.col(names.USER))
+    #: 1 on every row (what a running count sums)
+    one: nw.Expr = field(default_factory=lambda: nw.col(names.ONE))
+    #: the internal columns of the item features named by item_features= (side "item_features")
+    item_features: tuple[str, ...] = ()
+
+    def side(self, name: Side) -> nw.Expr:
+        """A side column's value (the term or feature must list it in ``side``)."""
+        return nw.col(_SIDE_COLUMNS[name])
 
     def feature(self, name: str) -> nw.Expr:
         """A row feature's value (the term must list it in ``features``)."""
@@ -68,6 +94,8 @@ class Feature:
 
     name: str
     window: Callable[[Rows, list[str]], nw.Expr]
+    #: the side columns the window reads
+    side: tuple[Side, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -78,6 +106,12 @@ class Term:
     unless ``at_k``); the engine aggregates it by ``agg`` over each list's rows of the domain
     (each summary group's rows for ``level="group"``; a null value is not counted by
     ``n_unique``). A list with no row in the domain gets ``empty``.
+
+    A group-level term with ``per_item`` aggregates in two steps: the value is summed per
+    (group, item), giving each item's count ``c``; then ``per_item(c, group_keys)`` (which may
+    rank the items of the group with a window over ``group_keys``) is summed per group. This
+    is how distributions over items (exposure Gini, entropy, pairwise list overlap) stay linear
+    in the rows.
     """
 
     name: str
@@ -89,6 +123,9 @@ class Term:
     #: the row features (windows) the value reads
     features: tuple[str, ...] = ()
     empty: float = 0.0
+    #: the side columns the value reads (joined onto the domain's rows when asked for)
+    side: tuple[Side, ...] = ()
+    per_item: Callable[[nw.Expr, list[str]], nw.Expr] | None = None
 
     def column(self, k: int | None = None) -> str:
         return names.term_column(self.name, k)
@@ -106,6 +143,8 @@ def declare(*items: Term | Feature) -> None:
         table: dict[str, Any] = TERMS if isinstance(item, Term) else FEATURES
         assert item.name not in table, f"{item.name} is declared twice"
         assert not (isinstance(item, Term) and item.domain == "all" and item.features), f"{item.name}: no window on every row"
+        assert not (isinstance(item, Term) and item.domain == "all" and item.side), f"{item.name}: no side input on every row"
+        assert not (isinstance(item, Term) and item.per_item and item.level != "group"), f"{item.name}: per_item is group-level"
         table[item.name] = item
 
 
@@ -136,10 +175,13 @@ class Metric:
     level: Level = "user"
     #: where a user-level value is defined: "relevant" = for users with a relevant item (null
     #: elsewhere, or 0 under empty_users="zero"); "always" = for every user: its formula holds
-    #: without a relevant item too (precision and hit rate are then 0)
-    defined: Literal["relevant", "always"] = "relevant"
-    #: inputs beyond the frame (side inputs such as "train" or "items"): asking for the metric
-    #: without them raises, naming the argument
+    #: without a relevant item too (precision and hit rate are then 0); "ranked" = for users
+    #: with a recommended item, relevant items or not (a property of the list, such as its
+    #: novelty): null for a user with nothing recommended, who is left out of its mean
+    defined: Literal["relevant", "always", "ranked"] = "relevant"
+    #: inputs beyond the frame: "train", "items", "item_features", "baseline", or "catalog"
+    #: (items=, else the items of train=); asking for the metric without them raises, naming
+    #: the argument
     requires: tuple[str, ...] = ()
     #: larger values are better (report marks the best value of each column by it)
     higher_is_better: bool = True

@@ -1,0 +1,99 @@
+"""The beyond-accuracy metrics at scale: their cost against the accuracy summary and the floor.
+
+    python bench/beyond.py                 # 91k users x 110 rows = 10M rows
+    python bench/beyond.py --users 2000    # quick check
+
+The frame is bench/run.py's (100 recommendations per user out of a catalog of 1,000,003
+items); ``train=`` has 5 interactions per user on items drawn from a power law over the same
+catalog, ``items=`` is the whole catalog with a category (20 values) and a 2-d vector. Times,
+best of --repeat, Polars eager, every default check on:
+
+  floor      plain Polars: one group_by("user_id") sum
+  accuracy   summary(k=[5, 10, 20], metrics=precision, recall, ndcg, ap, rr)
+  list       summary of the per-user beyond metrics: novelty, popularity, long_tail, ild
+             (Hamming over the category), at k = 5, 10, 20
+  cosine     summary of ild with distance="cosine" over the vector
+  group      summary of the group metrics: catalog_coverage, user_coverage, gini, entropy,
+             personalization
+  all        every accuracy and beyond metric in one call
+
+Peers (RecTools, RePlay) are not run here: they compute ILD and personalization pair by pair
+(quadratic in the list length and the users) and need their own environments (see
+tests/peers/make_golden.py); the ratios below are against this machine's floor and recframe's
+own accuracy summary, measured in the same run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import os
+import time
+
+import numpy as np
+import polars as pl
+from run import build
+
+import recframe
+
+KS = [5, 10, 20]
+ACCURACY = ["precision", "recall", "ndcg", "ap", "rr"]
+LIST = ["novelty", "popularity", "long_tail", "ild"]
+GROUP = ["catalog_coverage", "user_coverage", "gini", "entropy", "personalization"]
+CATALOG = 1_000_003  # bench/run.py's item space
+
+
+def side_inputs(users: int, seed: int = 1) -> tuple[pl.DataFrame, pl.DataFrame]:
+    rng = np.random.default_rng(seed)
+    n = 5 * users
+    train = pl.DataFrame(
+        {
+            "user_id": rng.integers(0, users, n, dtype=np.int64),
+            "item_id": (rng.zipf(1.3, n) - 1) % CATALOG,
+        }
+    )
+    item = np.arange(CATALOG, dtype=np.int64)
+    items = pl.DataFrame(
+        {"item_id": item, "category": (item % 20).astype(str), "x": rng.random(CATALOG) + 0.1, "y": rng.random(CATALOG)}
+    )
+    return train, items
+
+
+def best(repeat: int, fn) -> float:
+    times = []
+    for _ in range(repeat):
+        gc.collect()
+        t0 = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t0)
+    return min(times)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--users", type=int, default=91_000)
+    parser.add_argument("--repeat", type=int, default=3)
+    args = parser.parse_args()
+    frame = build(args.users)
+    train, items = side_inputs(args.users)
+    side = {"train": train, "items": items}
+    cases = {
+        "floor": lambda: frame.group_by("user_id").agg(pl.col("relevance").sum()),
+        "accuracy": lambda: recframe.summary(frame, k=KS, metrics=ACCURACY),
+        "list": lambda: recframe.summary(frame, k=KS, metrics=LIST, item_features=["category"], **side),
+        "cosine": lambda: recframe.summary(frame, k=KS, metrics=["ild"], item_features=["x", "y"], distance="cosine", **side),
+        "group": lambda: recframe.summary(frame, k=KS, metrics=GROUP, **side),
+        "all": lambda: recframe.summary(frame, k=KS, metrics=ACCURACY + LIST + GROUP, item_features=["category"], **side),
+    }
+    print(
+        f"{frame.height:,} rows ({args.users:,} users), train {train.height:,} rows, catalog {items.height:,} items; "
+        f"load average {os.getloadavg()[0]:.2f}"
+    )
+    times = {name: best(args.repeat, fn) for name, fn in cases.items()}
+    print(f"{'case':<10} {'seconds':>8} {'x floor':>8} {'x accuracy':>11}")
+    for name, seconds in times.items():
+        print(f"{name:<10} {seconds:8.3f} {seconds / times['floor']:8.1f} {seconds / times['accuracy']:11.2f}")
+
+
+if __name__ == "__main__":
+    main()

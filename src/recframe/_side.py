@@ -1,0 +1,248 @@
+"""The side inputs of the beyond-accuracy metrics, as columns joined onto the rows that read them.
+
+``train=`` gives each item's popularity (its distinct training users), the long-tail head and,
+without ``items=``, the catalog; ``items=`` gives the catalog and the item features of
+``item_features=``; ``baseline=`` names the model whose lists ``intersection`` and
+``unexpectedness`` compare with. Each is joined only onto the rows of the passes whose terms
+read it (the rows ranked within the largest k), never onto the whole frame.
+
+The side frames are checked when the call is made, one small query each (nulls, duplicate
+catalog items, unusable feature values): their problems would otherwise surface as wrong
+numbers, not as errors.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import narwhals as nw
+
+from recframe import _names as n
+from recframe._validate import Spec
+from recframe._validate import _fail as fail
+from recframe.errors import fix, ref
+from recframe.metrics import FEATURES, REGISTRY, TERMS
+
+_ITEM_LEVEL = {"popularity", "in_head", "item_features"}
+_CONSTANTS = {"n_train_users": n.N_TRAIN_USERS, "train_pairs": n.TRAIN_PAIRS, "catalog_size": n.CATALOG_SIZE}
+
+
+@dataclass(frozen=True)
+class SideInputs:
+    """The side frames of one call, renamed to internal names (``USER``, ``ITEM``, features)."""
+
+    train: nw.LazyFrame | None = None
+    items: nw.LazyFrame | None = None
+
+
+def needs_catalog(spec: Spec) -> bool:
+    """Whether the call reads the catalog (coverage, Gini, item features): then a recommended
+    item outside it is an error (see :func:`outside_catalog`)."""
+    return any(r in ("catalog", "items", "item_features") for m in spec.selection.metrics for r in REGISTRY[m].requires)
+
+
+def side_columns(term_names: list[str]) -> set[str]:
+    """The side columns the named terms (and the row features they read) need."""
+    out: set[str] = set()
+    for name in term_names:
+        term = TERMS[name]
+        out.update(term.side)
+        for feature in term.features:
+            out.update(FEATURES[feature].side)
+    return out
+
+
+def renamed(frame: nw.LazyFrame, spec: Spec, arg: str) -> nw.LazyFrame:
+    """train= as (USER, ITEM); items= as (ITEM, the item_features= columns renamed)."""
+    if arg == "train":
+        return frame.select(nw.col(str(spec.columns.user)).alias(n.USER), nw.col(spec.columns.item).alias(n.ITEM))
+    return frame.select(
+        nw.col(spec.columns.item).alias(n.ITEM), *(nw.col(f).alias(n.item_feature(f)) for f in spec.selection.item_features)
+    )
+
+
+def _collect_row(frame: nw.LazyFrame, exprs: list[nw.Expr]) -> dict[str, Any]:
+    return frame.select(*exprs).collect().rows(named=True)[0]
+
+
+def check_train(train: nw.LazyFrame, spec: Spec) -> None:
+    """train= has a user and an item on every row and at least one row (one small query)."""
+    user, item = str(spec.columns.user), spec.columns.item
+    row = _collect_row(
+        train,
+        [
+            nw.len().alias("rows"),
+            nw.col(n.USER).null_count().alias("null_user"),
+            nw.col(n.ITEM).null_count().alias("null_item"),
+            nw.col(n.USER).n_unique().alias("users"),
+        ],
+    )
+    for key, name in (("null_user", user), ("null_item", item)):
+        if row[key]:
+            raise fail(
+                f"column {name!r} of {ref('train')} has {row[key]} null value(s); each training interaction needs a user and an item.",
+                "drop them first, e.g. train.drop_nulls([...]).",
+            )
+    if not row["rows"]:
+        raise fail(f"{ref('train')} has no rows: item popularity and novelty need training interactions.")
+    uses_log_n = any(m in ("novelty",) for m in spec.selection.metrics) and spec.conventions.novelty == "normalized"
+    if uses_log_n and row["users"] < 2:
+        raise fail(
+            f"{fix('novelty', 'normalized')} divides by log2 of the training users, and {ref('train')} has "
+            f"{row['users']} user: the division is undefined.",
+            f"use {fix('novelty', 'self_information')}, or a train= with more users.",
+        )
+
+
+def check_items(items: nw.LazyFrame, spec: Spec, schema: dict[str, Any]) -> None:
+    """items= has one row per item, no null item or feature, and usable feature values."""
+    item = spec.columns.item
+    features = spec.selection.item_features
+    cosine = spec.conventions.distance == "cosine" and "ild" in spec.selection.metrics
+    if cosine:
+        for f in features:
+            if not schema[f].is_numeric() or schema[f] == nw.Boolean:
+                raise fail(
+                    f"column {f!r} of {ref('items')} ({ref('item_features')}) is {schema[f]}, and {fix('distance', 'cosine')} "
+                    "needs numbers (one column per dimension of the item vectors).",
+                    f"pass numeric columns, or {fix('distance', 'hamming')} for categories.",
+                )
+    columns = [n.item_feature(f) for f in features]
+    exprs = [
+        nw.len().alias("rows"),
+        nw.col(n.ITEM).null_count().alias("null_item"),
+        nw.col(n.ITEM).n_unique().alias("distinct"),
+        *(nw.col(c).null_count().alias(f"null:{f}") for f, c in zip(features, columns)),
+    ]
+    checked = items
+    if cosine and columns:
+        finite = [(~nw.col(c).cast(nw.Float64).is_finite()).cast(nw.Int64).alias(f"bad:{f}") for f, c in zip(features, columns)]
+        norm = nw.sum_horizontal(*(nw.col(c).cast(nw.Float64) ** 2 for c in columns))
+        checked = items.with_columns(*finite, (norm == 0).cast(nw.Int64).alias("zero"))
+        exprs += [*(nw.col(f"bad:{f}").sum() for f in features), nw.col("zero").sum()]
+    row = _collect_row(checked, exprs)
+    if row["null_item"]:
+        raise fail(f"column {item!r} of {ref('items')} has {row['null_item']} null value(s).", "drop them first.")
+    if row["distinct"] < row["rows"]:
+        raise fail(
+            f"{ref('items')} has {row['rows']} rows but {row['distinct']} distinct {item!r} values; the catalog needs one "
+            "row per item.",
+            f"keep one row per item, e.g. items.unique(subset=[{item!r}]).",
+        )
+    for f in features:
+        if row[f"null:{f}"]:
+            raise fail(
+                f"column {f!r} of {ref('items')} ({ref('item_features')}) has {row[f'null:{f}']} null value(s); an item "
+                "without a feature value has no distance to the others.",
+                f"fill them first, e.g. items.with_columns(pl.col({f!r}).fill_null('unknown')).",
+            )
+        if row.get(f"bad:{f}"):
+            raise fail(f"column {f!r} of {ref('items')} has {row[f'bad:{f}']} NaN or infinite value(s).", "fill or drop them.")
+    if row.get("zero"):
+        raise fail(
+            f"{ref('items')} has {row['zero']} item(s) whose {ref('item_features')} vector is all zeros, which has no "
+            "cosine distance to anything.",
+            f"give them a non-zero vector, or use {fix('distance', 'hamming')}.",
+        )
+
+
+def _popularity(train: nw.LazyFrame) -> nw.LazyFrame:
+    """ITEM, POPULARITY: the distinct training users of each item."""
+    return train.group_by(n.ITEM).agg(nw.col(n.USER).n_unique().cast(nw.Int64).alias(n.POPULARITY))
+
+
+def constants(spec: Spec, side: SideInputs) -> nw.LazyFrame:
+    """One row: the training users, the distinct training pairs and the catalog size (the
+    columns the side inputs give; null where one is missing)."""
+    parts = []
+    if side.train is not None:
+        parts.append(side.train.select(nw.col(n.USER).n_unique().cast(nw.Int64).alias(n.N_TRAIN_USERS)))
+        parts.append(_popularity(side.train).select(nw.col(n.POPULARITY).sum().cast(nw.Int64).alias(n.TRAIN_PAIRS)))
+    if side.items is not None:
+        parts.append(side.items.select(nw.len().cast(nw.Int64).alias(n.CATALOG_SIZE)))
+    elif side.train is not None:
+        parts.append(_popularity(side.train).select(nw.len().cast(nw.Int64).alias(n.CATALOG_SIZE)))
+    out = parts[0]
+    for part in parts[1:]:
+        out = out.join(part, how="cross")
+    return out
+
+
+def item_table(spec: Spec, side: SideInputs, needs: set[str]) -> nw.LazyFrame:
+    """ITEM, IN_CATALOG (1 for a catalog item, null for a training item outside items=) and the
+    item-level side columns `needs` asks for."""
+    popularity = None
+    if needs & {"popularity", "in_head"} or side.items is None:
+        assert side.train is not None  # the metrics' requires made sure of it
+        popularity = _popularity(side.train)
+        if "in_head" in needs:
+            popularity = popularity.join(_head(spec, popularity), on=n.POPULARITY, how="left")
+    if side.items is None:
+        assert popularity is not None
+        return popularity.with_columns(nw.lit(1).cast(nw.Int64).alias(n.IN_CATALOG))
+    features = [n.item_feature(f) for f in spec.selection.item_features]
+    out = side.items.select(n.ITEM, *features).with_columns(nw.lit(1).cast(nw.Int64).alias(n.IN_CATALOG))
+    if popularity is None:
+        return out
+    # training items outside items= are not in the catalog, but they have a popularity
+    out = out.join(popularity, on=n.ITEM, how="full")
+    return out.with_columns(nw.coalesce(nw.col(n.ITEM), nw.col(f"{n.ITEM}_right")).alias(n.ITEM)).drop(f"{n.ITEM}_right")
+
+
+def _head(spec: Spec, popularity: nw.LazyFrame) -> nw.LazyFrame:
+    """POPULARITY, IN_HEAD per distinct popularity value: an item is in the head when the items
+    strictly more popular than it hold less than ``head_share`` of the training pairs (so the
+    most popular item always is, and items of equal popularity are never split)."""
+    levels = popularity.group_by(n.POPULARITY).agg(nw.col(n.POPULARITY).sum().alias("__rf_level"))
+    levels = levels.with_columns((-nw.col(n.POPULARITY)).alias("__rf_neg"))
+    levels = levels.with_columns(nw.col("__rf_level").cum_sum().over(order_by="__rf_neg").alias("__rf_through"))
+    total = popularity.select(nw.col(n.POPULARITY).sum().alias("__rf_total"))
+    before = nw.col("__rf_through") - nw.col("__rf_level")
+    return levels.join(total, how="cross").select(
+        n.POPULARITY, (before < spec.selection.head_share * nw.col("__rf_total")).cast(nw.Int64).alias(n.IN_HEAD)
+    )
+
+
+def is_baseline(spec: Spec) -> nw.Expr:
+    """The rows of the baseline model (a string, as the CLI gives it, matches the key's text)."""
+    model, value = nw.col(spec.columns.model_keys[0]), spec.selection.baseline
+    return (model.cast(nw.String) if isinstance(value, str) else model) == value
+
+
+def baseline_table(lf: nw.LazyFrame, spec: Spec) -> nw.LazyFrame:
+    """The baseline model's lists within the largest k: the other list keys, USER, ITEM, BASE_RANK."""
+    model = spec.columns.model_keys[0]
+    others = [c for c in spec.columns.list_keys if c != model]
+    top = max(spec.selection.ks)
+    rows = lf.filter(is_baseline(spec) & (nw.col(n.RANK) <= top).fill_null(False))
+    return rows.select(*others, n.USER, n.ITEM, nw.col(n.RANK).alias(n.BASE_RANK))
+
+
+def join(part: nw.LazyFrame, spec: Spec, side: SideInputs, needs: set[str], lf: nw.LazyFrame) -> nw.LazyFrame:
+    """`part` (rows of one pass) with the side columns `needs` asks for; with the catalog flag
+    when the call reads the catalog. `lf` is the whole prepared frame (the baseline's lists)."""
+    item_level = needs & _ITEM_LEVEL
+    if item_level or needs_catalog(spec):
+        table = item_table(spec, side, item_level)
+        part = part.join(table, on=n.ITEM, how="left")
+        fills = {n.POPULARITY: 0, n.IN_HEAD: 0}
+        part = part.with_columns(nw.col(c).fill_null(v) for c, v in fills.items() if c in table.columns)
+    wanted = [c for name, c in _CONSTANTS.items() if name in needs]
+    if wanted:
+        part = part.join(constants(spec, side).select(*wanted), how="cross")
+    if "baseline_rank" in needs:
+        on = [*(c for c in spec.columns.list_keys if c != spec.columns.model_keys[0]), n.USER, n.ITEM]
+        part = part.join(baseline_table(lf, spec), on=on, how="left")
+    return part
+
+
+def outside_catalog(spec: Spec) -> tuple[dict[str, nw.Expr], list[nw.Expr]]:
+    """The row flag and per-list counts of the catalog check: rows ranked within the largest k
+    whose item is not in the catalog (items=, else the items of train=)."""
+    top = max(spec.selection.ks)
+    flag = (nw.col(n.RANK) <= top).fill_null(False) & nw.col(n.IN_CATALOG).is_null()
+    return (
+        {n.OUTSIDE_CATALOG: flag.cast(nw.Int64), n.OUTSIDE_ITEM: nw.when(flag).then(nw.col(n.ITEM)).otherwise(None)},
+        [nw.col(n.OUTSIDE_CATALOG).sum(), nw.col(n.OUTSIDE_ITEM).min()],
+    )

@@ -1,0 +1,298 @@
+"""Beyond accuracy: novelty, popularity, long tail, diversity and overlap of each list; coverage,
+exposure concentration and personalization of each model.
+
+Every value reads the rows ranked within k (``n`` below: the items of a list ranked <= k) and,
+where it says so, a side input: ``train=`` (the popularity u(i) of item i = its distinct
+training users; N = the training users; P = the distinct training (user, item) pairs),
+``items=`` (the catalog, of size n_cat, and the features of ``item_features=``) or
+``baseline=`` (a model's lists). Pairwise quantities are computed from running counts and item
+counts, never from pairs, so the cost stays linear in the rows.
+
+User-level (a value per list, averaged by ``summary``; null for a user with nothing
+recommended, who is left out of its mean):
+
+- ``novelty@k`` = (1/n) * sum over i ranked <= k of -log2(max(u(i), 1) / N), divided by
+  log2(N) under ``novelty="normalized"``.
+- ``popularity@k`` = (1/n) * sum of u(i) (``popularity="share"``: of u(i) / P).
+- ``long_tail@k`` = the share of the n items outside the head, the head being the most popular
+  items that, taken in decreasing popularity, come before ``head_share`` (default 0.2) of the
+  training pairs is reached (items of equal popularity fall on the same side).
+- ``ild@k`` = the mean distance over the n(n-1)/2 pairs of items ranked <= k (0 when n < 2),
+  by ``distance``.
+- ``intersection@k`` = |top k ∩ the baseline's top k| / n (RecTools' Intersection);
+  ``unexpectedness@k`` = 1 - |top k ∩ the baseline's top k| / k (RePlay's Unexpectedness).
+
+Group-level (a value per ``summary`` group, from every list of the group; c(i) = the lists of
+the group that rank item i <= k, C = sum of c(i)):
+
+- ``catalog_coverage@k`` = |{i : c(i) > 0}| / n_cat.
+- ``user_coverage@k`` = the share of the group's lists with an item ranked <= k;
+  ``user_coverage_full@k`` = the share with k of them.
+- ``gini@k`` = sum over the n_cat catalog items, in increasing c, of (2j - n_cat - 1) c(j) /
+  (n_cat * C): 0 when every catalog item is recommended equally often, (n_cat - 1) / n_cat
+  when one item takes every slot.
+- ``entropy@k`` = -sum over recommended items of (c(i)/C) log2(c(i)/C) (MS Recommenders'
+  distributional coverage).
+- ``personalization@k`` = 1 - (sum over items of c(i)(c(i)-1)/2) / (U(U-1)/2 * k), U the lists
+  with an item ranked <= k: one minus the mean overlap of two users' top k, as a share of k.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import narwhals as nw
+
+from recframe import _names as names
+from recframe._names import POSITION
+from recframe.conventions import Conventions
+from recframe.metrics._registry import Feature, Metric, Rows, Term, at_least_one, col, declare, position_cut
+
+
+def _k(k: int | None) -> int:
+    assert k is not None  # at_k terms are always called with a cut-off
+    return k
+
+
+def _within(rows: Rows, k: int | None, value: nw.Expr | float) -> nw.Expr:
+    return nw.when(rows.rank <= position_cut(_k(k))).then(value).otherwise(0.0)
+
+
+def _before(rows: Rows, keys: list[str], *partition: str) -> nw.Expr:
+    """The rows of the same list (and the same `partition` values) ranked before this one."""
+    return rows.one.cum_sum().over(*keys, *partition, order_by=POSITION) - 1
+
+
+def _distance_before(rows: Rows, keys: list[str]) -> nw.Expr:
+    """The sum of this item's distances to the items ranked before it in its list."""
+    earlier = _before(rows, keys)
+    features = rows.item_features
+    if rows.conventions.distance == "cosine":
+        # unit vectors u: the sum of u . u_j over earlier j = u . (running sum of u) - u . u
+        length = nw.sum_horizontal(*(nw.col(f).cast(nw.Float64) ** 2 for f in features)).sqrt()
+        units = [nw.col(f).cast(nw.Float64) / length for f in features]
+        dots = [u * (u.cum_sum().over(*keys, order_by=POSITION) - u) for u in units]
+        return earlier - nw.sum_horizontal(*dots)
+    # Hamming: per feature, the earlier items minus the earlier items with the same value
+    return nw.sum_horizontal(*(earlier - _before(rows, keys, f) for f in features))
+
+
+def _self_information(rows: Rows) -> nw.Expr:
+    users = rows.side("popularity").clip(lower_bound=1).cast(nw.Float64)
+    return rows.side("n_train_users").cast(nw.Float64).log(2) - users.log(2)
+
+
+def _distinct_within(
+    name: str,
+    value: Callable[[Rows], nw.Expr],
+    also: Callable[[Rows, int], nw.Expr] | None = None,
+    features: tuple[str, ...] = (),
+) -> Term:
+    """A group-level count of the distinct values among the rows ranked <= k (and `also`):
+    null elsewhere, which a group-level n_unique does not count."""
+
+    def within(r: Rows, k: int | None) -> nw.Expr:
+        inside = r.rank <= position_cut(_k(k))
+        return nw.when(inside & also(r, _k(k)) if also else inside).then(value(r))
+
+    return Term(name, "top_k", within, at_k=True, agg="n_unique", level="group", features=features)
+
+
+def _exposures(name: str, per_item: Callable[[nw.Expr, list[str]], nw.Expr] | None = None) -> Term:
+    """A group-level sum over the rows ranked <= k: their number, or with `per_item`, a
+    function of each item's count c summed over the items."""
+    return Term(name, "top_k", lambda r, k: _within(r, k, 1.0), at_k=True, level="group", per_item=per_item)
+
+
+declare(
+    Feature("distance_before", _distance_before, side=("item_features",)),
+    # 1, 2, 3, ... down each list's rows ranked within the largest k
+    Feature("list_position", lambda rows, keys: rows.one.cum_sum().over(*keys, order_by=POSITION)),
+)
+
+declare(
+    # user level: sums over the items ranked <= k
+    Term(
+        "novelty_sum@", "top_k", lambda r, k: _within(r, k, _self_information(r)), at_k=True, side=("popularity", "n_train_users")
+    ),
+    Term("n_train_users", "side", lambda r, k: r.side("n_train_users"), side=("n_train_users",)),
+    Term(
+        "popularity_sum@",
+        "top_k",
+        lambda r, k: _within(r, k, r.side("popularity").cast(nw.Float64)),
+        at_k=True,
+        side=("popularity",),
+    ),
+    Term("train_pairs", "side", lambda r, k: r.side("train_pairs"), side=("train_pairs",)),
+    Term("tail@", "top_k", lambda r, k: _within(r, k, 1 - r.side("in_head")), at_k=True, side=("in_head",)),
+    Term(
+        "distance_sum@",
+        "top_k",
+        lambda r, k: _within(r, k, r.feature("distance_before")),
+        at_k=True,
+        features=("distance_before",),
+    ),
+    Term(
+        "baseline_hits@",
+        "top_k",
+        lambda r, k: _within(r, k, (r.side("baseline_rank") <= _k(k)).fill_null(False).cast(nw.Float64)),
+        at_k=True,
+        side=("baseline_rank",),
+    ),
+    # group level
+    Term("catalog_size", "side", lambda r, k: r.side("catalog_size"), level="group", side=("catalog_size",)),
+    _distinct_within("recommended_items@", lambda r: r.item),
+    _distinct_within("served_users@", lambda r: r.user),
+    # the list's k-th row is ranked <= k: k items within the top k
+    _distinct_within("full_users@", lambda r: r.user, lambda r, k: r.feature("list_position") == k, ("list_position",)),
+    _exposures("exposures@"),
+    # c(i) times i's place among the group's items by decreasing c (ties: any order, the sum is
+    # the same); items never recommended come last and add 0
+    _exposures("exposure_rank_sum@", lambda c, keys: c * c.rank("ordinal", descending=True).over(*keys).cast(nw.Float64)),
+    _exposures("exposure_c_log_c@", lambda c, keys: nw.when(c > 0).then(c * c.log(2)).otherwise(0.0)),
+    _exposures("shared_pairs@", lambda c, keys: c * (c - 1) / 2),
+)
+
+
+def _per_item_mean(term: str, k: int | None) -> nw.Expr:
+    """A sum over the items ranked <= k, over their number (null for an empty top k)."""
+    n = col("retrieved@", k)
+    return nw.when(n > 0).then(col(term, k) / at_least_one(n)).otherwise(None)
+
+
+def _novelty(k: int | None, o: Conventions) -> nw.Expr:
+    value = _per_item_mean("novelty_sum@", k)
+    if o.novelty == "normalized":
+        return value / col("n_train_users").cast(nw.Float64).log(2)
+    return value
+
+
+def _popularity(k: int | None, o: Conventions) -> nw.Expr:
+    value = _per_item_mean("popularity_sum@", k)
+    return value / col("train_pairs") if o.popularity == "share" else value
+
+
+def _ild(k: int | None, o: Conventions) -> nw.Expr:
+    n = col("retrieved@", k)
+    return nw.when(n > 1).then(col("distance_sum@", k) / at_least_one(n * (n - 1) / 2)).otherwise(0.0)
+
+
+def _gini(k: int | None, o: Conventions) -> nw.Expr:
+    n_cat, total = col("catalog_size"), col("exposures@", k)
+    value = (n_cat + 1) / n_cat - 2 * col("exposure_rank_sum@", k) / (n_cat * total)
+    return nw.when(total > 0).then(value).otherwise(None)
+
+
+def _entropy(k: int | None, o: Conventions) -> nw.Expr:
+    total = col("exposures@", k)
+    return nw.when(total > 0).then(total.log(2) - col("exposure_c_log_c@", k) / at_least_one(total)).otherwise(None)
+
+
+def _personalization(k: int | None, o: Conventions) -> nw.Expr:
+    served = col("served_users@", k)
+    pairs = served * (served - 1) / 2
+    return nw.when(served > 1).then(1 - col("shared_pairs@", k) / (at_least_one(pairs) * _k(k))).otherwise(None)
+
+
+def _share_of_lists(term: str, k: int | None) -> nw.Expr:
+    return col(term, k) / at_least_one(nw.col(names.N_LISTS))
+
+
+NOVELTY = Metric(
+    name="novelty",
+    terms=lambda o: ("novelty_sum@", "retrieved@", *(("n_train_users",) if o.novelty == "normalized" else ())),
+    finish=_novelty,
+    defined="ranked",
+    requires=("train",),
+)
+POPULARITY = Metric(
+    name="popularity",
+    terms=lambda o: ("popularity_sum@", "retrieved@", *(("train_pairs",) if o.popularity == "share" else ())),
+    finish=_popularity,
+    defined="ranked",
+    requires=("train",),
+    higher_is_better=False,
+)
+LONG_TAIL = Metric(
+    name="long_tail",
+    terms=lambda o: ("tail@", "retrieved@"),
+    finish=lambda k, o: _per_item_mean("tail@", k),
+    defined="ranked",
+    requires=("train",),
+)
+ILD = Metric(
+    name="ild",
+    terms=lambda o: ("distance_sum@", "retrieved@"),
+    finish=_ild,
+    defined="ranked",
+    requires=("items", "item_features"),
+)
+INTERSECTION = Metric(
+    name="intersection",
+    terms=lambda o: ("baseline_hits@", "retrieved@"),
+    finish=lambda k, o: _per_item_mean("baseline_hits@", k),
+    defined="ranked",
+    requires=("baseline",),
+    higher_is_better=False,
+)
+UNEXPECTEDNESS = Metric(
+    name="unexpectedness",
+    terms=lambda o: ("baseline_hits@",),
+    finish=lambda k, o: 1 - col("baseline_hits@", k) / _k(k),
+    defined="ranked",
+    requires=("baseline",),
+)
+CATALOG_COVERAGE = Metric(
+    name="catalog_coverage",
+    terms=lambda o: ("recommended_items@", "catalog_size"),
+    finish=lambda k, o: col("recommended_items@", k) / col("catalog_size"),
+    level="group",
+    requires=("catalog",),
+)
+USER_COVERAGE = Metric(
+    name="user_coverage",
+    terms=lambda o: ("served_users@",),
+    finish=lambda k, o: _share_of_lists("served_users@", k),
+    level="group",
+)
+USER_COVERAGE_FULL = Metric(
+    name="user_coverage_full",
+    terms=lambda o: ("full_users@",),
+    finish=lambda k, o: _share_of_lists("full_users@", k),
+    level="group",
+)
+GINI = Metric(
+    name="gini",
+    terms=lambda o: ("exposures@", "exposure_rank_sum@", "catalog_size"),
+    finish=_gini,
+    level="group",
+    requires=("catalog",),
+    higher_is_better=False,
+)
+ENTROPY = Metric(
+    name="entropy",
+    terms=lambda o: ("exposures@", "exposure_c_log_c@"),
+    finish=_entropy,
+    level="group",
+)
+PERSONALIZATION = Metric(
+    name="personalization",
+    terms=lambda o: ("served_users@", "shared_pairs@"),
+    finish=_personalization,
+    level="group",
+)
+
+BEYOND_ACCURACY = (
+    NOVELTY,
+    POPULARITY,
+    LONG_TAIL,
+    ILD,
+    INTERSECTION,
+    UNEXPECTEDNESS,
+    CATALOG_COVERAGE,
+    USER_COVERAGE,
+    USER_COVERAGE_FULL,
+    GINI,
+    ENTROPY,
+    PERSONALIZATION,
+)

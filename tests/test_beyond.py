@@ -1,0 +1,398 @@
+"""Beyond accuracy: hand-worked examples per metric, the peers' published examples, property
+tests against the pair-by-pair reference on every backend, and the errors of the side inputs."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import polars as pl
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import recframe
+import reference
+from conftest import BACKENDS, to_polars
+from recframe import RecframeError
+
+# Two users' lists: user 1 gets a, b, c; user 2 gets a, d (and has a relevant item e that
+# was not recommended).
+FRAME = pl.DataFrame(
+    {
+        "user_id": [1, 1, 1, 2, 2, 2],
+        "item_id": ["a", "b", "c", "a", "d", "e"],
+        "rank": [1, 2, 3, 1, 2, None],
+        "relevance": [1, 0, 1, 0, 1, 1],
+    }
+)
+# 4 training users; a has 3 of them, b and c one each, d and e none (cold items)
+TRAIN = pl.DataFrame({"user_id": [1, 2, 3, 3, 4], "item_id": ["a", "a", "a", "b", "c"]})
+ITEMS = pl.DataFrame(
+    {
+        "item_id": ["a", "b", "c", "d", "e"],
+        "genre": ["x", "x", "y", "y", "z"],
+        "v1": [1.0, 0.0, 1.0, 0.0, 1.0],
+        "v2": [0.0, 1.0, 1.0, 1.0, 0.0],
+    }
+)
+
+
+def values(out: Any, column: str) -> list[float]:
+    return to_polars(out).sort("user_id")[column].to_list()
+
+
+# ------------------------------------------------------------------------ hand-worked examples
+
+
+def test_novelty_is_the_mean_self_information_of_the_top_k() -> None:
+    out = recframe.per_user(FRAME, k=[2, 3], metrics=["novelty"], train=TRAIN)
+    # -log2(3/4) for a, -log2(1/4) = 2 for b, c and for cold d (counted as one user)
+    a, rare = -math.log2(3 / 4), 2.0
+    assert values(out, "novelty@2") == pytest.approx([(a + rare) / 2, (a + rare) / 2], abs=1e-12)
+    assert values(out, "novelty@3") == pytest.approx([(a + 2 * rare) / 3, (a + rare) / 2], abs=1e-12)
+    normalized = recframe.per_user(FRAME, k=2, metrics=["novelty"], train=TRAIN, novelty="normalized")
+    assert values(normalized, "novelty@2") == pytest.approx([(a + rare) / 2 / 2] * 2, abs=1e-12)  # / log2(4)
+
+
+def test_popularity_is_the_mean_training_users_of_the_top_k() -> None:
+    out = recframe.per_user(FRAME, k=[2, 3], metrics=["popularity"], train=TRAIN)
+    assert values(out, "popularity@2") == [2.0, 1.5]  # (3 + 1) / 2, (3 + 0) / 2
+    assert values(out, "popularity@3") == pytest.approx([5 / 3, 1.5])
+    share = recframe.per_user(FRAME, k=2, metrics=["popularity"], train=TRAIN, popularity="share")
+    assert values(share, "popularity@2") == pytest.approx([2.0 / 5, 1.5 / 5])  # 5 training pairs
+
+
+def test_long_tail_counts_the_items_outside_the_head() -> None:
+    # 5 training pairs: a holds 3; the head is what comes before 20% (1 pair) is reached: a
+    out = recframe.per_user(FRAME, k=[2, 3], metrics=["long_tail"], train=TRAIN)
+    assert values(out, "long_tail@2") == [0.5, 0.5]  # b (tail), d (cold: tail)
+    assert values(out, "long_tail@3") == pytest.approx([2 / 3, 0.5])
+    # a head of 70%: before b and c (tied at 1 user each) 3 pairs = 60% < 70%, so both join
+    wide = recframe.per_user(FRAME, k=3, metrics=["long_tail"], train=TRAIN, head_share=0.7)
+    assert values(wide, "long_tail@3") == [0.0, 0.5]
+
+
+def test_ild_hamming_and_cosine() -> None:
+    out = recframe.per_user(FRAME, k=[1, 2, 3], metrics=["ild"], items=ITEMS, item_features="genre")
+    assert values(out, "ild@1") == [0.0, 0.0]  # one item: no pair
+    assert values(out, "ild@2") == [0.0, 1.0]  # a, b both x; a x, d y
+    assert values(out, "ild@3") == pytest.approx([2 / 3, 1.0])  # pairs ab 0, ac 1, bc 1
+    both = recframe.per_user(FRAME, k=3, metrics=["ild"], items=ITEMS, item_features=["genre", "v1"])
+    # genre and v1 differ: ab 0+1, ac 1+0, bc 1+1
+    assert values(both, "ild@3") == pytest.approx([4 / 3, 2.0])
+    cosine = recframe.per_user(FRAME, k=3, metrics=["ild"], items=ITEMS, item_features=["v1", "v2"], distance="cosine")
+    # a = (1, 0), b = (0, 1), c = (1, 1), d = (0, 1): ab 1, ac and bc 1 - 1/sqrt(2)
+    assert values(cosine, "ild@3") == pytest.approx([(1 + 2 * (1 - 1 / math.sqrt(2))) / 3, 1.0], abs=1e-12)
+
+
+def test_intersection_and_unexpectedness_against_a_baseline_model() -> None:
+    base = FRAME.filter(pl.col("rank").is_not_null()).with_columns(pl.lit("pop").alias("model"))
+    other = pl.DataFrame(
+        {"model": "knn", "user_id": [1, 1, 1, 2], "item_id": ["c", "a", "z", "q"], "rank": [1, 2, 3, 1], "relevance": 0}
+    )
+    recs = pl.concat([base, other.cast(base.schema)], how="diagonal")
+    out = recframe.per_user(recs, k=[2, 3], metrics=["intersection", "unexpectedness"], by="model", baseline="pop")
+    rows = {(r["model"], r["user_id"]): r for r in out.iter_rows(named=True)}
+    # knn user 1 top 2: c, a; pop's top 2: a, b -> a shared; top 3: c, a, z vs a, b, c -> 2
+    assert rows[("knn", 1)]["intersection@2"] == 0.5 and rows[("knn", 1)]["unexpectedness@2"] == 0.5
+    assert rows[("knn", 1)]["intersection@3"] == pytest.approx(2 / 3)
+    assert rows[("knn", 1)]["unexpectedness@3"] == pytest.approx(1 / 3)
+    assert rows[("knn", 2)]["intersection@2"] == 0.0 and rows[("knn", 2)]["unexpectedness@2"] == 1.0
+    # unexpectedness divides by k (RePlay): pop's user 2 has 2 items in its top 3
+    assert rows[("pop", 2)]["intersection@3"] == 1.0 and rows[("pop", 2)]["unexpectedness@3"] == pytest.approx(1 / 3)
+
+
+def test_group_metrics_worked_by_hand() -> None:
+    out = recframe.summary(
+        FRAME,
+        k=[2, 3],
+        metrics=["catalog_coverage", "user_coverage", "user_coverage_full", "gini", "entropy", "personalization"],
+        items=ITEMS,
+    ).row(0, named=True)
+    # top 2: a twice, b, d; top 3 adds c. Catalog of 5 items.
+    assert out["catalog_coverage@2"] == pytest.approx(3 / 5) and out["catalog_coverage@3"] == pytest.approx(4 / 5)
+    assert out["user_coverage@2"] == 1.0 and out["user_coverage_full@2"] == 1.0
+    assert out["user_coverage_full@3"] == 0.5  # user 2 has two items
+    # top 2 exposures sorted over the catalog: c 0, e 0, b 1, d 1, a 2 (total 4)
+    gini = sum((2 * j - 5 - 1) * c for j, c in enumerate([0, 0, 1, 1, 2], 1)) / (5 * 4)
+    assert out["gini@2"] == pytest.approx(gini, abs=1e-12)
+    assert out["entropy@2"] == pytest.approx(1.5)  # p = 1/2, 1/4, 1/4
+    assert out["personalization@2"] == pytest.approx(1 - 1 / 2)  # the users share a, out of k = 2
+    assert out["personalization@3"] == pytest.approx(1 - 1 / 3)
+
+
+def test_gini_extremes() -> None:
+    catalog = pl.DataFrame({"item_id": ["a", "b", "c", "d"]})
+    same = pl.DataFrame({"user_id": [1, 2, 3], "item_id": ["a", "a", "a"], "rank": [1, 1, 1], "relevance": [1, 1, 1]})
+    spread = same.with_columns(pl.Series("item_id", ["a", "b", "c"]))
+    flat = pl.concat([spread, pl.DataFrame({"user_id": [4], "item_id": ["d"], "rank": [1], "relevance": [1]})])
+    assert recframe.summary(same, k=1, metrics=["gini"], items=catalog)["gini@1"][0] == pytest.approx(3 / 4)
+    assert recframe.summary(flat, k=1, metrics=["gini"], items=catalog)["gini@1"][0] == pytest.approx(0.0, abs=1e-12)
+
+
+# ------------------------------------------------------------------------ the peers' examples
+
+
+def test_rectools_mean_inv_user_freq_docstring_example() -> None:
+    # RecTools' MeanInvUserFreq docstring: reco and prev_interactions, values at k = 1 and 3
+    reco = pl.DataFrame({"user_id": [1, 2, 2, 3, 3], "item_id": [3, 2, 3, 1, 2], "rank": [1, 1, 2, 1, 2], "relevance": 1})
+    prev = pl.DataFrame({"user_id": [1, 1, 2, 3], "item_id": [1, 2, 1, 1]})
+    out = recframe.per_user(reco, k=[1, 3], metrics=["novelty"], train=prev)
+    assert values(out, "novelty@1") == pytest.approx([1.5849625, 1.5849625, 0.0], abs=1e-7)
+    assert values(out, "novelty@3") == pytest.approx([1.5849625, 1.5849625, 0.79248125], abs=1e-7)
+
+
+def test_rectools_intra_list_diversity_docstring_example() -> None:
+    # RecTools' IntraListDiversity docstring, with its Hamming distance (features that differ)
+    reco = pl.DataFrame({"user_id": [1, 1, 1, 2, 2], "item_id": [1, 2, 3, 1, 4], "rank": [1, 2, 3, 1, 2], "relevance": 1})
+    features = pl.DataFrame({"item_id": [1, 2, 3, 4], "feature_1": [0, 0, 1, 0], "feature_2": [0, 1, 1, 0]})
+    out = recframe.per_user(reco, k=[1, 2, 3], metrics=["ild"], items=features, item_features=["feature_1", "feature_2"])
+    assert values(out, "ild@1") == [0.0, 0.0]
+    assert values(out, "ild@2") == [1.0, 0.0]
+    assert values(out, "ild@3") == pytest.approx([1.33333333, 0.0])
+
+
+# ------------------------------------------------------------------------ counting and users
+
+
+def test_a_user_with_nothing_recommended_is_left_out_of_list_metrics() -> None:
+    unranked = pl.concat([FRAME, pl.DataFrame({"user_id": [3], "item_id": ["a"], "rank": [None], "relevance": [1]})])
+    per_user = recframe.per_user(unranked, k=2, metrics=["novelty", "precision"], train=TRAIN)
+    assert per_user.filter(pl.col("user_id") == 3)["novelty@2"].to_list() == [None]
+    out = recframe.summary(unranked, k=2, metrics=["novelty", "precision"], train=TRAIN).row(0, named=True)
+    # novelty averages the two users with a list; precision counts user 3 too (0 there)
+    assert out["n_users"] == 2 and out["n_users_precision"] == 3
+    assert out["novelty@2"] == pytest.approx((-math.log2(3 / 4) + 2) / 2)
+    assert out["precision@2"] == pytest.approx((0.5 + 0.5 + 0) / 3)
+    # user coverage counts every list: user 3 has none
+    cover = recframe.summary(unranked, k=2, metrics=["user_coverage"]).row(0, named=True)
+    assert cover["user_coverage@2"] == pytest.approx(2 / 3)
+
+
+def test_group_metrics_follow_by_and_users() -> None:
+    two = pl.concat([FRAME.with_columns(model=pl.lit("A")), FRAME.filter(pl.col("user_id") == 1).with_columns(model=pl.lit("B"))])
+    out = recframe.summary(two, k=2, metrics=["catalog_coverage", "user_coverage"], by="model", train=TRAIN, items=ITEMS)
+    assert out["catalog_coverage@2"].to_list() == pytest.approx([3 / 5, 2 / 5])
+    # users= without user 2 and unlisted users dropped: user 2's items leave the coverage
+    users = pl.DataFrame({"user_id": [1]})
+    only = recframe.summary(FRAME, k=2, metrics=["catalog_coverage"], items=ITEMS, users=users, unlisted_users="drop")
+    assert only["catalog_coverage@2"].to_list() == pytest.approx([2 / 5])
+
+
+def test_the_catalog_without_items_is_the_training_items() -> None:
+    recs = FRAME.filter(pl.col("item_id").is_in(["a", "b", "c"]))
+    out = recframe.summary(recs, k=3, metrics=["catalog_coverage", "gini"], train=TRAIN).row(0, named=True)
+    assert out["catalog_coverage@3"] == 1.0  # a, b, c: every training item
+    # exposures a 2, b 1, c 1 over 3 items: (2*1-4)*1 + (2*2-4)*1 + (2*3-4)*2 = 2, / (3 * 4)
+    assert out["gini@3"] == pytest.approx(2 / 12)
+
+
+def test_summary_is_the_mean_of_per_user_for_list_metrics() -> None:
+    kwargs: dict[str, Any] = {"k": 3, "metrics": ["novelty", "long_tail", "ild"], "train": TRAIN, "items": ITEMS}
+    kwargs["item_features"] = "genre"
+    per_user = recframe.per_user(FRAME, **kwargs)
+    out = recframe.summary(FRAME, **kwargs)
+    for column in ("novelty@3", "long_tail@3", "ild@3"):
+        assert out[column][0] == pytest.approx(per_user[column].mean(), abs=1e-12)
+
+
+# ------------------------------------------------------------------------ against the reference
+
+ITEM_POOL = [f"i{j}" for j in range(8)]
+
+
+@st.composite
+def beyond_cases(draw: st.DrawFn) -> dict[str, Any]:
+    models = draw(st.sampled_from([["A"], ["A", "B"]]))
+    n_users = draw(st.integers(1, 5))
+    rows, lists = [], {}
+    for model in models:
+        for user in range(n_users):
+            items = draw(st.lists(st.sampled_from(ITEM_POOL), unique=True, max_size=6))
+            lists[(model, user)] = items
+            for position, item in enumerate(items, 1):
+                rows.append(
+                    {
+                        "model": model,
+                        "user_id": user,
+                        "item_id": item,
+                        "rank": position,
+                        "relevance": draw(st.sampled_from([0, 1])),
+                    }
+                )
+            if not items:  # a user with nothing recommended: a relevant item, not ranked
+                rows.append({"model": model, "user_id": user, "item_id": "i0", "rank": None, "relevance": 1})
+    train = draw(st.lists(st.tuples(st.integers(0, 6), st.sampled_from(ITEM_POOL)), min_size=1, max_size=25))
+    genres = draw(st.lists(st.sampled_from(["x", "y", "z"]), min_size=8, max_size=8))
+    vectors = draw(st.lists(st.tuples(st.integers(0, 3), st.integers(1, 3)), min_size=8, max_size=8))
+    return {
+        "frame": pl.DataFrame(
+            rows, schema={"model": pl.String, "user_id": pl.Int64, "item_id": pl.String, "rank": pl.Int64, "relevance": pl.Int64}
+        ),
+        "lists": lists,
+        "train": train,
+        "items": pl.DataFrame(
+            {"item_id": ITEM_POOL, "genre": genres, "v1": [float(a) for a, _ in vectors], "v2": [float(b) for _, b in vectors]}
+        ),
+        "k": draw(st.sampled_from([1, 2, 3, 5])),
+        "novelty": draw(st.sampled_from(["self_information", "normalized"])),
+        "popularity": draw(st.sampled_from(["count", "share"])),
+        "distance": draw(st.sampled_from(["hamming", "cosine"])),
+        "head_share": draw(st.sampled_from([0.2, 0.5, 0.9])),
+        "baseline": models[0],
+    }
+
+
+@pytest.mark.parametrize("backend", list(BACKENDS))
+def test_beyond_accuracy_matches_the_reference(backend: str) -> None:
+    convert = BACKENDS[backend]
+
+    @settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+    @given(beyond_cases())
+    def run(case: dict[str, Any]) -> None:
+        train_users = {u for u, _ in case["train"]}
+        if case["novelty"] == "normalized" and len(train_users) < 2:
+            case["novelty"] = "self_information"
+        features = ["genre"] if case["distance"] == "hamming" else ["v1", "v2"]
+        items = case["items"]
+        want_users, want_groups = reference.beyond(
+            case["lists"],
+            case["train"],
+            {r["item_id"]: tuple(r[f] for f in features) for r in items.iter_rows(named=True)},
+            case["k"],
+            novelty=case["novelty"],
+            popularity=case["popularity"],
+            distance_kind=case["distance"],
+            head_share=case["head_share"],
+            baseline=case["baseline"],
+        )
+        train = pl.DataFrame(case["train"], schema={"user_id": pl.Int64, "item_id": pl.String}, orient="row")
+        options = {
+            "k": case["k"],
+            "by": "model",
+            "train": convert(train),
+            "items": convert(items),
+            "item_features": features,
+            "baseline": case["baseline"],
+            "novelty": case["novelty"],
+            "popularity": case["popularity"],
+            "distance": case["distance"],
+            "head_share": case["head_share"],
+        }
+        k = case["k"]
+        got = to_polars(recframe.per_user(convert(case["frame"]), metrics=list(reference.BEYOND_USER), **options))
+        seen = set()
+        for row in got.iter_rows(named=True):
+            key = (row["model"], row["user_id"])
+            seen.add(key)
+            for metric in reference.BEYOND_USER:
+                want, value = want_users[key][metric], row[f"{metric}@{k}"]
+                assert (value is None) == (want is None) and (want is None or value == pytest.approx(want, abs=1e-9)), (
+                    key,
+                    metric,
+                    value,
+                    want,
+                )
+        assert seen == {key for key, items in case["lists"].items() if items}  # nothing recommended: no row
+        summary = to_polars(recframe.summary(convert(case["frame"]), metrics=list(reference.BEYOND_GROUP), **options))
+        for row in summary.iter_rows(named=True):
+            for metric in reference.BEYOND_GROUP:
+                want, value = want_groups[row["model"]][metric], row[f"{metric}@{k}"]
+                assert (value is None) == (want is None) and (want is None or value == pytest.approx(want, abs=1e-9)), (
+                    row["model"],
+                    metric,
+                    value,
+                    want,
+                )
+
+    run()
+
+
+# ------------------------------------------------------------------------ errors
+
+
+@pytest.mark.parametrize(
+    ("metric", "kwargs", "message"),
+    [
+        ("novelty", {}, r"metric 'novelty' needs train=, which was not given.*training interactions"),
+        ("ild", {"items": ITEMS}, r"metric 'ild' needs item_features="),
+        ("ild", {"item_features": ["genre"]}, r"metric 'ild' needs items="),
+        ("intersection", {}, r"metric 'intersection' needs baseline="),
+        ("catalog_coverage", {}, r"'catalog_coverage' needs the catalog: items= .* or train="),
+    ],
+)
+def test_a_missing_side_input_names_the_metric_and_the_argument(metric: str, kwargs: dict, message: str) -> None:
+    with pytest.raises(RecframeError, match=message):
+        recframe.summary(FRAME, k=2, metrics=[metric], **kwargs)
+
+
+def test_per_user_refuses_group_metrics_naming_summary() -> None:
+    with pytest.raises(RecframeError, match=r"'gini' has one value per group.*use summary"):
+        recframe.per_user(FRAME, k=2, metrics=["gini"], items=ITEMS)
+
+
+def test_a_recommended_item_outside_the_catalog_is_named() -> None:
+    small = ITEMS.filter(pl.col("item_id") != "d")
+    with pytest.raises(RecframeError, match=r"item 'd' is ranked within k at user_id=2 but is not in items="):
+        recframe.summary(FRAME, k=2, metrics=["catalog_coverage"], items=small)
+    with pytest.raises(RecframeError, match=r"item 'd' .* not in the items of train="):
+        recframe.summary(FRAME, k=2, metrics=["gini"], train=TRAIN)
+    # past k it cannot change a number
+    recframe.summary(FRAME, k=1, metrics=["catalog_coverage"], items=small)
+
+
+@pytest.mark.parametrize(
+    ("items", "kwargs", "message"),
+    [
+        (pl.concat([ITEMS, ITEMS.head(1)]), {}, r"items= has 6 rows but 5 distinct 'item_id' values"),
+        (
+            ITEMS.with_columns(pl.lit(None, pl.String).alias("genre")),
+            {},
+            r"column 'genre' of items= \(item_features=\) has 5 null",
+        ),
+        (ITEMS, {"distance": "cosine"}, r"column 'genre' of items= \(item_features=\) is String.*needs numbers"),
+        (
+            ITEMS.with_columns(v1=0.0, v2=0.0),
+            {"distance": "cosine", "item_features": ["v1", "v2"]},
+            r"5 item\(s\) whose item_features= vector is all zeros",
+        ),
+        (
+            ITEMS.with_columns(v1=float("nan")),
+            {"distance": "cosine", "item_features": ["v1"]},
+            r"column 'v1' of items= has 5 NaN",
+        ),
+    ],
+)
+def test_bad_items_are_refused(items: pl.DataFrame, kwargs: dict, message: str) -> None:
+    options = {"item_features": ["genre"], **kwargs}
+    with pytest.raises(RecframeError, match=message):
+        recframe.per_user(FRAME, k=2, metrics=["ild"], items=items, **options)
+
+
+def test_bad_train_and_arguments_are_refused() -> None:
+    with pytest.raises(RecframeError, match=r"column 'item_id' of train= has 1 null"):
+        recframe.per_user(
+            FRAME,
+            k=2,
+            metrics=["novelty"],
+            train=TRAIN.with_columns(pl.when(pl.col("user_id") == 4).then(None).otherwise(pl.col("item_id")).alias("item_id")),
+        )
+    with pytest.raises(RecframeError, match=r"train= has no rows"):
+        recframe.per_user(FRAME, k=2, metrics=["novelty"], train=TRAIN.head(0))
+    with pytest.raises(RecframeError, match=r'novelty="normalized" divides by log2 of the training users'):
+        recframe.per_user(FRAME, k=2, metrics=["novelty"], train=TRAIN.head(1), novelty="normalized")
+    with pytest.raises(RecframeError, match=r"head_share=1.5 must be a number strictly between 0 and 1"):
+        recframe.per_user(FRAME, k=2, metrics=["long_tail"], train=TRAIN, head_share=1.5)
+    with pytest.raises(RecframeError, match=r"item_features=\['genre'\] names columns of items=, which was not given"):
+        recframe.per_user(FRAME, k=2, item_features="genre")
+    with pytest.raises(RecframeError, match=r"train= is missing the column 'user_id'|column 'user_id'.*train"):
+        recframe.per_user(FRAME, k=2, metrics=["novelty"], train=TRAIN.rename({"user_id": "u"}))
+
+
+def test_baseline_needs_one_model_key_and_a_known_value() -> None:
+    with pytest.raises(RecframeError, match=r"baseline='pop' names a model, which needs exactly one model key in by="):
+        recframe.per_user(FRAME, k=2, metrics=["intersection"], baseline="pop")
+    two = FRAME.with_columns(model=pl.lit("A"))
+    with pytest.raises(RecframeError, match=r"baseline='pop' matches no row of column 'model'"):
+        recframe.per_user(two, k=2, metrics=["intersection"], baseline="pop", by="model")
