@@ -265,7 +265,7 @@ def summary(per_user_values: dict[tuple, dict[str, Any]], n_by: int, empty_users
 
 # ------------------------------------------------------------------------- beyond accuracy
 
-BEYOND_USER = ("novelty", "popularity", "long_tail", "ild", "intersection", "unexpectedness")
+BEYOND_USER = ("novelty", "popularity", "long_tail", "ild", "intersection", "unexpectedness", "serendipity")
 BEYOND_GROUP = ("catalog_coverage", "user_coverage", "user_coverage_full", "gini", "entropy", "personalization")
 
 
@@ -299,10 +299,12 @@ def beyond(
     distance_kind: str = "hamming",
     head_share: float = 0.2,
     baseline: Any = None,
+    relevant: dict[tuple, set] | None = None,
 ) -> tuple[dict[tuple, dict[str, float | None]], dict[Any, dict[str, float | None]]]:
     """Per list ((model, user) -> the items in rank order, [] for a user with nothing
     recommended) and per model: every beyond-accuracy metric at k, from its definition, pair
-    by pair. The catalog is `features`' items, else the training items."""
+    by pair. The catalog is `features`' items, else the training items; `relevant` holds each
+    list's relevant items (for serendipity)."""
     users_of: dict[Any, set] = defaultdict(set)
     for u, i in set(train):
         users_of[i].add(u)
@@ -329,6 +331,11 @@ def beyond(
         if features is not None:
             dists = [distance(features[a], features[b], distance_kind) for x, a in enumerate(top) for b in top[x + 1 :]]
             out["ild"] = sum(dists) / len(dists) if dists else 0.0
+        if relevant is not None:
+            levels = sorted(set(pop.values()), reverse=True)
+            place = {i: levels.index(u) + 1 for i, u in pop.items()}  # dense, most popular first
+            unexpected = [max(place.get(i, len(catalog) + 1) - r, 0) / len(catalog) for r, i in enumerate(top, 1)]
+            out["serendipity"] = sum(u for u, i in zip(unexpected, top) if i in relevant[(model, user)]) / n
         if baseline is not None:
             base = set(lists.get((baseline, user), [])[:k])
             shared = sum(i in base for i in top)

@@ -143,6 +143,27 @@ def test_rectools_mean_inv_user_freq_docstring_example() -> None:
     assert values(out, "novelty@3") == pytest.approx([1.5849625, 1.5849625, 0.79248125], abs=1e-7)
 
 
+def test_rectools_serendipity_docstring_example() -> None:
+    # RecTools' Serendipity docstring: relevant items placed above their popularity rank
+    reco = pl.DataFrame(
+        {"user_id": ["u1", "u1", "u2", "u2", "u3", "u4", "u4"], "item_id": ["i1", "i2", "i2", "i3", "i3", "i2", "i3"]}
+    ).with_columns(rank=pl.Series([1, 2, 1, 2, 1, 1, 2]))
+    test = pl.DataFrame({"user_id": ["u1", "u1", "u2", "u2", "u3", "u4"], "item_id": ["i1", "i2", "i2", "i3", "i2", "i2"]})
+    prev = pl.DataFrame({"user_id": ["u1", "u1", "u2", "u2", "u3"], "item_id": ["i1", "i2", "i1", "i2", "i1"]})
+    catalog = pl.DataFrame({"item_id": ["i1", "i2", "i3", "i4"]})
+    out = recframe.per_user(
+        reco,
+        truth=test.with_columns(relevance=1),
+        k=[1, 2],
+        metrics=["serendipity"],
+        train=prev,
+        items=catalog,
+        empty_users="zero",
+    )
+    assert values(out, "serendipity@1") == [0.0, 0.25, 0.0, 0.25]
+    assert values(out, "serendipity@2") == [0.0, 0.5, 0.0, 0.125]
+
+
 def test_rectools_intra_list_diversity_docstring_example() -> None:
     # RecTools' IntraListDiversity docstring, with its Hamming distance (features that differ)
     reco = pl.DataFrame({"user_id": [1, 1, 1, 2, 2], "item_id": [1, 2, 3, 1, 4], "rank": [1, 2, 3, 1, 2], "relevance": 1})
@@ -206,21 +227,17 @@ ITEM_POOL = [f"i{j}" for j in range(8)]
 def beyond_cases(draw: st.DrawFn) -> dict[str, Any]:
     models = draw(st.sampled_from([["A"], ["A", "B"]]))
     n_users = draw(st.integers(1, 5))
-    rows, lists = [], {}
+    rows, lists, relevant = [], {}, {}
     for model in models:
         for user in range(n_users):
             items = draw(st.lists(st.sampled_from(ITEM_POOL), unique=True, max_size=6))
             lists[(model, user)] = items
+            relevant[(model, user)] = set()
             for position, item in enumerate(items, 1):
-                rows.append(
-                    {
-                        "model": model,
-                        "user_id": user,
-                        "item_id": item,
-                        "rank": position,
-                        "relevance": draw(st.sampled_from([0, 1])),
-                    }
-                )
+                grade = draw(st.sampled_from([0, 1]))
+                rows.append({"model": model, "user_id": user, "item_id": item, "rank": position, "relevance": grade})
+                if grade:
+                    relevant[(model, user)].add(item)
             if not items:  # a user with nothing recommended: a relevant item, not ranked
                 rows.append({"model": model, "user_id": user, "item_id": "i0", "rank": None, "relevance": 1})
     train = draw(st.lists(st.tuples(st.integers(0, 6), st.sampled_from(ITEM_POOL)), min_size=1, max_size=25))
@@ -231,6 +248,7 @@ def beyond_cases(draw: st.DrawFn) -> dict[str, Any]:
             rows, schema={"model": pl.String, "user_id": pl.Int64, "item_id": pl.String, "rank": pl.Int64, "relevance": pl.Int64}
         ),
         "lists": lists,
+        "relevant": relevant,
         "train": train,
         "items": pl.DataFrame(
             {"item_id": ITEM_POOL, "genre": genres, "v1": [float(a) for a, _ in vectors], "v2": [float(b) for _, b in vectors]}
@@ -266,6 +284,7 @@ def test_beyond_accuracy_matches_the_reference(backend: str) -> None:
             distance_kind=case["distance"],
             head_share=case["head_share"],
             baseline=case["baseline"],
+            relevant=case["relevant"],
         )
         train = pl.DataFrame(case["train"], schema={"user_id": pl.Int64, "item_id": pl.String}, orient="row")
         options = {

@@ -110,3 +110,25 @@ def test_plot_tradeoff_one_labelled_point_per_model_from_a_real_summary():
     assert axis.get_xlabel() == "gini@2 (lower is better)" and axis.get_ylabel() == "ndcg@2 (higher is better)"
     with pytest.raises(RecframeError, match=r"x='novelty@2' is not a column of summary_frame .*'gini@2'"):
         recframe.plot.tradeoff(table, x="novelty@2", y="ndcg@2")
+
+
+def test_plot_long_tail_cumulative_exposure_by_training_popularity():
+    train = pl.DataFrame({"user_id": [1, 2, 3, 3, 4], "item_id": ["a", "a", "a", "b", "c"]})
+    recs = pl.DataFrame(
+        {
+            "model": ["pop", "pop", "pop", "pop", "tail", "tail", "tail", "tail"],
+            "user_id": [1, 1, 2, 2] * 2,
+            "item_id": ["a", "b", "a", "b", "c", "d", "c", "b"],
+            "score": [0.9, 0.5, 0.9, 0.5, 0.9, 0.8, 0.7, 0.1],
+        }
+    )
+    fig = recframe.plot.long_tail(recs, train, k=2, rank=None, score="score")
+    lines = {line.get_label(): (list(line.get_xdata()), list(line.get_ydata())) for line in fig.axes[0].get_lines()}
+    # training: a 3 users, then b and c 1 each (ties by item): 3/5, 4/5, 5/5
+    assert lines["training"] == ([1, 2, 3], pytest.approx([0.6, 0.8, 1.0]))
+    # pop shows a and b twice each; tail c twice (place 3), b once, d (cold: last, place 4) once
+    assert lines["pop"] == ([1, 2], pytest.approx([0.5, 1.0]))
+    assert lines["tail"] == ([2, 3, 4], pytest.approx([0.25, 0.75, 1.0]))
+    assert fig.axes[0].get_xscale() == "log"
+    with pytest.raises(RecframeError, match=r"train has no column 'user_id'"):
+        recframe.plot.long_tail(recs, train.rename({"user_id": "u"}), score="score", rank=None)

@@ -35,6 +35,8 @@ COUNTED, GROUP, N_LISTS = "__rf_counted", "__rf_group", "__rf_n_lists"
 # distinct training (user, item) pairs and the catalog size; per row, the item's rank in the
 # baseline model's list of the same user (null where it is not there)
 POPULARITY, IN_HEAD, IN_CATALOG = "__rf_popularity", "__rf_in_head", "__rf_in_catalog"
+# the item's place among the training items by decreasing popularity (dense: 1, 2, ...)
+POPULARITY_RANK = "__rf_popularity_rank"
 N_TRAIN_USERS, TRAIN_PAIRS, CATALOG_SIZE = "__rf_n_train_users", "__rf_train_pairs", "__rf_catalog_size"
 BASE_RANK = "__rf_base_rank"
 # the first recommended item outside the catalog, per list, and their count (a data check)

@@ -24,7 +24,7 @@ from recframe._validate import _fail as fail
 from recframe.errors import fix, ref
 from recframe.metrics import FEATURES, REGISTRY, TERMS
 
-_ITEM_LEVEL = {"popularity", "in_head", "item_features"}
+_ITEM_LEVEL = {"popularity", "popularity_rank", "in_head", "item_features"}
 _CONSTANTS = {"n_train_users": n.N_TRAIN_USERS, "train_pairs": n.TRAIN_PAIRS, "catalog_size": n.CATALOG_SIZE}
 
 
@@ -173,11 +173,11 @@ def item_table(spec: Spec, side: SideInputs, needs: set[str]) -> nw.LazyFrame:
     """ITEM, IN_CATALOG (1 for a catalog item, null for a training item outside items=) and the
     item-level side columns `needs` asks for."""
     popularity = None
-    if needs & {"popularity", "in_head"} or side.items is None:
+    if needs & {"popularity", "popularity_rank", "in_head"} or side.items is None:
         assert side.train is not None  # the metrics' requires made sure of it
         popularity = _popularity(side.train)
-        if "in_head" in needs:
-            popularity = popularity.join(_head(spec, popularity), on=n.POPULARITY, how="left")
+        if needs & {"in_head", "popularity_rank"}:
+            popularity = popularity.join(_levels(spec, popularity), on=n.POPULARITY, how="left")
     if side.items is None:
         assert popularity is not None
         return popularity.with_columns(nw.lit(1).cast(nw.Int64).alias(n.IN_CATALOG))
@@ -190,17 +190,23 @@ def item_table(spec: Spec, side: SideInputs, needs: set[str]) -> nw.LazyFrame:
     return out.with_columns(nw.coalesce(nw.col(n.ITEM), nw.col(f"{n.ITEM}_right")).alias(n.ITEM)).drop(f"{n.ITEM}_right")
 
 
-def _head(spec: Spec, popularity: nw.LazyFrame) -> nw.LazyFrame:
-    """POPULARITY, IN_HEAD per distinct popularity value: an item is in the head when the items
-    strictly more popular than it hold less than ``head_share`` of the training pairs (so the
-    most popular item always is, and items of equal popularity are never split)."""
+def _levels(spec: Spec, popularity: nw.LazyFrame) -> nw.LazyFrame:
+    """POPULARITY, IN_HEAD, POPULARITY_RANK per distinct popularity value. An item is in the
+    head when the items strictly more popular than it hold less than ``head_share`` of the
+    training pairs (so the most popular item always is, and items of equal popularity are never
+    split); its popularity rank is the number of distinct popularity values >= its own."""
     levels = popularity.group_by(n.POPULARITY).agg(nw.col(n.POPULARITY).sum().alias("__rf_level"))
-    levels = levels.with_columns((-nw.col(n.POPULARITY)).alias("__rf_neg"))
-    levels = levels.with_columns(nw.col("__rf_level").cum_sum().over(order_by="__rf_neg").alias("__rf_through"))
+    levels = levels.with_columns((-nw.col(n.POPULARITY)).alias("__rf_neg"), nw.lit(1).cast(nw.Int64).alias(n.ONE))
+    levels = levels.with_columns(
+        nw.col("__rf_level").cum_sum().over(order_by="__rf_neg").alias("__rf_through"),
+        nw.col(n.ONE).cum_sum().over(order_by="__rf_neg").alias(n.POPULARITY_RANK),
+    )
     total = popularity.select(nw.col(n.POPULARITY).sum().alias("__rf_total"))
     before = nw.col("__rf_through") - nw.col("__rf_level")
     return levels.join(total, how="cross").select(
-        n.POPULARITY, (before < spec.selection.head_share * nw.col("__rf_total")).cast(nw.Int64).alias(n.IN_HEAD)
+        n.POPULARITY,
+        (before < spec.selection.head_share * nw.col("__rf_total")).cast(nw.Int64).alias(n.IN_HEAD),
+        nw.col(n.POPULARITY_RANK).cast(nw.Int64),
     )
 
 

@@ -49,7 +49,8 @@ _PARAMETERS = """
         these), and the beyond-accuracy metrics of :mod:`recframe.metrics.beyond`:
         ``"novelty"``, ``"popularity"``, ``"long_tail"`` (with ``train=``), ``"ild"``
         (``items=``, ``item_features=``), ``"intersection"``, ``"unexpectedness"``
-        (``baseline=``) and, in :func:`summary` only, ``"catalog_coverage"``,
+        (``baseline=``), ``"serendipity"`` (``train=`` and the catalog) and, in
+        :func:`summary` only, ``"catalog_coverage"``,
         ``"user_coverage"``, ``"user_coverage_full"``, ``"gini"``, ``"entropy"``,
         ``"personalization"``.
     user : str or None, default "user_id"

@@ -275,3 +275,105 @@ def tradeoff(
     axis.set_title(f"{y} against {x}")
     fig.tight_layout()
     return fig
+
+
+def long_tail(
+    recs: Any,
+    train: Any,
+    k: int = 10,
+    *,
+    by: str | None = "model",
+    user: str = "user_id",
+    item: str = "item_id",
+    rank: str | None = "rank",
+    score: str | None = None,
+    ax: Any = None,
+) -> Any:
+    """Where the exposure goes: the items ordered by training popularity (most popular first)
+    against the cumulative share of training interactions, and of each model's recommendations
+    within the top k, that they take.
+
+    A model that follows the training popularity draws the training curve; one that only
+    recommends the head reaches 1 within the first items; the gap to the diagonal is the long
+    tail left unshown.
+
+    Parameters
+    ----------
+    recs : frame
+        Recommendations: ``by``, ``user``, ``item`` and ``rank`` (or ``score``: highest first,
+        ties by item) columns (a LazyFrame is collected).
+    train : frame
+        Training interactions: ``user`` and ``item`` columns; an item's popularity is its
+        distinct training users.
+    k : int, default 10
+        Only the items ranked within k count as exposed.
+    by : str or None, default "model"
+        Column naming the model (one line each); None: one line for all rows.
+    user, item, rank, score : str
+        Column names, as in :func:`recframe.summary`.
+    ax : matplotlib Axes, optional
+        Draw into this Axes.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        Lines over the popularity rank of the training items (log scale), then the
+        recommended items absent from training, last.
+
+    Examples
+    --------
+    >>> import matplotlib
+    >>> matplotlib.use("Agg")
+    >>> import polars as pl
+    >>> import recframe
+    >>> train = pl.DataFrame({"user_id": [1, 2, 3, 3], "item_id": ["a", "a", "a", "b"]})
+    >>> recs = pl.DataFrame({"model": ["pop", "pop", "tail", "tail"], "user_id": [1, 2, 1, 2],
+    ...                      "item_id": ["a", "a", "b", "c"], "rank": [1, 1, 1, 1]})
+    >>> fig = recframe.plot.long_tail(recs, train, k=1)
+    >>> [line.get_label() for line in fig.axes[0].get_lines()]
+    ['training', 'pop', 'tail']
+    """
+    rec = _tables.eager(recs, "recs")
+    seen = _tables.eager(train, "train")
+    order = score if score is not None else rank
+    for frame, arg, columns in ((rec, "recs", [user, item, order, by]), (seen, "train", [user, item])):
+        missing = [c for c in columns if c is not None and c not in frame.columns]
+        if missing:
+            raise RecframeError(
+                f"{arg} has no column {missing[0]!r} (columns: {frame.columns}). Hint: name it with user=, item=, rank=, score= or by=."
+            )
+    if order is None:
+        raise RecframeError("long_tail needs rank= or score= to find the top k. Hint: pass rank='rank' or score='score'.")
+    lists = [c for c in (by, user) if c is not None]
+    if score is not None:  # highest score first, ties by item; a null score is not recommended
+        scored = rec.filter(pl.col(score).is_not_null())
+        top = scored.filter(pl.struct(-pl.col(score), pl.col(item)).rank("ordinal").over(lists) <= k)
+    else:
+        top = rec.filter(pl.col(order) <= k)
+    popularity = seen.group_by(item).agg(pl.col(user).n_unique().alias("users")).sort(["users", item], descending=[True, False])
+    places = popularity.with_row_index("place", offset=1).select(item, "place", "users")
+    cold = top.select(item).unique().join(places, on=item, how="anti").sort(item)
+    places = pl.concat(
+        [places, cold.with_row_index("place", offset=places.height + 1).with_columns(users=pl.lit(0, pl.UInt32))],
+        how="diagonal_relaxed",
+    )
+    fig, (axis,) = _axes(ax, 1)
+    train_curve = places.filter(pl.col("users") > 0)
+    axis.plot(
+        train_curve["place"].to_numpy(),
+        (train_curve["users"].cum_sum() / train_curve["users"].sum()).to_numpy(),
+        label="training",
+        color="black",
+        linestyle="--",
+    )
+    groups = top.sort(by).partition_by(by, as_dict=True, maintain_order=True) if by else {("all",): top}
+    for key, group in groups.items():
+        exposure = group.group_by(item).len("n").join(places, on=item).sort("place")
+        axis.plot(exposure["place"].to_numpy(), (exposure["n"].cum_sum() / exposure["n"].sum()).to_numpy(), label=_label(key[0]))
+    axis.set_xscale("log")
+    axis.set_xlabel("items by training popularity (1 = most popular)")
+    axis.set_ylabel(f"cumulative share (recommendations: top {k})")
+    axis.set_title("exposure against training popularity")
+    axis.legend()
+    fig.tight_layout()
+    return fig

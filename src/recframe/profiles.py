@@ -85,8 +85,12 @@ PROFILES: dict[str, Profile] = {
         Profile(
             "rectools",
             "rectools",
-            # Precision, Recall, F1Beta, HitRate, MAP, MRR, NDCG
-            frozenset({"precision", "recall", "f1", "hit_rate", "ap", "rr", "ndcg"}),
+            # Precision, Recall, F1Beta, HitRate, MAP, MRR, NDCG; MeanInvUserFreq, AvgRecPopularity,
+            # IntraListDiversity (Hamming), Intersection, Serendipity, CatalogCoverage(normalize=True)
+            frozenset(
+                {"precision", "recall", "f1", "hit_rate", "ap", "rr", "ndcg"}
+                | {"novelty", "popularity", "ild", "intersection", "serendipity", "catalog_coverage"}
+            ),
             # its reco table's rank column is used as given, gaps and all
             {"ap_denominator": "relevant", "gain": "binary", "idcg": "k", "rank_gaps": "keep"},
         ),

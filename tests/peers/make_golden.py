@@ -14,6 +14,8 @@ CSV, runs ``runners/run_<peer>.py`` with that environment's python, and writes
 
 * ``golden/datasets.parquet``: the input, one row per (dataset, user, item), with the score
   (null = not recommended) and the grade (null = not judged);
+* ``golden/train.parquet`` and ``golden/items.parquet``: the side inputs of the beyond-accuracy
+  metrics, per dataset: training (user, item) pairs, and the catalog with two 0/1 features;
 * ``golden/<peer>.parquet``: the peer's per-user values and means, long format (dataset, scope,
   user, metric, k, peer_metric, value), scope "per_user" or "mean";
 * ``golden/versions.json``: peer -> the version that computed its file.
@@ -110,16 +112,41 @@ def make_dataset(seed: int, scores: str, n_users: int = 24, pool: int = 30) -> p
     return pl.DataFrame(rows, schema=schema, orient="row")
 
 
+def side_inputs(seed: int, n_users: int = 24, pool: int = 30) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """The beyond-accuracy metrics' side inputs of one dataset: training (user, item) pairs
+    over more users than the test (popularity skewed towards low item numbers, items of the
+    pool never trained on) and the catalog, every item of the pool with two 0/1 features."""
+    rng = np.random.default_rng(seed + 100)
+    pairs = {(f"t{rng.integers(0, 2 * n_users):02d}", f"i{min(int(rng.exponential(8)), pool - 3):02d}") for _ in range(160)}
+    train = pl.DataFrame(sorted(pairs), schema={"user": pl.String, "item": pl.String}, orient="row")
+    items = pl.DataFrame(
+        {
+            "item": [f"i{i:02d}" for i in range(pool)],
+            "f1": rng.integers(0, 2, size=pool),
+            "f2": rng.integers(0, 2, size=pool),
+        }
+    )
+    return train, items
+
+
+def sides() -> tuple[pl.DataFrame, pl.DataFrame]:
+    """(train, items) of every dataset, with its name."""
+    parts = [side_inputs(seed) for seed, _ in DATASETS.values()]
+    train = pl.concat([t.select(pl.lit(name).alias("dataset"), pl.all()) for name, (t, _) in zip(DATASETS, parts)])
+    items = pl.concat([i.select(pl.lit(name).alias("dataset"), pl.all()) for name, (_, i) in zip(DATASETS, parts)])
+    return train, items
+
+
 def datasets() -> pl.DataFrame:
     frames = [make_dataset(seed, how).select(pl.lit(name).alias("dataset"), pl.all()) for name, (seed, how) in DATASETS.items()]
     return pl.concat(frames).sort("dataset", "user", "item")
 
 
-def write_inputs(data: pl.DataFrame, folder: Path) -> None:
+def write_inputs(data: pl.DataFrame, folder: Path, train: pl.DataFrame, items: pl.DataFrame) -> None:
     # CSV so that every runner can read it with the standard library; repr() keeps floats exact
     recs = data.filter(pl.col("score").is_not_null()).select("dataset", "user", "item", "score")
     truth = data.filter(pl.col("grade").is_not_null()).select("dataset", "user", "item", "grade")
-    for name, frame in (("recs.csv", recs), ("truth.csv", truth)):
+    for name, frame in (("recs.csv", recs), ("truth.csv", truth), ("train.csv", train), ("items.csv", items)):
         lines = [",".join(frame.columns)] + [
             ",".join(repr(v) if isinstance(v, float) else str(v) for v in row) for row in frame.iter_rows()
         ]
@@ -197,11 +224,14 @@ def main(argv: list[str] | None = None) -> int:
     GOLDEN.mkdir(exist_ok=True)
     data = datasets()
     write_parquet(data, GOLDEN / "datasets.parquet")
+    train, items = sides()
+    write_parquet(train, GOLDEN / "train.parquet")
+    write_parquet(items, GOLDEN / "items.parquet")
     versions_path = GOLDEN / "versions.json"
     versions = json.loads(versions_path.read_text()) if versions_path.exists() else {}
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
-        write_inputs(data, folder)
+        write_inputs(data, folder, train, items)
         for name in names:
             python = environment(name, PEERS[name], args.venvs)
             out = folder / f"{name}.csv"

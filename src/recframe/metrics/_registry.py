@@ -39,13 +39,18 @@ Level = Literal["user", "group"]
 Agg = Literal["sum", "min", "max", "n_unique"]
 #: Columns a term or feature reads from the side inputs (see recframe._side), joined onto its
 #: rows only when it is asked for: per item, "popularity" (distinct training users, 0 for an
-#: item not in train=), "in_head" (1 in the long-tail head, else 0) and "item_features" (the
+#: item not in train=), "popularity_rank" (its dense rank among the training items by
+#: decreasing popularity, null for an item not in train=), "in_head" (1 in the long-tail
+#: head, else 0) and "item_features" (the
 #: items= columns named by item_features=, see Rows.item_features); per call,
 #: "n_train_users", "train_pairs" (distinct training (user, item) pairs) and "catalog_size";
 #: per row, "baseline_rank" (the item's rank in the baseline model's list of the same user).
-Side = Literal["popularity", "in_head", "item_features", "n_train_users", "train_pairs", "catalog_size", "baseline_rank"]
+Side = Literal[
+    "popularity", "popularity_rank", "in_head", "item_features", "n_train_users", "train_pairs", "catalog_size", "baseline_rank"
+]
 _SIDE_COLUMNS: dict[str, str] = {
     "popularity": names.POPULARITY,
+    "popularity_rank": names.POPULARITY_RANK,
     "in_head": names.IN_HEAD,
     "n_train_users": names.N_TRAIN_USERS,
     "train_pairs": names.TRAIN_PAIRS,

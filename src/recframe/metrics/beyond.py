@@ -21,6 +21,11 @@ recommended, who is left out of its mean):
   by ``distance``.
 - ``intersection@k`` = |top k ∩ the baseline's top k| / n (RecTools' Intersection);
   ``unexpectedness@k`` = 1 - |top k ∩ the baseline's top k| / k (RePlay's Unexpectedness).
+- ``serendipity@k`` = (1/n) * sum over relevant i ranked <= k of max(r_pop(i) - rank(i), 0)
+  / n_cat, r_pop(i) = i's dense rank among the training items by decreasing u(i) (n_cat + 1
+  for an item not in ``train=``): relevant items the list places higher than their
+  popularity would (RecTools' Serendipity, whose code divides by n where its docstring says
+  k).
 
 Group-level (a value per ``summary`` group, from every list of the group; c(i) = the lists of
 the group that rank item i <= k, C = sum of c(i)):
@@ -77,6 +82,14 @@ def _distance_before(rows: Rows, keys: list[str]) -> nw.Expr:
     return nw.sum_horizontal(*(earlier - _before(rows, keys, f) for f in features))
 
 
+def _unexpected_place(rows: Rows) -> nw.Expr:
+    """max(rank_pop - rank, 0) / n_cat: how much higher the list places the item than its
+    popularity does (an item not in train= ranks n_cat + 1 by popularity)."""
+    n_cat = rows.side("catalog_size").cast(nw.Float64)
+    by_popularity = rows.side("popularity_rank").cast(nw.Float64).fill_null(n_cat + 1)
+    return (by_popularity - rows.rank.cast(nw.Float64)).clip(lower_bound=0) / n_cat
+
+
 def _self_information(rows: Rows) -> nw.Expr:
     users = rows.side("popularity").clip(lower_bound=1).cast(nw.Float64)
     return rows.side("n_train_users").cast(nw.Float64).log(2) - users.log(2)
@@ -125,6 +138,13 @@ declare(
     ),
     Term("train_pairs", "side", lambda r, k: r.side("train_pairs"), side=("train_pairs",)),
     Term("tail@", "top_k", lambda r, k: _within(r, k, 1 - r.side("in_head")), at_k=True, side=("in_head",)),
+    Term(
+        "serendipity_sum@",
+        "top_k",
+        lambda r, k: _within(r, k, r.relevant * _unexpected_place(r)),
+        at_k=True,
+        side=("popularity_rank", "catalog_size"),
+    ),
     Term(
         "distance_sum@",
         "top_k",
@@ -235,6 +255,13 @@ INTERSECTION = Metric(
     requires=("baseline",),
     higher_is_better=False,
 )
+SERENDIPITY = Metric(
+    name="serendipity",
+    terms=lambda o: ("serendipity_sum@", "retrieved@"),
+    finish=lambda k, o: _per_item_mean("serendipity_sum@", k),
+    defined="ranked",
+    requires=("train", "catalog"),
+)
 UNEXPECTEDNESS = Metric(
     name="unexpectedness",
     terms=lambda o: ("baseline_hits@",),
@@ -289,6 +316,7 @@ BEYOND_ACCURACY = (
     ILD,
     INTERSECTION,
     UNEXPECTEDNESS,
+    SERENDIPITY,
     CATALOG_COVERAGE,
     USER_COVERAGE,
     USER_COVERAGE_FULL,

@@ -42,6 +42,20 @@ def load(in_dir: Path) -> dict[str, tuple[Recs, Truth]]:
     return {name: (dict(recs), dict(truth)) for name, (recs, truth) in sorted(data.items())}
 
 
+def load_side(in_dir: Path) -> dict[str, tuple[list[tuple[str, str]], dict[str, tuple[int, ...]]]]:
+    """dataset -> (training (user, item) pairs, item -> its features (f1, f2)), for the
+    beyond-accuracy metrics."""
+    train: dict[str, list[tuple[str, str]]] = defaultdict(list)
+    items: dict[str, dict[str, tuple[int, ...]]] = defaultdict(dict)
+    with open(in_dir / "train.csv", newline="") as f:
+        for row in csv.DictReader(f):
+            train[row["dataset"]].append((row["user"], row["item"]))
+    with open(in_dir / "items.csv", newline="") as f:
+        for row in csv.DictReader(f):
+            items[row["dataset"]][row["item"]] = (int(row["f1"]), int(row["f2"]))
+    return {name: (train[name], items[name]) for name in sorted(train)}
+
+
 def ranked(items: dict[str, float]) -> list[str]:
     """Items by score descending, ties by item ascending: recframe's documented rule, used by
     runners whose peer takes ranks rather than scores (the tie rule is then not the peer's)."""

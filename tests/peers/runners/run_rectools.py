@@ -9,9 +9,23 @@ the users in the interactions.
 from __future__ import annotations
 
 import pandas as pd
-from _common import Writer, args, cutoffs, load, ranked
+from _common import Writer, args, cutoffs, load, load_side, ranked
 from rectools import Columns
-from rectools.metrics import MAP, MRR, NDCG, F1Beta, HitRate, Precision, Recall
+from rectools.metrics import (
+    MAP,
+    MRR,
+    NDCG,
+    AvgRecPopularity,
+    CatalogCoverage,
+    F1Beta,
+    HitRate,
+    IntraListDiversity,
+    MeanInvUserFreq,
+    Precision,
+    Recall,
+    Serendipity,
+)
+from rectools.metrics.distances import PairwiseHammingDistanceCalculator
 
 in_dir, out = args()
 ks = cutoffs(in_dir)
@@ -34,6 +48,19 @@ def metrics(k: int):
     ]
 
 
+def beyond(k: int, features: pd.DataFrame):
+    """(RecTools metric, recframe metric, its inputs) at k: "train" (prev_interactions),
+    "reco" alone, or "catalog"."""
+    hamming = PairwiseHammingDistanceCalculator(features)
+    return [
+        (MeanInvUserFreq(k=k), "novelty", "train"),
+        (AvgRecPopularity(k=k), "popularity", "train"),
+        (AvgRecPopularity(k=k, normalize=True), "popularity", "train"),
+        (IntraListDiversity(k=k, distance_calculator=hamming), "ild", "reco"),
+    ]
+
+
+side = load_side(in_dir)
 w = Writer(out)
 for dataset, (recs, truth) in load(in_dir).items():
     reco = pd.DataFrame(
@@ -50,4 +77,26 @@ for dataset, (recs, truth) in load(in_dir).items():
             for user in sorted(per_user.index):
                 w.row(dataset, "per_user", user, name, k, repr(metric), per_user[user])
             w.row(dataset, "mean", None, name, k, repr(metric), metric.calc(reco, interactions))
+    pairs, catalog = side[dataset]
+    train = pd.DataFrame(pairs, columns=[Columns.User, Columns.Item])
+    features = pd.DataFrame([(item, *f) for item, f in catalog.items()], columns=[Columns.Item, "f1", "f2"])
+    features = features.set_index(Columns.Item)
+    for k in ks:
+        for metric, name, needs in beyond(k, features):
+            given = (reco, train) if needs == "train" else (reco,)
+            per_user = metric.calc_per_user(*given)
+            # (the distance calculator's repr holds its address: named instead)
+            label = repr(metric).split(", distance_calculator=")[0] + (", hamming)" if name == "ild" else "")
+            for user in sorted(per_user.index):
+                w.row(dataset, "per_user", user, name, k, label, per_user[user])
+            w.row(dataset, "mean", None, name, k, label, metric.calc(*given))
+        serendipity = Serendipity(k=k)
+        given_s = (reco, interactions, train, list(catalog))
+        per_user = serendipity.calc_per_user(*given_s)
+        for user in sorted(per_user.index):
+            w.row(dataset, "per_user", user, "serendipity", k, repr(serendipity), per_user[user])
+        w.row(dataset, "mean", None, "serendipity", k, repr(serendipity), serendipity.calc(*given_s))
+        # one value per model: the mean row only
+        coverage = CatalogCoverage(k=k, normalize=True)
+        w.row(dataset, "mean", None, "catalog_coverage", k, repr(coverage), coverage.calc(reco, list(catalog)))
 w.close()
