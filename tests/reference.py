@@ -265,7 +265,7 @@ def summary(per_user_values: dict[tuple, dict[str, Any]], n_by: int, empty_users
 
 # ------------------------------------------------------------------------- beyond accuracy
 
-BEYOND_USER = ("novelty", "popularity", "long_tail", "ild", "intersection", "unexpectedness", "serendipity")
+BEYOND_USER = ("novelty", "popularity", "long_tail", "ild", "category_diversity", "intersection", "unexpectedness", "serendipity")
 BEYOND_GROUP = ("catalog_coverage", "user_coverage", "user_coverage_full", "gini", "entropy", "personalization")
 
 
@@ -331,6 +331,7 @@ def beyond(
         if features is not None:
             dists = [distance(features[a], features[b], distance_kind) for x, a in enumerate(top) for b in top[x + 1 :]]
             out["ild"] = sum(dists) / len(dists) if dists else 0.0
+            out["category_diversity"] = len({features[i] for i in top}) / k
         if relevant is not None:
             levels = sorted(set(pop.values()), reverse=True)
             place = {i: levels.index(u) + 1 for i, u in pop.items()}  # dense, most popular first

@@ -86,6 +86,13 @@ def test_ild_hamming_and_cosine() -> None:
     assert values(cosine, "ild@3") == pytest.approx([(1 + 2 * (1 - 1 / math.sqrt(2))) / 3, 1.0], abs=1e-12)
 
 
+def test_category_diversity_counts_distinct_categories_over_k() -> None:
+    out = recframe.per_user(FRAME, k=[2, 3], metrics=["category_diversity"], items=ITEMS, item_features="genre")
+    assert values(out, "category_diversity@2") == [0.5, 1.0]  # a, b both x; a x, d y
+    # user 1: x, x, y -> 2 of 3; user 2 has two items, over k = 3 (as RePlay)
+    assert values(out, "category_diversity@3") == pytest.approx([2 / 3, 2 / 3])
+
+
 def test_intersection_and_unexpectedness_against_a_baseline_model() -> None:
     base = FRAME.filter(pl.col("rank").is_not_null()).with_columns(pl.lit("pop").alias("model"))
     other = pl.DataFrame(

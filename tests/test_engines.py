@@ -249,7 +249,8 @@ def test_beyond_accuracy_matches_polars(engine: Constructor, request: pytest.Fix
         }
     )
     everything = [
-        *("novelty", "popularity", "long_tail", "ild", "intersection", "unexpectedness", "serendipity"),
+        *("novelty", "popularity", "long_tail", "ild", "category_diversity", "intersection", "unexpectedness"),
+        "serendipity",
         *("catalog_coverage", "user_coverage", "user_coverage_full", "gini", "entropy", "personalization"),
     ]
     calls = [

@@ -48,7 +48,8 @@ _PARAMETERS = """
         ``"ap"``, ``"rr"``, ``"dcg"``, ``"ndcg"``, in the order wanted (default: all of
         these), and the beyond-accuracy metrics of :mod:`recframe.metrics.beyond`:
         ``"novelty"``, ``"popularity"``, ``"long_tail"`` (with ``train=``), ``"ild"``
-        (``items=``, ``item_features=``), ``"intersection"``, ``"unexpectedness"``
+        and ``"category_diversity"`` (``items=``, ``item_features=``), ``"intersection"``,
+        ``"unexpectedness"``
         (``baseline=``), ``"serendipity"`` (``train=`` and the catalog) and, in
         :func:`summary` only, ``"catalog_coverage"``,
         ``"user_coverage"``, ``"user_coverage_full"``, ``"gini"``, ``"entropy"``,

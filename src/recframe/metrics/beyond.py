@@ -19,6 +19,8 @@ recommended, who is left out of its mean):
   training pairs is reached (items of equal popularity fall on the same side).
 - ``ild@k`` = the mean distance over the n(n-1)/2 pairs of items ranked <= k (0 when n < 2),
   by ``distance``.
+- ``category_diversity@k`` = the distinct categories (values of the ``item_features``, taken
+  together) among the items ranked <= k, over k (RePlay's CategoricalDiversity).
 - ``intersection@k`` = |top k ∩ the baseline's top k| / n (RecTools' Intersection);
   ``unexpectedness@k`` = 1 - |top k ∩ the baseline's top k| / k (RePlay's Unexpectedness).
 - ``serendipity@k`` = (1/n) * sum over relevant i ranked <= k of max(r_pop(i) - rank(i), 0)
@@ -121,6 +123,12 @@ declare(
     Feature("distance_before", _distance_before, side=("item_features",)),
     # 1, 2, 3, ... down each list's rows ranked within the largest k
     Feature("list_position", lambda rows, keys: rows.one.cum_sum().over(*keys, order_by=POSITION)),
+    # 1 for the first item of its category (its item_features values) in the list, else 0
+    Feature(
+        "first_of_category",
+        lambda rows, keys: (_before(rows, keys, *rows.item_features) == 0).cast(nw.Float64),
+        side=("item_features",),
+    ),
 )
 
 declare(
@@ -151,6 +159,13 @@ declare(
         lambda r, k: _within(r, k, r.feature("distance_before")),
         at_k=True,
         features=("distance_before",),
+    ),
+    Term(
+        "new_categories@",
+        "top_k",
+        lambda r, k: _within(r, k, r.feature("first_of_category")),
+        at_k=True,
+        features=("first_of_category",),
     ),
     Term(
         "baseline_hits@",
@@ -247,6 +262,13 @@ ILD = Metric(
     defined="ranked",
     requires=("items", "item_features"),
 )
+CATEGORY_DIVERSITY = Metric(
+    name="category_diversity",
+    terms=lambda o: ("new_categories@",),
+    finish=lambda k, o: col("new_categories@", k) / _k(k),
+    defined="ranked",
+    requires=("items", "item_features"),
+)
 INTERSECTION = Metric(
     name="intersection",
     terms=lambda o: ("baseline_hits@", "retrieved@"),
@@ -314,6 +336,7 @@ BEYOND_ACCURACY = (
     POPULARITY,
     LONG_TAIL,
     ILD,
+    CATEGORY_DIVERSITY,
     INTERSECTION,
     UNEXPECTEDNESS,
     SERENDIPITY,
