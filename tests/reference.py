@@ -322,9 +322,10 @@ def beyond(
             per_list[(model, user)] = dict.fromkeys(BEYOND_USER)
             continue
         info = [-math.log2(max(pop.get(i, 0), 1) / n_users) for i in top]
-        if novelty == "normalized":
-            info = [x / math.log2(n_users) for x in info]
-        out["novelty"] = sum(info) / n
+        if novelty == "surprisal":
+            out["novelty"] = sum(x / math.log2(n_users) for x in info) / k
+        else:
+            out["novelty"] = sum(info) / n
         shares = [pop.get(i, 0) / (pairs if popularity == "share" else 1) for i in top]
         out["popularity"] = sum(shares) / n
         out["long_tail"] = sum(i not in head for i in top) / n

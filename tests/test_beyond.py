@@ -51,8 +51,10 @@ def test_novelty_is_the_mean_self_information_of_the_top_k() -> None:
     a, rare = -math.log2(3 / 4), 2.0
     assert values(out, "novelty@2") == pytest.approx([(a + rare) / 2, (a + rare) / 2], abs=1e-12)
     assert values(out, "novelty@3") == pytest.approx([(a + 2 * rare) / 3, (a + rare) / 2], abs=1e-12)
-    normalized = recframe.per_user(FRAME, k=2, metrics=["novelty"], train=TRAIN, novelty="normalized")
-    assert values(normalized, "novelty@2") == pytest.approx([(a + rare) / 2 / 2] * 2, abs=1e-12)  # / log2(4)
+    surprisal = recframe.per_user(FRAME, k=[2, 3], metrics=["novelty"], train=TRAIN, novelty="surprisal")
+    assert values(surprisal, "novelty@2") == pytest.approx([(a + rare) / 2 / 2] * 2, abs=1e-12)  # / log2(4)
+    # RePlay divides by k: user 2's two items at k = 3
+    assert values(surprisal, "novelty@3") == pytest.approx([(a + 2 * rare) / 2 / 3, (a + rare) / 2 / 3], abs=1e-12)
 
 
 def test_popularity_is_the_mean_training_users_of_the_top_k() -> None:
@@ -261,7 +263,7 @@ def beyond_cases(draw: st.DrawFn) -> dict[str, Any]:
             {"item_id": ITEM_POOL, "genre": genres, "v1": [float(a) for a, _ in vectors], "v2": [float(b) for _, b in vectors]}
         ),
         "k": draw(st.sampled_from([1, 2, 3, 5])),
-        "novelty": draw(st.sampled_from(["self_information", "normalized"])),
+        "novelty": draw(st.sampled_from(["self_information", "surprisal"])),
         "popularity": draw(st.sampled_from(["count", "share"])),
         "distance": draw(st.sampled_from(["hamming", "cosine"])),
         "head_share": draw(st.sampled_from([0.2, 0.5, 0.9])),
@@ -277,7 +279,7 @@ def test_beyond_accuracy_matches_the_reference(backend: str) -> None:
     @given(beyond_cases())
     def run(case: dict[str, Any]) -> None:
         train_users = {u for u, _ in case["train"]}
-        if case["novelty"] == "normalized" and len(train_users) < 2:
+        if case["novelty"] == "surprisal" and len(train_users) < 2:
             case["novelty"] = "self_information"
         features = ["genre"] if case["distance"] == "hamming" else ["v1", "v2"]
         items = case["items"]
@@ -406,8 +408,8 @@ def test_bad_train_and_arguments_are_refused() -> None:
         )
     with pytest.raises(RecframeError, match=r"train= has no rows"):
         recframe.per_user(FRAME, k=2, metrics=["novelty"], train=TRAIN.head(0))
-    with pytest.raises(RecframeError, match=r'novelty="normalized" divides by log2 of the training users'):
-        recframe.per_user(FRAME, k=2, metrics=["novelty"], train=TRAIN.head(1), novelty="normalized")
+    with pytest.raises(RecframeError, match=r'novelty="surprisal" divides by log2 of the training users'):
+        recframe.per_user(FRAME, k=2, metrics=["novelty"], train=TRAIN.head(1), novelty="surprisal")
     with pytest.raises(RecframeError, match=r"head_share=1.5 must be a number strictly between 0 and 1"):
         recframe.per_user(FRAME, k=2, metrics=["long_tail"], train=TRAIN, head_share=1.5)
     with pytest.raises(RecframeError, match=r"item_features=\['genre'\] names columns of items=, which was not given"):

@@ -136,11 +136,11 @@ def test_train_and_items_files_equal_the_api(files, tmp_path):
     result = run(
         "evaluate", files / "recs.csv", "--truth", files / "truth.csv", "--train", tmp_path / "train.parquet",
         "--items", tmp_path / "items.csv", "--item-features", "genre", "--baseline", "A", "--head-share", "0.4",
-        "--novelty", "normalized", "--metrics", metrics, *FLAGS, "--format", "csv",
+        "--novelty", "surprisal", "--metrics", metrics, *FLAGS, "--format", "csv",
     )  # fmt: skip
     assert result.returncode == 0, result.stderr
     options = {**OPTIONS, "train": train, "items": items, "item_features": ["genre"], "baseline": "A", "head_share": 0.4}
-    want = recframe.summary(RECS.drop("score"), metrics=metrics.split(","), novelty="normalized", **options)
+    want = recframe.summary(RECS.drop("score"), metrics=metrics.split(","), novelty="surprisal", **options)
     assert_same(pl.read_csv(io.StringIO(result.stdout)), want)
     # a list metric without its input: exit 2, naming the option
     result = run("evaluate", files / "recs.csv", "--truth", files / "truth.csv", "--metrics", "novelty", *FLAGS)

@@ -258,7 +258,7 @@ def test_beyond_accuracy_matches_polars(engine: Constructor, request: pytest.Fix
         (
             recframe.per_user,
             ["ild", "novelty", "popularity", "long_tail", "intersection"],
-            {"item_features": ["v", "w"], "distance": "cosine", "novelty": "normalized", "popularity": "share"},
+            {"item_features": ["v", "w"], "distance": "cosine", "novelty": "surprisal", "popularity": "share"},
         ),
     ]
     if request.node.callspec.params["engine"] == "sqlframe":

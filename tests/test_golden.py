@@ -28,6 +28,7 @@ TRAIN = pl.read_parquet(GOLDEN / "train.parquet")
 ITEMS = pl.read_parquet(GOLDEN / "items.parquet")
 #: the peers' beyond-accuracy metrics are over every user with a list, relevant items or not
 BEYOND = ("MeanInvUserFreq", "AvgRecPopularity", "IntraListDiversity", "CatalogCoverage", "Serendipity")
+BEYOND_REPLAY = ("Surprisal", "CategoricalDiversity")
 DATASETS = sorted(DATA["dataset"].unique())
 # every peer here computes in double precision
 TOLERANCE = 1e-9
@@ -46,6 +47,8 @@ def variant(peer: str, peer_metric: str) -> dict[str, str]:
         return {"idcg": "relevant"}
     if peer == "rectools" and "r_precision=True" in peer_metric:
         return {"precision_denominator": "min_k_relevant"}
+    if peer == "replay" and peer_metric.startswith(BEYOND_REPLAY):
+        return {"empty_users": "zero", **({"novelty": "surprisal"} if peer_metric.startswith("Surprisal") else {})}
     if peer_metric.startswith(BEYOND):
         return {"empty_users": "zero", **({"popularity": "share"} if "normalize=True" in peer_metric else {})}
     return {}

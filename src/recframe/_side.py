@@ -86,10 +86,10 @@ def check_train(train: nw.LazyFrame, spec: Spec) -> None:
             )
     if not row["rows"]:
         raise fail(f"{ref('train')} has no rows: item popularity and novelty need training interactions.")
-    uses_log_n = any(m in ("novelty",) for m in spec.selection.metrics) and spec.conventions.novelty == "normalized"
+    uses_log_n = any(m in ("novelty",) for m in spec.selection.metrics) and spec.conventions.novelty == "surprisal"
     if uses_log_n and row["users"] < 2:
         raise fail(
-            f"{fix('novelty', 'normalized')} divides by log2 of the training users, and {ref('train')} has "
+            f"{fix('novelty', 'surprisal')} divides by log2 of the training users, and {ref('train')} has "
             f"{row['users']} user: the division is undefined.",
             f"use {fix('novelty', 'self_information')}, or a train= with more users.",
         )

@@ -26,7 +26,7 @@ Ties = Literal["item_asc", "item_desc"]
 ScoreDtype = Literal["float64", "float32"]
 UnrankedUsers = Literal["zero", "skip"]
 RankGaps = Literal["error", "keep", "rerank"]
-Novelty = Literal["self_information", "normalized"]
+Novelty = Literal["self_information", "surprisal"]
 Popularity = Literal["count", "share"]
 Distance = Literal["hamming", "cosine"]
 
@@ -123,11 +123,12 @@ ranked by ``score`` or cut by ``exclude=`` are re-ranked anyway.""",
     ),
     "novelty": Option(
         Novelty,
-        """The novelty of an item: its self-information -log2(u / N), u its distinct training
-users (at least 1: an item not in ``train=`` counts as one user's) and N the training users
-(RecTools' MeanInvUserFreq); or that divided by log2(N), so that it lies in [0, 1] (RePlay's
-Surprisal).""",
-        "novelty of an item: -log2(users/N) (RecTools), or divided by log2(N) (RePlay)",
+        """``novelty@k``: the mean self-information -log2(u / N) of the items in the top k, u an
+item's distinct training users (at least 1: an item not in ``train=`` counts as one user's)
+and N the training users (RecTools' MeanInvUserFreq); or RePlay's Surprisal: each divided by
+log2(N), so that it lies in [0, 1], summed over the top k and divided by k (a list shorter
+than k scores lower).""",
+        "novelty@k: mean -log2(users/N) (RecTools), or RePlay's Surprisal (/ log2 N, / k)",
     ),
     "popularity": Option(
         Popularity,

@@ -97,7 +97,9 @@ PROFILES: dict[str, Profile] = {
         Profile(
             "replay",
             "replay-rec",
-            frozenset({"precision", "recall", "hit_rate", "ap", "rr", "ndcg"}),
+            # Precision, Recall, HitRate, MAP, MRR, NDCG; Surprisal (novelty="surprisal"),
+            # CategoricalDiversity, Unexpectedness
+            frozenset({"precision", "recall", "hit_rate", "ap", "rr", "ndcg", "novelty", "category_diversity", "unexpectedness"}),
             {"gain": "binary", "ties": "item_desc", "rank_gaps": "rerank"},  # sorts by score
         ),
         Profile(

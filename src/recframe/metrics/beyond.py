@@ -12,7 +12,7 @@ User-level (a value per list, averaged by ``summary``; null for a user with noth
 recommended, who is left out of its mean):
 
 - ``novelty@k`` = (1/n) * sum over i ranked <= k of -log2(max(u(i), 1) / N), divided by
-  log2(N) under ``novelty="normalized"``.
+  log2(N) and over k instead of n under ``novelty="surprisal"`` (RePlay's Surprisal).
 - ``popularity@k`` = (1/n) * sum of u(i) (``popularity="share"``: of u(i) / P).
 - ``long_tail@k`` = the share of the n items outside the head, the head being the most popular
   items that, taken in decreasing popularity, come before ``head_share`` (default 0.2) of the
@@ -196,10 +196,10 @@ def _per_item_mean(term: str, k: int | None) -> nw.Expr:
 
 
 def _novelty(k: int | None, o: Conventions) -> nw.Expr:
-    value = _per_item_mean("novelty_sum@", k)
-    if o.novelty == "normalized":
-        return value / col("n_train_users").cast(nw.Float64).log(2)
-    return value
+    if o.novelty == "surprisal":
+        # RePlay's Surprisal: over log2 N, summed over the top k and divided by k
+        return col("novelty_sum@", k) / col("n_train_users").cast(nw.Float64).log(2) / _k(k)
+    return _per_item_mean("novelty_sum@", k)
 
 
 def _popularity(k: int | None, o: Conventions) -> nw.Expr:
@@ -235,7 +235,7 @@ def _share_of_lists(term: str, k: int | None) -> nw.Expr:
 
 NOVELTY = Metric(
     name="novelty",
-    terms=lambda o: ("novelty_sum@", "retrieved@", *(("n_train_users",) if o.novelty == "normalized" else ())),
+    terms=lambda o: ("novelty_sum@", "retrieved@", *(("n_train_users",) if o.novelty == "surprisal" else ())),
     finish=_novelty,
     defined="ranked",
     requires=("train",),

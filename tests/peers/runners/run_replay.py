@@ -8,15 +8,27 @@ descending, ties by item id descending, and evaluates the users that have recomm
 from __future__ import annotations
 
 import pandas as pd
-from _common import Writer, args, cutoffs, load
-from replay.metrics import MAP, MRR, NDCG, HitRate, Precision, Recall
+from _common import Writer, args, cutoffs, load, load_side
+from replay.metrics import MAP, MRR, NDCG, CategoricalDiversity, HitRate, Precision, Recall, Surprisal
 from replay.metrics.descriptors import PerUser
 
 in_dir, out = args()
 ks = cutoffs(in_dir)
 METRICS = [(Precision, "precision"), (Recall, "recall"), (HitRate, "hit_rate"), (MAP, "ap"), (MRR, "rr"), (NDCG, "ndcg")]
 
+side = load_side(in_dir)
 w = Writer(out)
+
+
+def write(dataset: str, name: str, cls: type, means: dict, per_user: dict) -> None:
+    for k in ks:
+        label = f"{cls.__name__}@{k}"
+        values = per_user[f"{cls.__name__}-PerUser@{k}"]
+        for user in sorted(values):
+            w.row(dataset, "per_user", user, name, k, label, values[user])
+        w.row(dataset, "mean", None, name, k, label, means[f"{cls.__name__}@{k}"])
+
+
 for dataset, (recs, truth) in load(in_dir).items():
     recommendations = pd.DataFrame(
         [(user, item, score) for user, items in recs.items() for item, score in items.items()],
@@ -29,10 +41,30 @@ for dataset, (recs, truth) in load(in_dir).items():
     for cls, name in METRICS:
         means = cls(topk=ks)(recommendations, ground_truth)
         per_user = cls(topk=ks, mode=PerUser())(recommendations, ground_truth)
-        for k in ks:
-            label = f"{cls.__name__}@{k}"
-            values = per_user[f"{cls.__name__}-PerUser@{k}"]
-            for user in sorted(values):
-                w.row(dataset, "per_user", user, name, k, label, values[user])
-            w.row(dataset, "mean", None, name, k, label, means[f"{cls.__name__}@{k}"])
+        write(dataset, name, cls, means, per_user)
+    # beyond accuracy: Surprisal over the training pairs; CategoricalDiversity over each
+    # item's category, its two features taken together
+    pairs, catalog = side[dataset]
+    train = pd.DataFrame(pairs, columns=["query_id", "item_id"])
+    write(
+        dataset,
+        "novelty",
+        Surprisal,
+        Surprisal(topk=ks)(recommendations, train),
+        Surprisal(topk=ks, mode=PerUser())(recommendations, train),
+    )
+    # the category rows keep no item, so RePlay would break score ties by category: they get
+    # the rank of their item in RePlay's own order instead (score, then item, descending)
+    ordered = recommendations.sort_values(["query_id", "rating", "item_id"], ascending=[True, False, False])
+    ordered = ordered.assign(rating=-ordered.groupby("query_id").cumcount().astype(float))
+    categories = ordered.assign(category_id=[f"{catalog[i][0]}{catalog[i][1]}" for i in ordered["item_id"]])
+    categories = categories[["query_id", "category_id", "rating"]]
+    diversity = CategoricalDiversity(topk=ks)
+    write(
+        dataset,
+        "category_diversity",
+        CategoricalDiversity,
+        diversity(categories),
+        CategoricalDiversity(topk=ks, mode=PerUser())(categories),
+    )
 w.close()
