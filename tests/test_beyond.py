@@ -410,8 +410,9 @@ def test_bad_train_and_arguments_are_refused() -> None:
         recframe.per_user(FRAME, k=2, metrics=["novelty"], train=TRAIN.head(0))
     with pytest.raises(RecframeError, match=r'novelty="surprisal" divides by log2 of the training users'):
         recframe.per_user(FRAME, k=2, metrics=["novelty"], train=TRAIN.head(1), novelty="surprisal")
-    with pytest.raises(RecframeError, match=r"head_share=1.5 must be a number strictly between 0 and 1"):
-        recframe.per_user(FRAME, k=2, metrics=["long_tail"], train=TRAIN, head_share=1.5)
+    for bad in (1.5, 0, "x", None, float("nan")):
+        with pytest.raises(RecframeError, match=r"head_share=.* must be a number strictly between 0 and 1.*head_share=0.2"):
+            recframe.per_user(FRAME, k=2, metrics=["long_tail"], train=TRAIN, head_share=bad)
     with pytest.raises(RecframeError, match=r"item_features=\['genre'\] names columns of items=, which was not given"):
         recframe.per_user(FRAME, k=2, item_features="genre")
     with pytest.raises(RecframeError, match=r"train= is missing the column 'user_id'|column 'user_id'.*train"):

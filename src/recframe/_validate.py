@@ -344,7 +344,8 @@ def check_arguments(
         )
     if features and items is None:
         raise _fail(f"{ref('item_features', list(features))} names columns of {ref('items')}, which was not given.")
-    share = _number("head_share", head_share)
+    real = isinstance(head_share, (numbers.Real, decimal.Decimal)) and not isinstance(head_share, bool)
+    share = float(head_share) if real else None
     if share is None or not 0 < share < 1:
         raise _fail(
             f"{ref('head_share', head_share)} must be a number strictly between 0 and 1: the share of training pairs "

@@ -105,7 +105,8 @@ PROFILES: dict[str, Profile] = {
         Profile(
             "recommenders",
             "recommenders",
-            frozenset({"precision", "recall", "ap", "ndcg"}),
+            # precision_at_k, recall_at_k, map_at_k, ndcg_at_k; distributional_coverage
+            frozenset({"precision", "recall", "ap", "ndcg", "entropy"}),
             {"gain": "binary", "unranked_users": "skip", "rank_gaps": "rerank"},  # sorts by prediction
             # its ndcg_at_k takes the ideal DCG of every user in the truth, so a user without
             # recommendations scores 0 there and counts, while its other metrics skip that user

@@ -18,8 +18,14 @@ input order; rows are passed sorted by item, so ties fall by item ascending.
 from __future__ import annotations
 
 import pandas as pd
-from _common import Writer, args, cutoffs, load
-from recommenders.evaluation.python_evaluation import map_at_k, ndcg_at_k, precision_at_k, recall_at_k
+from _common import Writer, args, cutoffs, load, load_side
+from recommenders.evaluation.python_evaluation import (
+    distributional_coverage,
+    map_at_k,
+    ndcg_at_k,
+    precision_at_k,
+    recall_at_k,
+)
 
 in_dir, out = args()
 ks = cutoffs(in_dir)
@@ -32,6 +38,7 @@ def evaluate(fn, truth: pd.DataFrame, pred: pd.DataFrame, k: int) -> float:
     return float(fn(truth.copy(), pred.copy(), k=k, relevancy_method="top_k", **COLUMNS))
 
 
+side = load_side(in_dir)
 w = Writer(out)
 for dataset, (recs, truth) in load(in_dir).items():
     pred = pd.DataFrame(
@@ -55,4 +62,13 @@ for dataset, (recs, truth) in load(in_dir).items():
                 value = evaluate(fn, truth_of[user], pred_of.get(user, no_pred), k)
                 w.row(dataset, "per_user", user, name, k, label, value)
             w.row(dataset, "mean", None, name, k, label, evaluate(fn, relevant, pred, k))
+    # distributional coverage: the entropy of the recommended items over the rows it is given,
+    # here each user's top k (ranked as the ranking metrics rank them)
+    # (its train_df is only checked: no recommended pair may be a training pair)
+    train = pd.DataFrame(side[dataset][0], columns=["userID", "itemID"])
+    ranked = pred.sort_values(["userID", "prediction"], ascending=[True, False], kind="stable")
+    for k in ks:
+        top = ranked.groupby("userID").head(k)
+        value = distributional_coverage(train, top, col_user="userID", col_item="itemID")
+        w.row(dataset, "mean", None, "entropy", k, f"distributional_coverage(top {k})", value)
 w.close()
