@@ -11,7 +11,8 @@ best of --repeat, Polars eager, every default check on:
   floor      plain Polars: one group_by("user_id") sum
   accuracy   summary(k=[5, 10, 20], metrics=precision, recall, ndcg, ap, rr)
   list       summary of the per-user beyond metrics: novelty, popularity, long_tail, ild
-             (Hamming over the category), at k = 5, 10, 20
+             (Hamming over the category), category_diversity, serendipity (the truth is
+             the frame's relevance), at k = 5, 10, 20
   cosine     summary of ild with distance="cosine" over the vector
   group      summary of the group metrics: catalog_coverage, user_coverage, gini, entropy,
              personalization
@@ -38,7 +39,7 @@ import recframe
 
 KS = [5, 10, 20]
 ACCURACY = ["precision", "recall", "ndcg", "ap", "rr"]
-LIST = ["novelty", "popularity", "long_tail", "ild"]
+LIST = ["novelty", "popularity", "long_tail", "ild", "category_diversity", "serendipity"]
 GROUP = ["catalog_coverage", "user_coverage", "gini", "entropy", "personalization"]
 CATALOG = 1_000_003  # bench/run.py's item space
 

@@ -16,7 +16,9 @@ What the duplicate check reads (``check_duplicates``):
   row is checked, as with ``True``.
 - ``False``: no duplicate check.
 
-Every other check reads every row.
+The catalog check (an item ranked within the largest k that is not in ``items=``, or in the
+items of ``train=`` without it) reads the rows ranked within the largest k, when a metric reads
+the catalog. Every other check reads every row.
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ from typing import Any, Literal
 
 import narwhals as nw
 
-from recframe import _frames
+from recframe import _frames, _side
 from recframe import _names as n
 from recframe._validate import MAX_EXP2_GRADE, Spec
 from recframe._validate import _fail as fail
@@ -108,7 +110,7 @@ def plan(spec: Spec) -> CheckPlan:
         columns += [n.DUP_ROWS, n.DUP_ITEMS, n.DUP_RANKED, n.DUP_RANKS]
     if spec.facts.with_users:
         columns += [n.USER_ROWS, *(n.attr_count(key) for key in spec.columns.attr_keys)]
-    if any(r in ("catalog", "items", "item_features") for m in spec.selection.metrics for r in REGISTRY[m].requires):
+    if _side.needs_catalog(spec):
         columns += [n.OUTSIDE_CATALOG, n.OUTSIDE_ITEM]  # counted by the engine's top-k pass (recframe._side)
     return CheckPlan(
         row_flags={name: expr.fill_null(False).cast(nw.Int64) for name, expr in flags.items()},
