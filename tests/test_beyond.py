@@ -355,6 +355,16 @@ def test_a_missing_side_input_names_the_metric_and_the_argument(metric: str, kwa
         recframe.summary(FRAME, k=2, metrics=[metric], **kwargs)
 
 
+@pytest.mark.parametrize("profile", ["recframe", "rectools", "replay", "recommenders", "trec_eval", "ranx", "lenskit"])
+def test_the_default_metrics_need_no_side_input_under_every_profile(profile: str) -> None:
+    # a profile whose peer has beyond-accuracy metrics still defaults to its accuracy metrics
+    df = FRAME.with_columns(score=1.0 / pl.col("rank"))
+    for function in (recframe.per_user, recframe.summary):
+        out = function(df, k=2, profile=profile, score="score")
+        beyond = [c for c in out.columns if c.split("@")[0] in reference.BEYOND_USER + reference.BEYOND_GROUP]
+        assert not beyond, (profile, beyond)
+
+
 def test_per_user_refuses_group_metrics_naming_summary() -> None:
     with pytest.raises(RecframeError, match=r"'gini' has one value per group.*use summary"):
         recframe.per_user(FRAME, k=2, metrics=["gini"], items=ITEMS)

@@ -20,6 +20,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from recframe._validate import default_metrics
 from recframe.conventions import DEFAULTS
 from recframe.errors import RecframeError, fix, ref
 from recframe.metrics import REGISTRY
@@ -149,7 +150,8 @@ def resolve(profile: Any, explicit: dict[str, Any], metrics: Any) -> tuple[dict[
     options["per_metric"] = {m: {o: val for o, val in opts.items() if o not in given} for m, opts in chosen.per_metric.items()}
     options["no_cutoff"] = tuple(sorted(chosen.no_cutoff))
     if metrics is None:
-        return options, None if chosen.metrics is None else [m for m in REGISTRY if m in chosen.metrics]
+        # the default: every metric the peer has among recframe's defaults (per user, no side input)
+        return options, None if chosen.metrics is None else [m for m in default_metrics() if m in chosen.metrics]
     if not isinstance(metrics, (str, Iterable)):
         return options, metrics  # not a metric selection at all: check_arguments says so
     names: list[Any] = [metrics] if isinstance(metrics, str) else list(metrics)
