@@ -41,8 +41,8 @@ Agg = Literal["sum", "min", "max", "n_unique"]
 #: rows only when it is asked for: per item, "popularity" (distinct training users, 0 for an
 #: item not in train=), "popularity_rank" (its dense rank among the training items by
 #: decreasing popularity, null for an item not in train=), "in_head" (1 in the long-tail
-#: head, else 0) and "item_features" (the
-#: items= columns named by item_features=, see Rows.item_features); per call,
+#: head, else 0) and "item_features" (the items= columns named by item_features=, see
+#: Rows.item_features); per call,
 #: "n_train_users", "train_pairs" (distinct training (user, item) pairs) and "catalog_size";
 #: per row, "baseline_rank" (the item's rank in the baseline model's list of the same user).
 Side = Literal[
@@ -193,6 +193,18 @@ class Metric:
     #: under these conventions an @k column reads ranks past k (rr without cut-off), so the
     #: duplicate check must read every row (see recframe._checks)
     whole_list: Callable[[Conventions], bool] = lambda conventions: False
+
+
+def cutoff(k: int | None) -> int:
+    """The cut-off of an at-k term's value (always called with one)."""
+    assert k is not None  # at_k terms are always called with a cut-off
+    return k
+
+
+def within(position: nw.Expr, cut: int | nw.Expr, value: nw.Expr | float) -> nw.Expr:
+    """`value` where `position` <= `cut` (a cut-off k, or a per-row expression), else 0."""
+    limit = position_cut(cut) if isinstance(cut, int) else cut
+    return nw.when(position <= limit).then(value).otherwise(0.0)
 
 
 def col(name: str, k: int | None = None) -> nw.Expr:

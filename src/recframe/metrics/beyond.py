@@ -53,16 +53,24 @@ import narwhals as nw
 from recframe import _names as names
 from recframe._names import POSITION
 from recframe.conventions import Conventions
-from recframe.metrics._registry import Feature, Metric, Rows, Term, at_least_one, col, declare, position_cut
-
-
-def _k(k: int | None) -> int:
-    assert k is not None  # at_k terms are always called with a cut-off
-    return k
+from recframe.metrics._registry import (
+    Feature,
+    Metric,
+    Rows,
+    Side,
+    Term,
+    at_least_one,
+    col,
+    cutoff,
+    declare,
+    position_cut,
+    within,
+)
 
 
 def _within(rows: Rows, k: int | None, value: nw.Expr | float) -> nw.Expr:
-    return nw.when(rows.rank <= position_cut(_k(k))).then(value).otherwise(0.0)
+    """`value` on the rows ranked <= k, else 0."""
+    return within(rows.rank, cutoff(k), value)
 
 
 def _before(rows: Rows, keys: list[str], *partition: str) -> nw.Expr:
@@ -97,6 +105,13 @@ def _self_information(rows: Rows) -> nw.Expr:
     return rows.side("n_train_users").cast(nw.Float64).log(2) - users.log(2)
 
 
+def _sum_within(
+    name: str, value: Callable[[Rows, int], nw.Expr], side: tuple[Side, ...] = (), features: tuple[str, ...] = ()
+) -> Term:
+    """A user-level sum of `value(rows, k)` over the rows ranked <= k."""
+    return Term(name, "top_k", lambda r, k: _within(r, k, value(r, cutoff(k))), at_k=True, side=side, features=features)
+
+
 def _distinct_within(
     name: str,
     value: Callable[[Rows], nw.Expr],
@@ -106,11 +121,11 @@ def _distinct_within(
     """A group-level count of the distinct values among the rows ranked <= k (and `also`):
     null elsewhere, which a group-level n_unique does not count."""
 
-    def within(r: Rows, k: int | None) -> nw.Expr:
-        inside = r.rank <= position_cut(_k(k))
-        return nw.when(inside & also(r, _k(k)) if also else inside).then(value(r))
+    def inside_or_null(r: Rows, k: int | None) -> nw.Expr:
+        inside = r.rank <= position_cut(cutoff(k))
+        return nw.when(inside & also(r, cutoff(k)) if also else inside).then(value(r))
 
-    return Term(name, "top_k", within, at_k=True, agg="n_unique", level="group", features=features)
+    return Term(name, "top_k", inside_or_null, at_k=True, agg="n_unique", level="group", features=features)
 
 
 def _exposures(name: str, per_item: Callable[[nw.Expr, list[str]], nw.Expr] | None = None) -> Term:
@@ -133,47 +148,20 @@ declare(
 
 declare(
     # user level: sums over the items ranked <= k
-    Term(
-        "novelty_sum@", "top_k", lambda r, k: _within(r, k, _self_information(r)), at_k=True, side=("popularity", "n_train_users")
-    ),
-    Term("n_train_users", "side", lambda r, k: r.side("n_train_users"), side=("n_train_users",)),
-    Term(
-        "popularity_sum@",
-        "top_k",
-        lambda r, k: _within(r, k, r.side("popularity").cast(nw.Float64)),
-        at_k=True,
-        side=("popularity",),
-    ),
-    Term("train_pairs", "side", lambda r, k: r.side("train_pairs"), side=("train_pairs",)),
-    Term("tail@", "top_k", lambda r, k: _within(r, k, 1 - r.side("in_head")), at_k=True, side=("in_head",)),
-    Term(
-        "serendipity_sum@",
-        "top_k",
-        lambda r, k: _within(r, k, r.relevant * _unexpected_place(r)),
-        at_k=True,
-        side=("popularity_rank", "catalog_size"),
-    ),
-    Term(
-        "distance_sum@",
-        "top_k",
-        lambda r, k: _within(r, k, r.feature("distance_before")),
-        at_k=True,
-        features=("distance_before",),
-    ),
-    Term(
-        "new_categories@",
-        "top_k",
-        lambda r, k: _within(r, k, r.feature("first_of_category")),
-        at_k=True,
-        features=("first_of_category",),
-    ),
-    Term(
+    _sum_within("novelty_sum@", lambda r, k: _self_information(r), side=("popularity", "n_train_users")),
+    _sum_within("popularity_sum@", lambda r, k: r.side("popularity").cast(nw.Float64), side=("popularity",)),
+    _sum_within("tail@", lambda r, k: 1 - r.side("in_head"), side=("in_head",)),
+    _sum_within("serendipity_sum@", lambda r, k: r.relevant * _unexpected_place(r), side=("popularity_rank", "catalog_size")),
+    _sum_within("distance_sum@", lambda r, k: r.feature("distance_before"), features=("distance_before",)),
+    _sum_within("new_categories@", lambda r, k: r.feature("first_of_category"), features=("first_of_category",)),
+    _sum_within(
         "baseline_hits@",
-        "top_k",
-        lambda r, k: _within(r, k, (r.side("baseline_rank") <= _k(k)).fill_null(False).cast(nw.Float64)),
-        at_k=True,
+        lambda r, k: (r.side("baseline_rank") <= k).fill_null(False).cast(nw.Float64),
         side=("baseline_rank",),
     ),
+    # values of the side inputs alone
+    Term("n_train_users", "side", lambda r, k: r.side("n_train_users"), side=("n_train_users",)),
+    Term("train_pairs", "side", lambda r, k: r.side("train_pairs"), side=("train_pairs",)),
     # group level
     Term("catalog_size", "side", lambda r, k: r.side("catalog_size"), level="group", side=("catalog_size",)),
     _distinct_within("recommended_items@", lambda r: r.item),
@@ -198,7 +186,7 @@ def _per_item_mean(term: str, k: int | None) -> nw.Expr:
 def _novelty(k: int | None, o: Conventions) -> nw.Expr:
     if o.novelty == "surprisal":
         # RePlay's Surprisal: over log2 N, summed over the top k and divided by k
-        return col("novelty_sum@", k) / col("n_train_users").cast(nw.Float64).log(2) / _k(k)
+        return col("novelty_sum@", k) / col("n_train_users").cast(nw.Float64).log(2) / cutoff(k)
     return _per_item_mean("novelty_sum@", k)
 
 
@@ -226,7 +214,7 @@ def _entropy(k: int | None, o: Conventions) -> nw.Expr:
 def _personalization(k: int | None, o: Conventions) -> nw.Expr:
     served = col("served_users@", k)
     pairs = served * (served - 1) / 2
-    return nw.when(served > 1).then(1 - col("shared_pairs@", k) / (at_least_one(pairs) * _k(k))).otherwise(None)
+    return nw.when(served > 1).then(1 - col("shared_pairs@", k) / (at_least_one(pairs) * cutoff(k))).otherwise(None)
 
 
 def _share_of_lists(term: str, k: int | None) -> nw.Expr:
@@ -265,7 +253,7 @@ ILD = Metric(
 CATEGORY_DIVERSITY = Metric(
     name="category_diversity",
     terms=lambda o: ("new_categories@",),
-    finish=lambda k, o: col("new_categories@", k) / _k(k),
+    finish=lambda k, o: col("new_categories@", k) / cutoff(k),
     defined="ranked",
     requires=("items", "item_features"),
 )
@@ -287,7 +275,7 @@ SERENDIPITY = Metric(
 UNEXPECTEDNESS = Metric(
     name="unexpectedness",
     terms=lambda o: ("baseline_hits@",),
-    finish=lambda k, o: 1 - col("baseline_hits@", k) / _k(k),
+    finish=lambda k, o: 1 - col("baseline_hits@", k) / cutoff(k),
     defined="ranked",
     requires=("baseline",),
 )

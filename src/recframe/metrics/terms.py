@@ -9,19 +9,7 @@ from __future__ import annotations
 import narwhals as nw
 
 from recframe._names import POSITION
-from recframe.metrics._registry import NOT_RANKED, Feature, Rows, Term, declare, discount, position_cut
-
-
-def _within(position: nw.Expr, cut: int | nw.Expr, value: nw.Expr | float) -> nw.Expr:
-    """`value` where `position` <= `cut` (a cut-off k, or a per-row expression), else 0."""
-    limit = position_cut(cut) if isinstance(cut, int) else cut
-    return nw.when(position <= limit).then(value).otherwise(0.0)
-
-
-def _k(k: int | None) -> int:
-    assert k is not None  # at_k terms are always called with a cut-off
-    return k
-
+from recframe.metrics._registry import NOT_RANKED, Feature, Rows, Term, cutoff, declare, discount, within
 
 declare(
     # R: the relevant rows of a list, over all rows
@@ -34,40 +22,40 @@ declare(
 
 
 def _ap_value(rows: Rows, k: int | None) -> nw.Expr:
-    return _within(rows.rank, _k(k), rows.feature("relevant_position") / rows.rank)
+    return within(rows.rank, cutoff(k), rows.feature("relevant_position") / rows.rank)
 
 
 def _dcg_value(rows: Rows, k: int | None) -> nw.Expr:
-    return _within(rows.rank, _k(k), rows.gain / discount(rows.rank, rows.conventions.discount))
+    return within(rows.rank, cutoff(k), rows.gain / discount(rows.rank, rows.conventions.discount))
 
 
 def _idcg_value(rows: Rows, k: int | None) -> nw.Expr:
     ideal = rows.feature("ideal_position")
-    return _within(ideal, _k(k), rows.gain / discount(ideal, rows.conventions.discount))
+    return within(ideal, cutoff(k), rows.gain / discount(ideal, rows.conventions.discount))
 
 
 declare(
     # R, the user's relevant items, recommended or not
     Term("n_relevant", "all", lambda rows, k: rows.relevant),
     # relevant items ranked <= k
-    Term("hits@", "relevant", lambda rows, k: _within(rows.rank, _k(k), 1.0), at_k=True),
+    Term("hits@", "relevant", lambda rows, k: within(rows.rank, cutoff(k), 1.0), at_k=True),
     # relevant items ranked <= R
     Term(
         "hits_r",
         "relevant",
-        lambda rows, k: _within(rows.rank, rows.feature("relevant_in_list"), 1.0),
+        lambda rows, k: within(rows.rank, rows.feature("relevant_in_list"), 1.0),
         features=("relevant_in_list",),
     ),
     # relevant items ranked <= min(k, R)
     Term(
         "hits_capped@",
         "relevant",
-        lambda rows, k: _within(rows.rank, nw.min_horizontal(rows.feature("relevant_in_list"), nw.lit(_k(k))), 1.0),
+        lambda rows, k: within(rows.rank, nw.min_horizontal(rows.feature("relevant_in_list"), nw.lit(cutoff(k))), 1.0),
         at_k=True,
         features=("relevant_in_list",),
     ),
     # items of any relevance ranked <= k: the list cut at k
-    Term("retrieved@", "top_k", lambda rows, k: _within(rows.rank, _k(k), 1.0), at_k=True),
+    Term("retrieved@", "top_k", lambda rows, k: within(rows.rank, cutoff(k), 1.0), at_k=True),
     # sum over relevant items ranked <= k of (relevant items ranked <= it) / rank
     Term("ap_sum@", "relevant", _ap_value, at_k=True, features=("relevant_position",)),
     # rank of the first relevant item (NOT_RANKED when there is none)
