@@ -65,14 +65,13 @@ def golden(peer: str) -> pl.DataFrame:
 
 
 def recframe_values(peer: str, dataset: str, options: dict, metrics: list[str], ks: list[int]):
-    frame = DATA.filter(pl.col("dataset") == dataset).drop("dataset")
+    def of_dataset(frame: pl.DataFrame) -> pl.DataFrame:
+        return frame.filter(pl.col("dataset") == dataset).drop("dataset")
+
+    frame = of_dataset(DATA)
     common = dict(k=ks, user="user", item="item", score="score", relevance="grade", profile=peer, **options)
     if any(REGISTRY[m].requires for m in metrics):
-        side = {"train": TRAIN, "items": ITEMS, "item_features": ["f1", "f2"]}
-        common |= {
-            name: f.filter(pl.col("dataset") == dataset).drop("dataset") if name != "item_features" else f
-            for name, f in side.items()
-        }
+        common |= {"train": of_dataset(TRAIN), "items": of_dataset(ITEMS), "item_features": ["f1", "f2"]}
     per_user_metrics = [m for m in metrics if REGISTRY[m].level == "user"]
     per_user = recframe.per_user(frame, metrics=per_user_metrics, **common) if per_user_metrics else None
     return per_user, recframe.summary(frame, metrics=metrics, **common)

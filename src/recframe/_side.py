@@ -19,10 +19,10 @@ from typing import Any
 import narwhals as nw
 
 from recframe import _names as n
-from recframe._validate import Spec
+from recframe._validate import Spec, reads
 from recframe._validate import _fail as fail
 from recframe.errors import fix, ref
-from recframe.metrics import FEATURES, REGISTRY, TERMS
+from recframe.metrics import FEATURES, TERMS
 
 _ITEM_LEVEL = {"popularity", "popularity_rank", "in_head", "item_features"}
 _CONSTANTS = {"n_train_users": n.N_TRAIN_USERS, "train_pairs": n.TRAIN_PAIRS, "catalog_size": n.CATALOG_SIZE}
@@ -39,7 +39,7 @@ class SideInputs:
 def needs_catalog(spec: Spec) -> bool:
     """Whether the call reads the catalog (coverage, Gini, item features): then a recommended
     item outside it is an error (see :func:`outside_catalog`)."""
-    return any(r in ("catalog", "items", "item_features") for m in spec.selection.metrics for r in REGISTRY[m].requires)
+    return reads(spec.selection.metrics, "catalog", "items", "item_features")
 
 
 def side_columns(term_names: list[str]) -> set[str]:
@@ -86,7 +86,7 @@ def check_train(train: nw.LazyFrame, spec: Spec) -> None:
             )
     if not row["rows"]:
         raise fail(f"{ref('train')} has no rows: item popularity and novelty need training interactions.")
-    uses_log_n = any(m in ("novelty",) for m in spec.selection.metrics) and spec.conventions.novelty == "surprisal"
+    uses_log_n = "novelty" in spec.selection.metrics and spec.conventions.novelty == "surprisal"
     if uses_log_n and row["users"] < 2:
         raise fail(
             f"{fix('novelty', 'surprisal')} divides by log2 of the training users, and {ref('train')} has "
@@ -154,15 +154,17 @@ def _popularity(train: nw.LazyFrame) -> nw.LazyFrame:
 
 def constants(spec: Spec, side: SideInputs) -> nw.LazyFrame:
     """One row: the training users, the distinct training pairs and the catalog size (the
-    columns the side inputs give; null where one is missing)."""
+    columns the side inputs give). The training items are aggregated once for both the pairs
+    and, without items=, the catalog size."""
     parts = []
     if side.train is not None:
         parts.append(side.train.select(nw.col(n.USER).n_unique().cast(nw.Int64).alias(n.N_TRAIN_USERS)))
-        parts.append(_popularity(side.train).select(nw.col(n.POPULARITY).sum().cast(nw.Int64).alias(n.TRAIN_PAIRS)))
+        per_item = [nw.col(n.POPULARITY).sum().cast(nw.Int64).alias(n.TRAIN_PAIRS)]
+        if side.items is None:  # the catalog is the training items
+            per_item.append(nw.len().cast(nw.Int64).alias(n.CATALOG_SIZE))
+        parts.append(_popularity(side.train).select(*per_item))
     if side.items is not None:
         parts.append(side.items.select(nw.len().cast(nw.Int64).alias(n.CATALOG_SIZE)))
-    elif side.train is not None:
-        parts.append(_popularity(side.train).select(nw.len().cast(nw.Int64).alias(n.CATALOG_SIZE)))
     out = parts[0]
     for part in parts[1:]:
         out = out.join(part, how="cross")

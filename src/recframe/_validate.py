@@ -186,6 +186,12 @@ def check_per_user_metrics(metrics: Any) -> None:
         )
 
 
+def reads(metrics: Iterable[str], *inputs: str) -> bool:
+    """Whether any of `metrics` (checked names) requires one of `inputs` ("train", "baseline",
+    "catalog", ...): the side inputs and their checks are built only then."""
+    return any(need in inputs for name in metrics for need in REGISTRY[name].requires)
+
+
 #: what each required input of a metric is, for the message when it is missing
 _REQUIRED = {
     "train": "the training interactions (user, item), for item popularity",

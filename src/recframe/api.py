@@ -47,13 +47,11 @@ _PARAMETERS = """
         Any of ``"precision"``, ``"recall"``, ``"f1"``, ``"hit_rate"``, ``"r_precision"``,
         ``"ap"``, ``"rr"``, ``"dcg"``, ``"ndcg"``, in the order wanted (default: all of
         these), and the beyond-accuracy metrics of :mod:`recframe.metrics.beyond`:
-        ``"novelty"``, ``"popularity"``, ``"long_tail"`` (with ``train=``), ``"ild"``
-        and ``"category_diversity"`` (``items=``, ``item_features=``), ``"intersection"``,
-        ``"unexpectedness"``
-        (``baseline=``), ``"serendipity"`` (``train=`` and the catalog) and, in
-        :func:`summary` only, ``"catalog_coverage"``,
-        ``"user_coverage"``, ``"user_coverage_full"``, ``"gini"``, ``"entropy"``,
-        ``"personalization"``.
+        ``"novelty"``, ``"popularity"``, ``"long_tail"`` (with ``train=``), ``"ild"`` and
+        ``"category_diversity"`` (``items=``, ``item_features=``), ``"intersection"`` and
+        ``"unexpectedness"`` (``baseline=``), ``"serendipity"`` (``train=`` and the
+        catalog) and, in :func:`summary` only, ``"catalog_coverage"``, ``"user_coverage"``,
+        ``"user_coverage_full"``, ``"gini"``, ``"entropy"``, ``"personalization"``.
     user : str or None, default "user_id"
         Column identifying whose list a row belongs to. ``None``: the whole frame (per ``by``
         group) is a single list.
@@ -103,15 +101,17 @@ _PARAMETERS = """
     train : frame, optional
         The training interactions, (user, item) pairs under the ``user`` and ``item`` column
         names (other columns ignored, duplicate pairs counted once): each item's popularity is
-        its distinct training users. Read by ``novelty``, ``popularity`` and ``long_tail``; the
-        catalog of ``catalog_coverage`` and ``gini`` without ``items=``.
+        its distinct training users. Read by ``novelty``, ``popularity``, ``long_tail`` and
+        ``serendipity``; the catalog of ``catalog_coverage``, ``gini`` and ``serendipity``
+        without ``items=``.
     items : frame, optional
         The catalog: one row per item (the ``item`` column), with the feature columns named by
         ``item_features``. Every item ranked within k must be in it when a metric reads it
-        (``catalog_coverage``, ``gini``, ``ild``).
+        (``catalog_coverage``, ``gini``, ``serendipity``, ``ild``, ``category_diversity``).
     item_features : str or list of str, optional
         The columns of ``items=`` that ``ild`` compares items by (categories for
-        ``distance="hamming"``, numbers for ``"cosine"``). Never guessed: ``ild`` needs it.
+        ``distance="hamming"``, numbers for ``"cosine"``) and ``category_diversity`` counts
+        the distinct values of. Never guessed: both need it.
     baseline : any, optional
         The model (a value of the one model key in ``by``) whose lists ``intersection`` and
         ``unexpectedness`` compare every model's lists with, user by user.

@@ -12,7 +12,6 @@ import polars as pl
 
 from recframe import _frames, _tables, _validate, stats
 from recframe.errors import RecframeError, fix, ref
-from recframe.metrics import REGISTRY
 from recframe.stats import Correction, Test
 
 FrameT = TypeVar("FrameT")
@@ -387,7 +386,7 @@ def compare_recommendations(
             f"Hint: pass {ref('user')} the user column."
         )
     # intersection and unexpectedness compare lists with the same baseline model
-    reads_baseline = any("baseline" in REGISTRY[m].requires for m in _validate._metrics(metrics))
+    reads_baseline = _validate.reads(_validate._metrics(metrics), "baseline")
     per_user = api.per_user(frame, k, metrics, by=by, **({"baseline": baseline} if reads_baseline else {}), **options)
     return compare(
         per_user, by=by, baseline=baseline, user=user, test=test, correction=correction,

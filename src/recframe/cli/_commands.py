@@ -14,13 +14,13 @@ from typing import Any
 import polars as pl
 
 import recframe
+from recframe._validate import reads
 from recframe.cli._files import SIDE_INPUTS, Source, find_source
 from recframe.cli._messages import CHECK_DUPLICATES, EXIT_OK, UsageError, flag
 from recframe.cli._output import Progress, emit, output_format, write_atomic
 from recframe.conventions import CHOICES
 from recframe.data import load_sample
 from recframe.errors import RecframeError
-from recframe.metrics import REGISTRY
 
 
 def column_kwargs(args: argparse.Namespace) -> dict[str, Any]:
@@ -59,7 +59,7 @@ def _api_kwargs(args: argparse.Namespace) -> dict[str, Any]:
         "item_features": args.item_features,
         # a baseline model for intersection and unexpectedness (compare's and report's
         # --baseline too): passed only when a metric reads it, which costs a query
-        "baseline": args.baseline if any("baseline" in REGISTRY[m].requires for m in args.metrics or ()) else None,
+        "baseline": args.baseline if reads(args.metrics or (), "baseline") else None,
         "head_share": args.head_share,
         **{name: getattr(args, name) for name in ("profile", *CHOICES) if getattr(args, name) is not None},
     }
