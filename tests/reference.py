@@ -365,3 +365,228 @@ def beyond(
         g["personalization"] = 1 - sum(overlaps) / len(overlaps) if overlaps else None
         per_model[model] = g
     return per_list, per_model
+
+
+# ------------------------------------------------------------------------- the IR toolbox
+
+IR_METRICS = (
+    "judged",
+    "num_ret",
+    "num_rel_ret",
+    "num_nonrel_judged_ret",
+    "bpref",
+    "infap",
+    "iprec_at_recall",
+    "iprec_11pt_avg",
+    "rprec_mult",
+    "set_precision",
+    "set_recall",
+    "set_f1",
+    "set_map",
+    "set_relative_precision",
+    "bin_g",
+    "rbp",
+    "rbp_residual",
+    "err",
+    "auc",
+)
+#: the IR metrics defined for every user; the others need a relevant item (err: an item that gains)
+IR_DEFINED_ALWAYS = ("judged", "num_ret", "num_rel_ret", "num_nonrel_judged_ret", "set_precision", "rbp", "rbp_residual")
+RECALL_PERCENTS = tuple(range(0, 101, 10))  # iprec_at_recall_0 ... _100
+R_PERCENTS = tuple(range(20, 201, 20))  # rprec_mult_20 ... _200
+INFAP_EPSILON = 1e-5
+
+
+def trec_cut(percent: int, n_relevant: int) -> int:
+    """trec_eval 9.0's cut-off for a share of R: (long) (x * R + 0.9), x = percent / 100 as a
+    double (30 / 100 is the same double as the literal 0.3), truncated."""
+    return int(percent / 100 * n_relevant + 0.9)
+
+
+def ir_columns(metric: str, ks: tuple[int, ...]) -> list[tuple[str, int | None]]:
+    """The output columns of an IR metric: (column, k or None for the whole list)."""
+    at = [(f"{metric}@{k}", k) for k in ks]
+    bare: list[tuple[str, int | None]] = [(metric, None)]
+    if metric == "iprec_at_recall":
+        return [(f"iprec_at_recall_{x}", None) for x in RECALL_PERCENTS]
+    if metric == "rprec_mult":
+        return [(f"rprec_mult_{x}", None) for x in R_PERCENTS]
+    if metric in ("judged", "err"):
+        return list(at)
+    if metric in ("num_ret", "num_rel_ret", "num_nonrel_judged_ret", "bpref", "rbp", "rbp_residual", "auc"):
+        return bare + at
+    return bare  # infap, iprec_11pt_avg, the set measures, bin_g
+
+
+def ir_metrics_of_list(
+    entries: list[tuple[Any, int | None, float | None]],
+    ks: tuple[int, ...],
+    metrics: tuple[str, ...] = IR_METRICS,
+    *,
+    threshold: float | None = None,
+    persistence: float = 0.8,
+    max_grade: float = 4.0,
+    gain_threshold: str = "threshold",
+    auc_without_negatives: str = "one",
+    empty_users: str = "skip",
+) -> dict[str, Any]:
+    """Every IR-toolbox metric of one user's list, from the definitions of issue 14, item by item.
+
+    ``entries`` are (item, rank or None when not recommended, relevance or None when unjudged);
+    a rank is the item's 1-based position p. Returns ``n_relevant`` and each metric's columns."""
+
+    def is_relevant(rel: float | None) -> bool:
+        if rel is None:
+            return False
+        return rel >= threshold if threshold is not None else rel > 0
+
+    def is_judged_nonrelevant(rel: float | None) -> bool:
+        return rel is not None and not is_relevant(rel)
+
+    def gains(rel: float | None) -> bool:
+        if gain_threshold == "positive":
+            return rel is not None and rel > 0
+        return is_relevant(rel)
+
+    R = sum(1 for _, _, rel in entries if is_relevant(rel))
+    N = sum(1 for _, _, rel in entries if is_judged_nonrelevant(rel))
+    q = persistence
+    # the list top first: (p, relevance, j = place among the relevant ranked items, 0 if not relevant)
+    ranked: list[tuple[int, float | None, int]] = []
+    found = 0
+    for p, rel in sorted(((r, rel) for _, r, rel in entries if r is not None), key=lambda pair: pair[0]):
+        found += is_relevant(rel)
+        ranked.append((p, rel, found if is_relevant(rel) else 0))
+
+    def top(cut: int | None) -> list[tuple[int, float | None, int]]:
+        return [row for row in ranked if cut is None or row[0] <= cut]
+
+    def num_ret(cut: int | None = None) -> int:
+        return len(top(cut))
+
+    def num_rel_ret(cut: int | None = None) -> int:
+        return sum(1 for _, rel, _ in top(cut) if is_relevant(rel))
+
+    def bpref(cut: int | None) -> float:
+        total, nonrel_above = 0.0, 0
+        for p, rel, _ in ranked:
+            if is_relevant(rel) and (cut is None or p <= cut):
+                total += 1.0 if nonrel_above == 0 else 1.0 - min(nonrel_above, R) / min(R, N)
+            nonrel_above += is_judged_nonrelevant(rel)
+        return total / R
+
+    def infap() -> float:
+        total, judged_above, relevant_above = 0.0, 0, 0
+        for p, rel, _ in ranked:
+            if is_relevant(rel):
+                e = INFAP_EPSILON
+                total += 1 / p + (judged_above / p) * (relevant_above + e) / (judged_above + 2 * e)
+            judged_above += rel is not None
+            relevant_above += is_relevant(rel)
+        return total / R
+
+    def iprec(percent: int) -> float:
+        c = trec_cut(percent, R)
+        if num_rel_ret() == 0 or c > num_rel_ret():
+            return 0.0
+        return max(j / p for p, rel, j in ranked if is_relevant(rel) and j >= max(c, 1))
+
+    def rprec(percent: int) -> float:
+        c = trec_cut(percent, R)
+        return num_rel_ret(c) / c
+
+    def rbp(cut: int | None) -> float:
+        return (1 - q) * sum(q ** (p - 1) for p, rel, _ in top(cut) if is_relevant(rel))
+
+    def rbp_residual(cut: int | None) -> float:
+        unjudged = (1 - q) * sum(q ** (p - 1) for p, rel, _ in top(cut) if rel is None)
+        # the depth: k, or the whole list's last rank (num_ret without rank gaps)
+        depth = max((p for p, _, _ in ranked), default=0) if cut is None else cut
+        return unjudged + q**depth
+
+    def err(cut: int) -> float:
+        total, reach = 0.0, 1.0
+        for p, rel, _ in top(cut):
+            if gains(rel):
+                assert rel is not None
+                stop = (2 ** min(rel, max_grade) - 1) / 2**max_grade
+                total += reach * stop / p
+                reach *= 1 - stop
+        return total
+
+    def auc(cut: int | None) -> float:
+        if cut is None:  # every relevant item, those not ranked after the whole list
+            if num_ret() == 0:  # nothing recommended: nothing is in order
+                return 0.0
+            P, Q = R, num_ret() - num_rel_ret()
+            misordered = sum(p - j for p, rel, j in ranked if is_relevant(rel)) + (R - num_rel_ret()) * Q
+        else:
+            P = num_rel_ret(cut)
+            Q = num_ret(cut) - P
+            misordered = sum(p - j for p, rel, j in top(cut) if is_relevant(rel))
+        if P == 0:
+            return 0.0
+        if Q == 0:
+            return 1.0 if auc_without_negatives == "one" else 0.0
+        return 1 - misordered / (P * Q)
+
+    def set_values() -> dict[str, float]:
+        ret, rel_ret = num_ret(), num_rel_ret()
+        precision = rel_ret / ret if ret else 0.0
+        recall = rel_ret / R if R else 0.0  # (set_precision alone is read when R = 0)
+        return {
+            "set_precision": precision,
+            "set_recall": recall,
+            "set_f1": 2 * precision * recall / (precision + recall) if rel_ret else 0.0,
+            "set_map": precision * recall,
+            "set_relative_precision": rel_ret / min(ret, R) if ret and R else 0.0,
+        }
+
+    out: dict[str, Any] = {"n_relevant": R}
+    for name in metrics:
+        defined = name in IR_DEFINED_ALWAYS or R > 0
+        if name == "err" and gain_threshold == "positive":
+            defined = any(gains(rel) for _, _, rel in entries)  # a graded item, relevant or not
+        for column, k in ir_columns(name, ks):
+            if not defined:
+                out[column] = 0.0 if empty_users == "zero" else None
+                continue
+            if name == "judged":
+                # the share of the items ranked within k that are judged, 0 when none is: current
+                # ir_measures' Judged@k (its PR #48 divides by the items ranked when fewer than k;
+                # issue 14's table said "/ k", as trec_eval's unj_k does)
+                assert k is not None
+                value: float = sum(1 for _, rel, _ in top(k) if rel is not None) / num_ret(k) if num_ret(k) else 0.0
+            elif name == "num_ret":
+                value = num_ret(k)
+            elif name == "num_rel_ret":
+                value = num_rel_ret(k)
+            elif name == "num_nonrel_judged_ret":
+                value = sum(1 for _, rel, _ in top(k) if is_judged_nonrelevant(rel))
+            elif name == "bpref":
+                value = bpref(k)
+            elif name == "infap":
+                value = infap()
+            elif name == "iprec_at_recall":
+                value = iprec(int(column.rsplit("_", 1)[1]))
+            elif name == "iprec_11pt_avg":
+                value = sum(iprec(x) for x in RECALL_PERCENTS) / len(RECALL_PERCENTS)
+            elif name == "rprec_mult":
+                value = rprec(int(column.rsplit("_", 1)[1]))
+            elif name.startswith("set_"):
+                value = set_values()[name]
+            elif name == "bin_g":
+                value = sum(1 / math.log2(2 + p - j) for p, rel, j in ranked if is_relevant(rel)) / R
+            elif name == "rbp":
+                value = rbp(k)
+            elif name == "rbp_residual":
+                value = rbp_residual(k)
+            elif name == "err":
+                assert k is not None
+                value = err(k)
+            elif name == "auc":
+                value = auc(k)
+            else:
+                raise ValueError(f"not an IR metric: {name}")
+            out[column] = value
+    return out

@@ -49,10 +49,15 @@ EXPECTED_PARAMETERS = [
     "score_dtype",
     "empty_users",
     "unranked_users",
+    "unjudged_users",
     "rank_gaps",
     "novelty",
     "popularity",
     "distance",
+    "gain_threshold",
+    "persistence",
+    "max_grade",
+    "auc_without_negatives",
     "check_duplicates",
 ]
 CONVENTIONS = [
@@ -67,10 +72,15 @@ CONVENTIONS = [
     "score_dtype",
     "empty_users",
     "unranked_users",
+    "unjudged_users",
     "rank_gaps",
     "novelty",
     "popularity",
     "distance",
+    "gain_threshold",
+    "persistence",
+    "max_grade",
+    "auc_without_negatives",
 ]
 COUNTS = ["n_users", "n_skipped", "n_unranked", "n_no_relevant", "n_no_truth"]
 
@@ -136,10 +146,15 @@ def test_signature_and_defaults(function):
         "score_dtype": "float64",
         "empty_users": "skip",
         "unranked_users": "zero",
+        "unjudged_users": "empty",
         "rank_gaps": "error",
         "novelty": "self_information",
         "popularity": "count",
         "distance": "hamming",
+        "gain_threshold": "threshold",
+        "persistence": 0.8,
+        "max_grade": 4.0,
+        "auc_without_negatives": "one",
     }
     assert all(params[name].kind is inspect.Parameter.KEYWORD_ONLY for name in [*EXPECTED_PARAMETERS[3:], *extra])
 
@@ -357,7 +372,7 @@ def test_conventions_are_defined_once():
     assert fields == conventions.DEFAULTS
     for function in (recframe.per_user, recframe.summary, recframe.curve):
         hints = typing.get_type_hints(function)
-        for name, (kind, text, _) in conventions.TABLE.items():
+        for name, (kind, text, *_) in conventions.TABLE.items():
             assert hints[name] == kind | None, (function.__name__, name)  # typed for IDEs; None = not given
             assert f"    {name} : " in function.__doc__ or function is recframe.curve
             assert " ".join(text.split())[:40] in " ".join((function.__doc__ or "").split()) or function is recframe.curve

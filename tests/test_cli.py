@@ -23,7 +23,7 @@ from polars.testing import assert_frame_equal
 
 import recframe
 from recframe import RecframeError, cli
-from recframe.conventions import CHOICES
+from recframe.conventions import CHOICES, TABLE
 
 SRC = Path(recframe.__file__).resolve().parents[1]  # so the subprocess imports the code under test
 
@@ -223,6 +223,17 @@ def test_in_process_formats_options_and_out_inference(files, tmp_path, capsys):
     assert "| A     | 2       | 1         | 0          | 1             | 0          | 0.2500      |" in capsys.readouterr().out
 
 
+def test_q_is_per_user_as_trec_eval_and_quiet_has_its_long_form_only(files, capsys):
+    """-q means per query (trec_eval's -q): evaluate's --per-user; --quiet keeps its long form."""
+    args = ["evaluate", str(files / "joined.csv"), "--relevance", "rating", "--by", "model", "--format", "csv"]
+    assert cli.main([*args, "--per-user"]) == 0
+    per_user = capsys.readouterr().out
+    assert cli.main([*args, "-q", "--quiet"]) == 0
+    assert capsys.readouterr().out == per_user and per_user.startswith("model,user_id,")
+    assert cli.main(["curve", str(files / "joined.csv"), "--relevance", "rating", "-q"]) == 2
+    assert "-q means per query" in capsys.readouterr().err
+
+
 @pytest.mark.parametrize(
     ("args", "fragments"),
     [
@@ -377,7 +388,10 @@ def test_every_convention_option_is_a_flag_and_new_ones_flow_in(monkeypatch):
     evaluate = next(a for a in parser._subparsers._group_actions[0].choices.values() if a.prog.endswith("evaluate"))
     options = {action.dest: action for action in evaluate._actions}
     for name, values in CHOICES.items():
-        assert tuple(options[name].choices) == values
+        if TABLE[name].kind is float:  # a number (checked by the API), not a choice
+            assert options[name].choices is None and options[name].type is float
+        else:
+            assert tuple(options[name].choices) == values
         assert options[name].default is None  # only given options reach the API
     monkeypatch.setitem(CHOICES, "future_option", ("a", "b"))
     args = cli.build_parser().parse_args(["evaluate", "x.csv", "--future-option", "b"])

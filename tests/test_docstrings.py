@@ -52,7 +52,7 @@ def _documented(lines: list[str]) -> list[str]:
 
 PUBLIC = [
     recframe.per_user, recframe.summary, recframe.curve, recframe.compare, recframe.report,
-    recframe.read_trec_run, recframe.read_trec_qrels,
+    recframe.read_trec_run, recframe.read_trec_qrels, recframe.trec.trec_eval_text,
 ]  # fmt: skip
 
 

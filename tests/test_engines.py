@@ -22,6 +22,7 @@ from polars.testing import assert_frame_equal
 
 import recframe
 from conftest import BACKENDS, to_polars
+from recframe.metrics import REGISTRY
 from test_properties import call_options, check_against_reference, draw_truth, long_frames, reference_per_user
 
 Constructor = Callable[[pl.DataFrame], Any]
@@ -268,4 +269,26 @@ def test_beyond_accuracy_matches_polars(engine: Constructor, request: pytest.Fix
         kwargs = {"k": [1, 2], "by": "model", "metrics": metrics, "baseline": "A", **options}
         want = function(df, train=train, items=items, **kwargs)
         got = to_polars(function(engine(df), train=engine(train), items=engine(items), **kwargs))
+        assert_frame_equal(got, want, rel_tol=1e-12, abs_tol=1e-12)
+
+
+IR_TOOLBOX = [name for name, metric in REGISTRY.items() if metric.level == "user" and not metric.default]
+
+
+def test_ir_toolbox_matches_polars(engine: Constructor, request: pytest.FixtureRequest) -> None:
+    """The rest of the IR toolbox (judged rows, running products, floors of trec_eval's cut-offs,
+    powers of the persistence) against the Polars result (itself checked against the reference
+    and pytrec_eval in test_ir_measures), with unjudged rows and graded gains below the
+    threshold (gain_threshold="positive"). Spark and SQLFrame pay seconds per query (SQLFrame
+    to write it): per user only, and SQLFrame one metric per SQL construct."""
+    df = sample().with_columns(relevance=pl.Series([3.0, None, 1.0, 0.0, 2.0, None, 1.0, 2.0, 0.0, None]))
+    options = {"k": [2, 3], "threshold": 2.0, "by": "model", "gain_threshold": "positive", "persistence": 0.5}
+    name = request.node.callspec.params["engine"]
+    metrics = [*IR_TOOLBOX, "ndcg"]
+    if name == "sqlframe":
+        metrics = ["judged", "bpref", "rprec_mult", "err", "rbp_residual", "auc", "ndcg"]
+    functions = (recframe.per_user, recframe.summary) if name in ("duckdb", "ibis") else (recframe.per_user,)
+    for function in functions:
+        want = function(df, metrics=metrics, **options)
+        got = to_polars(function(engine(df), metrics=metrics, **options))
         assert_frame_equal(got, want, rel_tol=1e-12, abs_tol=1e-12)

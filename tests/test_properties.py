@@ -262,9 +262,10 @@ def test_the_reference_covers_every_metric_and_convention():
     from recframe.conventions import CHOICES
     from recframe.metrics import REGISTRY
 
-    known = {*reference.ALL_METRICS, *reference.BEYOND_USER, *reference.BEYOND_GROUP}
+    known = {*reference.ALL_METRICS, *reference.BEYOND_USER, *reference.BEYOND_GROUP, *reference.IR_METRICS}
     assert set(REGISTRY) <= known, set(REGISTRY) - known
     modelled = set(inspect.signature(reference.per_user).parameters) | {"novelty", "popularity", "distance"}
+    modelled |= set(inspect.signature(reference.ir_metrics_of_list).parameters)  # test_ir_measures
     checked_elsewhere = {
         "idcg": "test_seed_examples / test_profiles (rectools golden)",
         "discount": "test_profiles (lenskit golden)",
@@ -272,6 +273,7 @@ def test_the_reference_covers_every_metric_and_convention():
         "ties": "test_hardening / test_engines",
         "score_dtype": "test_engines / test_golden (trec_eval)",
         "unranked_users": "test_context / test_profiles",
+        "unjudged_users": "test_ir_measures (pytrec_eval's queries) / test_trec",
     }
     missing = [name for name in CHOICES if name not in modelled and name not in checked_elsewhere]
     assert not missing, f"conventions with no reference and no hand-worked test: {missing}"

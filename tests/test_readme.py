@@ -15,7 +15,10 @@ from pathlib import Path
 ROOT = Path(__file__).parents[1]
 # the pages whose examples continue the README's (conventions.md shows option calls on a `df`
 # of the reader's: its blocks are marked)
-DOCS = ["README.md", "docs/evaluation.md", "docs/reporting.md", "docs/cli.md", "docs/engines.md", "docs/conventions.md"]
+DOCS = [
+    *("README.md", "docs/evaluation.md", "docs/reporting.md", "docs/cli.md", "docs/engines.md", "docs/conventions.md"),
+    "docs/ir.md",
+]
 BLOCK = re.compile(r"(?:<!-- readme-test: skip \((?P<reason>[^)]*)\) -->\n)?```(?P<lang>python|bash)\n(?P<code>.*?)```", re.S)
 
 DRIVER = """

@@ -3,6 +3,7 @@ evaluated by recframe (profile="trec_eval") and by trec_eval itself (pytrec_eval
 
 from __future__ import annotations
 
+import io
 from pathlib import Path
 
 import numpy as np
@@ -139,3 +140,148 @@ def test_files_evaluated_as_trec_eval_does(tmp_path: Path) -> None:
     per_query = pytrec_eval.RelevanceEvaluator(qrels, {"gm_map"}).evaluate(run)  # per query: log(max(map, 1e-5))
     expected = pytrec_eval.compute_aggregated_measure("gm_map", [v["gm_map"] for v in per_query.values()])
     assert gm["ap@20"][0] == pytest.approx(expected, rel=1e-9)
+
+
+# ---------------------------------------------------------------------------- recframe evaluate --run --qrels --format trec
+
+
+Run = dict[str, dict[str, float]]
+Qrels = dict[str, dict[str, int]]
+
+
+def random_trec_files(tmp_path: Path, seed: int = 11) -> tuple[Path, Path, Run, Qrels]:
+    """A run and qrels with tied scores, unjudged documents, queries without relevant documents
+    (judged but all 0), a run query absent from the qrels and a qrels query absent from the run;
+    query ids that sort differently as text and as numbers (q10 before q2)."""
+    rng = np.random.default_rng(seed)
+    run: Run = {}
+    qrels: Qrels = {}
+    run_lines, qrels_lines = [], []
+    for q in range(14):
+        qid = f"q{q}"
+        docs = [f"d{d}" for d in rng.choice(40, size=25, replace=False)]
+        run[qid] = {doc: float(rng.integers(0, 6)) / 2 for doc in docs[: int(rng.integers(1, 21))]}  # many ties
+        grades = (0, 0) if q % 5 == 0 else (0, 1, 2)  # q0, q5, q10: nothing relevant
+        qrels[qid] = {doc: int(rng.choice(grades)) for doc in docs if rng.random() < 0.5} or {docs[-1]: 0}
+    run["q_run_only"] = {"d1": 1.0, "d2": 0.5}
+    qrels["q_qrels_only"] = {"d1": 1, "d3": 2}
+    for qid, docs in run.items():
+        run_lines += [f"{qid} Q0 {doc} {rank} {score} tag{rank % 2}" for rank, (doc, score) in enumerate(docs.items(), start=1)]
+    for qid, judged in qrels.items():
+        qrels_lines += [f"{qid} 0 {doc} {grade}" for doc, grade in judged.items()]
+    return (
+        write(tmp_path, "run.txt", "\n".join(run_lines) + "\n"),
+        write(tmp_path, "qrels.txt", "\n".join(qrels_lines) + "\n"),
+        run,
+        qrels,
+    )
+
+
+def trec_lines(text: str) -> list[tuple[str, str, str]]:
+    """(measure, qid, value) of trec_eval's output lines, checking the layout "%-22s\\t%s\\t..."."""
+    out = []
+    for line in text.splitlines():
+        name, qid, value = line.split("\t")
+        assert len(name) >= 22 and name == name.rstrip().ljust(22), line
+        out.append((name.rstrip(), qid, value))
+    return out
+
+
+def test_cli_trec_format_is_trec_eval_q(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`recframe evaluate --format trec -q --run --qrels` prints what `trec_eval -q` prints: every
+    (measure, query) value and every 'all' value equal pytrec_eval's to 1e-9, queries in both
+    files only, in text order; measures of metrics recframe does not have yet are left out."""
+    pytrec_eval = pytest.importorskip("pytrec_eval", reason="pytrec_eval (pytrec-eval-terrier) is trec_eval's reference")
+    from recframe import cli
+    from recframe.metrics import REGISTRY
+    from recframe.trec import TREC_MEASURES
+
+    run_path, qrels_path, run, qrels = random_trec_files(tmp_path)
+    args = ["evaluate", "--run", str(run_path), "--qrels", str(qrels_path), "--format", "trec", "--profile", "trec_eval"]
+    assert cli.main([*args, "-q", "--precision", "12"]) == 0
+    lines = trec_lines(capsys.readouterr().out)
+
+    theirs = pytrec_eval.RelevanceEvaluator(qrels, set(pytrec_eval.supported_measures)).evaluate(run)
+    assert "q_run_only" not in theirs and "q_qrels_only" not in theirs  # trec_eval's intersection
+    queries = [qid for _, qid, _ in lines if qid != "all"]
+    assert list(dict.fromkeys(queries)) == sorted(theirs)  # q0, q1, q10, q11, ... as trec_eval
+    # every measure of a metric recframe has, at trec_eval's default cut-offs; gm_* only in 'all'
+    expected = {
+        m.name.format(k=k)
+        for m in TREC_MEASURES
+        if (m.metric is None or m.metric in REGISTRY) and m.summary != "gmean"
+        for k in (m.cutoffs if "{k}" in m.name else [None])
+    }
+    assert {name for name, qid, _ in lines if qid != "all"} == expected
+    checked = 0
+    for name, qid, value in lines:
+        if qid == "all":
+            continue
+        if name.startswith("num_"):
+            assert value.isdigit(), (name, qid, value)
+        assert float(value) == pytest.approx(theirs[qid][name], abs=1e-9), (name, qid)
+        checked += 1
+    assert checked == len(theirs) * len(expected)
+
+    summary = [(name, value) for name, qid, value in lines if qid == "all"]
+    assert lines[-len(summary) :] == [(name, "all", value) for name, value in summary]  # 'all' lines come last
+    assert summary[:2] == [("runid", run_path.read_text().splitlines()[-1].split()[-1]), ("num_q", str(len(theirs)))]
+    gm = {m.name for m in TREC_MEASURES if m.summary == "gmean" and m.metric in REGISTRY}
+    assert {name for name, _ in summary[2:]} == expected | gm
+    for name, value in summary[2:]:
+        assert float(value) == pytest.approx(
+            pytrec_eval.compute_aggregated_measure(name, [theirs[q][name] for q in theirs]), abs=1e-9
+        ), name
+
+    # without -q: the same 'all' lines only, trec_eval's 4 decimals
+    assert cli.main(args) == 0
+    short = trec_lines(capsys.readouterr().out)
+    assert [(n, q) for n, q, _ in short] == [(n, "all") for n, _ in summary]
+    assert short[2][2] == str(int(summary[2][1])) and len(short[-2][2].split(".")[1]) == 4
+
+
+def test_cli_trec_format_metrics_and_cutoffs_as_trec_eval_m(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """--metrics and --k choose the measures as trec_eval's -m does: no runid, num_q or num_rel;
+    the profile defaults to trec_eval's; -q on a table is --per-user."""
+    from recframe import cli
+
+    run_path, qrels_path, _, _ = random_trec_files(tmp_path)
+    files = ["evaluate", "--run", str(run_path), "--qrels", str(qrels_path)]
+    assert cli.main([*files, "--format", "trec", "--metrics", "precision,ap", "--k", "3,5"]) == 0
+    names = [name for name, _, _ in trec_lines(capsys.readouterr().out)]
+    assert names == ["map", "gm_map", "P_3", "P_5", "map_cut_3", "map_cut_5"]
+    assert cli.main([*files, "--format", "csv", "-q", "--profile", "trec_eval", "--metrics", "precision", "--k", "5"]) == 0
+    per_user = pl.read_csv(io.StringIO(capsys.readouterr().out))
+    assert per_user.columns == ["user_id", "n_relevant", "precision@5"] and per_user.height > 10
+
+
+@pytest.mark.parametrize(
+    ("extra", "fragment"),
+    [
+        (["evaluate"], "--run FILE --qrels FILE"),  # neither RECS nor --run
+        (["evaluate", "RECS.csv", "--run", "RUN", "--qrels", "QRELS"], "and --run"),
+        (["evaluate", "RECS.csv", "--qrels", "QRELS"], "--qrels goes with --run"),
+        (["evaluate", "--run", "RUN"], "add --qrels FILE"),
+        (["evaluate", "--run", "RUN", "--qrels", "QRELS", "--truth", "QRELS"], "--truth and --run"),
+        (["evaluate", "--run", "RUN", "--qrels", "QRELS", "--user", "qid"], "leave out --user"),
+        (["evaluate", "--run", "RUN", "--qrels", "QRELS", "--format", "trec", "--by", "run"], "leave out --by"),
+        (["evaluate", "--run", "RUN", "--qrels", "QRELS", "--format", "trec", "--metrics", "dcg"], "--metrics dcg: trec_eval"),
+        (["evaluate", "--run", "RUN", "--qrels", "OTHER", "--format", "trec"], "no query has both"),
+        (["curve", "RECS.csv", "--format", "trec"], "invalid choice"),
+        (["curve", "RECS.csv", "-q"], "-q means per query"),  # -q was --quiet before
+    ],
+)
+def test_cli_trec_usage_errors_exit_2(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], extra: list[str], fragment: str
+) -> None:
+    from recframe import cli
+
+    run_path, qrels_path, _, _ = random_trec_files(tmp_path)
+    write(tmp_path, "other.txt", "nobody 0 d1 1\n")
+    recs = tmp_path / "recs.csv"
+    pl.DataFrame({"user_id": [1], "item_id": [1], "rank": [1]}).write_csv(recs)
+    paths = {"RUN": run_path, "QRELS": qrels_path, "OTHER": tmp_path / "other.txt", "RECS.csv": recs}
+    assert cli.main([str(paths.get(a, a)) for a in extra]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == "" and captured.err.count("\n") == 1 and "Hint:" in captured.err
+    assert fragment in captured.err, captured.err

@@ -12,8 +12,10 @@ What the duplicate check reads (``check_duplicates``):
   and every row ranked within the largest k of the call (after ``exclude=`` re-ranks). A
   duplicate among them raises; one among the other rows (not relevant and ranked past every
   k, or not ranked) cannot change any value and is not looked for. When a column reads ranks
-  past the largest k (the bare ``r_precision`` column, ``rr`` with ``rr_cutoff=False``) every
-  row is checked, as with ``True``.
+  past the largest k (a bare column such as ``r_precision`` or ``bpref``, the columns of
+  ``iprec_at_recall`` and ``rprec_mult``, ``rr`` with ``rr_cutoff=False``) or other rows (the
+  judged rows ``bpref@k`` counts, the rows graded below the threshold under
+  ``gain_threshold="positive"``) every row is checked, as with ``True``.
 - ``False``: no duplicate check.
 
 The catalog check (an item ranked within the largest k that is not in ``items=``, or in the
@@ -33,7 +35,8 @@ from recframe import _names as n
 from recframe._validate import MAX_EXP2_GRADE, Spec
 from recframe._validate import _fail as fail
 from recframe.errors import fix, ref
-from recframe.metrics import REGISTRY, term
+from recframe.metrics import REGISTRY, TERMS, term
+from recframe.metrics._registry import domain_of
 
 DuplicateScope = Literal["all", "used"]
 
@@ -63,9 +66,14 @@ def duplicate_scope(spec: Spec) -> DuplicateScope | None:
         return None
     if wanted is True:
         return "all"
-    # a bare column (r_precision) or rr without cut-off reads ranks past every k
-    past_k = any(REGISTRY[m].bare or REGISTRY[m].whole_list(spec.conventions) for m in spec.selection.metrics)
-    return "all" if past_k else "used"
+    # a bare column (r_precision), a column per variant (iprec_at_recall_10) or rr without
+    # cut-off reads ranks past every k; a term of the judged rows (bpref's count of judged
+    # items) or of the rows graded below the threshold (gain_threshold="positive") reads rows
+    # that are neither relevant nor within k
+    metrics, options = spec.selection.metrics, spec.conventions
+    past_k = any(REGISTRY[m].bare or REGISTRY[m].variants or REGISTRY[m].whole_list(options) for m in metrics)
+    domains = {domain_of(TERMS[t], options) for m in metrics for t in REGISTRY[m].terms(options)}
+    return "all" if past_k or domains & {"judged", "graded"} else "used"
 
 
 def is_relevant(spec: Spec) -> nw.Expr:

@@ -39,8 +39,10 @@ from recframe import _checks, _side
 from recframe import _names as n
 from recframe import _validate as v
 from recframe.metrics import FEATURES, REGISTRY, TERMS, Rows, Term, term
-from recframe.metrics._registry import NOT_RANKED, position_cut
+from recframe.metrics._registry import NOT_RANKED, domain_of, position_cut
 
+# the row domains read by a pass of their own (besides "all", the pass over every row)
+_PASSES = ("relevant", "top_k", "judged", "graded")
 # the largest finite float32
 FLOAT32_MAX = 3.4028234663852886e38
 _ELIGIBLE = "__rf_eligible"
@@ -166,11 +168,18 @@ def flag_rows(lf: nw.LazyFrame, spec: v.Spec) -> nw.LazyFrame:
     return lf.with_columns(_checks.is_relevant(spec).cast(nw.Int64).alias(n.RELEVANT))
 
 
+def gains(spec: v.Spec) -> nw.Expr:
+    """Whether a row gains in DCG: relevant, or graded above 0 (``gain_threshold="positive"``)."""
+    if spec.conventions.gain_threshold == "positive":
+        return (nw.col(n.REL) > 0).fill_null(False)
+    return nw.col(n.RELEVANT) == 1
+
+
 def with_position(lf: nw.LazyFrame, spec: v.Spec) -> nw.LazyFrame:
-    """Add the gain (0.0 on rows that are not relevant) and the position (NOT_RANKED for a row
+    """Add the gain (0.0 on rows that do not gain) and the position (NOT_RANKED for a row
     never recommended) the terms read: after a pass's filter, on its rows only."""
     return lf.with_columns(
-        nw.when(nw.col(n.RELEVANT) == 1).then(gain(spec)).otherwise(0.0).cast(nw.Float64).alias(n.GAIN),
+        nw.when(gains(spec)).then(gain(spec)).otherwise(0.0).cast(nw.Float64).alias(n.GAIN),
         nw.col(n.RANK).cast(nw.Int64).fill_null(NOT_RANKED).alias(n.POSITION),
     )
 
@@ -191,16 +200,21 @@ def _in_domain(domain: str, spec: v.Spec) -> nw.Expr:
         return nw.col(n.RELEVANT) == 1
     if domain == "top_k":  # a null rank (not recommended) is outside
         return (nw.col(n.RANK) <= position_cut(max(spec.selection.ks))).fill_null(False)
+    if domain == "judged":
+        return ~nw.col(n.REL).is_null()
+    if domain == "graded":  # (the relevant rows unless gain_threshold="positive": see domain_of)
+        return gains(spec)
     return nw.lit(True)
 
 
 def _masked(term: Term, k: int | None, spec: v.Spec, rows: Rows, every_row_in_domain: bool = False) -> nw.Expr:
     """The term's per-row value on its domain's rows; elsewhere a value its aggregate ignores."""
     value = term.value(rows, k)
-    if term.domain == "all" or every_row_in_domain:
+    domain = domain_of(term, spec.conventions)
+    if domain == "all" or every_row_in_domain:
         return value
     outside: float | None = 0.0 if term.agg == "sum" else None
-    return nw.when(_in_domain(term.domain, spec)).then(value).otherwise(outside)
+    return nw.when(_in_domain(domain, spec)).then(value).otherwise(outside)
 
 
 def _with_features(part: nw.LazyFrame, terms: list[Term], rows: Rows, lists: list[str]) -> nw.LazyFrame:
@@ -238,7 +252,7 @@ def list_table(
     keys = [*spec.columns.list_keys, n.USER]
     rows = rows_of(spec)
     terms = [TERMS[name] for name in sorted(needed_terms(spec)) if TERMS[name].level == "user"]
-    by_domain = {d: [t for t in terms if t.domain == d] for d in ("all", "relevant", "top_k")}
+    by_domain = {d: [t for t in terms if domain_of(t, spec.conventions) == d] for d in ("all", *_PASSES)}
 
     # every row: the list facts, the checks' counts and the "all" terms
     every = [(t, column, k) for t in by_domain["all"] for column, k in _term_columns(t, spec)]
@@ -262,7 +276,9 @@ def list_table(
     # the relevant rows: the features (windows: only here, on a small share of the rows), then
     # the terms read there; then the top-k rows (with the relevant ones when the duplicate
     # check reads the rows that can change a number), without windows
-    passes: list[tuple[str, nw.Expr, list[nw.Expr]]] = [("relevant", _in_domain("relevant", spec), [])]
+    passes: list[tuple[str, nw.Expr, list[nw.Expr]]] = [
+        (d, _in_domain(d, spec), []) for d in ("relevant", "judged", "graded") if by_domain[d]
+    ]
     # the catalog check (a recommended item outside items=) reads the rows ranked within k
     catalog_flags, catalog_counts = _side.outside_catalog(spec) if _side.needs_catalog(spec) else ({}, [])
     if checks.duplicates == "used":
@@ -274,7 +290,7 @@ def list_table(
     zeros += [n.OUTSIDE_CATALOG] if catalog_counts else []
     for domain, condition, extra in passes:
         # the pass reads the domain's rows alone (no mask needed) unless a check reads more
-        only_domain = domain == "relevant" or checks.duplicates != "used"
+        only_domain = domain != "top_k" or checks.duplicates != "used"
         mine = [(t, column, k) for t in by_domain[domain] for column, k in _term_columns(t, spec)]
         if not mine and not extra:
             continue
@@ -318,9 +334,12 @@ def metric_columns(spec: v.Spec, level: str | None = None) -> list[tuple[str, st
         metric = REGISTRY[name]
         if level is not None and metric.level != level:
             continue
+        if metric.variants:
+            out += [(f"{name}_{value}", name, value) for value in metric.variants]
+            continue
         if metric.bare:
             out.append((name, name, None))
-        if name not in spec.selection.no_cutoff:
+        if metric.with_k and name not in spec.selection.no_cutoff:
             out += [(f"{name}@{k}", name, k) for k in spec.selection.ks]
     return out
 
@@ -367,8 +386,8 @@ def group_table(
     lists = [*spec.columns.list_keys, n.USER]
     # every group, with or without rows in a domain: a group without gets each term's empty
     out = lf.select(keys).unique()
-    for domain in ("all", "relevant", "top_k"):
-        mine = [(t, column, k) for t in terms if t.domain == domain for column, k in _term_columns(t, spec)]
+    for domain in ("all", *_PASSES):
+        mine = [(t, column, k) for t in terms if domain_of(t, spec.conventions) == domain for column, k in _term_columns(t, spec)]
         if not mine:
             continue
         part = lf if domain == "all" else lf.filter(_in_domain(domain, spec))
@@ -431,12 +450,16 @@ def evaluate(
     for column, name, k in metric_columns(spec, "user"):
         metric = REGISTRY[name]
         value = metric.finish(k, spec.conventions)
+        # defined where the user has a relevant item (or, "graded", an item that gains)
+        has = has_rel
+        if metric.defined == "graded" and spec.conventions.gain_threshold == "positive":
+            has = nw.col(term("n_graded")) > 0
         if metric.defined in ("always", "ranked"):
             pass  # its formula holds for every user (for "ranked", nulled below where unranked)
         elif spec.conventions.empty_users == "zero":
-            value = nw.when(has_rel).then(value).otherwise(0.0)
+            value = nw.when(has).then(value).otherwise(0.0)
         else:
-            value = nw.when(has_rel).then(value).otherwise(None)
+            value = nw.when(has).then(value).otherwise(None)
         if name in spec.selection.unranked_skip and not skip_all:
             value = nw.when(nw.col(n.N_RANKED) > 0).then(value).otherwise(None)
         outputs.append(value.cast(nw.Float64).alias(column))
@@ -457,12 +480,21 @@ def per_user_rows(plan: nw.LazyFrame, spec: v.Spec) -> nw.LazyFrame:
     """The public per-user frame: lists every metric skips left out, list facts dropped."""
     if set(spec.selection.unranked_skip) >= set(spec.selection.metrics):
         plan = plan.filter(nw.col(n.N_RANKED) > 0)
+    if spec.conventions.unjudged_users == "skip":
+        plan = plan.filter(nw.col(n.N_JUDGED) > 0)
     return plan.drop(n.N_RANKED, n.N_JUDGED)
+
+
+def _counted_base(spec: v.Spec) -> nw.Expr:
+    """Whether a list counts for the metrics by its relevant and judged items (empty_users,
+    unjudged_users)."""
+    base = nw.col("n_relevant") > 0 if spec.conventions.empty_users == "skip" else nw.lit(True)
+    return base & (nw.col(n.N_JUDGED) > 0) if spec.conventions.unjudged_users == "skip" else base
 
 
 def counted_value(spec: v.Spec, column: str, name: str) -> nw.Expr:
     """The metric column where the list counts for metric `name`, else null (see summary_plan)."""
-    base = nw.col("n_relevant") > 0 if spec.conventions.empty_users == "skip" else nw.lit(True)
+    base = _counted_base(spec)
     if name in spec.selection.unranked_skip:
         base = base & (nw.col(n.N_RANKED) > 0)
     return nw.when(base).then(nw.col(column)).otherwise(None).alias(column)
@@ -478,8 +510,8 @@ def summary_plan(plan: Plan, spec: v.Spec, aggregate: str = "mean") -> nw.LazyFr
     finished from their group terms, in the order asked).
 
     A list is counted by a metric unless its user has no relevant item
-    (``empty_users="skip"``) or nothing recommended (``unranked_users="skip"`` for that
-    metric). ``n_users`` counts the lists every metric counts; where a metric counts more (a
+    (``empty_users="skip"``), no judged item (``unjudged_users="skip"``) or nothing
+    recommended (``unranked_users="skip"`` for that metric). ``n_users`` counts the lists every metric counts; where a metric counts more (a
     profile's per-metric rule), its own count is ``n_users_<metric>``. ``n_skipped`` is the
     other lists; ``n_unranked``, ``n_no_relevant`` and ``n_no_truth`` say what the users of the
     group lacked, counted or not.
@@ -489,7 +521,7 @@ def summary_plan(plan: Plan, spec: v.Spec, aggregate: str = "mean") -> nw.LazyFr
     metric_cols = [c for c, _, _ in columns]
     has_rel = nw.col("n_relevant") > 0
     ranked = nw.col(n.N_RANKED) > 0
-    base = has_rel if spec.conventions.empty_users == "skip" else nw.lit(True)
+    base = _counted_base(spec)
     counted_all = base & ranked if spec.selection.unranked_skip else base
     user_level = [m for m in spec.selection.metrics if REGISTRY[m].level == "user"]
     own = [m for m in user_level if spec.selection.unranked_skip and m not in spec.selection.unranked_skip]

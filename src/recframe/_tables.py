@@ -13,16 +13,32 @@ from recframe.metrics import REGISTRY
 INTERVAL_SUFFIXES = ("_std", "_lo", "_hi")
 
 
+def metric_of(name: str) -> str | None:
+    """The metric an output column belongs to: ``"ndcg@10"`` and ``"ndcg"`` to ndcg,
+    ``"iprec_at_recall_10"`` (one of a metric's variants) to iprec_at_recall; None for any other
+    column (keys, counts, interval bounds).
+
+    >>> metric_of("ndcg@10"), metric_of("iprec_at_recall_10"), metric_of("ndcg@10_lo"), metric_of("n_users")
+    ('ndcg', 'iprec_at_recall', None, None)
+    """
+    base, at, k = name.partition("@")
+    if base in REGISTRY:
+        return base if not at or k.isdigit() else None
+    stem, _, value = base.rpartition("_")
+    metric = REGISTRY.get(stem)
+    if not at and metric is not None and value.isdigit() and int(value) in metric.variants:
+        return stem
+    return None
+
+
 def is_metric_column(name: str) -> bool:
-    """True for a metric output column: ``"ndcg@10"`` or a bare ``"r_precision"``.
+    """True for a metric output column: ``"ndcg@10"``, a bare ``"r_precision"`` or a variant
+    ``"iprec_at_recall_10"``.
 
     >>> is_metric_column("ndcg@10"), is_metric_column("r_precision"), is_metric_column("ndcg@10_lo")
     (True, True, False)
     """
-    base, at, k = name.partition("@")
-    if base not in REGISTRY:
-        return False
-    return not at or k.isdigit()
+    return metric_of(name) is not None
 
 
 def metric_columns(columns: list[str]) -> list[str]:
@@ -41,8 +57,8 @@ def higher_is_better(column: str) -> bool:
     >>> higher_is_better("ndcg@10")
     True
     """
-    metric = REGISTRY.get(column.partition("@")[0])
-    return metric.higher_is_better if metric is not None else True
+    name = metric_of(column)
+    return REGISTRY[name].higher_is_better if name is not None else True
 
 
 def eager(frame: Any, arg: str) -> pl.DataFrame:

@@ -18,7 +18,7 @@ from typing import Any
 import narwhals as nw
 
 from recframe._names import ITEM, RANK, REL, SCORE, USER
-from recframe.conventions import CHOICES, Conventions
+from recframe.conventions import CHOICES, TABLE, Conventions
 from recframe.errors import RecframeError, fix, ref
 from recframe.metrics import REGISTRY
 
@@ -148,8 +148,9 @@ def _ks(k: Any) -> tuple[int, ...]:
 
 
 def default_metrics() -> tuple[str, ...]:
-    """metrics=None: every user-level metric that needs no input beyond the frame."""
-    return tuple(name for name, m in REGISTRY.items() if m.level == "user" and not m.requires)
+    """metrics=None: every user-level metric that needs no input beyond the frame, but the rest
+    of the IR toolbox (bpref, iprec_at_recall, rbp, ...), which is asked for by name."""
+    return tuple(name for name, m in REGISTRY.items() if m.level == "user" and not m.requires and m.default)
 
 
 def _metrics(metrics: Any) -> tuple[str, ...]:
@@ -244,7 +245,15 @@ def check_conventions(options: dict[str, Any]) -> Conventions:
     against :data:`recframe.conventions.CHOICES`."""
     for option, choices in CHOICES.items():
         value = options[option]
-        if all(isinstance(c, bool) for c in choices):
+        bounds = TABLE[option].bounds
+        if bounds is not None:
+            low, high = bounds
+            number = isinstance(value, numbers.Real) and not isinstance(value, bool)
+            if not number or not math.isfinite(float(value)) or not low < float(value) < high:
+                within = f"between {low:g} and {high:g}" if math.isfinite(high) else f"above {low:g}"
+                raise _fail(f"{ref(option, value)} must be a number {within}.", f"e.g. {fix(option, choices[0])}.")
+            options = {**options, option: float(value)}
+        elif all(isinstance(c, bool) for c in choices):
             if not isinstance(value, bool):
                 raise _fail(f"{ref(option, value)} must be True or False.", f"pass {fix(option, False)} or True.")
         elif not isinstance(value, str) or value not in choices:

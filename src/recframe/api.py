@@ -15,10 +15,12 @@ from recframe.conventions import (
     DEFAULTS,
     IDCG,
     APDenominator,
+    AucWithoutNegatives,
     Discount,
     Distance,
     EmptyUsers,
     Gain,
+    GainThreshold,
     Novelty,
     Popularity,
     PrecisionDenominator,
@@ -26,6 +28,7 @@ from recframe.conventions import (
     RecallDenominator,
     ScoreDtype,
     Ties,
+    UnjudgedUsers,
     UnrankedUsers,
 )
 from recframe.errors import RecframeError, fix, ref
@@ -51,7 +54,14 @@ _PARAMETERS = """
         ``"category_diversity"`` (``items=``, ``item_features=``), ``"intersection"`` and
         ``"unexpectedness"`` (``baseline=``), ``"serendipity"`` (``train=`` and the
         catalog) and, in :func:`summary` only, ``"catalog_coverage"``, ``"user_coverage"``,
-        ``"user_coverage_full"``, ``"gini"``, ``"entropy"``, ``"personalization"``.
+        ``"user_coverage_full"``, ``"gini"``, ``"entropy"``, ``"personalization"``. The rest of
+        the IR toolbox, asked for by name (:mod:`recframe.metrics.ir`): ``"judged"``,
+        ``"num_ret"``, ``"num_rel_ret"``, ``"num_nonrel_judged_ret"``, ``"bpref"``,
+        ``"infap"``, ``"iprec_at_recall"`` (columns ``iprec_at_recall_0`` .. ``_100``, recall
+        in percent), ``"iprec_11pt_avg"``, ``"rprec_mult"`` (``rprec_mult_20`` .. ``_200``,
+        percent of R), ``"set_precision"``, ``"set_recall"``, ``"set_f1"``, ``"set_map"``,
+        ``"set_relative_precision"``, ``"bin_g"``, ``"rbp"``, ``"rbp_residual"``, ``"err"``,
+        ``"auc"``; a bare column (no ``@k``) reads the whole list.
     user : str or None, default "user_id"
         Column identifying whose list a row belongs to. ``None``: the whole frame (per ``by``
         group) is a single list.
@@ -64,7 +74,10 @@ _PARAMETERS = """
         Rank by this column instead: highest score first, ties broken by ``item`` ascending;
         a null score means not recommended.
     relevance : str, default "relevance"
-        Column with the item's relevance: a rating, a grade or a 0/1 label; null = unknown =
+        Column with the item's relevance: a rating, a grade or a 0/1 label; null = unjudged,
+        hence not relevant (with ``truth=``, an item absent from the truth is unjudged). A
+        judged item below the threshold is judged not relevant: ``bpref``, ``infap``,
+        ``judged`` and ``rbp_residual`` tell the two apart; every other metric counts both as
         not relevant.
     threshold : float, optional
         An item is relevant when ``relevance >= threshold``; without one, when
@@ -134,8 +147,10 @@ _PARAMETERS = """
         can change a number: every relevant row and every row ranked within the largest k
         (after ``exclude=`` re-ranks); a duplicate among the other rows (not relevant, ranked
         past every k or not ranked) changes no value and is not looked for. When a column
-        reads ranks past the largest k (the bare ``r_precision`` column, ``rr`` with
-        ``rr_cutoff=False``) every row is checked. ``True`` checks every row of every list,
+        reads ranks past the largest k (a bare column such as ``r_precision``, the columns of
+        ``iprec_at_recall`` and ``rprec_mult``, ``rr`` with ``rr_cutoff=False``) or rows that
+        are neither relevant nor within k (``bpref``'s judged items, the grades below the
+        threshold under ``gain_threshold="positive"``) every row is checked. ``True`` checks every row of every list,
         which costs about as much as computing the metrics. ``False`` skips the check, for
         data known to be clean: duplicates then give wrong numbers, silently. The other data
         checks always read every row.
@@ -433,10 +448,15 @@ def per_user(
     score_dtype: ScoreDtype | None = None,
     empty_users: EmptyUsers | None = None,
     unranked_users: UnrankedUsers | None = None,
+    unjudged_users: UnjudgedUsers | None = None,
     rank_gaps: RankGaps | None = None,
     novelty: Novelty | None = None,
     popularity: Popularity | None = None,
     distance: Distance | None = None,
+    gain_threshold: GainThreshold | None = None,
+    persistence: float | None = None,
+    max_grade: float | None = None,
+    auc_without_negatives: AucWithoutNegatives | None = None,
     check_duplicates: bool | Literal["used"] = "used",
 ) -> FrameT:
     # None = not given: the profile's value (the documented default for "recframe")
@@ -482,10 +502,15 @@ def summary(
     score_dtype: ScoreDtype | None = None,
     empty_users: EmptyUsers | None = None,
     unranked_users: UnrankedUsers | None = None,
+    unjudged_users: UnjudgedUsers | None = None,
     rank_gaps: RankGaps | None = None,
     novelty: Novelty | None = None,
     popularity: Popularity | None = None,
     distance: Distance | None = None,
+    gain_threshold: GainThreshold | None = None,
+    persistence: float | None = None,
+    max_grade: float | None = None,
+    auc_without_negatives: AucWithoutNegatives | None = None,
     check_duplicates: bool | Literal["used"] = "used",
     aggregate: Aggregate = "mean",
     ci: float | None = None,

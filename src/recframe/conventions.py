@@ -25,19 +25,27 @@ Discount = Literal["log2_rank_plus_1", "log2_max_rank_2"]
 Ties = Literal["item_asc", "item_desc"]
 ScoreDtype = Literal["float64", "float32"]
 UnrankedUsers = Literal["zero", "skip"]
+UnjudgedUsers = Literal["empty", "skip"]
 RankGaps = Literal["error", "keep", "rerank"]
 Novelty = Literal["self_information", "surprisal"]
 Popularity = Literal["count", "share"]
 Distance = Literal["hamming", "cosine"]
+GainThreshold = Literal["threshold", "positive"]
+AucWithoutNegatives = Literal["one", "zero"]
 
 
 class Option(NamedTuple):
     """One convention option: its type (the values it accepts, the first the default), its
-    documentation in per_user/summary/curve (generated from here) and its one-line ``--help``."""
+    documentation in per_user/summary/curve (generated from here) and its one-line ``--help``.
+
+    A ``float`` option takes a number in ``bounds`` (low, high; each end excluded), its
+    default being ``default``."""
 
     kind: Any
     doc: str
     help: str
+    default: float | None = None
+    bounds: tuple[float, float] | None = None
 
 
 #: option -> its definition: the one place a convention is defined.
@@ -113,6 +121,15 @@ scores them 0 and counts them; ``"skip"`` leaves them out, as trec_eval does (th
 show in the ``n_unranked`` count of :func:`summary`).""",
         "a user with relevant items but no recommendation: scored 0, or left out (trec_eval)",
     ),
+    "unjudged_users": Option(
+        UnjudgedUsers,
+        """What to do with a user who has no judged item at all (recommended to, but absent
+from the truth, or with every relevance null): treat them as a user without relevant items
+(``"empty"``: ``empty_users`` decides), or leave them out of the output and of every mean
+(``"skip"``), as trec_eval does with a query that has no qrels (they still show in the
+``n_no_truth`` count of :func:`summary`).""",
+        "a user with no judged item at all: as one without relevant items, or left out (trec_eval)",
+    ),
     "rank_gaps": Option(
         RankGaps,
         """With ``rank``: what to do with a list whose ranks skip positions (1, 3, 7), as left
@@ -143,11 +160,44 @@ share of all distinct training (user, item) pairs (RecTools' ``normalize=True``)
 1 - cos(x, y) of their numeric feature vectors.""",
         "ild's item distance: features that differ (hamming), or 1 - cosine of vectors",
     ),
+    "gain_threshold": Option(
+        GainThreshold,
+        """Which items gain in ``dcg``, ``ndcg`` (and its ideal list) and ``err``: those at or
+above the threshold (the relevant ones); or every item graded above 0, while the threshold
+still decides relevance for every other metric (trec_eval's ``-l``; ``profile="trec_eval"``).
+Under ``"positive"`` these metrics are defined for a user with a graded item even when none
+reaches the threshold.""",
+        "which items gain in dcg/ndcg/err: relevant ones, or every grade > 0 (trec_eval)",
+    ),
+    "persistence": Option(
+        float,
+        """``rbp`` and ``rbp_residual``: the chance p that the user goes on to the next item
+(rank i weighs p**(i-1)); a number between 0 and 1, both excluded.""",
+        "rbp's persistence p, between 0 and 1",
+        default=0.8,
+        bounds=(0.0, 1.0),
+    ),
+    "max_grade": Option(
+        float,
+        """``err``: the largest grade G; an item of grade g (at most G) stops the user with
+probability (2**g - 1) / 2**G. A number above 0.""",
+        "err's largest grade G: stop probability (2**g - 1) / 2**G",
+        default=4.0,
+        bounds=(0.0, float("inf")),
+    ),
+    "auc_without_negatives": Option(
+        AucWithoutNegatives,
+        """``auc``: the value of a list without a non-relevant item to order against its
+relevant ones: 1 (RePlay's RocAuc) or 0.""",
+        "auc of a list without non-relevant items: 1 (RePlay) or 0",
+    ),
 }
 
-#: option name -> the values it accepts (the first one is the default).
+#: option name -> the values it accepts (the first one is the default; a float option: its
+#: default alone, any number in its bounds being accepted).
 CHOICES: dict[str, tuple[Any, ...]] = {
-    name: (True, False) if option.kind is bool else get_args(option.kind) for name, option in TABLE.items()
+    name: (True, False) if option.kind is bool else (option.default,) if option.kind is float else get_args(option.kind)
+    for name, option in TABLE.items()
 }
 
 DEFAULTS: dict[str, Any] = {name: values[0] for name, values in CHOICES.items()}
@@ -168,6 +218,8 @@ def parameters_doc(indent: str = "    ") -> str:
     for name, values in CHOICES.items():
         kind = "bool" if TABLE[name].kind is bool else "{" + ", ".join(f'"{v}"' for v in values) + "}"
         default = values[0] if TABLE[name].kind is bool else f'"{values[0]}"'
+        if TABLE[name].kind is float:
+            kind, default = "float", values[0]
         lines.append(f"{indent}{name} : {kind}, default {default}")
         lines += [f"{indent}    {line}" for line in TABLE[name].doc.splitlines()]
     return "\n".join(lines)
@@ -192,7 +244,12 @@ class Conventions:
     score_dtype: ScoreDtype = "float64"
     empty_users: EmptyUsers = "skip"
     unranked_users: UnrankedUsers = "zero"
+    unjudged_users: UnjudgedUsers = "empty"
     rank_gaps: RankGaps = "error"
     novelty: Novelty = "self_information"
     popularity: Popularity = "count"
     distance: Distance = "hamming"
+    gain_threshold: GainThreshold = "threshold"
+    persistence: float = 0.8
+    max_grade: float = 4.0
+    auc_without_negatives: AucWithoutNegatives = "one"

@@ -11,10 +11,12 @@ from recframe import _validate, api, profiles
 from recframe.conventions import (
     IDCG,
     APDenominator,
+    AucWithoutNegatives,
     Discount,
     Distance,
     EmptyUsers,
     Gain,
+    GainThreshold,
     Novelty,
     Popularity,
     PrecisionDenominator,
@@ -22,9 +24,11 @@ from recframe.conventions import (
     RecallDenominator,
     ScoreDtype,
     Ties,
+    UnjudgedUsers,
     UnrankedUsers,
 )
 from recframe.errors import RecframeError, fix, ref
+from recframe.metrics import REGISTRY
 from recframe.stats import CIMethod
 
 FrameT = TypeVar("FrameT")
@@ -67,10 +71,15 @@ def curve(
     score_dtype: ScoreDtype | None = None,
     empty_users: EmptyUsers | None = None,
     unranked_users: UnrankedUsers | None = None,
+    unjudged_users: UnjudgedUsers | None = None,
     rank_gaps: RankGaps | None = None,
     novelty: Novelty | None = None,
     popularity: Popularity | None = None,
     distance: Distance | None = None,
+    gain_threshold: GainThreshold | None = None,
+    persistence: float | None = None,
+    max_grade: float | None = None,
+    auc_without_negatives: AucWithoutNegatives | None = None,
     check_duplicates: bool | Literal["used"] = "used",
     ci: float | None = None,
     ci_method: CIMethod = "bootstrap",
@@ -92,7 +101,8 @@ def curve(
     user, item, rank, score, relevance, threshold, by, truth, users, exclude, unlisted_users, train, \
 items, item_features, baseline, head_share, score_threshold, profile, precision_denominator, \
 recall_denominator, ap_denominator, gain, idcg, discount, rr_cutoff, ties, score_dtype, empty_users, \
-unranked_users, rank_gaps, novelty, popularity, distance, check_duplicates, ci, ci_method, n_resamples, seed
+unranked_users, unjudged_users, rank_gaps, novelty, popularity, distance, gain_threshold, persistence, max_grade, \
+auc_without_negatives, check_duplicates, ci, ci_method, n_resamples, seed
         As for :func:`recframe.summary`.
 
     Returns
@@ -150,6 +160,13 @@ unranked_users, rank_gaps, novelty, popularity, distance, check_duplicates, ci, 
         raise RecframeError(
             f"{ref('profile', profile)}: {chosen.peer} has {flat[0]!r} without a cut-off only, so it has no "
             f"curve over k. Hint: leave {flat[0]!r} out of metrics, or use {fix('profile', 'recframe')}."
+        )
+    # a metric of the whole list only (infap) or of fixed levels (iprec_at_recall) has no @k
+    whole = [m for m in names if m in REGISTRY and (REGISTRY[m].variants or not REGISTRY[m].with_k)]
+    if whole:
+        raise RecframeError(
+            f"metric {whole[0]!r} has no cut-off k (it reads the whole list), so it has no curve over k. "
+            f"Hint: leave it out of metrics, and get it from summary(..., metrics=[{whole[0]!r}])."
         )
     names += [m for m in PR_METRICS if m not in names]
     wide = api.summary(frame, k=list(range(1, k_max + 1)), metrics=names, **options)

@@ -63,18 +63,28 @@ PROFILES: dict[str, Profile] = {
         Profile(
             "trec_eval",
             "pytrec-eval-terrier (trec_eval 9.0)",
-            # P, recall, success, Rprec, map_cut, recip_rank, ndcg_cut
-            frozenset({"precision", "recall", "hit_rate", "r_precision", "ap", "rr", "ndcg"}),
+            # P, recall, success, Rprec, map_cut, recip_rank, ndcg_cut; num_ret, num_rel_ret,
+            # num_nonrel_judged_ret, bpref, infAP, iprec_at_recall, 11pt_avg, Rprec_mult, set_P,
+            # set_recall, set_F, set_map, set_relative_P, binG
+            frozenset(
+                {"precision", "recall", "hit_rate", "r_precision", "ap", "rr", "ndcg"}
+                | {"num_ret", "num_rel_ret", "num_nonrel_judged_ret", "bpref", "infap", "iprec_at_recall"}
+                | {"iprec_11pt_avg", "rprec_mult", "set_precision", "set_recall", "set_f1", "set_map"}
+                | {"set_relative_precision", "bin_g"}
+            ),
             {
+                "gain_threshold": "positive",  # -l applies to binary measures; nDCG keeps every grade
                 "ap_denominator": "relevant",
                 "rr_cutoff": False,
                 "ties": "item_desc",
                 "score_dtype": "float32",
                 "empty_users": "zero",
                 "unranked_users": "skip",
+                "unjudged_users": "skip",  # a query of the run without qrels is not evaluated
                 "rank_gaps": "rerank",  # it orders by score: a rank column is never read
             },
-            no_cutoff=frozenset({"r_precision"}),  # Rprec
+            # Rprec and the measures of the whole list
+            no_cutoff=frozenset({"r_precision", "num_ret", "num_rel_ret", "num_nonrel_judged_ret", "bpref"}),
         ),
         Profile(
             "ranx",
@@ -98,9 +108,12 @@ PROFILES: dict[str, Profile] = {
         Profile(
             "replay",
             "replay-rec",
-            # Precision, Recall, HitRate, MAP, MRR, NDCG; Surprisal (novelty="surprisal"),
+            # Precision, Recall, HitRate, MAP, MRR, NDCG, RocAuc; Surprisal (novelty="surprisal"),
             # CategoricalDiversity, Unexpectedness
-            frozenset({"precision", "recall", "hit_rate", "ap", "rr", "ndcg", "novelty", "category_diversity", "unexpectedness"}),
+            frozenset(
+                {"precision", "recall", "hit_rate", "ap", "rr", "ndcg", "auc"}
+                | {"novelty", "category_diversity", "unexpectedness"}
+            ),
             {"gain": "binary", "ties": "item_desc", "rank_gaps": "rerank"},  # sorts by score
         ),
         Profile(

@@ -13,16 +13,25 @@ user column and document numbers the item column, both as strings, so that
 is ``trec_eval qrels.txt run.txt`` on the measures recframe has. As trec_eval does, the profile
 orders each query's documents by score (the rank field is kept but not used), ties by document
 number descending.
+
+:data:`TREC_MEASURES` maps recframe's output columns to trec_eval's measure names, and
+:func:`trec_eval_text` writes a per-user frame as trec_eval prints it (``recframe evaluate
+--run ... --qrels ... --format trec``).
 """
 
 from __future__ import annotations
 
 import os
+import sys
+from collections.abc import Collection, Sequence
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Literal
 
 import polars as pl
 
-from recframe.errors import RecframeError
+from recframe._engine import GMEAN_FLOOR
+from recframe.errors import RecframeError, ref
 
 #: column name -> dtype of a parsed run file (the ``Q0`` field is dropped)
 RUN_SCHEMA = {"user_id": pl.String, "item_id": pl.String, "rank": pl.Int64, "score": pl.Float64, "run": pl.String}
@@ -157,3 +166,181 @@ def read_trec_qrels(path: str | os.PathLike[str]) -> pl.LazyFrame:
     [('q1', 'd1', 1), ('q1', 'd3', 2), ('q2', 'd1', 0)]
     """
     return _parse(path, "qrels", {"user_id": 0, "item_id": 2, "relevance": 3}, "qid iter docno relevance")
+
+
+# ---------------------------------------------------------------------------- trec_eval's measures
+
+#: ``k`` meaning the whole list: ``per_user(..., k=[WHOLE])`` gives ``ap@9223372036854775807``,
+#: trec_eval's ``map`` (recframe cuts a list at k, and no list is longer)
+WHOLE = sys.maxsize
+#: trec_eval's default cut-offs of P, recall, ndcg_cut and map_cut (success has 1, 5, 10)
+TREC_CUTOFFS = (5, 10, 15, 20, 30, 100, 200, 500, 1000)
+
+
+@dataclass(frozen=True)
+class TrecMeasure:
+    """One trec_eval measure and the recframe column it is read from."""
+
+    #: the recframe metric (a ``metrics=`` name) whose column it is; None for ``n_relevant``,
+    #: which every per-user frame has
+    metric: str | None
+    #: the per-user column; ``{k}`` stands for a cut-off
+    column: str
+    #: trec_eval's name; ``{k}`` stands for the same cut-off
+    name: str
+    #: trec_eval's value over all queries: the mean, the sum (counts, printed as whole numbers)
+    #: or the geometric mean with floor 1e-5 (printed only for all queries)
+    summary: Literal["mean", "sum", "gmean"] = "mean"
+    #: trec_eval's default cut-offs (``{k}`` measures)
+    cutoffs: tuple[int, ...] = TREC_CUTOFFS
+
+
+#: recframe column -> trec_eval measure, in the order trec_eval prints its measures (the
+#: metrics are those of ``profile="trec_eval"``, under whose conventions the values agree)
+TREC_MEASURES: tuple[TrecMeasure, ...] = (
+    TrecMeasure("num_ret", "num_ret", "num_ret", "sum"),
+    TrecMeasure(None, "n_relevant", "num_rel", "sum"),
+    TrecMeasure("num_rel_ret", "num_rel_ret", "num_rel_ret", "sum"),
+    TrecMeasure("ap", f"ap@{WHOLE}", "map"),
+    TrecMeasure("ap", f"ap@{WHOLE}", "gm_map", "gmean"),
+    TrecMeasure("r_precision", "r_precision", "Rprec"),
+    TrecMeasure("bpref", "bpref", "bpref"),
+    TrecMeasure("rr", f"rr@{WHOLE}", "recip_rank"),
+    *(TrecMeasure("iprec_at_recall", f"iprec_at_recall_{x}", f"iprec_at_recall_{x / 100:.2f}") for x in range(0, 101, 10)),
+    TrecMeasure("precision", "precision@{k}", "P_{k}"),
+    TrecMeasure("recall", "recall@{k}", "recall_{k}"),
+    TrecMeasure("infap", "infap", "infAP"),
+    TrecMeasure("bpref", "bpref", "gm_bpref", "gmean"),
+    *(TrecMeasure("rprec_mult", f"rprec_mult_{x}", f"Rprec_mult_{x / 100:.2f}") for x in range(20, 201, 20)),
+    TrecMeasure("iprec_11pt_avg", "iprec_11pt_avg", "11pt_avg"),
+    TrecMeasure("bin_g", "bin_g", "binG"),
+    TrecMeasure("ndcg", f"ndcg@{WHOLE}", "ndcg"),
+    TrecMeasure("ndcg", "ndcg@{k}", "ndcg_cut_{k}"),
+    TrecMeasure("ap", "ap@{k}", "map_cut_{k}"),
+    TrecMeasure("hit_rate", "hit_rate@{k}", "success_{k}", cutoffs=(1, 5, 10)),
+    TrecMeasure("set_precision", "set_precision", "set_P"),
+    TrecMeasure("set_relative_precision", "set_relative_precision", "set_relative_P"),
+    TrecMeasure("set_recall", "set_recall", "set_recall"),
+    TrecMeasure("set_map", "set_map", "set_map"),
+    TrecMeasure("set_f1", "set_f1", "set_F"),
+    TrecMeasure("num_nonrel_judged_ret", "num_nonrel_judged_ret", "num_nonrel_judged_ret", "sum"),
+)
+
+
+def _found(columns: Sequence[str], k: Collection[int] | None) -> list[tuple[TrecMeasure, str, str]]:
+    """(measure, column, trec_eval name) for every measure whose column is in `columns`."""
+    found = []
+    for measure in TREC_MEASURES:
+        if "{k}" not in measure.column:
+            found += [(measure, measure.column, measure.name)] if measure.column in columns else []
+            continue
+        prefix = measure.column.removesuffix("{k}")
+        cuts = sorted(int(c[len(prefix) :]) for c in columns if c.startswith(prefix) and c[len(prefix) :].isdigit())
+        wanted = measure.cutoffs if k is None else k
+        found += [(measure, f"{prefix}{c}", measure.name.format(k=c)) for c in cuts if c in wanted and c != WHOLE]
+    return found
+
+
+def _line(name: str, qid: str, value: float | str, precision: int, whole: bool = False) -> str:
+    # trec_eval's printf formats: "%-22s\t%s\t%6.4f", and "%ld" for counts
+    shown = value if isinstance(value, str) else f"{round(value)}" if whole else f"{value:6.{precision}f}"
+    return f"{name:<22}\t{qid}\t{shown}"
+
+
+def trec_eval_text(
+    per_user: pl.DataFrame,
+    *,
+    user: str = "user_id",
+    per_query: bool = False,
+    precision: int = 4,
+    metrics: Collection[str] | None = None,
+    k: Collection[int] | None = None,
+    runid: str | None = None,
+) -> str:
+    """A per-user frame as trec_eval prints it: one ``measure<TAB>qid<TAB>value`` line each.
+
+    Parameters
+    ----------
+    per_user : polars.DataFrame
+        The output of :func:`recframe.per_user`, one row per query that trec_eval evaluates
+        (in both the run and the qrels), with the columns of :data:`TREC_MEASURES`; the
+        whole-list measures (``map``, ``ndcg``, ``recip_rank``) read the ``@k`` columns of
+        ``k=`` :data:`WHOLE`. Other columns are ignored.
+    user : str, default "user_id"
+        The query id column; ids are printed and sorted as text, as trec_eval does.
+    per_query : bool, default False
+        Also print each query's values (trec_eval's ``-q``), queries in id order, before the
+        ``all`` lines.
+    precision : int, default 4
+        Decimals of the values (trec_eval prints 4); counts are whole numbers.
+    metrics : collection of str, optional
+        Print the measures of these recframe metrics only (trec_eval's ``-m``). By default
+        every measure found, after ``runid`` (when given), ``num_q`` and ``num_rel``, as
+        trec_eval's default output.
+    k : collection of int, optional
+        The cut-offs printed (``P_5``, ...). By default trec_eval's: 5, 10, 15, 20, 30, 100, 200,
+        500, 1000, and 1, 5, 10 for ``success``, those the frame has.
+    runid : str, optional
+        The run's tag, printed as ``runid`` (trec_eval takes the last line's).
+
+    Returns
+    -------
+    str
+        The lines, each ending with a newline. The ``all`` value is the mean over the queries,
+        the sum for ``num_ret``, ``num_rel``, ``num_rel_ret`` and ``num_nonrel_judged_ret``,
+        the geometric mean (each value at least 1e-5) for ``gm_map`` and ``gm_bpref``.
+
+    Raises
+    ------
+    RecframeError
+        When `per_user` has no query, no `user` column, a query on two rows, or no column of a
+        trec_eval measure.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> frame = pl.DataFrame({"user_id": ["q2", "q10"], "n_relevant": [1, 3], "precision@5": [0.2, 0.4]})
+    >>> print(trec_eval_text(frame, per_query=True, runid="bm25"), end="")  # doctest: +NORMALIZE_WHITESPACE
+    num_rel                 q10   3
+    P_5                     q10   0.4000
+    num_rel                 q2    1
+    P_5                     q2    0.2000
+    runid                   all   bm25
+    num_q                   all   2
+    num_rel                 all   4
+    P_5                     all   0.3000
+    """
+    if user not in per_user.columns:
+        raise RecframeError(f"the per-user frame has no {user!r} column. Hint: pass the query id column as {ref('user')}.")
+    if per_user.height == 0:
+        raise RecframeError(
+            "no query has both results and relevance judgements (trec_eval evaluates only those). "
+            "Hint: check that the run and the qrels use the same query ids."
+        )
+    twice = per_user.filter(pl.col(user).is_duplicated())[user]
+    if len(twice):
+        raise RecframeError(
+            f"the per-user frame has query {twice[0]!r} on {len(twice)} rows. Hint: evaluate without {ref('by')}: one row per query."
+        )
+    found = [f for f in _found(per_user.columns, k) if metrics is None or f[0].metric in metrics]
+    if not found:
+        what = "the per-user frame has" if metrics is None else f"{ref('metrics', sorted(metrics))}: the per-user frame has"
+        names = ", ".join(dict.fromkeys(m.metric for m in TREC_MEASURES if m.metric))
+        raise RecframeError(f"{what} no column of a trec_eval measure. Hint: evaluate some of {names}.")
+    frame = per_user.select(pl.col(user).cast(pl.String), *dict.fromkeys(c for _, c, _ in found)).sort(user)
+    lines = []
+    if per_query:
+        singles = [(column, name, m.summary == "sum") for m, column, name in found if m.summary != "gmean"]
+        for row in frame.iter_rows(named=True):
+            lines += [_line(n, row[user], row[c], precision, whole) for c, n, whole in singles if row[c] is not None]
+    summaries = {
+        "mean": lambda c: pl.col(c).mean(),
+        "sum": lambda c: pl.col(c).sum(),
+        "gmean": lambda c: pl.col(c).clip(lower_bound=GMEAN_FLOOR).log().mean().exp(),
+    }
+    values = frame.select(summaries[m.summary](c).alias(n) for m, c, n in found).row(0)
+    if metrics is None:
+        lines += [_line("runid", "all", runid, precision)] if runid is not None else []
+        lines.append(_line("num_q", "all", frame.height, precision, whole=True))
+    lines += [_line(n, "all", v, precision, m.summary == "sum") for (m, _, n), v in zip(found, values) if v is not None]
+    return "\n".join(lines) + "\n"

@@ -90,10 +90,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return stop.code if isinstance(stop.code, int) else EXIT_OK
     progress = Progress.for_stream(sys.stderr, args.quiet)
     # messages from the API speak of "the frame": say which files that is
-    where = getattr(args, "recs", "the bundled sample")
-    for name in SIDE_INPUTS:
-        if getattr(args, name, None):
-            where += f" with {flag(name)} {getattr(args, name)}"
+    given = [("--run", getattr(args, "trec_run", None)), ("--qrels", getattr(args, "trec_qrels", None))]
+    given += [(flag(name), getattr(args, name, None)) for name in SIDE_INPUTS]
+    parts = [getattr(args, "recs", None), *(f"{option} {value}" for option, value in given if value)]
+    where = " with ".join(part for part in parts if part) or "the bundled sample"
     try:
         return args.run(args, progress)
     except UsageError as error:

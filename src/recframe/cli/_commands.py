@@ -16,11 +16,17 @@ import polars as pl
 import recframe
 from recframe._validate import reads
 from recframe.cli._files import SIDE_INPUTS, Source, find_source
-from recframe.cli._messages import CHECK_DUPLICATES, EXIT_OK, UsageError, flag
-from recframe.cli._output import Progress, emit, output_format, write_atomic
+from recframe.cli._messages import CHECK_DUPLICATES, DEFAULT_K, EXIT_OK, UsageError, flag
+from recframe.cli._output import Progress, emit, emit_text, output_format, write_atomic
 from recframe.conventions import CHOICES
 from recframe.data import load_sample
 from recframe.errors import RecframeError
+from recframe.metrics import REGISTRY
+from recframe.profiles import PROFILES, has_metric
+from recframe.trec import TREC_MEASURES, WHOLE, read_trec_qrels, read_trec_run, trec_eval_text
+
+#: the columns of recframe.read_trec_run / read_trec_qrels frames, as API arguments
+TREC_COLUMNS = {"user": "user_id", "item": "item_id", "rank": "rank", "score": "score", "relevance": "relevance"}
 
 
 def column_kwargs(args: argparse.Namespace) -> dict[str, Any]:
@@ -34,16 +40,45 @@ def column_kwargs(args: argparse.Namespace) -> dict[str, Any]:
     }
 
 
+def _check_trec_inputs(args: argparse.Namespace) -> None:
+    """evaluate reads RECS (with --truth) or --run with --qrels: one of the two, whole."""
+    run, qrels = getattr(args, "trec_run", None), getattr(args, "trec_qrels", None)
+    if args.recs is None and run is None:
+        raise UsageError("no recommendations to evaluate. Hint: pass RECS (a .parquet or .csv file), or --run FILE --qrels FILE.")
+    if args.recs is not None and run is not None:
+        raise UsageError(f"RECS {args.recs!r} and --run {run!r}: pass one of them. Hint: leave out RECS or --run.")
+    if qrels is not None and run is None:
+        raise UsageError("--qrels goes with --run. Hint: pass --run FILE, or --truth (not --qrels) with RECS.")
+    if run is None:
+        return
+    if qrels is None:
+        raise UsageError(f"--run {run!r} needs its relevance judgements. Hint: add --qrels FILE.")
+    if args.truth is not None:
+        raise UsageError("--truth and --run: the judgements of --run come from --qrels. Hint: pass --qrels, not --truth.")
+    for name in ("user", "no_user", "item", "rank", "score", "relevance"):
+        if getattr(args, name) not in (TREC_COLUMNS.get(name), None, False):  # given on the command line
+            raise UsageError(
+                f"{flag(name)}: --run and --qrels have fixed columns (user_id, item_id, rank, score, relevance). "
+                f"Hint: leave out {flag(name)}."
+            )
+
+
 def _read(args: argparse.Namespace, progress: Progress) -> tuple[pl.LazyFrame, dict[str, Any]]:
-    """The RECS scan and the side inputs' scans, each file checked."""
-    recs = find_source(args.recs, "RECS")
-    progress.stage(f"recs: {recs.describe()}")
-    sides = {name: find_source(getattr(args, name), flag(name)) for name in SIDE_INPUTS if getattr(args, name)}
-    for name, source in sides.items():
-        progress.stage(f"{name}: {source.describe()}")
-    for source in (recs, *sides.values()):
+    """The RECS scan (or the --run file, with --qrels as the truth) and the side inputs' scans,
+    each file checked."""
+    if getattr(args, "trec_run", None):
+        progress.stage(f"run: {args.trec_run}, qrels: {args.trec_qrels}")
+        recs, read = read_trec_run(args.trec_run), {"truth": read_trec_qrels(args.trec_qrels)}
+    else:
+        source = find_source(args.recs, "RECS")
+        progress.stage(f"recs: {source.describe()}")
         source.check_rows()
-    return recs.scan(), {name: source.scan() for name, source in sides.items()}
+        recs, read = source.scan(), {}
+    sides = {name: find_source(getattr(args, name), flag(name)) for name in SIDE_INPUTS if getattr(args, name)}
+    for name, side in sides.items():
+        progress.stage(f"{name}: {side.describe()}")
+        side.check_rows()
+    return recs, {**read, **{name: side.scan() for name, side in sides.items()}}
 
 
 def _api_kwargs(args: argparse.Namespace) -> dict[str, Any]:
@@ -74,16 +109,68 @@ def _intervals(args: argparse.Namespace) -> dict[str, Any]:
 def evaluate(args: argparse.Namespace, progress: Progress) -> int:
     """``recframe evaluate``: read, evaluate on the streaming engine, print or write."""
     fmt = output_format(args)  # fail on a bad --out before reading anything
+    _check_trec_inputs(args)
+    if fmt == "trec":
+        return _evaluate_trec(args, progress)
     if args.per_user and args.ci is not None:
         raise UsageError("--ci gives intervals of the means; --per-user has no means. Hint: leave out one of them.")
     recs, sides = _read(args, progress)
+    kwargs = {**_api_kwargs(args), **(TREC_COLUMNS if args.trec_run else {})}
     with progress.running("reading and evaluating"):
         if args.per_user:
-            plan = recframe.per_user(recs, **sides, **_api_kwargs(args))
+            plan = recframe.per_user(recs, **sides, **kwargs)
         else:
-            plan = recframe.summary(recs, **sides, **_api_kwargs(args), **_intervals(args))
+            plan = recframe.summary(recs, **sides, **kwargs, **_intervals(args))
         table = plan.collect(engine="streaming")
     return emit(args, fmt, table, progress)
+
+
+def _trec_metrics(args: argparse.Namespace) -> list[str]:
+    """--metrics, each with a trec_eval measure; by default the trec_eval profile's metrics
+    that recframe has (recframe.metrics.REGISTRY), that have one and that --profile has."""
+    named = [m for m in REGISTRY if any(t.metric == m for t in TREC_MEASURES)]
+    if args.metrics is None:
+        profiles = (PROFILES["trec_eval"], PROFILES[args.profile or "trec_eval"])
+        return [m for m in named if all(has_metric(profile, m) for profile in profiles)]
+    missing = [m for m in args.metrics if m not in named]
+    if missing:
+        raise UsageError(
+            f"--metrics {','.join(missing)}: trec_eval has no such measure, so --format trec cannot print it. "
+            f"Hint: pass some of {','.join(named)}, or another --format."
+        )
+    return list(args.metrics)
+
+
+def _evaluate_trec(args: argparse.Namespace, progress: Progress) -> int:
+    """``evaluate --format trec``: per-query values as trec_eval prints them, then the 'all'
+    lines computed from them (recframe.trec.trec_eval_text), on the queries in both inputs."""
+    for option, given in (("--by", args.by), ("--ci", args.ci is not None), ("--no-user", args.no_user)):
+        if given:
+            raise UsageError(f"{option}: --format trec prints one value per query id and measure. Hint: leave out {option}.")
+    recs, sides = _read(args, progress)
+    explicit_k = args.k is not DEFAULT_K
+    cutoffs = args.k if explicit_k else [c for t in TREC_MEASURES for c in t.cutoffs]
+    kwargs = {
+        "profile": "trec_eval",  # the measure names promise trec_eval's conventions (--profile still wins)
+        **_api_kwargs(args),
+        **(TREC_COLUMNS if args.trec_run else {}),
+        "metrics": _trec_metrics(args),
+        "k": sorted({*cutoffs, WHOLE}),  # WHOLE: map, ndcg and recip_rank read the whole list
+    }
+    user = kwargs["user"]
+    plan = recframe.per_user(recs, **sides, **kwargs)
+    # as trec_eval: only the queries that are in both the run and the qrels
+    for frame in (recs, sides.get("truth")):
+        if frame is not None:
+            plan = plan.join(frame.select(user).unique(), on=user, how="semi")
+    with progress.running("reading and evaluating"):
+        table = plan.collect(engine="streaming")
+        runid = recs.select(pl.col("run").last()).collect().item() if args.trec_run else None  # trec_eval: the last line's
+    text = trec_eval_text(
+        table, user=user, per_query=args.per_user, precision=args.precision, metrics=args.metrics,
+        k=args.k if explicit_k else None, runid=runid,
+    )  # fmt: skip
+    return emit_text(args, text, "trec", progress)
 
 
 def compare_command(args: argparse.Namespace, progress: Progress) -> int:
@@ -136,13 +223,7 @@ def report_command(args: argparse.Namespace, progress: Progress) -> int:
             baseline = next((m for m in per_user[args.by[0]].unique().to_list() if str(m) == args.baseline), args.baseline)
             comparison = recframe.compare(per_user, by=args.by, baseline=baseline)
     text = recframe.report(summary, format=args.format, precision=args.precision, compare=comparison)
-    text = text if text.endswith("\n") else text + "\n"
-    if not args.out:
-        sys.stdout.write(text)
-        return EXIT_OK
-    write_atomic(Path(args.out), lambda path: path.write_text(text, encoding="utf-8"))
-    progress.stage(f"wrote {args.out} ({args.format})")
-    return EXIT_OK
+    return emit_text(args, text if text.endswith("\n") else text + "\n", args.format, progress)
 
 
 def demo() -> int:

@@ -13,6 +13,8 @@ EXIT_OK, EXIT_FAILURE, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
 
 #: --check-duplicates CHOICE -> the API's check_duplicates value
 CHECK_DUPLICATES: dict[str, bool | str] = {"used": "used", "all": True, "none": False}
+#: --k when not given: compared by identity, so that `evaluate --format trec` then takes trec_eval's cut-offs
+DEFAULT_K = [10]
 
 
 class UsageError(Exception):

@@ -10,7 +10,7 @@ import recframe
 from recframe import _validate
 from recframe.cli._commands import compare_command, curve_command, demo, evaluate, report_command, schema
 from recframe.cli._files import SIDE_INPUTS
-from recframe.cli._messages import CHECK_DUPLICATES, UsageError, cli_words, flag
+from recframe.cli._messages import CHECK_DUPLICATES, DEFAULT_K, UsageError, cli_words, flag
 from recframe.cli._output import FORMATS
 from recframe.conventions import CHOICES, DEFAULTS, TABLE
 from recframe.errors import RecframeError
@@ -23,7 +23,9 @@ class _Parser(argparse.ArgumentParser):
     """argparse with one-line errors that raise instead of printing usage and exiting."""
 
     def error(self, message: str) -> Any:
-        if message.startswith("unrecognized arguments"):
+        if message.startswith("unrecognized arguments") and "-q" in message.split(":", 1)[1].split():
+            message += ". Hint: -q means per query (evaluate only, as trec_eval's -q); pass --quiet for no progress."
+        elif message.startswith("unrecognized arguments"):
             message += ". Hint: quote globs ('exports/*.parquet') so that recframe expands them, not the shell."
         if "Hint:" not in message:
             message += f". Hint: see '{self.prog} --help'."
@@ -87,10 +89,22 @@ def _add_columns(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--by", type=_split, metavar="COL[,COL]", help="group keys, e.g. --by model: one result row per group")
 
 
-def _add_inputs(p: argparse.ArgumentParser, cutoffs: bool = True, baseline: bool = True) -> None:
+def _add_inputs(p: argparse.ArgumentParser, cutoffs: bool = True, baseline: bool = True, trec: bool = False) -> None:
     """The options every evaluating command shares: the files, columns, what counts and the
-    conventions (and --baseline, unless the command has its own, which then serves both)."""
-    p.add_argument("recs", metavar="RECS", help="recommendations: a .parquet or .csv file, or a quoted glob of them")
+    conventions (and --baseline, unless the command has its own, which then serves both; and
+    --run/--qrels in place of RECS and --truth, with `trec`)."""
+    p.add_argument(
+        "recs", metavar="RECS", nargs="?" if trec else None,
+        help="recommendations: a .parquet or .csv file, or a quoted glob of them" + (" (or --run)" if trec else ""),
+    )  # fmt: skip
+    if trec:
+        files = p.add_argument_group("TREC files (instead of RECS and --truth; recframe.read_trec_run/read_trec_qrels)")
+        files.add_argument(
+            "--run", dest="trec_run", metavar="FILE", help="a TREC run file (qid Q0 docno rank score tag), ranked by score"
+        )
+        files.add_argument(
+            "--qrels", dest="trec_qrels", metavar="FILE", help="its TREC qrels file (qid iter docno relevance), with --run"
+        )
     for name, text in SIDE_INPUTS.items():
         p.add_argument(flag(name), metavar=name.upper(), help=f"{text}: a .parquet or .csv file, or a quoted glob")
     p.add_argument(
@@ -109,8 +123,16 @@ def _add_inputs(p: argparse.ArgumentParser, cutoffs: bool = True, baseline: bool
     )  # fmt: skip
     metrics = ",".join(recframe.METRICS)
     if cutoffs:
-        p.add_argument("--k", type=_ks, default=[10], metavar="K[,K]", help="cut-offs, e.g. 5,10,20 (default: 10)")
-    p.add_argument("--metrics", type=_metrics, metavar="M[,M]", help=f"some of {metrics} (default: all)")
+        p.add_argument(
+            "--k", type=_ks, default=DEFAULT_K, metavar="K[,K]",
+            help="cut-offs, e.g. 5,10,20 (default: 10; with --format trec, trec_eval's 5,10,15,20,30,100,200,500,1000)",
+        )  # fmt: skip
+    p.add_argument(
+        "--metrics",
+        type=_metrics,
+        metavar="M[,M]",
+        help=f"some of {metrics} (default: the accuracy metrics; the IR toolbox, such as bpref, and the beyond-accuracy metrics by name)",
+    )
     p.add_argument("--threshold", type=float, help="relevant = relevance >= THRESHOLD (default: relevance > 0)")
     p.add_argument("--score-threshold", type=float, help="with --score: items scored below it count as not recommended")
     _add_columns(p)
@@ -125,6 +147,12 @@ def _add_inputs(p: argparse.ArgumentParser, cutoffs: bool = True, baseline: bool
     for name, values in CHOICES.items():
         # default None: only options given on the command line reach the API, so its defaults
         # (and any option that sets others, such as a profile) keep their meaning
+        if name in TABLE and TABLE[name].kind is float:  # a number, checked by the API
+            conventions.add_argument(
+                flag(name), dest=name, type=float, default=None, metavar="X",
+                help=f"{_convention_help(name)} (default: {values[0]:g})",
+            )  # fmt: skip
+            continue
         conventions.add_argument(
             flag(name),
             dest=name,
@@ -175,12 +203,18 @@ def _add_evaluate(commands: Any, common: argparse.ArgumentParser) -> None:
         help="evaluate recommendation files (parquet or CSV) and print or write the metrics",
         description="Evaluate recommendations in parquet or CSV files (paths or quoted globs), read lazily and run "
         "on the Polars streaming engine. Prints the means by --by group (or per user) as a table, or writes "
-        "csv/json/parquet/markdown. Exit codes: 0 ok, 2 bad usage or input, 1 unexpected failure.",
+        "csv/json/parquet/markdown. With --run and --qrels (TREC files), --format trec -q prints what "
+        "trec_eval -q prints, on the measures recframe has (see docs/cli.md). "
+        "Exit codes: 0 ok, 2 bad usage or input, 1 unexpected failure.",
     )
-    _add_inputs(p)
+    _add_inputs(p, trec=True)
     _add_intervals(p)
-    out = _add_output(p)
-    out.add_argument("--per-user", action="store_true", help="one row per user (and --by group) instead of the means")
+    out = _add_output(p, (*FORMATS, "trec"))
+    out.add_argument(
+        "--per-user", "-q", action="store_true",
+        help="one row per user (and --by group) instead of the means; with --format trec, each query's lines "
+        "before the 'all' lines (trec_eval's -q)",
+    )  # fmt: skip
     p.set_defaults(run=evaluate)
 
 
@@ -248,7 +282,7 @@ def _add_reporting(commands: Any, common: argparse.ArgumentParser) -> None:
 def build_parser() -> argparse.ArgumentParser:
     """The ``recframe`` argument parser with its subcommands."""
     common = _Parser(add_help=False)
-    common.add_argument("--quiet", "-q", action="store_true", help="no progress on stderr")
+    common.add_argument("--quiet", action="store_true", help="no progress on stderr (-q is evaluate's --per-user)")
     common.add_argument("--debug", action="store_true", help="print the traceback of errors")
     parser = _Parser(prog="recframe", description=f"recframe {recframe.__version__}: ranking metrics on DataFrames.")
     parser.add_argument("--version", action="version", version=f"recframe {recframe.__version__}")

@@ -206,7 +206,7 @@ def output_format(args: argparse.Namespace) -> str:
         folder = Path(args.out).resolve().parent
         if not folder.is_dir():
             raise UsageError(f"--out {args.out!r}: the folder {str(folder)!r} does not exist. Hint: create it first (mkdir -p).")
-        inputs = [args.recs, *(getattr(args, name) for name in SIDE_INPUTS)]
+        inputs = [args.recs, *(getattr(args, name, None) for name in ("trec_run", "trec_qrels", *SIDE_INPUTS))]
         for pattern in (p for p in inputs if p):
             files = glob.glob(pattern) if glob.has_magic(pattern) else [pattern]
             if os.path.exists(args.out) and any(os.path.exists(f) and os.path.samefile(f, args.out) for f in files):
@@ -249,4 +249,15 @@ def emit(args: argparse.Namespace, fmt: str, table: pl.DataFrame, progress: Prog
         text = render(table, fmt, args.precision)
         write_atomic(out, lambda path: path.write_text(text, encoding="utf-8"))
     progress.stage(f"wrote {out} ({table.height} row{'s' if table.height != 1 else ''}, {fmt})")
+    return EXIT_OK
+
+
+def emit_text(args: argparse.Namespace, text: str, fmt: str, progress: Progress) -> int:
+    """Print `text` or write it to --out atomically."""
+    if not args.out:
+        sys.stdout.write(text)
+        sys.stdout.flush()
+        return EXIT_OK
+    write_atomic(Path(args.out), lambda path: path.write_text(text, encoding="utf-8"))
+    progress.stage(f"wrote {args.out} ({fmt})")
     return EXIT_OK

@@ -29,11 +29,13 @@ def position_cut(k: int) -> int:
 
 
 #: The rows a term reads, per list: every row; the relevant rows (relevance >= threshold, ranked
-#: or not); the rows ranked within the largest k of the call (relevant or not). The engine runs
-#: one aggregation pass per domain, each over its rows only. "side": no row of the frame, a
-#: value of the side inputs alone (the catalog size, the training users), the same for every
-#: list and group.
-Domain = Literal["all", "relevant", "top_k", "side"]
+#: or not); the rows ranked within the largest k of the call (relevant or not); the judged rows
+#: (relevance not null, ranked or not); the graded rows, those that gain in DCG (the relevant
+#: rows, or under ``gain_threshold="positive"`` every row graded above 0: see
+#: :func:`domain_of`). The engine runs one aggregation pass per domain, each over its rows
+#: only. "side": no row of the frame, a value of the side inputs alone (the catalog size, the
+#: training users), the same for every list and group.
+Domain = Literal["all", "relevant", "top_k", "judged", "graded", "side"]
 #: A user-level term or metric has one value per list; a group-level one, one per summary group.
 Level = Literal["user", "group"]
 Agg = Literal["sum", "min", "max", "n_unique"]
@@ -75,6 +77,10 @@ class Rows:
     user: nw.Expr = field(default_factory=lambda: nw.col(names.USER))
     #: 1 on every row (what a running count sums)
     one: nw.Expr = field(default_factory=lambda: nw.col(names.ONE))
+    #: 1 for a judged row (relevance not null), else 0
+    judged: nw.Expr = field(default_factory=lambda: (~nw.col(names.REL).is_null()).cast(nw.Int64))
+    #: 1 for a ranked row (recommended), else 0
+    ranked: nw.Expr = field(default_factory=lambda: (~nw.col(names.RANK).is_null()).cast(nw.Int64))
     #: the internal columns of the item features named by item_features= (side "item_features")
     item_features: tuple[str, ...] = ()
 
@@ -142,6 +148,14 @@ TERMS: dict[str, Term] = {}
 FEATURES: dict[str, Feature] = {}
 
 
+def domain_of(term: Term, conventions: Conventions) -> Domain:
+    """The rows `term` reads under `conventions`: "graded" is "relevant" unless every grade
+    above 0 gains (``gain_threshold="positive"``), so that the default runs one pass for both."""
+    if term.domain == "graded" and conventions.gain_threshold == "threshold":
+        return "relevant"
+    return term.domain
+
+
 def declare(*items: Term | Feature) -> None:
     """Add terms or row features to the registry; each name is declared once."""
     for item in items:
@@ -173,8 +187,15 @@ class Metric:
     name: str
     terms: Callable[[Conventions], tuple[str, ...]]
     finish: Callable[[int | None, Conventions], nw.Expr]
-    #: also emit a column without cut-off (``r_precision``)
+    #: also emit a column without cut-off (``r_precision``): the whole list
     bare: bool = False
+    #: emit the @k columns (False: the bare column alone, as ``infap``)
+    with_k: bool = True
+    #: instead of bare and @k columns, one column ``<name>_<v>`` per value v, finished with v
+    #: in place of k (``iprec_at_recall_10``: interpolated precision at 10% recall)
+    variants: tuple[int, ...] = ()
+    #: part of the default metrics (``metrics=None``); the rest of the IR toolbox is asked for
+    default: bool = True
     #: "user": a value per list, averaged by summary; "group": a value per summary group
     #: (coverage-like metrics), which per_user refuses
     level: Level = "user"
@@ -182,8 +203,10 @@ class Metric:
     #: elsewhere, or 0 under empty_users="zero"); "always" = for every user: its formula holds
     #: without a relevant item too (precision and hit rate are then 0); "ranked" = for users
     #: with a recommended item, relevant items or not (a property of the list, such as its
-    #: novelty): null for a user with nothing recommended, who is left out of its mean
-    defined: Literal["relevant", "always", "ranked"] = "relevant"
+    #: novelty): null for a user with nothing recommended, who is left out of its mean;
+    #: "graded" = as "relevant", but under ``gain_threshold="positive"`` for users with an item
+    #: graded above 0 (nDCG of a user whose items all fall below the threshold, as trec_eval)
+    defined: Literal["relevant", "always", "ranked", "graded"] = "relevant"
     #: inputs beyond the frame: "train", "items", "item_features", "baseline", or "catalog"
     #: (items=, else the items of train=); asking for the metric without them raises, naming
     #: the argument

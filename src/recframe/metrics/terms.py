@@ -61,7 +61,8 @@ declare(
     # rank of the first relevant item (NOT_RANKED when there is none)
     Term("min_rank", "relevant", lambda rows, k: rows.rank, agg="min", empty=NOT_RANKED),
     # sum over relevant items ranked <= k of gain / discount(rank)
-    Term("dcg@", "relevant", _dcg_value, at_k=True),
+    # (the gaining rows: the relevant ones, or every graded one under gain_threshold="positive")
+    Term("dcg@", "graded", _dcg_value, at_k=True),
     # the same sum over the user's gains sorted descending (the ideal list)
-    Term("idcg@", "relevant", _idcg_value, at_k=True, features=("ideal_position",)),
+    Term("idcg@", "graded", _idcg_value, at_k=True, features=("ideal_position",)),
 )

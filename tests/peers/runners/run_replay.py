@@ -9,12 +9,15 @@ from __future__ import annotations
 
 import pandas as pd
 from _common import Writer, args, cutoffs, load, load_side
-from replay.metrics import MAP, MRR, NDCG, CategoricalDiversity, HitRate, Precision, Recall, Surprisal
+from replay.metrics import MAP, MRR, NDCG, CategoricalDiversity, HitRate, Precision, Recall, RocAuc, Surprisal
 from replay.metrics.descriptors import PerUser
 
 in_dir, out = args()
 ks = cutoffs(in_dir)
-METRICS = [(Precision, "precision"), (Recall, "recall"), (HitRate, "hit_rate"), (MAP, "ap"), (MRR, "rr"), (NDCG, "ndcg")]
+METRICS = [
+    *((Precision, "precision"), (Recall, "recall"), (HitRate, "hit_rate"), (MAP, "ap"), (MRR, "rr"), (NDCG, "ndcg")),
+    (RocAuc, "auc"),
+]
 
 side = load_side(in_dir)
 w = Writer(out)
