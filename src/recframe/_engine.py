@@ -15,7 +15,10 @@ Shape of the plan (design.md section 4):
      terms read, then the terms of the "relevant" domain;
    - over the rows ranked within the largest k: the terms of the "top_k" domain, and the
      duplicate counts when the check reads only the rows that can change a number (then
-     over the relevant rows too).
+     over the relevant rows too);
+   - only when a metric asks for them: over the judged rows (bpref, infAP) and over the rows
+     graded above 0 under ``gain_threshold="positive"`` (DCG, ERR), with their features. By
+     default the graded rows are the relevant ones, and their terms join that pass.
 
    The per-list tables are left-joined: one row per list (by keys, user).
 4. ``finish``: each metric from its terms, with the empty-user policy; ``summary_plan``
@@ -273,9 +276,10 @@ def list_table(
     )
     counts = [n.N_RANKED, n.N_JUDGED, *(c for c in checks.columns if c in set(checks.row_flags) | {n.BAD_RANK})]
 
-    # the relevant rows: the features (windows: only here, on a small share of the rows), then
-    # the terms read there; then the top-k rows (with the relevant ones when the duplicate
-    # check reads the rows that can change a number), without windows
+    # the relevant rows (and the judged or graded rows, when asked for): the features (windows:
+    # only here, on a small share of the rows), then the terms read there; then the top-k rows
+    # (with the relevant ones when the duplicate check reads the rows that can change a
+    # number), without windows
     passes: list[tuple[str, nw.Expr, list[nw.Expr]]] = [
         (d, _in_domain(d, spec), []) for d in ("relevant", "judged", "graded") if by_domain[d]
     ]

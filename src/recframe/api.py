@@ -135,8 +135,8 @@ _PARAMETERS = """
         With ``score``: items scored below it count as not recommended (null rank).
     profile : str, default "recframe"
         Reproduce another library: ``"trec_eval"``, ``"ranx"``, ``"rectools"``, ``"replay"``,
-        ``"recommenders"`` or ``"lenskit"`` set every convention option below to that
-        library's behaviour and make ``metrics`` default to the metrics it has (asking for one
+        ``"recommenders"``, ``"lenskit"`` or ``"evidently"`` set every convention option below
+        to that library's behaviour and make ``metrics`` default to the metrics it has (asking for one
         it lacks raises). A metric the peer has only without a cut-off (trec_eval's and
         ranx's R-precision) gives its bare column alone. An option given explicitly
         overrides the profile. The defaults below are the ``"recframe"`` profile's;

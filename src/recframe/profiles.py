@@ -11,7 +11,7 @@ with a worked example of each disagreement; ``tests/peers/`` proves the profiles
 >>> PROFILES["trec_eval"].options["ap_denominator"]
 'relevant'
 >>> sorted(PROFILES)
-['lenskit', 'ranx', 'recframe', 'recommenders', 'rectools', 'replay', 'trec_eval']
+['evidently', 'lenskit', 'ranx', 'recframe', 'recommenders', 'rectools', 'replay', 'trec_eval']
 """
 
 from __future__ import annotations
@@ -130,8 +130,8 @@ PROFILES: dict[str, Profile] = {
             "lenskit",
             "lenskit",
             # Precision, Recall, Hit, RecipRank, DCG, NDCG (its AveragePrecision is left out: not
-            # exported from lenskit.metrics, and it raises on a user with no test item)
-            frozenset({"precision", "recall", "hit_rate", "rr", "dcg", "ndcg"}),
+            # exported from lenskit.metrics, and it raises on a user with no test item); ListGini
+            frozenset({"precision", "recall", "hit_rate", "rr", "dcg", "ndcg", "gini"}),
             {
                 "precision_denominator": "retrieved",
                 "recall_denominator": "min_k_relevant",
@@ -141,6 +141,15 @@ PROFILES: dict[str, Profile] = {
                 "unranked_users": "skip",
                 "rank_gaps": "rerank",  # takes ordered lists: the rank is the position
             },
+        ),
+        Profile(
+            "evidently",
+            "evidently",
+            # RecallTopK, HitRate, MRR, NDCG (no_feedback_users=True: empty_users="zero"); its
+            # PrecisionTopK, FBetaTopK, MAP, Novelty, PopularityBias, Personalization, Diversity
+            # and Serendipity are defined otherwise (docs/beyond.md)
+            frozenset({"recall", "hit_rate", "rr", "ndcg"}),
+            {"rank_gaps": "keep"},  # a rank prediction is read as given: rank <= k
         ),
     )
 }

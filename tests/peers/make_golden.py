@@ -68,6 +68,8 @@ PEERS: dict[str, Peer] = {
     ),
     # LensKit needs torch; PyPI's torch wheels bring CUDA libraries (a few GB, in this cache only)
     "lenskit": Peer("lenskit", ("lenskit==2025.8.1",)),
+    # Evidently 0.7.23 imports a helper that pandas 3 removed
+    "evidently": Peer("evidently", ("evidently==0.7.23", "pandas<3")),
 }
 
 # --- data -----------------------------------------------------------------------------------

@@ -7,19 +7,27 @@ whose list has no test items gets NaN from most metrics; ``list_metrics()`` and
 ``list_summary()`` fill NaN with each metric's default, 0, so those users score 0 and count.
 LensKit takes lists already in order: they are ranked with recframe's tie rule.
 
+``ListGini`` (a run-level value, mean rows only) is the Gini coefficient of the number of lists
+each item appears in, over ``items`` items: given the catalog size, it is recframe's gini@k.
+It runs in an analysis of its own, so that adding it leaves the other metrics' values alone.
+
 Not run: ``lenskit.metrics.ranking.AveragePrecision``, which is not exported from
-``lenskit.metrics`` and raises ZeroDivisionError on a list whose user has no test item.
+``lenskit.metrics`` and raises ZeroDivisionError on a list whose user has no test item;
+``MeanPopRank`` (mean popularity-rank quantile), ``ExposureGini`` (rank-weighted exposure) and
+``entropy`` (of item categories within a list), which recframe has no metric for. LensKit
+2025.8.1 has no ``ILS``.
 """
 
 from __future__ import annotations
 
 import numpy as np
-from _common import Writer, args, cutoffs, load, ranked
+from _common import Writer, args, cutoffs, load, load_side, ranked
 from lenskit.data import ItemList, ItemListCollection
-from lenskit.metrics import DCG, NDCG, Hit, Precision, Recall, RecipRank, RunAnalysis
+from lenskit.metrics import DCG, NDCG, Hit, ListGini, Precision, Recall, RecipRank, RunAnalysis
 
 in_dir, out = args()
 ks = cutoffs(in_dir)
+side = load_side(in_dir)
 
 w = Writer(out)
 for dataset, (recs, truth) in load(in_dir).items():
@@ -59,4 +67,13 @@ for dataset, (recs, truth) in load(in_dir).items():
         for user, value in per_user[label].sort_index().items():
             w.row(dataset, "per_user", str(user), name, k, label, value)
         w.row(dataset, "mean", None, name, k, label, means[label])
+    # beyond accuracy: one value per run, over the catalog (every item of items.csv)
+    _, catalog = side[dataset]
+    beyond = RunAnalysis()
+    for k in ks:
+        beyond.add_metric(ListGini(n=k, items=len(catalog)))
+    run_values = beyond.measure(outputs, test).global_metrics()
+    for k in ks:
+        label = ListGini(n=k, items=len(catalog)).label
+        w.row(dataset, "mean", None, "gini", k, label, run_values[label])
 w.close()
