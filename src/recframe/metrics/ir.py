@@ -194,30 +194,23 @@ JUDGED = Metric(
     defined="always",
     default=False,
 )
-NUM_RET = Metric(
-    name="num_ret",
-    terms=lambda o: ("n_ret", "retrieved@"),
-    finish=lambda k, o: col("n_ret") if k is None else col("retrieved@", k),
-    bare=True,
-    defined="always",
-    default=False,
-)
-NUM_REL_RET = Metric(
-    name="num_rel_ret",
-    terms=lambda o: ("n_rel_ret", "hits@"),
-    finish=lambda k, o: col("n_rel_ret") if k is None else col("hits@", k),
-    bare=True,
-    defined="always",
-    default=False,
-)
-NUM_NONREL_JUDGED_RET = Metric(
-    name="num_nonrel_judged_ret",
-    terms=lambda o: ("n_nonrel_judged_ret", "nonrel_judged@"),
-    finish=lambda k, o: col("n_nonrel_judged_ret") if k is None else col("nonrel_judged@", k),
-    bare=True,
-    defined="always",
-    default=False,
-)
+
+
+def _count(name: str, whole: str, at_k: str) -> Metric:
+    """A count over the whole list (term `whole`, the bare column) or within k (term `at_k`)."""
+    return Metric(
+        name=name,
+        terms=lambda o: (whole, at_k),
+        finish=lambda k, o: col(whole) if k is None else col(at_k, k),
+        bare=True,
+        defined="always",
+        default=False,
+    )
+
+
+NUM_RET = _count("num_ret", "n_ret", "retrieved@")
+NUM_REL_RET = _count("num_rel_ret", "n_rel_ret", "hits@")
+NUM_NONREL_JUDGED_RET = _count("num_nonrel_judged_ret", "n_nonrel_judged_ret", "nonrel_judged@")
 BPREF = Metric(
     name="bpref",
     terms=lambda o: ("bpref_sum", "bpref_sum@", "n_relevant"),
@@ -225,14 +218,21 @@ BPREF = Metric(
     bare=True,
     default=False,
 )
-INFAP = Metric(
-    name="infap",
-    terms=lambda o: ("infap_sum", "n_relevant"),
-    finish=lambda k, o: col("infap_sum") / at_least_one(col("n_relevant")),
-    bare=True,
-    with_k=False,
-    default=False,
-)
+
+
+def _per_relevant(name: str, total: str) -> Metric:
+    """A sum over the relevant ranked items of the whole list (term `total`), over R."""
+    return Metric(
+        name=name,
+        terms=lambda o: (total, "n_relevant"),
+        finish=lambda k, o: col(total) / at_least_one(col("n_relevant")),
+        bare=True,
+        with_k=False,
+        default=False,
+    )
+
+
+INFAP = _per_relevant("infap", "infap_sum")
 IPREC_AT_RECALL = Metric(
     name="iprec_at_recall",
     terms=lambda o: tuple(f"iprec_{level}" for level in RECALL_LEVELS),
@@ -293,14 +293,7 @@ SET_RELATIVE_PRECISION = _set_metric(
     "set_relative_precision",
     lambda k, o: col("n_rel_ret") / at_least_one(nw.min_horizontal(col("n_ret"), col("n_relevant"))),
 )
-BIN_G = Metric(
-    name="bin_g",
-    terms=lambda o: ("bin_g_sum", "n_relevant"),
-    finish=lambda k, o: col("bin_g_sum") / at_least_one(col("n_relevant")),
-    bare=True,
-    with_k=False,
-    default=False,
-)
+BIN_G = _per_relevant("bin_g", "bin_g_sum")
 RBP = Metric(
     name="rbp",
     terms=lambda o: ("rbp", "rbp@"),
