@@ -26,9 +26,11 @@ DATA = pl.read_parquet(GOLDEN / "datasets.parquet")
 # the beyond-accuracy metrics' side inputs, per dataset
 TRAIN = pl.read_parquet(GOLDEN / "train.parquet")
 ITEMS = pl.read_parquet(GOLDEN / "items.parquet")
+#: a second model's lists (dataset, user, item, score), the baseline of intersection and unexpectedness
+BASELINE = pl.read_parquet(GOLDEN / "baseline.parquet")
 #: the peers' beyond-accuracy metrics are over every user with a list, relevant items or not
-BEYOND = ("MeanInvUserFreq", "AvgRecPopularity", "IntraListDiversity", "CatalogCoverage", "Serendipity")
-BEYOND_REPLAY = ("Surprisal", "CategoricalDiversity")
+BEYOND = ("MeanInvUserFreq", "AvgRecPopularity", "IntraListDiversity", "CatalogCoverage", "Serendipity", "Intersection")
+BEYOND_REPLAY = ("Surprisal", "CategoricalDiversity", "Unexpectedness")
 DATASETS = sorted(DATA["dataset"].unique())
 #: peers that report no per-user values: their golden rows are means only
 MEANS_ONLY = ("evidently",)
@@ -74,11 +76,21 @@ def recframe_values(peer: str, dataset: str, options: dict, metrics: list[str], 
 
     frame = of_dataset(DATA)
     common = dict(k=ks, user="user", item="item", score="score", relevance="grade", profile=peer, **options)
-    if any(REGISTRY[m].requires for m in metrics):
+    requires = {r for m in metrics for r in REGISTRY[m].requires}
+    if requires:
         common |= {"train": of_dataset(TRAIN), "items": of_dataset(ITEMS), "item_features": ["f1", "f2"]}
+    if "baseline" in requires:
+        # two models: the dataset's lists (with the truth) as "main", the baseline's as "base"
+        base = of_dataset(BASELINE).with_columns(pl.lit("base").alias("model"))
+        frame = pl.concat([frame.with_columns(pl.lit("main").alias("model")), base], how="diagonal")
+        common |= {"by": "model", "baseline": "base"}
+
+    def main(out: pl.DataFrame) -> pl.DataFrame:
+        return out.filter(pl.col("model") == "main").drop("model") if "baseline" in requires else out
+
     per_user_metrics = [m for m in metrics if REGISTRY[m].level == "user"]
-    per_user = recframe.per_user(frame, metrics=per_user_metrics, **common) if per_user_metrics else None
-    return per_user, recframe.summary(frame, metrics=metrics, **common)
+    per_user = main(recframe.per_user(frame, metrics=per_user_metrics, **common)) if per_user_metrics else None
+    return per_user, main(recframe.summary(frame, metrics=metrics, **common))
 
 
 def close(a: float | None, b: float) -> bool:

@@ -16,6 +16,8 @@ CSV, runs ``runners/run_<peer>.py`` with that environment's python, and writes
   (null = not recommended) and the grade (null = not judged);
 * ``golden/train.parquet`` and ``golden/items.parquet``: the side inputs of the beyond-accuracy
   metrics, per dataset: training (user, item) pairs, and the catalog with two 0/1 features;
+* ``golden/baseline.parquet``: a second model's lists (dataset, user, item, score), the baseline
+  that ``intersection`` and ``unexpectedness`` compare the datasets' lists with;
 * ``golden/<peer>.parquet``: the peer's per-user values and means, long format (dataset, scope,
   user, metric, k, peer_metric, value), scope "per_user" or "mean";
 * ``golden/versions.json``: peer -> the version that computed its file.
@@ -131,6 +133,33 @@ def side_inputs(seed: int, n_users: int = 24, pool: int = 30) -> tuple[pl.DataFr
     return train, items
 
 
+def baseline_model(seed: int, scores: str, n_users: int = 24, pool: int = 30) -> pl.DataFrame:
+    """A baseline model's lists for one dataset, from its own seed: every user (those without
+    a recommendation in the dataset too) gets 1-15 items of the pool, scored as the dataset
+    is (so with ties where it has them). Every user has a baseline list because RePlay's
+    Unexpectedness gives 0 to a user without one, where recframe counts no overlap (1)."""
+    rng = np.random.default_rng(seed + 200)
+    rows = []
+    for u in range(n_users):
+        size = int(rng.integers(1, 16))
+        recommended = rng.choice(pool, size=size, replace=False)
+        if scores == "ties":
+            values = rng.integers(1, 5, size=size).astype(float)
+        elif scores == "distinct":
+            values = rng.random(size)
+        else:
+            values = np.repeat(np.arange(1, size // 2 + 2), 2)[:size].astype(float)
+            values = rng.permutation(values + np.tile([0.0, 1e-9], size)[:size])
+        rows += sorted((f"u{u:02d}", f"i{i:02d}", float(v)) for i, v in zip(recommended, values))
+    return pl.DataFrame(rows, schema={"user": pl.String, "item": pl.String, "score": pl.Float64}, orient="row")
+
+
+def baselines() -> pl.DataFrame:
+    """The baseline model of every dataset, with its name."""
+    frames = [baseline_model(seed, how).select(pl.lit(name).alias("dataset"), pl.all()) for name, (seed, how) in DATASETS.items()]
+    return pl.concat(frames).sort("dataset", "user", "item")
+
+
 def sides() -> tuple[pl.DataFrame, pl.DataFrame]:
     """(train, items) of every dataset, with its name."""
     parts = [side_inputs(seed) for seed, _ in DATASETS.values()]
@@ -144,11 +173,12 @@ def datasets() -> pl.DataFrame:
     return pl.concat(frames).sort("dataset", "user", "item")
 
 
-def write_inputs(data: pl.DataFrame, folder: Path, train: pl.DataFrame, items: pl.DataFrame) -> None:
+def write_inputs(data: pl.DataFrame, folder: Path, train: pl.DataFrame, items: pl.DataFrame, baseline: pl.DataFrame) -> None:
     # CSV so that every runner can read it with the standard library; repr() keeps floats exact
     recs = data.filter(pl.col("score").is_not_null()).select("dataset", "user", "item", "score")
     truth = data.filter(pl.col("grade").is_not_null()).select("dataset", "user", "item", "grade")
-    for name, frame in (("recs.csv", recs), ("truth.csv", truth), ("train.csv", train), ("items.csv", items)):
+    inputs = (("recs.csv", recs), ("truth.csv", truth), ("train.csv", train), ("items.csv", items), ("baseline.csv", baseline))
+    for name, frame in inputs:
         lines = [",".join(frame.columns)] + [
             ",".join(repr(v) if isinstance(v, float) else str(v) for v in row) for row in frame.iter_rows()
         ]
@@ -229,11 +259,13 @@ def main(argv: list[str] | None = None) -> int:
     train, items = sides()
     write_parquet(train, GOLDEN / "train.parquet")
     write_parquet(items, GOLDEN / "items.parquet")
+    baseline = baselines()
+    write_parquet(baseline, GOLDEN / "baseline.parquet")
     versions_path = GOLDEN / "versions.json"
     versions = json.loads(versions_path.read_text()) if versions_path.exists() else {}
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
-        write_inputs(data, folder, train, items)
+        write_inputs(data, folder, train, items, baseline)
         for name in names:
             python = environment(name, PEERS[name], args.venvs)
             out = folder / f"{name}.csv"

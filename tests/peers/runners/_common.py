@@ -3,7 +3,9 @@
 Runners run inside the peer's own virtual environment, so this module uses the standard library
 only. Each runner (``run_<peer>.py``, named so that it does not shadow the peer package) is called as ``python run_<peer>.py IN_DIR OUT_CSV`` by ``make_golden.py``:
 IN_DIR holds ``recs.csv`` (dataset, user, item, score), ``truth.csv`` (dataset, user, item,
-grade) and ``ks.json`` (the cut-offs); OUT_CSV gets one row per value the peer computed.
+grade), ``ks.json`` (the cut-offs), the side inputs ``train.csv`` and ``items.csv`` and
+``baseline.csv`` (dataset, user, item, score: a second model's lists); OUT_CSV gets one row
+per value the peer computed.
 """
 
 from __future__ import annotations
@@ -54,6 +56,16 @@ def load_side(in_dir: Path) -> dict[str, tuple[list[tuple[str, str]], dict[str, 
         for row in csv.DictReader(f):
             items[row["dataset"]][row["item"]] = (int(row["f1"]), int(row["f2"]))
     return {name: (train[name], items[name]) for name in sorted(train)}
+
+
+def load_baseline(in_dir: Path) -> dict[str, Recs]:
+    """dataset -> the baseline model's recs (user -> item -> score), for the metrics that
+    compare the lists with another model's."""
+    base: dict[str, Recs] = defaultdict(lambda: defaultdict(dict))
+    with open(in_dir / "baseline.csv", newline="") as f:
+        for row in csv.DictReader(f):
+            base[row["dataset"]][row["user"]][row["item"]] = float(row["score"])
+    return {name: dict(recs) for name, recs in sorted(base.items())}
 
 
 def ranked(items: dict[str, float]) -> list[str]:

@@ -3,13 +3,14 @@
 RecTools' relevance is binary: every interaction is relevant, so the runner passes the items
 graded >= 1. It takes ranks, not scores: the runner ranks by score descending with ties broken
 by item ascending (recframe's rule), so ties say nothing about RecTools. Its metrics are over
-the users in the interactions.
+the users in the interactions. Intersection compares the lists with the baseline model's
+(baseline.csv), ranked the same way.
 """
 
 from __future__ import annotations
 
 import pandas as pd
-from _common import Writer, args, cutoffs, load, load_side, ranked
+from _common import Writer, args, cutoffs, load, load_baseline, load_side, ranked
 from rectools import Columns
 from rectools.metrics import (
     MAP,
@@ -19,6 +20,7 @@ from rectools.metrics import (
     CatalogCoverage,
     F1Beta,
     HitRate,
+    Intersection,
     IntraListDiversity,
     MeanInvUserFreq,
     Precision,
@@ -61,12 +63,20 @@ def beyond(k: int, features: pd.DataFrame):
 
 
 side = load_side(in_dir)
-w = Writer(out)
-for dataset, (recs, truth) in load(in_dir).items():
-    reco = pd.DataFrame(
+baselines = load_baseline(in_dir)
+
+
+def as_reco(recs: dict) -> pd.DataFrame:
+    """RecTools' reco table: ranks from the scores by _common.ranked (ties by item ascending)."""
+    return pd.DataFrame(
         [(user, item, rank) for user, items in recs.items() for rank, item in enumerate(ranked(items), start=1)],
         columns=[Columns.User, Columns.Item, Columns.Rank],
     )
+
+
+w = Writer(out)
+for dataset, (recs, truth) in load(in_dir).items():
+    reco = as_reco(recs)
     interactions = pd.DataFrame(
         [(user, item) for user, items in truth.items() for item, grade in items.items() if grade >= 1],
         columns=[Columns.User, Columns.Item],
@@ -96,6 +106,13 @@ for dataset, (recs, truth) in load(in_dir).items():
         for user in sorted(per_user.index):
             w.row(dataset, "per_user", user, "serendipity", k, repr(serendipity), per_user[user])
         w.row(dataset, "mean", None, "serendipity", k, repr(serendipity), serendipity.calc(*given_s))
+        # the share of the top k in the baseline model's top k (ref_k = k)
+        intersection = Intersection(k=k)
+        ref_reco = as_reco(baselines[dataset])
+        per_user = intersection.calc_per_user(reco, ref_reco)
+        for user in sorted(per_user.index):
+            w.row(dataset, "per_user", user, "intersection", k, repr(intersection), per_user[user])
+        w.row(dataset, "mean", None, "intersection", k, repr(intersection), intersection.calc(reco, ref_reco))
         # one value per model: the mean row only
         coverage = CatalogCoverage(k=k, normalize=True)
         w.row(dataset, "mean", None, "catalog_coverage", k, repr(coverage), coverage.calc(reco, list(catalog)))

@@ -8,8 +8,19 @@ descending, ties by item id descending, and evaluates the users that have recomm
 from __future__ import annotations
 
 import pandas as pd
-from _common import Writer, args, cutoffs, load, load_side
-from replay.metrics import MAP, MRR, NDCG, CategoricalDiversity, HitRate, Precision, Recall, RocAuc, Surprisal
+from _common import Writer, args, cutoffs, load, load_baseline, load_side
+from replay.metrics import (
+    MAP,
+    MRR,
+    NDCG,
+    CategoricalDiversity,
+    HitRate,
+    Precision,
+    Recall,
+    RocAuc,
+    Surprisal,
+    Unexpectedness,
+)
 from replay.metrics.descriptors import PerUser
 
 in_dir, out = args()
@@ -20,6 +31,7 @@ METRICS = [
 ]
 
 side = load_side(in_dir)
+baselines = load_baseline(in_dir)
 w = Writer(out)
 
 
@@ -69,5 +81,18 @@ for dataset, (recs, truth) in load(in_dir).items():
         CategoricalDiversity,
         diversity(categories),
         CategoricalDiversity(topk=ks, mode=PerUser())(categories),
+    )
+    # against the baseline model's lists, both ranked by RePlay (score, then item, descending);
+    # every user has a baseline list (RePlay gives 0 to a user without one)
+    base = pd.DataFrame(
+        [(user, item, score) for user, items in baselines[dataset].items() for item, score in items.items()],
+        columns=["query_id", "item_id", "rating"],
+    )
+    write(
+        dataset,
+        "unexpectedness",
+        Unexpectedness,
+        Unexpectedness(topk=ks)(recommendations, base),
+        Unexpectedness(topk=ks, mode=PerUser())(recommendations, base),
     )
 w.close()
