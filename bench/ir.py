@@ -1,0 +1,153 @@
+"""The IR toolbox at scale: its cost against the accuracy summary, the floor and trec_eval.
+
+    python bench/ir.py                 # 91k users x 110 rows = 10M rows
+    python bench/ir.py --users 2000    # quick check
+
+The frame is bench/run.py's (100 recommendations and 20 relevant items per user), with half of
+the recommended items that are not relevant judged 0 (the others stay unjudged) and a score
+column (the rank, reversed). Times, best of --repeat, Polars eager, every default check on:
+
+  floor      plain Polars: one group_by("user_id") sum
+  accuracy   summary(k=[5, 10, 20], metrics=precision, recall, ndcg, ap, rr)
+  toolbox    summary of every measure of recframe.metrics.ir at k = 5, 10, 20
+  trec_eval  per_user(profile="trec_eval", score=...) of the measures trec_eval has (its
+             cut-offs 5, 10, 20 and the whole list), as `trec_eval -q` would compute them
+  pytrec     pytrec_eval (trec_eval 9.0 in C) on the same run and qrels, the same measures;
+             building its input dicts from the frame is timed apart ("pytrec input")
+
+Each trec_eval measure of the two is checked to agree to 1e-9 on a sample of users before the
+figures are printed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import os
+import sys
+import time
+
+import numpy as np
+import polars as pl
+from run import build
+
+import recframe
+from recframe.metrics import REGISTRY
+
+KS = [5, 10, 20]
+ACCURACY = ["precision", "recall", "ndcg", "ap", "rr"]
+TOOLBOX = [name for name, metric in REGISTRY.items() if metric.level == "user" and not metric.default]
+# recframe metric -> pytrec_eval measure (bare columns and @k columns at the cut-offs)
+TREC = {
+    "precision": "P",
+    "recall": "recall",
+    "ap": "map_cut",
+    "ndcg": "ndcg_cut",
+    "bpref": "bpref",
+    "infap": "infAP",
+    "num_rel_ret": "num_rel_ret",
+    "iprec_at_recall": "iprec_at_recall",
+    "rprec_mult": "Rprec_mult",
+    "set_f1": "set_F",
+    "bin_g": "binG",
+}
+
+
+def frame_of(users: int, seed: int = 2) -> pl.DataFrame:
+    rng = np.random.default_rng(seed)
+    frame = build(users)
+    judged = pl.Series(rng.random(frame.height) < 0.5)
+    relevance = pl.when(pl.col("relevance").is_null() & pl.col("rank").is_not_null() & judged).then(0.0)
+    return frame.with_columns(
+        relevance.otherwise(pl.col("relevance")).alias("relevance"),
+        (1000.0 - pl.col("rank")).alias("score"),
+    )
+
+
+def trec_inputs(frame: pl.DataFrame) -> tuple[dict, dict]:
+    """pytrec_eval's run and qrels dicts (string ids)."""
+    run: dict[str, dict[str, float]] = {}
+    qrels: dict[str, dict[str, int]] = {}
+    for user, item, score, relevance in frame.select("user_id", "item_id", "score", "relevance").iter_rows():
+        if score is not None:
+            run.setdefault(str(user), {})[str(item)] = score
+        if relevance is not None:
+            qrels.setdefault(str(user), {})[str(item)] = int(relevance)
+    return run, qrels
+
+
+def best(repeat: int, fn) -> float:
+    times = []
+    for _ in range(repeat):
+        gc.collect()
+        t0 = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t0)
+    return min(times)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--users", type=int, default=91_000)
+    parser.add_argument("--repeat", type=int, default=3)
+    args = parser.parse_args()
+    frame = frame_of(args.users)
+    trec_k = [*KS, sys.maxsize]
+    trec_metrics = list(TREC)
+
+    def trec_eval_profile() -> pl.DataFrame:
+        recs = frame.drop("rank")
+        return recframe.per_user(recs, k=trec_k, score="score", metrics=trec_metrics, profile="trec_eval")
+
+    cases = {
+        "floor": lambda: frame.group_by("user_id").agg(pl.col("relevance").sum()),
+        "accuracy": lambda: recframe.summary(frame, k=KS, metrics=ACCURACY),
+        "toolbox": lambda: recframe.summary(frame, k=KS, metrics=TOOLBOX),
+        "trec_eval": trec_eval_profile,
+    }
+    print(f"{frame.height:,} rows ({args.users:,} users); load average {os.getloadavg()[0]:.2f}")
+    times = {name: best(args.repeat, fn) for name, fn in cases.items()}
+
+    try:
+        import pytrec_eval
+    except ImportError:
+        pytrec_eval = None
+        print("pytrec_eval is not installed (pip install pytrec-eval-terrier): no peer figure")
+    if pytrec_eval is not None:
+        t0 = time.perf_counter()
+        run, qrels = trec_inputs(frame)
+        times["pytrec input"] = time.perf_counter() - t0
+        measures = {f"{m}.{','.join(map(str, KS))}" if m in ("P", "recall", "map_cut", "ndcg_cut") else m for m in TREC.values()}
+        evaluator = pytrec_eval.RelevanceEvaluator(qrels, measures)
+        theirs = evaluator.evaluate(run)
+        times["pytrec"] = best(args.repeat, lambda: evaluator.evaluate(run))
+        # agreement on a sample of users, every measure both have
+        ours = trec_eval_profile().filter(pl.col("user_id") < 200)
+        checked = 0
+        for row in ours.iter_rows(named=True):
+            mine = theirs[str(row["user_id"])]
+            for column, value in row.items():
+                base, _, k = column.partition("@")
+                name = TREC.get(base)
+                if name is None:
+                    name = next((n for m, n in TREC.items() if column.startswith(m + "_")), None)
+                    key = None if name is None else f"{name}_{int(column.rsplit('_', 1)[1]) / 100:.2f}"
+                elif k and int(k) in KS:
+                    key = f"{name}_{k}"
+                else:
+                    key = name if not k else None
+                if key in mine:
+                    assert abs(value - mine[key]) < 1e-9, (row["user_id"], column, value, mine[key])
+                    checked += 1
+        print(f"recframe (profile='trec_eval') and pytrec_eval agree on {checked:,} values")
+
+    print(f"{'case':<13} {'seconds':>8} {'x floor':>8} {'x accuracy':>11}")
+    for name, seconds in times.items():
+        print(f"{name:<13} {seconds:8.3f} {seconds / times['floor']:8.1f} {seconds / times['accuracy']:11.2f}")
+    if "pytrec" in times:
+        print(f"trec_eval measures: recframe {times['trec_eval'] / times['pytrec']:.2f}x pytrec_eval's evaluate, "
+              f"{times['trec_eval'] / (times['pytrec'] + times['pytrec input']):.2f}x with its input built")  # fmt: skip
+
+
+if __name__ == "__main__":
+    main()
