@@ -461,6 +461,7 @@ def test_matches_trec_eval(metric: str, level: int, seed: int) -> None:
         ("rbp", "persistence", -0.2),
         ("err", "max_grade", 0.0),
         ("err", "max_grade", -1.0),
+        ("err", "max_grade", 5000.0),  # 2**5000 is not a float
         ("auc", "auc_without_negatives", "half"),
         ("auc", "auc_without_negatives", 1),
     ],

@@ -91,7 +91,9 @@ def plan(spec: Spec) -> CheckPlan:
         flags[n.BAD_SCORE] = nw.col(n.SCORE).is_nan()
     if spec.conventions.gain == "exp2" and any(m in ("dcg", "ndcg") for m in spec.selection.metrics):
         # 2**grade - 1 overflows float64 sums past this grade: refuse rather than give NaN
-        flags[n.BAD_GAIN] = is_relevant(spec) & (rel > MAX_EXP2_GRADE)
+        # (the rows that gain: relevant, or every grade above 0 under gain_threshold="positive")
+        gaining = is_relevant(spec) if spec.conventions.gain_threshold == "threshold" else rel > 0
+        flags[n.BAD_GAIN] = gaining & (rel > MAX_EXP2_GRADE)
     sums = list(flags)
     if spec.columns.rank is not None and not spec.facts.integer_rank:
         sums.append(n.BAD_RANK)  # set by the engine's prepare, where float ranks are cast
@@ -246,8 +248,9 @@ def raise_first_problem(table: nw.LazyFrame | nw.DataFrame, spec: Spec, checks: 
                 "use null for unknown values, e.g. pl.col(...).fill_nan(None).",
             )
     if total.get(n.BAD_GAIN):
+        gaining = "relevant" if spec.conventions.gain_threshold == "threshold" else "positive"
         raise fail(
-            f"column {spec.columns.relevance!r} ({ref('relevance')}) has {total[n.BAD_GAIN]} relevant grade(s) above "
+            f"column {spec.columns.relevance!r} ({ref('relevance')}) has {total[n.BAD_GAIN]} {gaining} grade(s) above "
             f"{MAX_EXP2_GRADE}, first at {_where(first(n.BAD_GAIN), spec)}: with {fix('gain', 'exp2')} their gain "
             "2**grade - 1 overflows, and DCG and nDCG would be infinite or NaN.",
             f"use {fix('gain', 'linear')}, or rescale the grades (exp2 is meant for small integer grades such as 0-4).",

@@ -250,8 +250,9 @@ def check_conventions(options: dict[str, Any]) -> Conventions:
             low, high = bounds
             number = isinstance(value, numbers.Real) and not isinstance(value, bool)
             if not number or not math.isfinite(float(value)) or not low < float(value) < high:
-                within = f"between {low:g} and {high:g}" if math.isfinite(high) else f"above {low:g}"
-                raise _fail(f"{ref(option, value)} must be a number {within}.", f"e.g. {fix(option, choices[0])}.")
+                raise _fail(
+                    f"{ref(option, value)} must be a number between {low:g} and {high:g}.", f"e.g. {fix(option, choices[0])}."
+                )
             options = {**options, option: float(value)}
         elif all(isinstance(c, bool) for c in choices):
             if not isinstance(value, bool):

@@ -180,10 +180,10 @@ reaches the threshold.""",
     "max_grade": Option(
         float,
         """``err``: the largest grade G; an item of grade g (at most G) stops the user with
-probability (2**g - 1) / 2**G. A number above 0.""",
+probability (2**g - 1) / 2**G. A number between 0 and 1000 (2**G must stay finite).""",
         "err's largest grade G: stop probability (2**g - 1) / 2**G",
         default=4.0,
-        bounds=(0.0, float("inf")),
+        bounds=(0.0, 1000.0),
     ),
     "auc_without_negatives": Option(
         AucWithoutNegatives,
