@@ -296,6 +296,7 @@ def beyond(
     *,
     novelty: str = "self_information",
     popularity: str = "count",
+    cold_items: str = "count",
     distance_kind: str = "hamming",
     head_share: float = 0.2,
     baseline: Any = None,
@@ -304,7 +305,8 @@ def beyond(
     """Per list ((model, user) -> the items in rank order, [] for a user with nothing
     recommended) and per model: every beyond-accuracy metric at k, from its definition, pair
     by pair. The catalog is `features`' items, else the training items; `relevant` holds each
-    list's relevant items (for serendipity)."""
+    list's relevant items (for serendipity). Under ``cold_items="skip"`` novelty and popularity
+    read the top k's training items only (None when it has none)."""
     users_of: dict[Any, set] = defaultdict(set)
     for u, i in set(train):
         users_of[i].add(u)
@@ -321,13 +323,18 @@ def beyond(
         if n == 0:
             per_list[(model, user)] = dict.fromkeys(BEYOND_USER)
             continue
-        info = [-math.log2(max(pop.get(i, 0), 1) / n_users) for i in top]
-        if novelty == "surprisal":
+        # the items novelty and popularity read: every one, or (skip) those in train= only
+        read = [i for i in top if i in pop] if cold_items == "skip" else top
+        info = [-math.log2(max(pop.get(i, 0), 1) / n_users) for i in read]
+        shares = [pop.get(i, 0) / (pairs if popularity == "share" else 1) for i in read]
+        if not read:
+            out["novelty"] = out["popularity"] = None
+        elif novelty == "surprisal":
             out["novelty"] = sum(x / math.log2(n_users) for x in info) / k
         else:
-            out["novelty"] = sum(info) / n
-        shares = [pop.get(i, 0) / (pairs if popularity == "share" else 1) for i in top]
-        out["popularity"] = sum(shares) / n
+            out["novelty"] = sum(info) / len(read)
+        if read:
+            out["popularity"] = sum(shares) / len(read)
         out["long_tail"] = sum(i not in head for i in top) / n
         if features is not None:
             dists = [distance(features[a], features[b], distance_kind) for x, a in enumerate(top) for b in top[x + 1 :]]

@@ -65,6 +65,40 @@ def test_popularity_is_the_mean_training_users_of_the_top_k() -> None:
     assert values(share, "popularity@2") == pytest.approx([2.0 / 5, 1.5 / 5])  # 5 training pairs
 
 
+def test_cold_items_counted_or_skipped() -> None:
+    # user 2's top 2 is a (3 of 4 training users) and the cold item d
+    a = -math.log2(3 / 4)
+    counted = recframe.per_user(FRAME, k=2, metrics=["novelty", "popularity"], train=TRAIN)
+    # d counts as an item of one training user (novelty log2 4 = 2) and of popularity 0
+    assert values(counted, "novelty@2")[1] == pytest.approx((a + 2) / 2, abs=1e-12)
+    assert values(counted, "popularity@2")[1] == 1.5
+    skipped = recframe.per_user(FRAME, k=2, metrics=["novelty", "popularity"], train=TRAIN, cold_items="skip")
+    # d is left out: the means are over a alone (user 1's a and b are both in train=)
+    assert values(skipped, "novelty@2") == pytest.approx([(a + 2) / 2, a], abs=1e-12)
+    assert values(skipped, "popularity@2") == [2.0, 3.0]
+    surprisal = recframe.per_user(FRAME, k=2, metrics=["novelty"], train=TRAIN, cold_items="skip", novelty="surprisal")
+    assert values(surprisal, "novelty@2")[1] == pytest.approx(a / 2 / 2, abs=1e-12)  # / log2(4), / k
+
+
+def test_a_list_without_training_items_is_null_under_cold_items_skip() -> None:
+    # user 2's top 1 is d alone, not in train=: null there and left out of the mean
+    frame = pl.DataFrame(
+        {"user_id": [1, 1, 2, 2], "item_id": ["b", "d", "d", "a"], "rank": [1, 2, 1, 2], "relevance": [1, 0, 1, 0]}
+    )
+    options: dict[str, Any] = {"k": [1, 2], "metrics": ["novelty", "popularity"], "train": TRAIN, "cold_items": "skip"}
+    out = recframe.per_user(frame, **options)
+    assert values(out, "popularity@1") == [1.0, None]
+    assert values(out, "popularity@2") == [1.0, 3.0]
+    assert values(out, "novelty@1") == [2.0, None]
+    mean = recframe.summary(frame, **options).row(0, named=True)
+    assert mean["n_users"] == 2
+    assert (mean["popularity@1"], mean["novelty@1"]) == (1.0, 2.0)
+    assert mean["popularity@2"] == 2.0
+    # the same under surprisal (which divides by k): null, not 0
+    surprisal = recframe.per_user(frame, **options, novelty="surprisal")
+    assert values(surprisal, "novelty@1") == [1.0, None]
+
+
 def test_long_tail_counts_the_items_outside_the_head() -> None:
     # 5 training pairs: a holds 3; the head is what comes before 20% (1 pair) is reached: a
     out = recframe.per_user(FRAME, k=[2, 3], metrics=["long_tail"], train=TRAIN)
@@ -265,6 +299,7 @@ def beyond_cases(draw: st.DrawFn) -> dict[str, Any]:
         "k": draw(st.sampled_from([1, 2, 3, 5])),
         "novelty": draw(st.sampled_from(["self_information", "surprisal"])),
         "popularity": draw(st.sampled_from(["count", "share"])),
+        "cold_items": draw(st.sampled_from(["count", "skip"])),
         "distance": draw(st.sampled_from(["hamming", "cosine"])),
         "head_share": draw(st.sampled_from([0.2, 0.5, 0.9])),
         "baseline": models[0],
@@ -290,6 +325,7 @@ def test_beyond_accuracy_matches_the_reference(backend: str) -> None:
             case["k"],
             novelty=case["novelty"],
             popularity=case["popularity"],
+            cold_items=case["cold_items"],
             distance_kind=case["distance"],
             head_share=case["head_share"],
             baseline=case["baseline"],
@@ -305,6 +341,7 @@ def test_beyond_accuracy_matches_the_reference(backend: str) -> None:
             "baseline": case["baseline"],
             "novelty": case["novelty"],
             "popularity": case["popularity"],
+            "cold_items": case["cold_items"],
             "distance": case["distance"],
             "head_share": case["head_share"],
         }

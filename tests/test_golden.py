@@ -31,6 +31,7 @@ BASELINE = pl.read_parquet(GOLDEN / "baseline.parquet")
 #: the peers' beyond-accuracy metrics are over every user with a list, relevant items or not
 BEYOND = ("MeanInvUserFreq", "AvgRecPopularity", "IntraListDiversity", "CatalogCoverage", "Serendipity", "Intersection")
 BEYOND_REPLAY = ("Surprisal", "CategoricalDiversity", "Unexpectedness")
+BEYOND_EVIDENTLY = ("Novelty", "PopularityBiasMetric")
 DATASETS = sorted(DATA["dataset"].unique())
 #: peers that report no per-user values: their golden rows are means only
 MEANS_ONLY = ("evidently",)
@@ -52,6 +53,8 @@ def variant(peer: str, peer_metric: str) -> dict[str, str]:
     if peer == "rectools" and "r_precision=True" in peer_metric:
         return {"precision_denominator": "min_k_relevant"}
     if peer == "evidently" and "no_feedback_users=True" in peer_metric:
+        return {"empty_users": "zero"}
+    if peer == "evidently" and peer_metric.startswith(BEYOND_EVIDENTLY):
         return {"empty_users": "zero"}
     if peer == "replay" and peer_metric.startswith(BEYOND_REPLAY):
         return {"empty_users": "zero", **({"novelty": "surprisal"} if peer_metric.startswith("Surprisal") else {})}

@@ -264,7 +264,7 @@ def test_the_reference_covers_every_metric_and_convention():
 
     known = {*reference.ALL_METRICS, *reference.BEYOND_USER, *reference.BEYOND_GROUP, *reference.IR_METRICS}
     assert set(REGISTRY) <= known, set(REGISTRY) - known
-    modelled = set(inspect.signature(reference.per_user).parameters) | {"novelty", "popularity", "distance"}
+    modelled = set(inspect.signature(reference.per_user).parameters) | {"novelty", "popularity", "cold_items", "distance"}
     modelled |= set(inspect.signature(reference.ir_metrics_of_list).parameters)  # test_ir_measures
     checked_elsewhere = {
         "idcg": "test_seed_examples / test_profiles (rectools golden)",

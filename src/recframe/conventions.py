@@ -29,6 +29,7 @@ UnjudgedUsers = Literal["empty", "skip"]
 RankGaps = Literal["error", "keep", "rerank"]
 Novelty = Literal["self_information", "surprisal"]
 Popularity = Literal["count", "share"]
+ColdItems = Literal["count", "skip"]
 Distance = Literal["hamming", "cosine"]
 GainThreshold = Literal["threshold", "positive"]
 AucWithoutNegatives = Literal["one", "zero"]
@@ -153,6 +154,16 @@ than k scores lower).""",
 share of all distinct training (user, item) pairs (RecTools' ``normalize=True``).""",
         "popularity@k of an item: its training users, or their share of all training pairs",
     ),
+    "cold_items": Option(
+        ColdItems,
+        """The items of a list that are not in ``train=`` (cold items) in ``novelty@k`` and
+``popularity@k``: counted, as an item of one training user in novelty and of popularity 0
+(RecTools, RePlay); or left out (``"skip"``, as Evidently): the mean is over the items ranked
+within k that are in ``train=`` (under ``novelty="surprisal"``, they are left out of the sum,
+still divided by k), and a list whose top k holds none of them is null there, left out of the
+mean as a user with nothing recommended.""",
+        "novelty/popularity of items not in train=: counted, or left out (Evidently)",
+    ),
     "distance": Option(
         Distance,
         """The distance between two items in ``ild@k``: Hamming, the number of
@@ -248,6 +259,7 @@ class Conventions:
     rank_gaps: RankGaps = "error"
     novelty: Novelty = "self_information"
     popularity: Popularity = "count"
+    cold_items: ColdItems = "count"
     distance: Distance = "hamming"
     gain_threshold: GainThreshold = "threshold"
     persistence: float = 0.8

@@ -12,6 +12,7 @@ from recframe.conventions import (
     IDCG,
     APDenominator,
     AucWithoutNegatives,
+    ColdItems,
     Discount,
     Distance,
     EmptyUsers,
@@ -75,6 +76,7 @@ def curve(
     rank_gaps: RankGaps | None = None,
     novelty: Novelty | None = None,
     popularity: Popularity | None = None,
+    cold_items: ColdItems | None = None,
     distance: Distance | None = None,
     gain_threshold: GainThreshold | None = None,
     persistence: float | None = None,
@@ -101,7 +103,7 @@ def curve(
     user, item, rank, score, relevance, threshold, by, truth, users, exclude, unlisted_users, train, \
 items, item_features, baseline, head_share, score_threshold, profile, precision_denominator, \
 recall_denominator, ap_denominator, gain, idcg, discount, rr_cutoff, ties, score_dtype, empty_users, \
-unranked_users, unjudged_users, rank_gaps, novelty, popularity, distance, gain_threshold, persistence, max_grade, \
+unranked_users, unjudged_users, rank_gaps, novelty, popularity, cold_items, distance, gain_threshold, persistence, max_grade, \
 auc_without_negatives, check_duplicates, ci, ci_method, n_resamples, seed
         As for :func:`recframe.summary`.
 

@@ -145,11 +145,15 @@ PROFILES: dict[str, Profile] = {
         Profile(
             "evidently",
             "evidently",
-            # RecallTopK, HitRate, MRR, NDCG (no_feedback_users=True: empty_users="zero"); its
-            # PrecisionTopK, FBetaTopK, MAP, Novelty, PopularityBias, Personalization, Diversity
-            # and Serendipity are defined otherwise (docs/beyond.md)
-            frozenset({"recall", "hit_rate", "rr", "ndcg"}),
-            {"rank_gaps": "keep"},  # a rank prediction is read as given: rank <= k
+            # RecallTopK, HitRate, MRR, NDCG (no_feedback_users=True: empty_users="zero");
+            # Novelty, PopularityBiasMetric's ARP (normalize_arp=False). Its PrecisionTopK,
+            # FBetaTopK, MAP, ARP under normalize_arp=True, Personalization, Diversity and
+            # Serendipity are defined otherwise (docs/beyond.md)
+            frozenset({"recall", "hit_rate", "rr", "ndcg", "novelty", "popularity"}),
+            {
+                "rank_gaps": "keep",  # a rank prediction is read as given: rank <= k
+                "cold_items": "skip",  # Novelty and ARP drop the items absent from the training data
+            },
         ),
     )
 }

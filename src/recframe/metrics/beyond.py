@@ -14,6 +14,9 @@ recommended, who is left out of its mean):
 - ``novelty@k`` = (1/n) * sum over i ranked <= k of -log2(max(u(i), 1) / N), divided by
   log2(N) and over k instead of n under ``novelty="surprisal"`` (RePlay's Surprisal).
 - ``popularity@k`` = (1/n) * sum of u(i) (``popularity="share"``: of u(i) / P).
+- Under ``cold_items="skip"`` (Evidently) both leave out the items ranked <= k that are not in
+  ``train=`` (u(i) = 0): the sums run over the others and n is their number (``surprisal``
+  still divides by k); a list whose top k holds none of them is null, left out of the mean.
 - ``long_tail@k`` = the share of the n items outside the head, the head being the most popular
   items that, taken in decreasing popularity, come before ``head_share`` (default 0.2) of the
   training pairs is reached (items of equal popularity fall on the same side).
@@ -102,7 +105,10 @@ def _unexpected_place(rows: Rows) -> nw.Expr:
 
 def _self_information(rows: Rows) -> nw.Expr:
     users = rows.side("popularity").clip(lower_bound=1).cast(nw.Float64)
-    return rows.side("n_train_users").cast(nw.Float64).log(2) - users.log(2)
+    information = rows.side("n_train_users").cast(nw.Float64).log(2) - users.log(2)
+    if rows.conventions.cold_items == "skip":  # an item not in train= (popularity 0) adds nothing
+        return nw.when(rows.side("popularity") > 0).then(information).otherwise(0.0)
+    return information
 
 
 def _sum_within(
@@ -150,6 +156,8 @@ declare(
     # user level: sums over the items ranked <= k
     _sum_within("novelty_sum@", lambda r, k: _self_information(r), side=("popularity", "n_train_users")),
     _sum_within("popularity_sum@", lambda r, k: r.side("popularity").cast(nw.Float64), side=("popularity",)),
+    # the items in train= (cold_items="skip": what novelty and popularity average over)
+    _sum_within("in_train@", lambda r, k: (r.side("popularity") > 0).cast(nw.Float64), side=("popularity",)),
     _sum_within("tail@", lambda r, k: 1 - r.side("in_head"), side=("in_head",)),
     _sum_within("serendipity_sum@", lambda r, k: r.relevant * _unexpected_place(r), side=("popularity_rank", "catalog_size")),
     _sum_within("distance_sum@", lambda r, k: r.feature("distance_before"), features=("distance_before",)),
@@ -177,21 +185,29 @@ declare(
 )
 
 
-def _per_item_mean(term: str, k: int | None) -> nw.Expr:
-    """A sum over the items ranked <= k, over their number (null for an empty top k)."""
-    n = col("retrieved@", k)
+def _per_item_mean(term: str, k: int | None, over: str = "retrieved@") -> nw.Expr:
+    """A sum over the items ranked <= k, over their number (or the count `over`: null where
+    it is 0, as for an empty top k)."""
+    n = col(over, k)
     return nw.when(n > 0).then(col(term, k) / at_least_one(n)).otherwise(None)
+
+
+def _counted_items(o: Conventions) -> str:
+    """The items novelty and popularity average over: every item ranked <= k, or under
+    cold_items="skip" those in train=."""
+    return "in_train@" if o.cold_items == "skip" else "retrieved@"
 
 
 def _novelty(k: int | None, o: Conventions) -> nw.Expr:
     if o.novelty == "surprisal":
         # RePlay's Surprisal: over log2 N, summed over the top k and divided by k
-        return col("novelty_sum@", k) / col("n_train_users").cast(nw.Float64).log(2) / cutoff(k)
-    return _per_item_mean("novelty_sum@", k)
+        value = col("novelty_sum@", k) / col("n_train_users").cast(nw.Float64).log(2) / cutoff(k)
+        return nw.when(col("in_train@", k) > 0).then(value).otherwise(None) if o.cold_items == "skip" else value
+    return _per_item_mean("novelty_sum@", k, _counted_items(o))
 
 
 def _popularity(k: int | None, o: Conventions) -> nw.Expr:
-    value = _per_item_mean("popularity_sum@", k)
+    value = _per_item_mean("popularity_sum@", k, _counted_items(o))
     return value / col("train_pairs") if o.popularity == "share" else value
 
 
@@ -223,14 +239,14 @@ def _share_of_lists(term: str, k: int | None) -> nw.Expr:
 
 NOVELTY = Metric(
     name="novelty",
-    terms=lambda o: ("novelty_sum@", "retrieved@", *(("n_train_users",) if o.novelty == "surprisal" else ())),
+    terms=lambda o: ("novelty_sum@", _counted_items(o), *(("n_train_users",) if o.novelty == "surprisal" else ())),
     finish=_novelty,
     defined="ranked",
     requires=("train",),
 )
 POPULARITY = Metric(
     name="popularity",
-    terms=lambda o: ("popularity_sum@", "retrieved@", *(("train_pairs",) if o.popularity == "share" else ())),
+    terms=lambda o: ("popularity_sum@", _counted_items(o), *(("train_pairs",) if o.popularity == "share" else ())),
     finish=_popularity,
     defined="ranked",
     requires=("train",),
