@@ -27,13 +27,11 @@ own accuracy summary, measured in the same run.
 from __future__ import annotations
 
 import argparse
-import gc
 import os
-import time
 
 import numpy as np
 import polars as pl
-from run import build
+from run import best_of, build
 
 import recframe
 
@@ -60,16 +58,6 @@ def side_inputs(users: int, seed: int = 1) -> tuple[pl.DataFrame, pl.DataFrame]:
     return train, items
 
 
-def best(repeat: int, fn) -> float:
-    times = []
-    for _ in range(repeat):
-        gc.collect()
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return min(times)
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--users", type=int, default=91_000)
@@ -90,7 +78,7 @@ def main() -> None:
         f"{frame.height:,} rows ({args.users:,} users), train {train.height:,} rows, catalog {items.height:,} items; "
         f"load average {os.getloadavg()[0]:.2f}"
     )
-    times = {name: best(args.repeat, fn) for name, fn in cases.items()}
+    times = best_of(args.repeat, cases)
     print(f"{'case':<10} {'seconds':>8} {'x floor':>8} {'x accuracy':>11}")
     for name, seconds in times.items():
         print(f"{name:<10} {seconds:8.3f} {seconds / times['floor']:8.1f} {seconds / times['accuracy']:11.2f}")

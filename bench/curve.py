@@ -14,7 +14,6 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
@@ -24,21 +23,11 @@ import recframe
 from recframe.data import load_sample
 
 sys.path.insert(0, str(Path(__file__).parent))
-from run import N_MISS, N_RECS, build  # noqa: E402
+from run import N_MISS, N_RECS, best_of, build  # noqa: E402
 
 
 def per_k(frame: pl.DataFrame, k_max: int, metrics: list[str], **kw: object) -> list[pl.DataFrame]:
     return [recframe.summary(frame, k=k, metrics=metrics, **kw) for k in range(1, k_max + 1)]
-
-
-def best_of(repeat: int, cases: dict) -> dict[str, float]:
-    times: dict[str, float] = {name: float("inf") for name in cases}
-    for _ in range(repeat):  # alternate the cases so machine load hits both alike
-        for name, run in cases.items():
-            start = time.perf_counter()
-            run()
-            times[name] = min(times[name], time.perf_counter() - start)
-    return times
 
 
 def check(curve: pl.DataFrame, wide: list[pl.DataFrame], metrics: list[str], keys: list[str]) -> None:

@@ -82,6 +82,13 @@ def is_relevant(spec: Spec) -> nw.Expr:
     return (rel >= spec.selection.threshold if spec.selection.threshold is not None else rel > 0).fill_null(False)
 
 
+def gains(spec: Spec) -> nw.Expr:
+    """Whether a row gains in DCG: relevant, or graded above 0 (``gain_threshold="positive"``)."""
+    if spec.conventions.gain_threshold == "positive":
+        return (nw.col(n.REL) > 0).fill_null(False)
+    return is_relevant(spec)
+
+
 def plan(spec: Spec) -> CheckPlan:
     """The per-row flags and per-list counts the checks of this call read: only those that can
     be non-zero (no score: no NaN-score count; integer ranks: no whole-number count)."""
@@ -91,9 +98,7 @@ def plan(spec: Spec) -> CheckPlan:
         flags[n.BAD_SCORE] = nw.col(n.SCORE).is_nan()
     if spec.conventions.gain == "exp2" and any(m in ("dcg", "ndcg") for m in spec.selection.metrics):
         # 2**grade - 1 overflows float64 sums past this grade: refuse rather than give NaN
-        # (the rows that gain: relevant, or every grade above 0 under gain_threshold="positive")
-        gaining = is_relevant(spec) if spec.conventions.gain_threshold == "threshold" else rel > 0
-        flags[n.BAD_GAIN] = gaining & (rel > MAX_EXP2_GRADE)
+        flags[n.BAD_GAIN] = gains(spec) & (rel > MAX_EXP2_GRADE)
     sums = list(flags)
     if spec.columns.rank is not None and not spec.facts.integer_rank:
         sums.append(n.BAD_RANK)  # set by the engine's prepare, where float ranks are cast

@@ -171,18 +171,11 @@ def flag_rows(lf: nw.LazyFrame, spec: v.Spec) -> nw.LazyFrame:
     return lf.with_columns(_checks.is_relevant(spec).cast(nw.Int64).alias(n.RELEVANT))
 
 
-def gains(spec: v.Spec) -> nw.Expr:
-    """Whether a row gains in DCG: relevant, or graded above 0 (``gain_threshold="positive"``)."""
-    if spec.conventions.gain_threshold == "positive":
-        return (nw.col(n.REL) > 0).fill_null(False)
-    return nw.col(n.RELEVANT) == 1
-
-
 def with_position(lf: nw.LazyFrame, spec: v.Spec) -> nw.LazyFrame:
     """Add the gain (0.0 on rows that do not gain) and the position (NOT_RANKED for a row
     never recommended) the terms read: after a pass's filter, on its rows only."""
     return lf.with_columns(
-        nw.when(gains(spec)).then(gain(spec)).otherwise(0.0).cast(nw.Float64).alias(n.GAIN),
+        nw.when(_checks.gains(spec)).then(gain(spec)).otherwise(0.0).cast(nw.Float64).alias(n.GAIN),
         nw.col(n.RANK).cast(nw.Int64).fill_null(NOT_RANKED).alias(n.POSITION),
     )
 
@@ -206,7 +199,7 @@ def _in_domain(domain: str, spec: v.Spec) -> nw.Expr:
     if domain == "judged":
         return ~nw.col(n.REL).is_null()
     if domain == "graded":  # (the relevant rows unless gain_threshold="positive": see domain_of)
-        return gains(spec)
+        return _checks.gains(spec)
     return nw.lit(True)
 
 

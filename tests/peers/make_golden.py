@@ -84,6 +84,17 @@ DATASETS = {
 }
 
 
+def draw_scores(rng: np.random.Generator, scores: str, size: int) -> np.ndarray:
+    """`size` scores of one list, drawn as the dataset's kind says (see DATASETS)."""
+    if scores == "ties":
+        return rng.integers(1, 5, size=size).astype(float)
+    if scores == "distinct":
+        return rng.random(size)
+    # distinct doubles 1e-9 apart that round to the same float32
+    values = np.repeat(np.arange(1, size // 2 + 2), 2)[:size].astype(float)
+    return rng.permutation(values + np.tile([0.0, 1e-9], size)[:size])
+
+
 def make_dataset(seed: int, scores: str, n_users: int = 24, pool: int = 30) -> pl.DataFrame:
     """One row per (user, item) recommended or judged: score (null = not recommended) and grade
     (0-3, null = not judged). Covers ties, graded relevance, users whose judged items are all
@@ -95,15 +106,7 @@ def make_dataset(seed: int, scores: str, n_users: int = 24, pool: int = 30) -> p
         kind = u % 6  # 0: no recommendation; 1: no relevant item; others: ordinary
         size = 0 if kind == 0 else int(rng.integers(1, 16))  # lists longer than the largest k
         recommended = rng.choice(pool, size=size, replace=False)
-        if scores == "ties":
-            values = rng.integers(1, 5, size=size).astype(float)
-        elif scores == "distinct":
-            values = rng.random(size)
-        else:
-            # distinct doubles 1e-9 apart that round to the same float32
-            values = np.repeat(np.arange(1, size // 2 + 2), 2)[:size].astype(float)
-            values = values + np.tile([0.0, 1e-9], size)[:size]
-            values = rng.permutation(values)
+        values = draw_scores(rng, scores, size)
         judged = rng.choice(pool, size=int(rng.integers(1, 10)), replace=False)
         grades = np.zeros(judged.size, dtype=int) if kind == 1 else rng.integers(0, 4, size=judged.size)
         if kind != 1 and grades.max() == 0:
@@ -143,13 +146,7 @@ def baseline_model(seed: int, scores: str, n_users: int = 24, pool: int = 30) ->
     for u in range(n_users):
         size = int(rng.integers(1, 16))
         recommended = rng.choice(pool, size=size, replace=False)
-        if scores == "ties":
-            values = rng.integers(1, 5, size=size).astype(float)
-        elif scores == "distinct":
-            values = rng.random(size)
-        else:
-            values = np.repeat(np.arange(1, size // 2 + 2), 2)[:size].astype(float)
-            values = rng.permutation(values + np.tile([0.0, 1e-9], size)[:size])
+        values = draw_scores(rng, scores, size)
         rows += sorted((f"u{u:02d}", f"i{i:02d}", float(v)) for i, v in zip(recommended, values))
     return pl.DataFrame(rows, schema={"user": pl.String, "item": pl.String, "score": pl.Float64}, orient="row")
 

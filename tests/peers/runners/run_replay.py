@@ -35,7 +35,9 @@ baselines = load_baseline(in_dir)
 w = Writer(out)
 
 
-def write(dataset: str, name: str, cls: type, means: dict, per_user: dict) -> None:
+def write(dataset: str, name: str, cls: type, *data: pd.DataFrame) -> None:
+    """The rows of RePlay metric `cls` on `data`: its mean and per-user values at every k."""
+    means, per_user = cls(topk=ks)(*data), cls(topk=ks, mode=PerUser())(*data)
     for k in ks:
         label = f"{cls.__name__}@{k}"
         values = per_user[f"{cls.__name__}-PerUser@{k}"]
@@ -54,45 +56,24 @@ for dataset, (recs, truth) in load(in_dir).items():
         columns=["query_id", "item_id"],
     )
     for cls, name in METRICS:
-        means = cls(topk=ks)(recommendations, ground_truth)
-        per_user = cls(topk=ks, mode=PerUser())(recommendations, ground_truth)
-        write(dataset, name, cls, means, per_user)
+        write(dataset, name, cls, recommendations, ground_truth)
     # beyond accuracy: Surprisal over the training pairs; CategoricalDiversity over each
     # item's category, its two features taken together
     pairs, catalog = side[dataset]
     train = pd.DataFrame(pairs, columns=["query_id", "item_id"])
-    write(
-        dataset,
-        "novelty",
-        Surprisal,
-        Surprisal(topk=ks)(recommendations, train),
-        Surprisal(topk=ks, mode=PerUser())(recommendations, train),
-    )
+    write(dataset, "novelty", Surprisal, recommendations, train)
     # the category rows keep no item, so RePlay would break score ties by category: they get
     # the rank of their item in RePlay's own order instead (score, then item, descending)
     ordered = recommendations.sort_values(["query_id", "rating", "item_id"], ascending=[True, False, False])
     ordered = ordered.assign(rating=-ordered.groupby("query_id").cumcount().astype(float))
     categories = ordered.assign(category_id=[f"{catalog[i][0]}{catalog[i][1]}" for i in ordered["item_id"]])
     categories = categories[["query_id", "category_id", "rating"]]
-    diversity = CategoricalDiversity(topk=ks)
-    write(
-        dataset,
-        "category_diversity",
-        CategoricalDiversity,
-        diversity(categories),
-        CategoricalDiversity(topk=ks, mode=PerUser())(categories),
-    )
+    write(dataset, "category_diversity", CategoricalDiversity, categories)
     # against the baseline model's lists, both ranked by RePlay (score, then item, descending);
     # every user has a baseline list (RePlay gives 0 to a user without one)
     base = pd.DataFrame(
         [(user, item, score) for user, items in baselines[dataset].items() for item, score in items.items()],
         columns=["query_id", "item_id", "rating"],
     )
-    write(
-        dataset,
-        "unexpectedness",
-        Unexpectedness,
-        Unexpectedness(topk=ks)(recommendations, base),
-        Unexpectedness(topk=ks, mode=PerUser())(recommendations, base),
-    )
+    write(dataset, "unexpectedness", Unexpectedness, recommendations, base)
 w.close()
