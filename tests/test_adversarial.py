@@ -212,3 +212,65 @@ def test_key_dtypes_of_recs_and_truth(recs_type: str, truth_type: str) -> None:
         assert not same_family and recs_type != truth_type
         return
     assert sorted(got["recall@2"].to_list()) == [0.0, 1.0]
+
+
+# fewer examples than the test above: the data checks are the same, the measures are many
+IR_SETTINGS = settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+@pytest.mark.parametrize("backend", list(BACKENDS))
+def test_hostile_frames_through_the_ir_toolbox(backend: str) -> None:
+    """The same hostile frames through every measure of the IR toolbox (judged and unjudged
+    rows, whole-list columns, huge k) with its conventions, good values or not: the reference's
+    numbers (tests/reference.py: ir_metrics_of_list) or a RecframeError naming the argument."""
+
+    @IR_SETTINGS
+    @given(
+        hostile(),
+        # (good values repeated: most examples reach the data)
+        st.sampled_from([0.8, 0.8, 0.5, 0.3, 0.95, 1.0, -0.2, math.nan]),
+        st.sampled_from([4.0, 4.0, 1.0, 2.5, 0.0, 5000.0]),
+        st.sampled_from(["threshold", "positive"]),
+        st.sampled_from([None, 1.0, 2.0, Decimal("2")]),  # (hostile thresholds: the test above)
+    )
+    def run(
+        case: tuple[pl.DataFrame, dict[str, Any]], persistence: float, max_grade: float, gain_threshold: str, threshold: Any
+    ) -> None:
+        df, options = case
+        options = {**options, "threshold": threshold}
+        try:
+            frame = BACKENDS[backend](df)
+        except Exception:  # the backend itself cannot hold these dtypes: nothing to hand over
+            assume(False)
+        conventions = {"persistence": persistence, "max_grade": max_grade, "gain_threshold": gain_threshold}
+        # the whole-list columns read every row: the duplicate check does too (as True)
+        options = {**options, **conventions, "metrics": list(reference.IR_METRICS), "check_duplicates": True}
+        good_options = 0 < persistence < 1 and 0 < max_grade < 1000
+        expected_ok = good_options and valid(df, options)
+        try:
+            got = to_polars(recframe.per_user(frame, **options))
+        except recframe.RecframeError as error:
+            assert not expected_ok or df.height == 0, f"refused valid data: {error}"
+            named = ("persistence=" in str(error) or "max_grade=" in str(error)) if not good_options else None
+            assert named if not good_options else names_a_column_or_argument(str(error)), str(error)
+            return
+        assert expected_ok, f"accepted data that should be refused:\n{df}\n{options}"
+        lists: dict[str, list[tuple[Any, int | None, float | None]]] = {}
+        for r in df.iter_rows(named=True):
+            rank = None if r["rank"] is None else int(float(r["rank"]))
+            relevance = None if r["relevance"] is None else float(r["relevance"])
+            lists.setdefault(str(r["user_id"]), []).append((r["item_id"], rank, relevance))
+        threshold = None if options["threshold"] is None else float(options["threshold"])
+        ks = (options["k"],)
+        assert got.height == len(lists)
+        for row in got.iter_rows(named=True):
+            expected = reference.ir_metrics_of_list(lists[str(row["user_id"])], ks, threshold=threshold, **conventions)
+            for column, value in expected.items():
+                got_value = row[column]
+                if value is None:
+                    assert got_value is None, (column, got_value)
+                else:
+                    assert got_value is not None and not math.isnan(got_value), (column, got_value, value)
+                    assert math.isclose(got_value, value, rel_tol=1e-9, abs_tol=1e-12), (column, got_value, value)
+
+    run()
