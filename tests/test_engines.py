@@ -23,6 +23,7 @@ from polars.testing import assert_frame_equal
 import recframe
 from conftest import BACKENDS, to_polars
 from recframe.metrics import REGISTRY
+from test_hardening import check_score_positions
 from test_properties import call_options, check_against_reference, draw_truth, long_frames, reference_per_user
 
 Constructor = Callable[[pl.DataFrame], Any]
@@ -191,6 +192,11 @@ def test_every_option_matches_polars(engine: Constructor, options: dict[str, Any
         want = function(frame, by=by, **options)
         got = to_polars(function(engine(frame), by=by, **options))
         assert_frame_equal(got, want, rel_tol=1e-12, abs_tol=1e-12)
+
+
+def test_positions_by_score_on_every_engine(engine: Constructor) -> None:
+    # Polars ranks a struct of (score, item); the other engines an ordered running count
+    check_score_positions(engine)
 
 
 def test_data_errors_are_raised_when_called(engine: Constructor) -> None:

@@ -69,6 +69,36 @@ def test_exp2_gain_of_huge_grades_is_refused_not_nan(constructor):
     assert to_polars(recframe.per_user(constructor(df), k=2, metrics=["precision"], gain="exp2"))["precision@2"][0] == 1 / 2
 
 
+SCORES = {"a": 0.0, "b": -0.0, "c": 0.5, "d": 0.5, "e": math.inf, "f": -math.inf, "g": None, "h": 0.1}
+# the position of each item by score (None: not ranked), worked by hand: -0.0 ties 0.0
+SCORE_POSITIONS = [
+    ({}, {"e": 1, "c": 2, "d": 3, "h": 4, "a": 5, "b": 6, "f": 7, "g": None}),
+    ({"ties": "item_desc"}, {"e": 1, "d": 2, "c": 3, "h": 4, "b": 5, "a": 6, "f": 7, "g": None}),
+    ({"score_threshold": 0.0}, {"e": 1, "c": 2, "d": 3, "h": 4, "a": 5, "b": 6, "f": None, "g": None}),
+]
+
+
+def check_score_positions(constructor) -> None:
+    """One user per item, each with that item alone relevant: rr@8 is 1 / its position."""
+    items = list(SCORES)
+    df = pl.DataFrame(
+        {
+            "user_id": [u for u in items for _ in items],
+            "item_id": items * len(items),
+            "score": [SCORES[i] for _ in items for i in items],
+            "relevance": [float(u == i) for u in items for i in items],
+        }
+    )
+    for options, positions in SCORE_POSITIONS:
+        out = to_polars(recframe.per_user(constructor(df), k=8, score="score", metrics=["rr"], **options)).sort("user_id")
+        want = [0.0 if positions[u] is None else 1 / positions[u] for u in items]
+        assert out["rr@8"].to_list() == pytest.approx(want, rel=1e-12), options
+
+
+def test_positions_by_score_break_ties_by_item_and_skip_what_is_not_eligible(constructor):
+    check_score_positions(constructor)
+
+
 @pytest.mark.parametrize("dtype", [pl.Enum(["b", "a"]), pl.Categorical])
 def test_ties_of_enum_or_categorical_items_follow_the_item_names(constructor, dtype):
     # equal scores: ties="item_asc" puts "a" first whatever the category order ("b" before "a")
