@@ -156,43 +156,39 @@ def score_positions(lf: nw.LazyFrame, spec: v.Spec, lists: list[str]) -> nw.Lazy
     """RANK = each eligible row's position in its list by score, descending, ties broken by the
     item (ascending, or descending under ``ties="item_desc"``); null on the other rows.
 
-    The one engine-specific step of the plan: on Polars an ordered window sorts every list by
-    two keys (some 1.2 s per 10M rows), while ranking one struct of (score, item) costs a
-    third of it; other engines run the portable ordered running count. A score of -0.0 ties
-    0.0 on both, and Enum/Categorical items are ordered by name on both (Polars would order
-    them by category).
+    The one engine-specific step of the plan. Polars' ordered window sorts every list by two
+    keys (some 1.2 s per 10M rows); ranking one struct of (score, item) costs a third of it.
+    DuckDB runs narwhals' ordered cum_sum as a running sum; a row number costs half of it.
+    Other engines run the portable running count. On every engine -0.0 ties 0.0 and
+    Enum/Categorical items are ordered by name (Polars would order them by category).
     """
     item_order = nw.col(n.ITEM).cast(nw.String) if spec.facts.categorical_item else nw.col(n.ITEM)
+    lf = lf.with_columns(item_order.alias("__rf_item_order"))
+    descending = spec.conventions.ties == "item_desc"
     if lf.implementation is nw.Implementation.POLARS:
-        native = lf.with_columns(item_order.alias("__rf_item_order")).to_native()
-        score = pl.col(n.SCORE)
-        score = pl.when(score == 0).then(0.0).otherwise(score)  # -0.0 ties 0.0, not left to the row encoding
-        descending = spec.conventions.ties == "item_desc"
+        score = pl.when(pl.col(n.SCORE) == 0).then(0.0).otherwise(pl.col(n.SCORE))  # -0.0: not left to the row encoding
         key = pl.struct((score if descending else -score).alias("s"), pl.col("__rf_item_order").alias("i"))
         # a null key (a row not eligible) stays null and takes no position
-        position = pl.when(pl.col(_ELIGIBLE) == 1).then(key).rank("ordinal", descending=descending).over(lists)
-        return nw.from_native(native.with_columns(position.cast(pl.Int64).alias(n.RANK)).drop("__rf_item_order"))
+        ranked = pl.when(pl.col(_ELIGIBLE) == 1).then(key).rank("ordinal", descending=descending).over(lists)
+        native = lf.to_native().with_columns(ranked.cast(pl.Int64).alias(n.RANK))
+        return nw.from_native(native).drop("__rf_item_order")
     if lf.implementation is nw.Implementation.DUCKDB:
-        # a row number over (score, item) is half the cost of the running count DuckDB runs
-        # for narwhals' ordered cum_sum; the rows not eligible are a partition of their own
-        relation = lf.with_columns(item_order.alias("__rf_item_order")).to_native()
+        # the rows not eligible are a partition of their own
         partition = ", ".join(_quoted(c) for c in [*lists, _ELIGIBLE])
-        order = (
-            f"{_quoted(n.SCORE)} DESC, {_quoted('__rf_item_order')} {'DESC' if spec.conventions.ties == 'item_desc' else 'ASC'}"
-        )
-        position = f"CAST(row_number() OVER (PARTITION BY {partition} ORDER BY {order}) AS BIGINT)"
-        relation = relation.project(f"*, CASE WHEN {_quoted(_ELIGIBLE)} = 1 THEN {position} END AS {_quoted(n.RANK)}")
+        order = f"{_quoted(n.SCORE)} DESC, {_quoted('__rf_item_order')} {'DESC' if descending else 'ASC'}"
+        number = f"CAST(row_number() OVER (PARTITION BY {partition} ORDER BY {order}) AS BIGINT)"
+        relation = lf.to_native().project(f"*, CASE WHEN {_quoted(_ELIGIBLE)} = 1 THEN {number} END AS {_quoted(n.RANK)}")
         return nw.from_native(relation).drop("__rf_item_order")
-    lf = lf.with_columns((-nw.col(n.SCORE)).alias("__rf_neg_score"), item_order.alias("__rf_item_order"))
     # counting only eligible rows makes where null scores sort irrelevant
-    if spec.conventions.ties == "item_desc":
+    if descending:
         # (score, item) descending = a cumulative sum from the end of the ascending order
         position = nw.col(_ELIGIBLE).cum_sum(reverse=True).over(*lists, order_by=[n.SCORE, "__rf_item_order"])
     else:
+        lf = lf.with_columns((-nw.col(n.SCORE)).alias("__rf_neg_score"))
         position = nw.col(_ELIGIBLE).cum_sum().over(*lists, order_by=["__rf_neg_score", "__rf_item_order"])
     # (cast: DuckDB sums integers to INT128, which SQLFrame cannot type)
     lf = lf.with_columns(nw.when(nw.col(_ELIGIBLE) == 1).then(position).otherwise(None).cast(nw.Int64).alias(n.RANK))
-    return lf.drop("__rf_neg_score", "__rf_item_order")
+    return lf.drop("__rf_item_order", *([] if descending else ["__rf_neg_score"]))
 
 
 def gain(spec: v.Spec) -> nw.Expr:
