@@ -244,13 +244,19 @@ def _masked(term: Term, k: int | None, spec: v.Spec, rows: Rows, every_row_in_do
     return nw.when(_in_domain(domain, spec)).then(value).otherwise(outside)
 
 
-def _with_features(part: nw.LazyFrame, terms: list[Term], rows: Rows, lists: list[str]) -> nw.LazyFrame:
-    """`part` with the row features (windows over each list's rows of `part`) `terms` read."""
-    features = list(dict.fromkeys(f for term in terms for f in term.features))
+def _with_features(part: nw.LazyFrame, terms: list[Term], rows: Rows, lists: list[str], domain: str) -> nw.LazyFrame:
+    """`part` (the rows of `domain`) with the row features (windows over each list's rows of
+    `part`) `terms` read."""
+    features = [FEATURES[f] for f in dict.fromkeys(f for term in terms for f in term.features)]
     if not features:
         return part
     part = part.with_columns(nw.lit(1).cast(nw.Int64).alias(n.ONE))  # what running counts sum (Rows.one)
-    return part.with_columns(FEATURES[f].window(rows, lists).alias(n.feature_column(f)) for f in features)
+    return part.with_columns(
+        (f.on_relevant_rows if domain == "relevant" and f.on_relevant_rows else f.window)(rows, lists).alias(
+            n.feature_column(f.name)
+        )
+        for f in features
+    )
 
 
 def _with_side_terms(
@@ -329,7 +335,7 @@ def list_table(
             part = _side.join(part, spec, side, needs, lf)
             if catalog_flags:
                 part = part.with_columns(e.alias(c) for c, e in catalog_flags.items())
-        part = _with_features(part, [t for t, _, _ in mine], rows, keys)
+        part = _with_features(part, [t for t, _, _ in mine], rows, keys, domain)
         part = part.with_columns(_masked(t, k, spec, rows, only_domain).alias(column) for t, column, k in mine)
         sums = part.group_by(keys).agg(*(_aggregate(column, t.agg) for t, column, _ in mine), *extra)
         table = table.join(sums, on=keys, how="left")
@@ -424,7 +430,7 @@ def group_table(
             assert side is not None  # the metrics' requires made sure of the inputs
             part = _side.join(part, spec, side, needs, lf)
         # features as in list_table: windows over each list's rows of the domain (never "all")
-        part = part if domain == "all" else _with_features(part, [t for t, _, _ in mine], rows, lists)
+        part = part if domain == "all" else _with_features(part, [t for t, _, _ in mine], rows, lists, domain)
         part = part.with_columns(t.value(rows, k).alias(column) for t, column, k in mine)
         plain = [(t, column) for t, column, _ in mine if t.per_item is None]
         # n_unique counts null as a value: a null value (outside a cut-off) is not counted

@@ -107,6 +107,10 @@ class Feature:
     window: Callable[[Rows, list[str]], nw.Expr]
     #: the side columns the window reads
     side: tuple[Side, ...] = ()
+    #: the same window on a pass over the relevant rows alone, when it is cheaper there (a
+    #: running count of relevant rows is then a row number, which engines compute without the
+    #: ordered running sum)
+    on_relevant_rows: Callable[[Rows, list[str]], nw.Expr] | None = None
 
 
 @dataclass(frozen=True)

@@ -15,7 +15,13 @@ declare(
     # R: the relevant rows of a list, over all rows
     Feature("relevant_in_list", lambda rows, keys: rows.relevant.sum().over(*keys)),
     # position among the list's relevant items in rank order = relevant rows ranked up to it
-    Feature("relevant_position", lambda rows, keys: rows.relevant.cum_sum().over(*keys, order_by=POSITION)),
+    # (on the relevant rows alone: their row number by position; tied positions, which only
+    # unranked rows or unchecked duplicates have, get distinct numbers either way)
+    Feature(
+        "relevant_position",
+        lambda rows, keys: rows.relevant.cum_sum().over(*keys, order_by=POSITION),
+        on_relevant_rows=lambda rows, keys: rows.rank.rank("ordinal").over(*keys),
+    ),
     # position in the ideal list: the gains sorted descending (other rows have gain 0, after)
     Feature("ideal_position", lambda rows, keys: rows.gain.rank("ordinal", descending=True).over(*keys)),
 )
