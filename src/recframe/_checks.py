@@ -307,15 +307,16 @@ def raise_first_problem(table: nw.LazyFrame | nw.DataFrame, spec: Spec, checks: 
         )
 
 
-def attach(table: nw.LazyFrame, spec: Spec, checks: CheckPlan, in_engine: bool) -> nw.LazyFrame:
+def attach(table: nw.LazyFrame, spec: Spec, checks: CheckPlan, in_engine: bool, shared_input: bool = True) -> nw.LazyFrame:
     """Run the checks on the per-list table, and return the table the metrics then read.
 
     On a SQL engine the table is computed once (see ``_frames.materialize``) and checked now,
     with one small query; the metrics read the same computed table. On Polars the check rides
-    along the plan and runs on the per-list rows as they are computed.
+    along the plan and runs on the per-list rows as they are computed; ``shared_input`` says
+    whether its passes share the prepared input (see ``_frames.when_collected``).
     """
     if in_engine:
         table = _frames.materialize(table)
         raise_first_problem(table, spec, checks)
         return table
-    return _frames.when_collected(table, lambda rows: raise_first_problem(rows, spec, checks))
+    return _frames.when_collected(table, lambda rows: raise_first_problem(rows, spec, checks), share_subplans=shared_input)

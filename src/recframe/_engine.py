@@ -2,8 +2,9 @@
 
 Shape of the plan (design.md section 4):
 
-1. ``prepare``: rename the user's columns to internal names, drop excluded pairs, join
-   ``truth=``, derive ranks from scores.
+1. ``prepare``: rename the user's columns to internal names, drop excluded pairs, rank the
+   recommendations by score (:func:`score_positions`), join ``truth=``. On a SQL engine the
+   prepared rows are computed once when this step joins or ranks (every pass reads them).
 2. Flag each row: relevant or not, its gain, its position (never null: NOT_RANKED when it was
    not recommended).
 3. One aggregation pass per row domain, each feeding the metrics' terms and the data checks
@@ -29,7 +30,8 @@ Terms, features and metrics are declarations in :mod:`recframe.metrics`; this mo
 them. Portability rules kept throughout (``notes-narwhals.md``): conditionals only in
 ``with_columns``, plain column aggregations inside ``group_by().agg()``, windows only with
 ``order_by`` where order matters and only on the prefiltered rows, null ranks replaced by a
-sentinel before any comparison, explicit output dtypes and an explicit final sort.
+sentinel before any comparison, explicit output dtypes and an explicit final sort. The one
+engine-specific step is :func:`score_positions`, tested on every engine.
 """
 
 from __future__ import annotations
@@ -472,12 +474,14 @@ def evaluate(
     keys = [*spec.columns.list_keys, n.USER]
     checks = _checks.plan(spec)
     lf = flag_rows(prepare(frame, truth, spec, users, exclude), spec)
-    if in_engine and (truth is not None or exclude is not None or spec.columns.score is not None or spec.reranks):
-        # every pass below reads the prepared rows: computed once, a SQL engine joins and ranks
-        # once instead of once per pass (DuckDB, 2M rows: truth= + score= 1.7 s -> 0.9 s); rows
-        # that need neither are read where they are
+    # every pass below reads the prepared rows. When preparing them joins or ranks they are
+    # computed once: a SQL engine materializes them (DuckDB, 2M rows: truth= + score= 1.7 s ->
+    # 0.9 s), Polars shares the subplan. Otherwise (a rename and casts) each pass reads the
+    # input itself, which Polars' streaming engine then streams instead of holding it whole
+    once = truth is not None or exclude is not None or spec.columns.score is not None or spec.reranks
+    if in_engine and once:
         lf = _frames.materialize(lf)
-    table = _checks.attach(list_table(lf, spec, checks, users, side), spec, checks, in_engine)
+    table = _checks.attach(list_table(lf, spec, checks, users, side), spec, checks, in_engine, shared_input=once)
     if spec.facts.with_users:
         # users= fixes who is evaluated (recommended users it lacks were refused or dropped)
         table = table.filter(~nw.col(n.USER_ROWS).is_null())
