@@ -474,11 +474,13 @@ def evaluate(
     keys = [*spec.columns.list_keys, n.USER]
     checks = _checks.plan(spec)
     lf = flag_rows(prepare(frame, truth, spec, users, exclude), spec)
-    # every pass below reads the prepared rows. When preparing them joins or ranks they are
-    # computed once: a SQL engine materializes them (DuckDB, 2M rows: truth= + score= 1.7 s ->
-    # 0.9 s), Polars shares the subplan. Otherwise (a rename and casts) each pass reads the
-    # input itself, which Polars' streaming engine then streams instead of holding it whole
-    once = truth is not None or exclude is not None or spec.columns.score is not None or spec.reranks
+    # every pass below reads the prepared rows. When preparing them joins, ranks or checks
+    # float ranks they are computed once: a SQL engine materializes them (DuckDB, 2M rows:
+    # truth= + score= 1.7 s -> 0.9 s), Polars shares the subplan. Otherwise (a rename and
+    # casts) each pass reads the input itself, which Polars' streaming engine then streams
+    # instead of holding it whole
+    float_ranks = spec.columns.rank is not None and not spec.facts.integer_rank
+    once = truth is not None or exclude is not None or spec.columns.score is not None or spec.reranks or float_ranks
     if in_engine and once:
         lf = _frames.materialize(lf)
     table = _checks.attach(list_table(lf, spec, checks, users, side), spec, checks, in_engine, shared_input=once)
