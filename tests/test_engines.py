@@ -236,6 +236,12 @@ def test_dotted_and_backticked_column_names(engine: Constructor, request: pytest
         got = to_polars(recframe.summary(engine(df), user="user.id", item="item`id", k=2, by="model"))
         want = recframe.summary(df, user="user.id", item="item`id", k=2, by="model")
         assert_frame_equal(got, want, rel_tol=1e-12, abs_tol=1e-12)
+        # score= ranks with DuckDB's own SQL over these names, and a key holding a double quote
+        scores = pl.Series([0.9, 0.5, None, 0.3, 0.3, 0.2, 0.8, 0.1, None, 0.7])
+        scored = df.drop("rank").with_columns(score=scores).rename({"model": 'mo"del'})
+        call = {"user": "user.id", "item": "item`id", "score": "score", "k": 2, "by": 'mo"del'}
+        got = to_polars(recframe.summary(engine(scored), **call))
+        assert_frame_equal(got, recframe.summary(scored, **call), rel_tol=1e-12, abs_tol=1e-12)
     else:
         with pytest.raises(recframe.RecframeError, match=r"column 'user.id' has a dot in its name.*Hint: rename it first"):
             recframe.summary(engine(df), user="user.id", item="item`id", k=2, by="model")

@@ -113,8 +113,9 @@ def test_bad_data(df, pattern):
         recframe.per_user(df)
     # on a LazyFrame the same check runs when the result is collected
     lazy = recframe.summary(df.lazy())
-    with pytest.raises(RecframeError, match=pattern):
-        lazy.collect()
+    for engine in ("streaming", "in-memory"):
+        with pytest.raises(RecframeError, match=pattern):
+            lazy.collect(engine=engine)
 
 
 def test_duplicates_name_the_first_offender_in_key_order_and_the_count():
