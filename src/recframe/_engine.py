@@ -3,8 +3,8 @@
 Shape of the plan (design.md section 4):
 
 1. ``prepare``: rename the user's columns to internal names, drop excluded pairs, rank the
-   recommendations by score (:func:`score_positions`), join ``truth=``. On a SQL engine the
-   prepared rows are computed once when this step joins or ranks (every pass reads them).
+   recommendations by score (:func:`score_positions`), join ``truth=``. When this step joins,
+   ranks or checks float ranks, its rows are computed once for every pass (see ``evaluate``).
 2. Flag each row: relevant or not, its gain, its position (never null: NOT_RANKED when it was
    not recommended).
 3. One aggregation pass per row domain, each feeding the metrics' terms and the data checks
