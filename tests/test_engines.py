@@ -170,8 +170,8 @@ EVERY_OPTION = [
 ]
 
 
-# SQLFrame (seconds of SQL generation per call, then DuckDB) runs two of the option sets (its
-# random frames and score positions cover score=): the conventions change expressions, not
+# SQLFrame (seconds of SQL generation per call, then DuckDB) runs one option set, with the
+# trec_eval profile (its random frames cover score=): the conventions change expressions, not
 # the SQL constructs, and DuckDB runs all of them.
 # Spark (seconds per call too) skips the first, second and fourth: the same expressions as the
 # third (AP denominators, linear or binary gain, precision denominators) with other values
@@ -179,7 +179,7 @@ EVERY_OPTION_CASES = [
     pytest.param(name, options, id=f"{name}-options{i}")
     for name in ("duckdb", "spark", "sqlframe", "ibis")
     for i, options in enumerate(EVERY_OPTION)
-    if (name != "sqlframe" or i in (1, 7)) and (name != "spark" or i not in (0, 1, 3))
+    if (name != "sqlframe" or i == 7) and (name != "spark" or i not in (0, 1, 3))
 ]
 
 
@@ -199,10 +199,12 @@ def test_every_option_matches_polars(engine: Constructor, options: dict[str, Any
 
 def test_positions_by_score_on_every_engine(engine: Constructor, request: pytest.FixtureRequest) -> None:
     # Polars ranks a struct of (score, item), DuckDB takes a row number, the others an ordered
-    # running count: Ibis runs that one with every option set, Spark and SQLFrame (seconds per
-    # call) with the first
-    slow = request.node.callspec.params["engine"] in ("spark", "sqlframe")
-    check_score_positions(engine, cases=1 if slow else len(SCORE_POSITIONS))
+    # running count: Ibis runs that one with every option set, Spark (seconds per call) with
+    # the first; SQLFrame (seconds of SQL generation per call) writes the same window as Ibis
+    name = request.node.callspec.params["engine"]
+    if name == "sqlframe":
+        pytest.skip("SQLFrame runs the portable window that Ibis checks here (and its random frames rank by score)")
+    check_score_positions(engine, cases=1 if name == "spark" else len(SCORE_POSITIONS))
 
 
 def test_data_errors_are_raised_when_called(engine: Constructor) -> None:
