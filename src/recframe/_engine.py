@@ -55,10 +55,15 @@ _ELIGIBLE = "__rf_eligible"
 
 
 def needed_terms(spec: v.Spec) -> set[str]:
-    """The names of the terms the call's metrics are finished from (R always: it is output)."""
+    """The names of the terms the call's metrics are finished from (R always: it is output),
+    and the count of graded items that says where a "graded" metric is defined under
+    ``gain_threshold="positive"`` (read by :func:`evaluate`)."""
     terms: set[str] = {"n_relevant"}
     for name in spec.selection.metrics:
-        terms.update(REGISTRY[name].terms(spec.conventions))
+        metric = REGISTRY[name]
+        terms.update(metric.terms(spec.conventions))
+        if metric.defined == "graded" and spec.conventions.gain_threshold == "positive":
+            terms.add("n_graded")
     return terms
 
 

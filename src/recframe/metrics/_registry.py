@@ -209,7 +209,8 @@ class Metric:
     #: with a recommended item, relevant items or not (a property of the list, such as its
     #: novelty): null for a user with nothing recommended, who is left out of its mean;
     #: "graded" = as "relevant", but under ``gain_threshold="positive"`` for users with an item
-    #: graded above 0 (nDCG of a user whose items all fall below the threshold, as trec_eval)
+    #: graded above 0 (nDCG of a user whose items all fall below the threshold, as trec_eval;
+    #: the engine counts those items itself: the metric need not list the term)
     defined: Literal["relevant", "always", "ranked", "graded"] = "relevant"
     #: inputs beyond the frame: "train", "items", "item_features", "baseline", or "catalog"
     #: (items=, else the items of train=); asking for the metric without them raises, naming

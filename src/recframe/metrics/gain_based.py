@@ -7,15 +7,9 @@ import narwhals as nw
 from recframe.conventions import Conventions
 from recframe.metrics._registry import Metric, col, ideal_dcg_of_ones
 
-
-def _graded(o: Conventions) -> tuple[str, ...]:
-    """Under gain_threshold="positive", where the gain metrics are defined: items graded > 0."""
-    return ("n_graded",) if o.gain_threshold == "positive" else ()
-
-
 DCG = Metric(
     name="dcg",
-    terms=lambda o: ("dcg@", "n_relevant", *_graded(o)),
+    terms=lambda o: ("dcg@", "n_relevant"),
     finish=lambda k, o: col("dcg@", k),
     defined="graded",
 )
@@ -31,7 +25,7 @@ def _ndcg(k: int | None, o: Conventions) -> nw.Expr:
 
 NDCG = Metric(
     name="ndcg",
-    terms=lambda o: ("dcg@", "n_relevant", *_graded(o), *(() if o.idcg == "k" else ("idcg@",))),
+    terms=lambda o: ("dcg@", "n_relevant") if o.idcg == "k" else ("dcg@", "idcg@", "n_relevant"),
     finish=_ndcg,
     defined="graded",
 )

@@ -322,7 +322,7 @@ RBP_RESIDUAL = Metric(
 )
 ERR = Metric(
     name="err",
-    terms=lambda o: ("err@", "n_relevant", *(("n_graded",) if o.gain_threshold == "positive" else ())),
+    terms=lambda o: ("err@", "n_relevant"),
     finish=lambda k, o: col("err@", k),
     defined="graded",
     default=False,
