@@ -143,6 +143,15 @@ def names_a_column_or_argument(message: str) -> bool:
     return any(f"'{c}'" in message for c in COLUMNS) or any(f"{a}=" in message for a in ARGUMENTS)
 
 
+def assert_value(column: str, got: Any, want: float | None) -> None:
+    """A metric value against the reference's: null where it is null, else finite and close."""
+    if want is None:
+        assert got is None, (column, got)
+    else:
+        assert got is not None and not math.isnan(got), (column, got, want)
+        assert math.isclose(got, want, rel_tol=1e-9, abs_tol=1e-12), (column, got, want)
+
+
 @pytest.mark.parametrize("backend", list(BACKENDS))
 def test_hostile_frames_give_the_reference_or_a_named_error(backend: str) -> None:
     @SETTINGS
@@ -179,12 +188,7 @@ def test_hostile_frames_give_the_reference_or_a_named_error(backend: str) -> Non
             for column, value in expected.items():
                 if column.startswith("_") or column not in row:
                     continue
-                got_value = row[column]
-                if value is None:
-                    assert got_value is None, (column, got_value)
-                else:
-                    assert got_value is not None and not math.isnan(got_value), (column, got_value, value)
-                    assert math.isclose(got_value, value, rel_tol=1e-9, abs_tol=1e-12), (column, got_value, value)
+                assert_value(column, row[column], value)
 
     run()
 
@@ -266,11 +270,6 @@ def test_hostile_frames_through_the_ir_toolbox(backend: str) -> None:
         for row in got.iter_rows(named=True):
             expected = reference.ir_metrics_of_list(lists[str(row["user_id"])], ks, threshold=threshold, **conventions)
             for column, value in expected.items():
-                got_value = row[column]
-                if value is None:
-                    assert got_value is None, (column, got_value)
-                else:
-                    assert got_value is not None and not math.isnan(got_value), (column, got_value, value)
-                    assert math.isclose(got_value, value, rel_tol=1e-9, abs_tol=1e-12), (column, got_value, value)
+                assert_value(column, row[column], value)
 
     run()
