@@ -128,8 +128,8 @@ def metrics_of_list(
         for k in cuts:
             column = name if k is None else f"{name}@{k}"
             if R == 0:
-                zero = empty_users == "zero" or name in ("precision", "hit_rate")
-                out[column] = 0.0 if zero else None
+                # "skip": left out of the means, so null here too (per_user's mean = summary's)
+                out[column] = 0.0 if empty_users == "zero" else None
                 continue
             if name == "precision":
                 if precision_denominator == "k":
@@ -555,8 +555,8 @@ def ir_metrics_of_list(
         if name == "err" and gain_threshold == "positive":
             defined = any(gains(rel) for _, _, rel in entries)  # a graded item, relevant or not
         for column, k in ir_columns(name, ks):
-            if not defined:
-                out[column] = 0.0 if empty_users == "zero" else None
+            if not defined or (R == 0 and empty_users == "skip"):  # (skip: not in the means either)
+                out[column] = 0.0 if not defined and empty_users == "zero" else None
                 continue
             if name == "judged":
                 # the share of the items ranked within k that are judged, 0 when none is: current

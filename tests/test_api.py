@@ -230,18 +230,21 @@ def test_default_metrics_are_all_metrics_in_order():
 def test_empty_user_policy():
     df = small()
     skip = recframe.per_user(df, k=1, metrics=["precision", "hit_rate", "recall", "ndcg"], by="model")
-    # A/y has no relevant item: precision and hit rate 0, the rest null, and left out of the mean
+    # A/y has no relevant item: left out of the mean, so null for every metric (precision and
+    # hit rate too, whose formulas give 0), and a plain mean of per_user is summary's mean
     row = skip.filter(model="A", user_id="y").row(0, named=True)
     assert row == {
         "model": "A",
         "user_id": "y",
         "n_relevant": 0,
-        "precision@1": 0.0,
-        "hit_rate@1": 0.0,
+        "precision@1": None,
+        "hit_rate@1": None,
         "recall@1": None,
         "ndcg@1": None,
     }
     summary = recframe.summary(df, k=1, metrics=["precision"], by="model")
+    means = skip.group_by("model").agg(pl.col("precision@1").mean()).sort("model")
+    assert means["precision@1"].to_list() == summary["precision@1"].to_list()
     assert summary.row(0, named=True) == {
         "model": "A",
         "n_users": 1,

@@ -144,6 +144,51 @@ def test_exclude_matches_on_by_keys_it_has(constructor):
     assert rows(out, "fold", "user_id", "n_relevant", "recall@2") == [(1, "u1", 0, None), (1, "u2", 1, 0.0), (2, "u1", 2, 1 / 2)]
 
 
+def test_exclude_matches_on_a_model_key_it_has(constructor):
+    """Item a seen under model A only: it leaves A's list and A's truth, and B keeps both.
+    A: list b (a removed), truth a removed -> no relevant item: null. B: a@1 of truth a -> recall@2
+    1/1, precision@2 1/2."""
+    recs = pl.DataFrame(
+        {"model": ["A", "A", "B", "B"], "user_id": [1] * 4, "item_id": ["a", "b", "a", "b"], "rank": [1, 2, 1, 2]}
+    )
+    truth = pl.DataFrame({"user_id": [1], "item_id": ["a"], "relevance": [1]})
+    seen = pl.DataFrame({"model": ["A"], "user_id": [1], "item_id": ["a"]})
+    kw = dict(truth=constructor(truth), exclude=constructor(seen), k=2, metrics=["recall", "precision"], by="model")
+    out = recframe.per_user(constructor(recs), **kw)
+    assert rows(out, "model", "n_relevant", "recall@2", "precision@2") == [("A", 0, None, None), ("B", 1, 1.0, 1 / 2)]
+    # in one long frame the same: the model key of exclude= is joined on
+    long = recs.with_columns(relevance=pl.Series([1, None, 1, None]))
+    out = recframe.per_user(constructor(long), **{**kw, "truth": None})
+    assert rows(out, "model", "n_relevant", "recall@2", "precision@2") == [("A", 0, None, None), ("B", 1, 1.0, 1 / 2)]
+
+
+@pytest.mark.parametrize("arg", ["train", "items"])
+def test_a_by_key_in_train_or_items_is_refused_not_pooled(constructor, arg):
+    """train= and items= are read whole: a fold column there would be pooled across folds."""
+    side = pl.DataFrame({"fold": [1, 2], "user_id": ["u1", "u2"], "item_id": ["a", "b"]})
+    kw = {"train" if arg == "train" else "items": constructor(side if arg == "train" else side.drop("user_id"))}
+    metric = "novelty" if arg == "train" else "catalog_coverage"
+    with pytest.raises(
+        recframe.RecframeError, match=rf"{arg}= has a column 'fold', which is a by= key.*Hint: evaluate each fold"
+    ):
+        recframe.summary(constructor(RECS), truth=constructor(TRUTH), k=2, metrics=[metric], by=["model", "fold"], **kw)
+
+
+def test_items_joins_on_the_item_only(constructor):
+    """A user column of items= (any dtype) is not a join key: coverage@2 of u1's lists over the
+    catalog a b c d, in fold 1: A recommends a b (2/4), B b (1/4)."""
+    items = pl.DataFrame({"item_id": ["a", "b", "c", "d"], "user_id": [1.5, 2.5, 3.5, 4.5]})
+    out = recframe.summary(constructor(RECS.filter(pl.col("fold") == 1)), truth=constructor(TRUTH.filter(pl.col("fold") == 1)),
+                           items=constructor(items), k=2, metrics=["catalog_coverage"], by="model")  # fmt: skip
+    assert rows(out, "model", "catalog_coverage@2") == [("A", 2 / 4), ("B", 1 / 4)]
+
+
+def test_a_join_key_mismatch_names_the_frames_that_disagree(constructor):
+    seen = pl.DataFrame({"user_id": ["u1"], "item_id": [7]})
+    with pytest.raises(recframe.RecframeError, match=r"'item_id' holds String in the recommendations but Int64 in exclude="):
+        recframe.per_user(constructor(RECS), truth=constructor(TRUTH), exclude=constructor(seen), k=2, by=["model", "fold"])
+
+
 @pytest.mark.parametrize(("policy", "expected"), [("keep", (0.0, 0.0)), ("rerank", (1 / 3, 1.0))])
 def test_rank_gaps(constructor, policy, expected):
     # ranks 1, 3, 7 with the relevant item at 7: as positions it is past k=3; re-ranked it is 3rd

@@ -250,9 +250,32 @@ def test_dotted_and_backticked_column_names(engine: Constructor, request: pytest
         call = {"user": "user.id", "item": "item`id", "score": "score", "k": 2, "by": 'mo"del'}
         got = to_polars(recframe.summary(engine(scored), **call))
         assert_frame_equal(got, recframe.summary(scored, **call), rel_tol=1e-12, abs_tol=1e-12)
+        hostile_keys_agree(engine)
     else:
         with pytest.raises(recframe.RecframeError, match=r"column 'user.id' has a dot in its name.*Hint: rename it first"):
             recframe.summary(engine(df), user="user.id", item="item`id", k=2, by="model")
+
+
+def hostile_keys_agree(engine: Constructor) -> None:
+    """Every column a call reads, by keys and side inputs included, named as SQL would misread
+    it unquoted (a dot: a table's column; spaces around: trimmed): the numbers Polars gives."""
+    names = {"model": "m.odel", "fold": "f.old", "segment": " s.eg ", "user_id": " u.id ", "item_id": "i.tem", "rank": "r.ank"}
+    recs = pl.DataFrame({"model": ["A", "A", "B", "B"], "fold": [1] * 4, "user_id": [1] * 4, "item_id": ["x", "y", "x", "y"]})
+    frames = {
+        "frame": recs.with_columns(rank=pl.Series([1, 2, 1, 2])),
+        "truth": pl.DataFrame({"fold": [1, 1], "user_id": [1, 1], "item_id": ["x", "z"], "rela.tion": [5, 3]}),
+        "users": pl.DataFrame({"user_id": [1], "segment": ["s"]}),
+        "exclude": pl.DataFrame({"model": ["A"], "user_id": [1], "item_id": ["z"]}),
+        "train": pl.DataFrame({"user_id": [1, 2], "item_id": ["x", "y"]}),
+    }
+    frames = {arg: f.rename({c: names[c] for c in f.columns if c in names}) for arg, f in frames.items()}
+    call = {"user": " u.id ", "item": "i.tem", "rank": "r.ank", "relevance": "rela.tion", "k": 2}
+    call |= {"by": ["m.odel", "f.old", " s.eg "], "metrics": ["recall", "ndcg", "novelty", "catalog_coverage"]}
+    for function in (recframe.summary, recframe.per_user):
+        if function is recframe.per_user:
+            call["metrics"] = ["recall", "ndcg", "novelty"]
+        got = to_polars(function(**{arg: engine(f) for arg, f in frames.items()}, **call))
+        assert_frame_equal(got, function(**frames, **call), rel_tol=1e-12, abs_tol=1e-12)
 
 
 def test_beyond_accuracy_matches_polars(engine: Constructor, request: pytest.FixtureRequest) -> None:

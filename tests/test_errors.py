@@ -45,6 +45,10 @@ def frame(**overrides) -> pl.DataFrame:
         ({"score_threshold": 2.0}, r"score_threshold=2.0 needs score="),
         ({"by": "user_id"}, r"by='user_id' repeats the column 'user_id'"),
         ({"rank": None}, r"rank=None and score=None"),
+        # a column without a name: narwhals cannot group Polars by it
+        ({"by": ""}, r"by='' names a column with an empty name.*Hint: rename the column first"),
+        ({"by": ["rank_group", ""]}, r"by=\['rank_group', ''\] names a column with an empty name"),
+        ({"item": ""}, r"item='' names a column with an empty name"),
     ],
 )
 def test_bad_arguments(kwargs, pattern):

@@ -214,12 +214,13 @@ HAND_WORKED = [
         id="err-max-grade-2",
     ),
     # t has no relevant item at threshold 2, but under "positive" its grade-1 item a gains at p 1:
-    # err@2 = S1 (the user is counted: it has an item that gains; see the report on the spec)
+    # err@2 = S1 where such a user is counted (empty_users="zero"; under "skip" it is left out of
+    # the means, and so null in per_user)
     pytest.param(
         "err",
         GRADE_ONE,
         [2],
-        {"threshold": 2.0, "gain_threshold": "positive"},
+        {"threshold": 2.0, "gain_threshold": "positive", "empty_users": "zero"},
         {"t": {"err@2": S1}},
         id="err-positive-graded-only",
     ),
@@ -241,20 +242,31 @@ HAND_WORKED = [
         "auc", EXTRA, [2], {"auc_without_negatives": "zero"}, {"v": {"auc@2": 0.0, "auc": 0.0}}, id="auc-without-negatives-zero"
     ),
     # n has no relevant item: bpref is undefined (null under empty_users="skip", 0 under "zero");
-    # num_ret, set_precision and rbp are defined for every user (n: 2 ranked, nothing relevant);
+    # num_ret, set_precision and rbp are defined for every user (n: 2 ranked, nothing relevant),
+    # and counted under empty_users="zero" (under "skip" n is left out of the means: null);
     # rbp_residual@2: b unjudged at p 2: 0.2 * 0.8 + 0.8^2 = 0.8
     pytest.param("bpref", EXTRA, [2], {}, {"n": {"bpref": None, "bpref@2": None, "n_relevant": 0}}, id="bpref-no-relevant-skip"),
     pytest.param(
         "bpref", EXTRA, [2], {"empty_users": "zero"}, {"n": {"bpref": 0.0, "bpref@2": 0.0}}, id="bpref-no-relevant-zero"
     ),
-    pytest.param("set_precision", EXTRA, [2], {}, {"n": {"set_precision": 0.0}}, id="set_precision-no-relevant"),
-    pytest.param("rbp_residual", EXTRA, [2], {}, {"n": {"rbp_residual@2": 0.2 * Q + Q**2}}, id="rbp_residual-no-relevant"),
+    pytest.param(
+        "set_precision", EXTRA, [2], {"empty_users": "zero"}, {"n": {"set_precision": 0.0}}, id="set_precision-no-relevant"
+    ),
+    pytest.param(
+        "rbp_residual",
+        EXTRA,
+        [2],
+        {"empty_users": "zero"},
+        {"n": {"rbp_residual@2": 0.2 * Q + Q**2}},
+        id="rbp_residual-no-relevant",
+    ),
+    pytest.param("set_precision", EXTRA, [2], {}, {"n": {"set_precision": None}}, id="set_precision-no-relevant-skip"),
     # n: a judged, b not: 1/2; w: z, the one item ranked, judged: 1/1; s: nothing ranked: 0
     pytest.param(
         "judged",
         pl.concat([EXTRA, frame([("s", "q", None, 1.0)])]),
         [2],
-        {},
+        {"empty_users": "zero"},
         {"n": {"judged@2": 1 / 2}, "w": {"judged@2": 1.0}, "s": {"judged@2": 0.0}},
         id="judged-short-lists",
     ),

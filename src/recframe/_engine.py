@@ -94,10 +94,14 @@ def prepare(
     assert order_src is not None  # check_arguments requires rank= or score=
     recs = [*_renamed_ids(frame, spec, keys), nw.col(order_src).alias(order_col)]
     lf = frame.select(*recs) if truth is not None else frame.select(*recs, nw.col(spec.columns.relevance).alias(n.REL))
+    seen = None
     if exclude is not None:
-        # seen (user, item) pairs leave the lists (and the truth): the lists are re-ranked below
+        # seen (user, item) pairs leave the lists (and the truth, below): the lists are
+        # re-ranked below. A key exclude= holds (a model, a fold) is joined on, so a pair seen
+        # under one model leaves that model's list and truth only
         on = [b for b in keys if b in exclude.columns]
-        lf = lf.join(exclude.select(*_renamed_ids(exclude, spec, on)).unique(), on=[*on, n.USER, n.ITEM], how="anti")
+        seen = exclude.select(*_renamed_ids(exclude, spec, on)).unique()
+        lf = lf.join(seen, on=[*on, n.USER, n.ITEM], how="anti")
     models = lf.select(*spec.columns.model_keys).unique() if truth is not None and spec.columns.model_keys else None
     if spec.columns.score is not None:
         # ranked before truth= is joined: its rows have no score and take no position, and the
@@ -116,10 +120,11 @@ def prepare(
     if truth is not None:
         truth_keys = list(spec.columns.truth_keys)
         t = truth.select(*_renamed_ids(truth, spec, truth_keys), nw.col(spec.columns.relevance).alias(n.REL))
-        if exclude is not None:
-            on = [b for b in truth_keys if b in exclude.columns]
-            seen = exclude.select(*_renamed_ids(exclude, spec, on)).unique()
-            t = t.join(seen, on=[*on, n.USER, n.ITEM], how="anti")
+        # a model key of exclude= is joined on after the broadcast (the smaller frame otherwise)
+        seen_on = [] if seen is None else [b for b in keys if b in seen.columns]
+        seen_after = seen is not None and not set(seen_on) <= set(truth_keys)
+        if seen is not None and not seen_after:
+            t = t.join(seen, on=[*seen_on, n.USER, n.ITEM], how="anti")
         if users is not None:
             # users= fixes who is evaluated: the truth of anybody else is left out
             listed = users.select(nw.col(str(spec.columns.user)).alias(n.USER)).unique()  # users= needs user=
@@ -128,6 +133,8 @@ def prepare(
             # every model is scored on every truth user: broadcast truth over the model keys
             # only; truth keys (folds, dates) are joined on, never broadcast across
             t = models.join(t, how="cross")
+        if seen is not None and seen_after:
+            t = t.join(seen, on=[*seen_on, n.USER, n.ITEM], how="anti")
         on = [*keys, n.USER, n.ITEM]
         lf = lf.join(t, on=on, how="full")
         lf = lf.with_columns(nw.coalesce(nw.col(c), nw.col(f"{c}_right")).alias(c) for c in on)
@@ -296,20 +303,17 @@ def list_table(
 
     # every row: the list facts, the checks' counts and the "all" terms
     every = [(t, column, k) for t in by_domain["all"] for column, k in _term_columns(t, spec)]
-    table = (
-        with_position(lf, spec)  # (unused columns are pruned by the engine's optimiser)
-        .with_columns(
+    table = _frames.group_agg(
+        with_position(lf, spec).with_columns(  # (unused columns are pruned by the engine's optimiser)
             *(expr.alias(name) for name, expr in checks.row_flags.items()),
             *(_masked(t, k, spec, rows).alias(column) for t, column, k in every),
-        )
-        .group_by(keys)
-        .agg(
-            nw.col(n.RANK).count().alias(n.N_RANKED),
-            nw.col(n.REL).count().alias(n.N_JUDGED),
-            *checks.all_rows,
-            *(checks.duplicate_rows if checks.duplicates == "all" else []),
-            *(_aggregate(column, t.agg) for t, column, _ in every),
-        )
+        ),
+        keys,
+        nw.col(n.RANK).count().alias(n.N_RANKED),
+        nw.col(n.REL).count().alias(n.N_JUDGED),
+        *checks.all_rows,
+        *(checks.duplicate_rows if checks.duplicates == "all" else []),
+        *(_aggregate(column, t.agg) for t, column, _ in every),
     )
     counts = [n.N_RANKED, n.N_JUDGED, *(c for c in checks.columns if c in set(checks.row_flags) | {n.BAD_RANK})]
 
@@ -344,7 +348,7 @@ def list_table(
                 part = part.with_columns(e.alias(c) for c, e in catalog_flags.items())
         part = _with_features(part, [t for t, _, _ in mine], rows, keys, domain)
         part = part.with_columns(_masked(t, k, spec, rows, only_domain).alias(column) for t, column, k in mine)
-        sums = part.group_by(keys).agg(*(_aggregate(column, t.agg) for t, column, _ in mine), *extra)
+        sums = _frames.group_agg(part, keys, *(_aggregate(column, t.agg) for t, column, _ in mine), *extra)
         table = table.join(sums, on=keys, how="left")
         # a list without such rows: each term's empty value, no duplicates
         table = table.with_columns(
@@ -443,8 +447,8 @@ def group_table(
         # n_unique counts null as a value: a null value (outside a cut-off) is not counted
         nulls = [(column, f"{column}:null") for t, column in plain if t.agg == "n_unique"]
         part = part.with_columns(nw.col(c).is_null().cast(nw.Int64).alias(flag) for c, flag in nulls)
-        agg = part.group_by(keys).agg(
-            *(_aggregate(column, t.agg) for t, column in plain), *(nw.col(flag).max() for _, flag in nulls)
+        agg = _frames.group_agg(
+            part, keys, *(_aggregate(column, t.agg) for t, column in plain), *(nw.col(flag).max() for _, flag in nulls)
         )
         agg = agg.with_columns((nw.col(c) - nw.col(flag).fill_null(0)).alias(c) for c, flag in nulls).drop(
             [flag for _, flag in nulls]
@@ -452,9 +456,9 @@ def group_table(
         two_step = [(t, column) for t, column, _ in mine if t.per_item is not None]
         if two_step:
             # each item's count c per group, then per_item(c) summed per group
-            per_item = part.group_by([*keys, n.ITEM]).agg(nw.col(c).sum().cast(nw.Float64) for _, c in two_step)
+            per_item = _frames.group_agg(part, [*keys, n.ITEM], *(nw.col(c).sum().cast(nw.Float64) for _, c in two_step))
             per_item = per_item.with_columns(t.per_item(nw.col(c), keys).alias(c) for t, c in two_step if t.per_item)
-            agg = agg.join(per_item.group_by(keys).agg(nw.col(c).sum() for _, c in two_step), on=keys, how="left")
+            agg = agg.join(_frames.group_agg(per_item, keys, *(nw.col(c).sum() for _, c in two_step)), on=keys, how="left")
         out = out.join(agg, on=keys, how="left")
         out = out.with_columns(nw.col(column).cast(nw.Float64).fill_null(t.empty) for t, column, _ in mine)
     return _with_side_terms(out, spec, terms, rows, side)
@@ -527,11 +531,15 @@ def evaluate(
 
 
 def per_user_rows(plan: nw.LazyFrame, spec: v.Spec) -> nw.LazyFrame:
-    """The public per-user frame: lists every metric skips left out, list facts dropped."""
+    """The public per-user frame: lists every metric skips left out, list facts dropped, and
+    each metric null where :func:`summary_plan` does not count the list, so that a plain mean
+    of a column equals the summary's mean (a user without relevant items under
+    ``empty_users="skip"`` has a precision of 0 by its formula, but no row of the means)."""
     if set(spec.selection.unranked_skip) >= set(spec.selection.metrics):
         plan = plan.filter(nw.col(n.N_RANKED) > 0)
     if spec.conventions.unjudged_users == "skip":
         plan = plan.filter(nw.col(n.N_JUDGED) > 0)
+    plan = plan.with_columns(counted_value(spec, column, name) for column, name, _ in metric_columns(spec, "user"))
     return plan.drop(n.N_RANKED, n.N_JUDGED)
 
 
@@ -589,7 +597,9 @@ def summary_plan(plan: Plan, spec: v.Spec, aggregate: str = "mean") -> nw.LazyFr
     if aggregate == "gmean":
         # exp(mean(log(max(value, floor)))): the mean of the logs, exponentiated below
         lf = lf.with_columns(nw.col(c).clip(lower_bound=GMEAN_FLOOR).log() for c in metric_cols)
-    agg = lf.group_by(keys).agg(
+    agg = _frames.group_agg(
+        lf,
+        keys,
         nw.col(n.COUNTED).sum().alias("n_users"),
         *(nw.col(f"__rf_counted:{m}").sum().alias(f"n_users_{m}") for m in own),
         nw.len().alias(n.N_LISTS),

@@ -8,6 +8,7 @@ DataFrames stay in their engine: the plan runs there and the result is that engi
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from typing import Any, Literal
 
@@ -209,3 +210,23 @@ def when_collected(lf: nw.LazyFrame, inspect: Callable[[nw.DataFrame], None], sh
         return nw.from_native(native.map_batches(checked, schema=schema, streamable=False))
     separate = pl.QueryOptFlags(comm_subplan_elim=False)
     return nw.from_native(pl.defer(lambda: checked(native.collect(optimizations=separate)), schema=schema))
+
+
+_PLAIN_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def group_agg(lf: nw.LazyFrame, keys: list[str], *aggs: nw.Expr) -> nw.LazyFrame:
+    """``lf.group_by(keys).agg(*aggs)``, for any key name the frame allows.
+
+    narwhals (2.29) hands DuckDB its group keys as SQL text, unquoted: a key named ``m.odel``
+    reads as column ``odel`` of a table ``m``, and `` model `` loses its spaces. There such
+    keys are grouped under plain names and renamed back (Ibis quotes them itself; Spark and
+    SQLFrame refuse dotted names up front).
+    """
+    if lf.implementation is not nw.Implementation.DUCKDB:
+        return lf.group_by(keys).agg(*aggs)
+    odd = {key: f"__rf_key{i}" for i, key in enumerate(keys) if not _PLAIN_NAME.fullmatch(key)}
+    if not odd:
+        return lf.group_by(keys).agg(*aggs)
+    out = lf.rename(odd).group_by([odd.get(key, key) for key in keys]).agg(*aggs)
+    return out.rename({plain: key for key, plain in odd.items()})

@@ -343,6 +343,14 @@ def check_arguments(
             raise _fail(f"column name {name!r} starts with '__rf_', which recframe reserves.", "rename it.")
     metric_names = _metrics(metrics)
     features = _names("item_features", item_features)
+    given_names = {"user": user, "item": item, "rank": rank, "score": score, "relevance": relevance, "by": by}
+    for arg, value in {**given_names, "item_features": item_features}.items():
+        if value == "" or (arg in ("by", "item_features") and "" in _names(arg, value)):
+            # not every engine can group by or select a column without a name (narwhals on Polars fails)
+            raise _fail(
+                f"{ref(arg, value)} names a column with an empty name.",
+                "rename the column first, e.g. df.rename({'': 'model'}), and pass that name.",
+            )
     given = {
         "truth": truth is not None,
         "users": users is not None,
@@ -550,7 +558,9 @@ def join_dtypes(column: str, dtypes: dict[str, Any]) -> Any:
     kinds = {_kind(dtype) for dtype in dtypes.values()}
     if len(kinds) == 1 and (kind := kinds.pop()) is not None:
         return _CAST_TO[kind]
-    (a, da), (b, db) = [(label, dtypes[label]) for label in dtypes if str(dtypes[label]) in distinct[:2]][:2]
+    # name two frames that really disagree: the first one, and the first of another family
+    (a, da), *others = dtypes.items()
+    b, db = next((label, d) for label, d in others if _kind(d) != _kind(da) or _kind(d) is None and str(d) != str(da))
     raise _fail(
         f"column {column!r} holds {da} in {a} but {db} in {b}; the frames are joined on it, so values such "
         "as 1 and '1' would never match.",

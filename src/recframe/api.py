@@ -223,14 +223,24 @@ def _side_frame(frame: Any, arg: str, main: nw.LazyFrame, wanted: list[tuple[str
 def _align_join_keys(
     spec: v.Spec, lf: nw.LazyFrame, recs_schema: dict[str, Any], *sides: nw.LazyFrame | None
 ) -> tuple[nw.LazyFrame | None, ...]:
-    """The frames with every join key (user, item, truth keys) cast to one dtype where they
-    differ only in width or string flavour; a real disagreement raises (see join_dtypes)."""
-    labels = ("the recommendations", ref("truth"), ref("users"), ref("exclude"), ref("train"), ref("items"))
-    frames = dict(zip(labels, (lf, *sides)))
+    """The frames with every join key cast to one dtype where they differ only in width or
+    string flavour; a real disagreement raises (see join_dtypes). A frame's own join keys
+    only: users= joins on the user, train= and items= on the item (a user column of items=
+    is not read), the truth and exclude= on the user, the item and the list keys they hold."""
+    c = spec.columns
+    ids = [x for x in (c.user, c.item) if x is not None]
+    joined = {
+        "the recommendations": [*ids, *c.list_keys],
+        ref("truth"): [*ids, *c.list_keys],
+        ref("users"): [x for x in (c.user,) if x is not None],
+        ref("exclude"): [*ids, *c.list_keys],
+        ref("train"): [c.item],
+        ref("items"): [c.item],
+    }
+    frames = dict(zip(joined, (lf, *sides)))
     schemas = {label: recs_schema if f is lf else dict(f.collect_schema()) for label, f in frames.items() if f is not None}
-    keys = [c for c in (spec.columns.user, spec.columns.item, *spec.columns.list_keys) if c is not None]
-    for column in keys:
-        dtypes = {label: schema[column] for label, schema in schemas.items() if column in schema}
+    for column in [*ids, *c.list_keys]:
+        dtypes = {label: schema[column] for label, schema in schemas.items() if column in schema and column in joined[label]}
         target = v.join_dtypes(column, dtypes)
         if target is not None:
             for label in dtypes:
@@ -291,6 +301,19 @@ def _check_engine_names(spec: v.Spec, lf: nw.LazyFrame) -> None:
             )
 
 
+def _refuse_list_keys(spec: v.Spec, arg: str, schema: dict[str, Any]) -> None:
+    """train= and items= are read whole, for every list: a model or truth key among their
+    columns (a training set per fold) would be silently pooled, so it is refused."""
+    held = [b for b in spec.columns.list_keys if b in schema]
+    if held:
+        key = held[0]
+        raise RecframeError(
+            f"{ref(arg)} has a column {key!r}, which is a {ref('by')} key: recframe reads {ref(arg)} whole for every "
+            f"list and would pool its {key!r} values instead of joining on them. Hint: evaluate each {key} in a call "
+            f"of its own (filter both frames), or drop {key!r} from {ref(arg)} to pool them on purpose."
+        )
+
+
 def _plan(frame: Any, kwargs: dict[str, Any]) -> tuple[_engine.Plan, v.Spec, _frames.Kind]:
     spec = v.check_arguments(**kwargs)
     lf, kind = _frames.to_lazy(frame, "frame", sorted_key=spec.columns.user if not spec.columns.by else None)
@@ -332,10 +355,12 @@ def _plan(frame: Any, kwargs: dict[str, Any]) -> tuple[_engine.Plan, v.Spec, _fr
     train_lf = items_lf = None
     items_schema: dict[str, Any] = {}
     if kwargs["train"] is not None:
-        train_lf, _ = _side_frame(kwargs["train"], "train", lf, [*user_key, ("item", spec.columns.item)])
+        train_lf, train_schema = _side_frame(kwargs["train"], "train", lf, [*user_key, ("item", spec.columns.item)])
+        _refuse_list_keys(spec, "train", train_schema)
     if kwargs["items"] is not None:
         wanted = [("item", spec.columns.item), *(("item_features", f) for f in spec.selection.item_features)]
         items_lf, items_schema = _side_frame(kwargs["items"], "items", lf, wanted)
+        _refuse_list_keys(spec, "items", items_schema)
     aligned, truth_lf, users_lf, exclude_lf, train_lf, items_lf = _align_join_keys(
         spec, lf, recs_schema, truth_lf, users_lf, exclude_lf, train_lf, items_lf
     )

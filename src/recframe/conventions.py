@@ -109,9 +109,10 @@ scores equal in float32 tie.""",
     ),
     "empty_users": Option(
         EmptyUsers,
-        """What to do with a user who has no relevant item: ``"skip"`` gives them null for every
-metric but precision and hit rate (0.0) and leaves them out of every mean in
-:func:`summary`; ``"zero"`` scores them 0 on everything and counts them;
+        """What to do with a user who has no relevant item: ``"skip"`` leaves them out of every
+mean in :func:`summary` and gives them null for every metric in :func:`per_user` (precision
+and hit rate too, though their formulas give 0), so that a plain mean of a ``per_user``
+column equals the summary's; ``"zero"`` scores them 0 on everything and counts them;
 ``"error"`` raises.""",
         "a user with no relevant item: left out of the means, scored 0, or an error",
     ),
