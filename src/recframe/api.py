@@ -187,8 +187,9 @@ _NOTES = """
     with ``score_dtype="float32"`` scores are rounded to float32 first.
 
     A user with relevant items but no recommendations scores 0 and counts (or is left out
-    with ``unranked_users="skip"``). A user with no relevant item is undefined for every
-    metric but precision and hit rate: see ``empty_users``. A user is absent from the truth
+    with ``unranked_users="skip"``). A user with no relevant item is left out of the means
+    and null for every metric in ``per_user`` (precision and hit rate too, whose formulas would
+    give 0), so that a plain mean of a ``per_user`` column is ``summary``'s: see ``empty_users``. A user is absent from the truth
     when none of their rows has a relevance (with ``truth=``: no truth row at all).
 
     The data are checked before any metric is computed: null user, item or ``by`` values,
