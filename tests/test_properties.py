@@ -301,3 +301,42 @@ def test_the_reference_covers_every_metric_and_convention():
     }
     missing = [name for name in CHOICES if name not in modelled and name not in checked_elsewhere]
     assert not missing, f"conventions with no reference and no hand-worked test: {missing}"
+
+
+# ---------------------------------------------------------------------------- duplicate scope
+
+
+@pytest.mark.parametrize("backend", list(BACKENDS))
+def test_duplicates_outside_the_checked_rows_change_no_number(backend: str) -> None:
+    """The default duplicate check (check_duplicates="used") reads the relevant rows and the
+    rows ranked within the largest k, when ranks are used as given: a copy of any other row
+    (not relevant, ranked past every k or not at all) leaves every requested number as it
+    was, and a copy of a row it reads is refused."""
+
+    @settings(SETTINGS, max_examples=30 if backend.startswith("polars") else 8)
+    @given(long_frames(with_score=False), st.data())
+    def run(case: tuple[pl.DataFrame, dict[str, Any]], data: st.DataObject) -> None:
+        df, options = case
+        options = {key: value for key, value in options.items() if key not in ("exclude", "rank_gaps")}
+        options |= {"rank_gaps": "keep", "metrics": data.draw(st.lists(st.sampled_from(EVERY_USER_METRIC[:9]), min_size=1))}
+        threshold = options["threshold"]
+        relevant = (pl.col("relevance") >= threshold) if threshold is not None else (pl.col("relevance") > 0)
+        checked = relevant.fill_null(False) | (pl.col("rank") <= max(options["k"])).fill_null(False)
+        if "users" in options:  # only the listed users' rows: an unlisted one is dropped anyway
+            df = df.filter(pl.col("user_id").is_in(options["users"]["user_id"].implode()))
+        outside, inside = df.filter(~checked), df.filter(checked)
+        convert = BACKENDS[backend]
+        call = call_options(options, convert)
+        if outside.height:
+            row = outside.sample(1, seed=data.draw(st.integers(0, 99)))
+            if row["rank"].item() is not None:  # another rank past every k (or the same)
+                row = row.with_columns(rank=pl.col("rank") + data.draw(st.sampled_from([0, 1, 100])))
+            clean = to_polars(recframe.per_user(convert(df), **call))
+            copied = to_polars(recframe.per_user(convert(pl.concat([df, row])), **call))
+            assert_frame_equal(copied, clean, rel_tol=1e-12, abs_tol=1e-12)
+        if inside.height:
+            row = inside.sample(1, seed=data.draw(st.integers(0, 99)))
+            with pytest.raises(recframe.RecframeError, match=r"duplicate"):
+                to_polars(recframe.per_user(convert(pl.concat([df, row])), **call))
+
+    run()

@@ -125,8 +125,11 @@ def test_a_metric_missing_its_input_names_the_argument(declared) -> None:
 
 def test_a_new_term_is_one_declaration(declared, constructor) -> None:
     out = to_polars(recframe.per_user(constructor(FRAME), k=2, metrics=["miss_rate"], by="model"))
-    # A: user 1 has b (not relevant) in the top 2, user 2 has a; B: user 1 none, user 2 d and e
-    assert out.sort("model", "user_id")["miss_rate@2"].to_list() == [0.5, 0.5, 0.0, 1.0]
+    # A: user 1 has b (not relevant) in the top 2, user 2 has a; B: user 1 none, user 2 d and e,
+    # but no relevant item: 1.0 by the formula, null under empty_users="skip" (not in the means)
+    assert out.sort("model", "user_id")["miss_rate@2"].to_list() == [0.5, 0.5, 0.0, None]
+    zero = to_polars(recframe.per_user(constructor(FRAME), k=2, metrics=["miss_rate"], by="model", empty_users="zero"))
+    assert zero.sort("model", "user_id")["miss_rate@2"].to_list() == [0.5, 0.5, 0.0, 1.0]
 
 
 def test_report_marks_the_best_value_by_the_metric_direction(declared) -> None:
@@ -163,6 +166,20 @@ def test_used_rows_leave_out_a_duplicate_that_changes_no_number(constructor) -> 
     assert got.row(0) == pytest.approx(clean.row(0), rel=1e-12)
 
 
+@pytest.mark.parametrize(
+    "call",
+    [{"metrics": ["r_precision"], "k": 2}, {"metrics": ["rr"], "k": 2, "rr_cutoff": False}, {"k": 2}],
+    ids=["r_precision", "rr-uncut", "all-metrics"],
+)
+def test_ranks_used_as_given_past_k_read_the_relevant_rows(call, constructor) -> None:
+    # the bare r_precision (R = 2: hits at ranks <= 2 of a, c: 1/2) and rr at any rank read the
+    # relevant rows' own ranks: z past k changes neither, so it is not looked for
+    got = to_polars(recframe.per_user(constructor(DUPLICATE_PAST_K), **call))
+    clean = recframe.per_user(DUPLICATE_PAST_K.head(3), **call)
+    assert got.columns == clean.columns
+    assert got.row(0) == pytest.approx(clean.row(0), rel=1e-12)
+
+
 def test_check_duplicates_true_reads_every_row(constructor) -> None:
     with pytest.raises(RecframeError, match=r"duplicate \(user_id, item_id\) rows: user_id=1 has 5 rows but 4 distinct"):
         to_polars(recframe.per_user(constructor(DUPLICATE_PAST_K), k=2, metrics=["precision"], check_duplicates=True))
@@ -172,11 +189,14 @@ def test_check_duplicates_true_reads_every_row(constructor) -> None:
     "call",
     [
         {"metrics": ["precision"], "k": 5},  # z within the largest k
-        {"metrics": ["r_precision"], "k": 2},  # the bare column reads ranks up to R
-        {"metrics": ["rr"], "k": 2, "rr_cutoff": False},  # the first relevant item at any rank
-        {"k": 2},  # every metric: r_precision among them
+        # positions counted, not given: the bare column reads positions up to R, and any row
+        # before a relevant one moves it
+        {"metrics": ["r_precision"], "k": 2, "rank_gaps": "rerank"},
+        {"metrics": ["rr"], "k": 2, "rr_cutoff": False, "rank_gaps": "rerank"},
+        {"metrics": ["num_ret"], "k": 2},  # the length of the whole list
+        {"k": 2, "rank_gaps": "rerank"},  # every metric: r_precision among them
     ],
-    ids=["within-k", "r_precision", "rr-uncut", "all-metrics"],
+    ids=["within-k", "r_precision-rerank", "rr-uncut-rerank", "num_ret", "all-metrics-rerank"],
 )
 def test_used_rows_include_whatever_a_column_reads(call, constructor) -> None:
     with pytest.raises(RecframeError, match=r"duplicate \(user_id, item_id\) rows"):

@@ -11,11 +11,14 @@ What the duplicate check reads (``check_duplicates``):
 - ``"used"`` (the default): the rows that can change a number, which are every relevant row
   and every row ranked within the largest k of the call (after ``exclude=`` re-ranks). A
   duplicate among them raises; one among the other rows (not relevant and ranked past every
-  k, or not ranked) cannot change any value and is not looked for. When a column reads ranks
-  past the largest k (a bare column such as ``r_precision`` or ``bpref``, the columns of
-  ``iprec_at_recall`` and ``rprec_mult``, ``rr`` with ``rr_cutoff=False``) or other rows (the
-  judged rows ``bpref@k`` counts, the rows graded below the threshold under
-  ``gain_threshold="positive"``) every row is checked, as with ``True``.
+  k, or not ranked) cannot change any value and is not looked for. A column that reads
+  positions past the largest k (a bare column such as ``r_precision``, the columns of
+  ``iprec_at_recall`` and ``rprec_mult``, ``rr`` with ``rr_cutoff=False``) reads the relevant
+  rows alone where ranks are used as given (``rank=``, nothing re-ranked): a relevant row's
+  position is then its own rank. Where positions are counted (``score=``, ``exclude=``,
+  ``rank_gaps="rerank"``), or a column reads other rows (the list length of ``num_ret``, the
+  judged rows ``bpref`` counts, the rows graded below the threshold under
+  ``gain_threshold="positive"``), every row is checked, as with ``True``.
 - ``False``: no duplicate check.
 
 The catalog check (an item ranked within the largest k that is not in ``items=``, or in the
@@ -66,14 +69,21 @@ def duplicate_scope(spec: Spec) -> DuplicateScope | None:
         return None
     if wanted is True:
         return "all"
-    # a bare column (r_precision), a column per variant (iprec_at_recall_10) or rr without
-    # cut-off reads ranks past every k; a term of the judged rows (bpref's count of judged
-    # items) or of the rows graded below the threshold (gain_threshold="positive") reads rows
-    # that are neither relevant nor within k
+    # a term of every row (the list length), of the judged rows (bpref's count of judged items)
+    # or of the rows graded below the threshold (gain_threshold="positive") reads rows that are
+    # neither relevant nor within k
     metrics, options = spec.selection.metrics, spec.conventions
+    terms = [TERMS[t] for m in metrics for t in REGISTRY[m].terms(options)]
+    if {t.reads or domain_of(t, options) for t in terms} & {"all", "judged", "graded"}:
+        return "all"
+    # a bare column (r_precision), a column per variant (iprec_at_recall_10) or rr without
+    # cut-off reads positions past every k. Where ranks are used as given, a relevant row's
+    # position is its own rank whatever the other rows hold, and these terms read the relevant
+    # rows only; where positions are counted (score=, a re-rank), every row before a relevant
+    # one moves it
     past_k = any(REGISTRY[m].bare or REGISTRY[m].variants or REGISTRY[m].whole_list(options) for m in metrics)
-    domains = {domain_of(TERMS[t], options) for m in metrics for t in REGISTRY[m].terms(options)}
-    return "all" if past_k or domains & {"judged", "graded"} else "used"
+    positions_given = spec.columns.score is None and not spec.reranks
+    return "all" if past_k and not positions_given else "used"
 
 
 def is_relevant(spec: Spec) -> nw.Expr:

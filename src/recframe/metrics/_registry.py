@@ -141,6 +141,10 @@ class Term:
     #: the side columns the value reads (joined onto the domain's rows when asked for)
     side: tuple[Side, ...] = ()
     per_item: Callable[[nw.Expr, list[str]], nw.Expr] | None = None
+    #: the rows whose values can change the term, where narrower than its domain (n_relevant
+    #: counts in the pass over every row, but only the relevant rows add to it): what the
+    #: duplicate check must read for it (see recframe._checks.duplicate_scope)
+    reads: Domain | None = None
 
     def column(self, k: int | None = None) -> str:
         return names.term_column(self.name, k)
