@@ -1,8 +1,13 @@
-"""The README and the documentation pages are tested documents: their python and bash blocks run
-as written, in order (README, then the pages in DOCS order), in one empty folder (python blocks
-share one namespace, as a reader pasting them into one session; bash blocks run with
-`bash -e`, the `recframe` command on PATH). A block preceded by
-`<!-- readme-test: skip (reason) -->` is not run; the reason is in the Markdown source."""
+"""The README and the documentation pages are tested documents.
+
+- Every python block of the README and of docs/ runs pasted alone into a fresh interpreter in
+  an empty folder: it may write the files it needs, never lean on another block.
+- Their python and bash blocks also run as written, in order (README, then the pages in DOCS
+  order), in one empty folder (bash blocks with `bash -e`, the `recframe` command on PATH), as
+  a reader following the pages in one session.
+
+A block preceded by `<!-- readme-test: skip (reason) -->` is not run; the reason is in the
+Markdown source."""
 
 from __future__ import annotations
 
@@ -11,6 +16,8 @@ import re
 import subprocess
 import sys
 from pathlib import Path
+
+import pytest
 
 ROOT = Path(__file__).parents[1]
 # the pages whose examples continue the README's (conventions.md shows option calls on a `df`
@@ -39,6 +46,28 @@ print("ran", len(blocks), "blocks")
 def blocks() -> list[tuple[str, str, str | None]]:
     text = "\n".join((ROOT / page).read_text() for page in DOCS)
     return [(m["lang"], m["code"], m["reason"]) for m in BLOCK.finditer(text)]
+
+
+def python_blocks() -> list[pytest.param]:
+    """Every python block of the README and of docs/, as a test case named page:line."""
+    cases = []
+    for page in ["README.md", *sorted(str(p.relative_to(ROOT)) for p in (ROOT / "docs").glob("*.md"))]:
+        text = (ROOT / page).read_text()
+        for m in BLOCK.finditer(text):
+            if m["lang"] == "python":
+                line = text[: m.start()].count("\n") + 1
+                marks = [pytest.mark.skip(reason=m["reason"])] if m["reason"] is not None else []
+                cases.append(pytest.param(m["code"], id=f"{page}:{line}", marks=marks))
+    return cases
+
+
+@pytest.mark.parametrize("code", python_blocks())
+def test_each_python_block_runs_pasted_alone(code: str, tmp_path: Path) -> None:
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path,
+        env={**os.environ, "MPLBACKEND": "Agg"}, timeout=120,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr[-3000:]
 
 
 def test_every_skipped_block_says_why_and_most_run():
