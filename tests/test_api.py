@@ -105,10 +105,14 @@ SUMMARY_ONLY = {"aggregate": "mean", "ci": None, "ci_method": "bootstrap", "n_re
 
 @pytest.mark.parametrize("function", [recframe.per_user, recframe.summary])
 def test_signature_and_defaults(function):
+    # frame, k and metrics, then the keyword options, declared once in recframe.options
     params = inspect.signature(function).parameters
+    assert [(name, p.kind) for name, p in params.items()][-1] == ("options", inspect.Parameter.VAR_KEYWORD)
     extra = SUMMARY_ONLY if function is recframe.summary else {}
-    assert list(params) == EXPECTED_PARAMETERS + list(extra)
+    names = recframe.options.SUMMARY_NAMES if function is recframe.summary else recframe.options.PER_USER_NAMES
+    assert [*list(params)[:3], *names] == EXPECTED_PARAMETERS + list(extra)
     defaults = {name: p.default for name, p in params.items() if p.default is not inspect.Parameter.empty}
+    defaults |= {name: recframe.options.DEFAULTS[name] for name in names}
     assert defaults == {
         "k": 10,
         "metrics": None,
@@ -159,7 +163,9 @@ def test_signature_and_defaults(function):
         "max_grade": 4.0,
         "auc_without_negatives": "one",
     }
-    assert all(params[name].kind is inspect.Parameter.KEYWORD_ONLY for name in [*EXPECTED_PARAMETERS[3:], *extra])
+    # keyword only: a positional fourth argument is refused
+    with pytest.raises(TypeError):
+        function(small(), 1, ["precision"], "user_id")  # type: ignore[call-arg]
 
 
 @pytest.mark.parametrize("name", ["per_user", "summary"])
@@ -368,20 +374,56 @@ def test_truth_users_count_without_by_even_when_nothing_was_recommended():
 
 def test_conventions_are_defined_once():
     """conventions.TABLE is the one definition: the typed Conventions object, the defaults, the
-    docstrings and the signatures of every function that takes the options follow it."""
+    docstrings and the options every function takes follow it."""
     import dataclasses
     import typing
 
     from recframe import conventions
 
-    fields = {f.name: f.default for f in dataclasses.fields(conventions.Conventions)}
-    assert fields == conventions.DEFAULTS
+    assert [f.name for f in dataclasses.fields(conventions.Conventions)] == list(conventions.DEFAULTS)
+    assert conventions.Conventions.default() == conventions.Conventions(**conventions.DEFAULTS)
+    hints = typing.get_type_hints(recframe.options.Options)
+    for name, (kind, text, *_) in conventions.TABLE.items():
+        assert hints[name] == kind, name  # typed for IDEs and type checkers
+        assert recframe.options.DEFAULTS[name] is None  # None = not given: the profile's value
     for function in (recframe.per_user, recframe.summary, recframe.curve):
-        hints = typing.get_type_hints(function)
+        options = inspect.signature(function).parameters["options"]
+        assert options.kind is inspect.Parameter.VAR_KEYWORD and str(options.annotation).startswith("Unpack["), function
         for name, (kind, text, *_) in conventions.TABLE.items():
-            assert hints[name] == kind | None, (function.__name__, name)  # typed for IDEs; None = not given
-            assert f"    {name} : " in function.__doc__ or function is recframe.curve
-            assert " ".join(text.split())[:40] in " ".join((function.__doc__ or "").split()) or function is recframe.curve
+            assert f"    {name} : " in function.__doc__, (function.__name__, name)
+            assert " ".join(text.split())[:40] in " ".join((function.__doc__ or "").split())
+
+
+def test_each_default_is_written_once():
+    """An option's default is written in one place of src/: its declaration (recframe.options or
+    recframe.conventions), never again in a signature, a dataclass or a command-line flag."""
+    import re
+    from pathlib import Path
+
+    # the modules of the functions that take the options: per_user, summary, curve, compare,
+    # the namespace and the command line
+    root = Path(recframe.__file__).parent
+    modules = [
+        "api.py",
+        "curve.py",
+        "compare.py",
+        "_validate.py",
+        "_namespace.py",
+        "profiles.py",
+        "cli/_options.py",
+        "cli/_commands.py",
+    ]
+    sources = {root / m: (root / m).read_text() for m in modules}
+    for name, default in recframe.options.DEFAULTS.items():
+        if default is None or isinstance(default, bool):
+            continue
+        for spelling in {name, name.replace("_", "-")}:
+            value = re.escape(repr(default)).replace("'", "[\"']")
+            # a parameter or field (name: type = default) or a flag (--name ..., default=default)
+            pattern = re.compile(rf"\b{re.escape(spelling)}: [^=\n]+= {value}\b|--{re.escape(spelling)}\b[^)]*default={value}")
+            for path, text in sources.items():
+                assert not pattern.search(text), f"{name}'s default {default!r} written again in {path.name}"
+    assert not any("locals()" in text for text in sources.values())
 
 
 def test_the_version_is_defined_once():

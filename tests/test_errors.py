@@ -49,6 +49,9 @@ def frame(**overrides) -> pl.DataFrame:
         ({"by": ""}, r"by='' names a column with an empty name.*Hint: rename the column first"),
         ({"by": ["rank_group", ""]}, r"by=\['rank_group', ''\] names a column with an empty name"),
         ({"item": ""}, r"item='' names a column with an empty name"),
+        # the options are read through **options: a misspelled one is named, with the fix
+        ({"thresold": 4}, r"per_user\(\) has no option 'thresold'. Hint: did you mean threshold=4\?"),
+        ({"gain_treshold": 1}, r"has no option 'gain_treshold'.*did you mean gain_threshold=1"),
     ],
 )
 def test_bad_arguments(kwargs, pattern):

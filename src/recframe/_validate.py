@@ -88,11 +88,11 @@ class Selection:
     #: a recommended user missing from users=: "error" or "drop"
     unlisted_users: str
     #: the items= columns ild reads (item_features=)
-    item_features: tuple[str, ...] = ()
+    item_features: tuple[str, ...]
     #: the model (a value of the model key) intersection and unexpectedness compare with
-    baseline: Any = None
+    baseline: Any
     #: the share of training pairs the long-tail head holds
-    head_share: float = 0.2
+    head_share: float
 
 
 @dataclass(frozen=True)
@@ -277,14 +277,14 @@ def check_arguments(
     truth: Any,
     score_threshold: Any,
     check_duplicates: Any,
-    users: Any = None,
-    exclude: Any = None,
-    unlisted_users: Any = "error",
-    train: Any = None,
-    items: Any = None,
-    item_features: Any = None,
-    baseline: Any = None,
-    head_share: Any = 0.2,
+    users: Any,
+    exclude: Any,
+    unlisted_users: Any,
+    train: Any,
+    items: Any,
+    item_features: Any,
+    baseline: Any,
+    head_share: Any,
     per_metric: dict[str, dict[str, Any]] | None = None,
     no_cutoff: Sequence[str] = (),
     **options: Any,

@@ -4,39 +4,21 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Sequence
-from typing import Any, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import narwhals as nw
 
 from recframe import _engine, _frames, _intervals, _side, conventions, profiles
 from recframe import _names as n
 from recframe import _validate as v
-from recframe.conventions import (
-    DEFAULTS,
-    IDCG,
-    APDenominator,
-    AucWithoutNegatives,
-    ColdItems,
-    Discount,
-    Distance,
-    EmptyUsers,
-    Gain,
-    GainThreshold,
-    Novelty,
-    Popularity,
-    PrecisionDenominator,
-    RankGaps,
-    RecallDenominator,
-    ScoreDtype,
-    Ties,
-    UnjudgedUsers,
-    UnrankedUsers,
-)
+from recframe import options as options_table
 from recframe.errors import RecframeError, fix, ref
-from recframe.stats import CIMethod
+from recframe.options import PER_USER_NAMES, SUMMARY_NAMES, Options, SummaryOptions
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack  # typing.Unpack from Python 3.11
 
 FrameT = TypeVar("FrameT")
-Aggregate = Literal["mean", "gmean"]
 
 _PARAMETERS = """
     Parameters
@@ -63,101 +45,10 @@ _PARAMETERS = """
         percent of R), ``"set_precision"``, ``"set_recall"``, ``"set_f1"``, ``"set_map"``,
         ``"set_relative_precision"``, ``"bin_g"``, ``"rbp"``, ``"rbp_residual"``, ``"err"``,
         ``"auc"``; a bare column (no ``@k``) reads the whole list.
-    user : str or None, default "user_id"
-        Column identifying whose list a row belongs to. ``None``: the whole frame (per ``by``
-        group) is a single list.
-    item : str, default "item_id"
-        Column identifying the item. Any hashable type (int, string, categorical).
-    rank : str, default "rank"
-        Column with the 1-based position of the item in the list; null = not recommended.
-        Ignored when ``score`` is given.
-    score : str, optional
-        Rank by this column instead: highest score first, ties broken by ``item`` ascending;
-        a null score means not recommended.
-    relevance : str, default "relevance"
-        Column with the item's relevance: a rating, a grade or a 0/1 label; null = unjudged,
-        hence not relevant (with ``truth=``, an item absent from the truth is unjudged). A
-        judged item below the threshold is judged not relevant: ``bpref``, ``infap``,
-        ``judged`` and ``rbp_residual`` tell the two apart; every other metric counts both as
-        not relevant.
-    threshold : float, optional
-        An item is relevant when ``relevance >= threshold``; without one, when
-        ``relevance > 0``. Must be > 0 unless ``gain="binary"``.
-    by : str or list of str, optional
-        Key columns: every (by keys, user) pair is a separate list, and ``summary`` has one row
-        per combination. Each key is looked up where it lives: a column of the recommendations
-        only is a *model key* (``"model"``: with ``truth=``, every model is scored on every
-        truth user); a column of ``truth=`` too is a *truth key* (``"fold"``, a date: the two
-        frames are joined on it, never broadcast across it); a column of ``users=`` is a *user
-        attribute* (``"segment"``, ``"cohort"``: joined onto each user's row). A key found
-        nowhere, or both in ``users=`` and elsewhere, raises.
-    truth : frame, optional
-        Ground truth with columns ``user``, ``item`` and ``relevance`` (and any truth keys).
-        ``frame`` then holds only recommendations (user, item, rank or score, by keys); the
-        two are joined on user, item and the truth keys (a full outer join), with the truth
-        broadcast over the model keys, so each model is scored on every truth user, including
-        those it recommended nothing to.
-    users : frame, optional
-        The users to evaluate: the ``user`` column, one row per user, plus attribute columns
-        that ``by`` may name (segment, country, signup cohort). It fixes the user universe:
-        truth rows of users it does not list are left out, a listed user with relevant items
-        but no recommendations scores 0 and counts (see ``unranked_users``), and a user with
-        recommendations it does not list raises (see ``unlisted_users``).
-    exclude : frame, optional
-        (user, item) pairs to leave out, typically the training interactions (items the user
-        has seen), optionally with ``by`` key columns to match on too; other columns are
-        ignored. The pairs are removed from the recommendations, which are then re-ranked
-        densely (ranks 1, 3, 7 become 1, 2, 3) before any cut-off, and from the truth: a
-        relevant item the user had seen is not counted as relevant either.
-    unlisted_users : {"error", "drop"}, default "error"
-        With ``users=``: what to do with a user who has recommendations but is not listed:
-        raise, or leave the user out.
-    train : frame, optional
-        The training interactions, (user, item) pairs under the ``user`` and ``item`` column
-        names (other columns ignored, duplicate pairs counted once): each item's popularity is
-        its distinct training users. Read by ``novelty``, ``popularity``, ``long_tail`` and
-        ``serendipity``; the catalog of ``catalog_coverage``, ``gini`` and ``serendipity``
-        without ``items=``.
-    items : frame, optional
-        The catalog: one row per item (the ``item`` column), with the feature columns named by
-        ``item_features``. Every item ranked within k must be in it when a metric reads it
-        (``catalog_coverage``, ``gini``, ``serendipity``, ``ild``, ``category_diversity``).
-    item_features : str or list of str, optional
-        The columns of ``items=`` that ``ild`` compares items by (categories for
-        ``distance="hamming"``, numbers for ``"cosine"``) and ``category_diversity`` counts
-        the distinct values of. Never guessed: both need it.
-    baseline : any, optional
-        The model (a value of the one model key in ``by``) whose lists ``intersection`` and
-        ``unexpectedness`` compare every model's lists with, user by user.
-    head_share : float, default 0.2
-        ``long_tail``'s head: the most popular items, taken in decreasing popularity, until
-        this share of the distinct training (user, item) pairs is reached.
-    score_threshold : float, optional
-        With ``score``: items scored below it count as not recommended (null rank).
-    profile : str, default "recframe"
-        Reproduce another library: ``"trec_eval"``, ``"ranx"``, ``"rectools"``, ``"replay"``,
-        ``"recommenders"``, ``"lenskit"`` or ``"evidently"`` set every convention option below
-        to that library's behaviour and make ``metrics`` default to the metrics it has (asking for one
-        it lacks raises). A metric the peer has only without a cut-off (trec_eval's and
-        ranx's R-precision) gives its bare column alone. An option given explicitly
-        overrides the profile. The defaults below are the ``"recframe"`` profile's;
-        ``docs/conventions.md`` has the others.
-{conventions_doc}
-    check_duplicates : {"used", True, False}, default "used"
-        Check that no item and no rank repeats within a list. ``"used"`` checks the rows that
-        can change a number: every relevant row and every row ranked within the largest k
-        (after ``exclude=`` re-ranks); a duplicate among the other rows (not relevant, ranked
-        past every k or not ranked) changes no value and is not looked for. When a column
-        reads ranks past the largest k (a bare column such as ``r_precision``, the columns of
-        ``iprec_at_recall`` and ``rprec_mult``, ``rr`` with ``rr_cutoff=False``) or rows that
-        are neither relevant nor within k (``bpref``'s judged items, the grades below the
-        threshold under ``gain_threshold="positive"``) every row is checked. ``True`` checks every row of every list,
-        which costs about as much as computing the metrics. ``False`` skips the check, for
-        data known to be clean: duplicates then give wrong numbers, silently. The other data
-        checks always read every row.
+{options_doc}
 """
-# the convention options' entries come from their one definition, in recframe.conventions
-_PARAMETERS = _PARAMETERS.replace("{conventions_doc}", conventions.parameters_doc())
+# every option's entry comes from its one declaration, in recframe.options
+_PARAMETERS = _PARAMETERS.replace("{options_doc}", options_table.parameters(PER_USER_NAMES))
 
 _NOTES = """
     Notes
@@ -203,12 +94,13 @@ _NOTES = """
 """
 
 
-def _resolve(kwargs: dict[str, Any]) -> dict[str, Any]:
-    """The call's arguments with the profile applied (explicit options win)."""
-    kwargs.pop("frame")
-    explicit = {name: kwargs.pop(name) for name in DEFAULTS}
-    options, kwargs["metrics"] = profiles.resolve(kwargs.pop("profile"), explicit, kwargs["metrics"])
-    return {**kwargs, **options}
+def _resolve(k: Any, metrics: Any, given: dict[str, Any], names: Sequence[str], function: str) -> dict[str, Any]:
+    """The call's arguments: every option (a name that is not one raises), at its default where
+    left out, and the conventions from the profile where left out (explicit options win)."""
+    kwargs = {"k": k, "metrics": metrics, **options_table.resolve(given, names, function)}
+    explicit = {name: kwargs.pop(name) for name in conventions.DEFAULTS}
+    resolved, kwargs["metrics"] = profiles.resolve(kwargs.pop("profile"), explicit, kwargs["metrics"])
+    return {**kwargs, **resolved}
 
 
 def _side_frame(frame: Any, arg: str, main: nw.LazyFrame, wanted: list[tuple[str, str]]) -> tuple[nw.LazyFrame, dict[str, Any]]:
@@ -445,50 +337,9 @@ def per_user(
     frame: FrameT,
     k: int | Sequence[int] = 10,
     metrics: Sequence[str] | None = None,
-    *,
-    user: str | None = "user_id",
-    item: str = "item_id",
-    rank: str = "rank",
-    score: str | None = None,
-    relevance: str = "relevance",
-    threshold: float | None = None,
-    by: str | Sequence[str] | None = None,
-    truth: Any = None,
-    users: Any = None,
-    exclude: Any = None,
-    unlisted_users: str = "error",
-    train: Any = None,
-    items: Any = None,
-    item_features: str | Sequence[str] | None = None,
-    baseline: Any = None,
-    head_share: float = 0.2,
-    score_threshold: float | None = None,
-    profile: str = "recframe",
-    precision_denominator: PrecisionDenominator | None = None,
-    recall_denominator: RecallDenominator | None = None,
-    ap_denominator: APDenominator | None = None,
-    gain: Gain | None = None,
-    idcg: IDCG | None = None,
-    discount: Discount | None = None,
-    rr_cutoff: bool | None = None,
-    ties: Ties | None = None,
-    score_dtype: ScoreDtype | None = None,
-    empty_users: EmptyUsers | None = None,
-    unranked_users: UnrankedUsers | None = None,
-    unjudged_users: UnjudgedUsers | None = None,
-    rank_gaps: RankGaps | None = None,
-    novelty: Novelty | None = None,
-    popularity: Popularity | None = None,
-    cold_items: ColdItems | None = None,
-    distance: Distance | None = None,
-    gain_threshold: GainThreshold | None = None,
-    persistence: float | None = None,
-    max_grade: float | None = None,
-    auc_without_negatives: AucWithoutNegatives | None = None,
-    check_duplicates: bool | Literal["used"] = "used",
+    **options: Unpack[Options],
 ) -> FrameT:
-    # None = not given: the profile's value (the documented default for "recframe")
-    kwargs = _resolve(dict(locals()))
+    kwargs = _resolve(k, metrics, dict(options), PER_USER_NAMES, "per_user")
     v.check_per_user_metrics(kwargs["metrics"])
     plan, spec, kind = _plan(frame, kwargs)
     # lazy engines return rows in no particular order: sort by the keys
@@ -500,58 +351,11 @@ def summary(
     frame: FrameT,
     k: int | Sequence[int] = 10,
     metrics: Sequence[str] | None = None,
-    *,
-    user: str | None = "user_id",
-    item: str = "item_id",
-    rank: str = "rank",
-    score: str | None = None,
-    relevance: str = "relevance",
-    threshold: float | None = None,
-    by: str | Sequence[str] | None = None,
-    truth: Any = None,
-    users: Any = None,
-    exclude: Any = None,
-    unlisted_users: str = "error",
-    train: Any = None,
-    items: Any = None,
-    item_features: str | Sequence[str] | None = None,
-    baseline: Any = None,
-    head_share: float = 0.2,
-    score_threshold: float | None = None,
-    profile: str = "recframe",
-    precision_denominator: PrecisionDenominator | None = None,
-    recall_denominator: RecallDenominator | None = None,
-    ap_denominator: APDenominator | None = None,
-    gain: Gain | None = None,
-    idcg: IDCG | None = None,
-    discount: Discount | None = None,
-    rr_cutoff: bool | None = None,
-    ties: Ties | None = None,
-    score_dtype: ScoreDtype | None = None,
-    empty_users: EmptyUsers | None = None,
-    unranked_users: UnrankedUsers | None = None,
-    unjudged_users: UnjudgedUsers | None = None,
-    rank_gaps: RankGaps | None = None,
-    novelty: Novelty | None = None,
-    popularity: Popularity | None = None,
-    cold_items: ColdItems | None = None,
-    distance: Distance | None = None,
-    gain_threshold: GainThreshold | None = None,
-    persistence: float | None = None,
-    max_grade: float | None = None,
-    auc_without_negatives: AucWithoutNegatives | None = None,
-    check_duplicates: bool | Literal["used"] = "used",
-    aggregate: Aggregate = "mean",
-    ci: float | None = None,
-    ci_method: CIMethod = "bootstrap",
-    n_resamples: int = 1000,
-    seed: int | None = None,
+    **options: Unpack[SummaryOptions],
 ) -> FrameT:
-    kwargs = dict(locals())
+    kwargs = _resolve(k, metrics, dict(options), SUMMARY_NAMES, "summary")
     interval = {name: kwargs.pop(name) for name in ("ci", "ci_method", "n_resamples", "seed")}
-    kwargs.pop("aggregate")
-    # None = not given: the profile's value (the documented default for "recframe")
-    kwargs = _resolve(kwargs)
+    aggregate, ci = kwargs.pop("aggregate"), interval["ci"]
     if aggregate not in ("mean", "gmean"):
         raise RecframeError(f'{ref("aggregate", aggregate)} is not a known aggregate. Hint: pass "mean" or "gmean".')
     if ci is None:
@@ -613,25 +417,7 @@ per_user.__doc__ = f"""Ranking metrics for every user (and ``by`` group): one ro
 """
 
 summary.__doc__ = f"""Mean ranking metrics by ``by`` group (one row when ``by`` is None).
-{_PARAMETERS}    aggregate : {{"mean", "gmean"}}, default "mean"
-        How each metric column is averaged over the counted users: the arithmetic mean, or
-        the geometric mean as trec_eval's ``gm_map`` and ``gm_bpref``:
-        exp(mean(log(max(value, 1e-5)))), so one user at 0 pulls it down without zeroing it.
-        The columns keep their names (``ap@10`` is then the geometric mean AP).
-    ci : float, optional
-        Add an interval of each mean at this coverage (e.g. 0.95), by ``ci_method``. With it,
-        every metric column ``<col>`` is followed by ``<col>_std`` (the sample standard
-        deviation of the per-user values, ddof=1), ``<col>_lo`` and ``<col>_hi``. Without it
-        (the default) the output is the means alone.
-    ci_method : {{"bootstrap", "t"}}, default "bootstrap"
-        ``"bootstrap"``: percentile bootstrap over the counted users of each group
-        (numpy only). ``"t"``: mean -/+ t quantile x std / sqrt(n_users) (needs scipy:
-        ``pip install "recframe[stats]"``).
-    n_resamples : int, default 1000
-        Bootstrap resamples (each draws ``n_users`` users with replacement).
-    seed : int, optional
-        Seed of the bootstrap (``numpy.random.default_rng``): the same seed and data give the
-        same intervals. Groups are resampled in key order from one generator.
+{_PARAMETERS}{options_table.parameters([n for n in SUMMARY_NAMES if n not in PER_USER_NAMES])}
 
     Returns
     -------

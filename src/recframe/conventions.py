@@ -239,30 +239,36 @@ def parameters_doc(indent: str = "    ") -> str:
 
 @dataclass(frozen=True)
 class Conventions:
-    """One call's convention values, checked (one field per :data:`TABLE` entry, same defaults).
+    """One call's convention values, checked: one field per :data:`TABLE` entry (whose default is
+    the one place a default is written: :meth:`default` reads it).
 
-    >>> Conventions().ap_denominator, Conventions(rr_cutoff=False).rr_cutoff
+    >>> Conventions.default().ap_denominator, Conventions.default(rr_cutoff=False).rr_cutoff
     ('min_k_relevant', False)
     """
 
-    precision_denominator: PrecisionDenominator = "k"
-    recall_denominator: RecallDenominator = "relevant"
-    ap_denominator: APDenominator = "min_k_relevant"
-    gain: Gain = "linear"
-    idcg: IDCG = "relevant"
-    discount: Discount = "log2_rank_plus_1"
-    rr_cutoff: bool = True
-    ties: Ties = "item_asc"
-    score_dtype: ScoreDtype = "float64"
-    empty_users: EmptyUsers = "skip"
-    unranked_users: UnrankedUsers = "zero"
-    unjudged_users: UnjudgedUsers = "empty"
-    rank_gaps: RankGaps = "error"
-    novelty: Novelty = "self_information"
-    popularity: Popularity = "count"
-    cold_items: ColdItems = "count"
-    distance: Distance = "hamming"
-    gain_threshold: GainThreshold = "threshold"
-    persistence: float = 0.8
-    max_grade: float = 4.0
-    auc_without_negatives: AucWithoutNegatives = "one"
+    precision_denominator: PrecisionDenominator
+    recall_denominator: RecallDenominator
+    ap_denominator: APDenominator
+    gain: Gain
+    idcg: IDCG
+    discount: Discount
+    rr_cutoff: bool
+    ties: Ties
+    score_dtype: ScoreDtype
+    empty_users: EmptyUsers
+    unranked_users: UnrankedUsers
+    unjudged_users: UnjudgedUsers
+    rank_gaps: RankGaps
+    novelty: Novelty
+    popularity: Popularity
+    cold_items: ColdItems
+    distance: Distance
+    gain_threshold: GainThreshold
+    persistence: float
+    max_grade: float
+    auc_without_negatives: AucWithoutNegatives
+
+    @classmethod
+    def default(cls, **values: Any) -> Conventions:
+        """The defaults of :data:`TABLE`, with `values` on top."""
+        return cls(**{**DEFAULTS, **values})
