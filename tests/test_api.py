@@ -383,13 +383,13 @@ def test_conventions_are_defined_once():
     assert [f.name for f in dataclasses.fields(conventions.Conventions)] == list(conventions.DEFAULTS)
     assert conventions.Conventions.default() == conventions.Conventions(**conventions.DEFAULTS)
     hints = typing.get_type_hints(recframe.options.Options)
-    for name, (kind, text, *_) in conventions.TABLE.items():
+    for name, (kind, *_) in conventions.TABLE.items():
         assert hints[name] == kind, name  # typed for IDEs and type checkers
         assert recframe.options.DEFAULTS[name] is None  # None = not given: the profile's value
     for function in (recframe.per_user, recframe.summary, recframe.curve):
         options = inspect.signature(function).parameters["options"]
         assert options.kind is inspect.Parameter.VAR_KEYWORD and str(options.annotation).startswith("Unpack["), function
-        for name, (kind, text, *_) in conventions.TABLE.items():
+        for name, (_, text, *_) in conventions.TABLE.items():
             assert f"    {name} : " in function.__doc__, (function.__name__, name)
             assert " ".join(text.split())[:40] in " ".join((function.__doc__ or "").split())
 
