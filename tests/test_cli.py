@@ -253,7 +253,7 @@ def test_q_is_per_user_as_trec_eval_and_quiet_has_its_long_form_only(files, caps
         (["evaluate", "empty.parquet"], ["empty.parquet", "could not be read"]),
         (["evaluate", "joined.csv", "--k", "5,,10"], ["--k", "empty cut-off"]),
         (["evaluate", "joined.csv", "--precision", "100000000000000000000"], ["--precision", "from 0 to 17"]),
-        (["evaluate", "joined.csv", "--out", "joined.csv"], ["--out 'joined.csv' is one of the input files"]),
+        (["evaluate", "joined.csv", "--out", "joined.csv"], ["--out 'joined.csv' is the input file of RECS"]),
         (["evaluate", "joined.csv", "--out", "."], ["--out '.' is a folder"]),
     ],
     ids=[

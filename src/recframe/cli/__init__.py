@@ -50,7 +50,7 @@ from recframe.cli._messages import (
     polars_message,
 )
 from recframe.cli._options import build_parser
-from recframe.cli._output import Progress, render, write_atomic
+from recframe.cli._output import Progress, check_outputs, render, write_atomic
 from recframe.errors import RecframeError
 
 __all__ = [
@@ -95,6 +95,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parts = [getattr(args, "recs", None), *(f"{option} {value}" for option, value in given if value)]
     where = " with ".join(part for part in parts if part) or "the bundled sample"
     try:
+        check_outputs(args)  # before anything is read or written
         return args.run(args, progress)
     except UsageError as error:
         return _fail(str(error), EXIT_USAGE, debug)

@@ -201,7 +201,7 @@ def curve_command(args: argparse.Namespace, progress: Progress) -> int:
     if args.plot:
         drawn = [m for m in (args.metrics or ["ndcg"]) if m in table.columns]
         figure = recframe.plot.curve(table, drawn or ["precision"])
-        write_atomic(Path(args.plot), lambda path: figure.savefig(path, format="png", dpi=120))
+        write_atomic(Path(args.plot), lambda path: figure.savefig(path, format="png", dpi=120), flag="--plot")
         progress.stage(f"drew {args.plot}")
     return emit(args, fmt, table, progress)
 

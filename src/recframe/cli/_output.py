@@ -9,6 +9,7 @@ import glob
 import itertools
 import os
 import shutil
+import stat
 import sys
 import tempfile
 import threading
@@ -172,28 +173,78 @@ def _umask() -> int:
     return mask
 
 
-def write_atomic(path: Path, write: Callable[[Path], object]) -> None:
-    """Call ``write(temporary_path)`` on a temporary file beside `path`, then rename it to `path`.
+#: the command-line flags that name a file a command writes
+OUTPUT_FLAGS = {"out": "--out", "plot": "--plot"}
+#: those that name a file a command reads
+INPUT_FLAGS = {"recs": "RECS", "trec_run": "--run", "trec_qrels": "--qrels", **{name: f"--{name}" for name in SIDE_INPUTS}}
 
-    A reader (or the next scheduled job) sees the old file or the complete new one, never a part;
-    on any failure the temporary file is removed and `path` is untouched.
+
+def check_outputs(args: argparse.Namespace) -> None:
+    """Refuse, before anything is read, an output path (--out, --plot) that is one of the
+    command's input files: the same file by identity (a symlink to it, a hard link, another
+    spelling of its path), not by spelling."""
+    for name, out_flag in OUTPUT_FLAGS.items():
+        out = getattr(args, name, None)
+        if not out or not os.path.exists(out):
+            continue  # a new file is none of the inputs
+        for source, in_flag in INPUT_FLAGS.items():
+            pattern = getattr(args, source, None)
+            if not pattern:
+                continue
+            files = glob.glob(pattern, recursive=True) if glob.has_magic(pattern) else [pattern]
+            if any(os.path.exists(f) and os.path.samefile(f, out) for f in files):
+                raise UsageError(
+                    f"{out_flag} {out!r} is the input file of {in_flag} ({pattern}): writing it would destroy the input. "
+                    f"Hint: pass another {out_flag}."
+                )
+
+
+def write_atomic(path: Path, write: Callable[[Path], object], flag: str = "--out") -> None:
+    """Write `path` by calling ``write(a_path)``, so that it never holds a part of the output.
+
+    - A regular file (or a new one): ``write`` fills a temporary file beside it, renamed onto
+      it at the end. A reader (or the next scheduled job) sees the old file or the complete new
+      one; on any failure the temporary file is removed and `path` is untouched.
+    - A symlink to a regular file: the same beside its target, so the link stays a link and
+      its target gets the new content.
+    - A device, FIFO or socket (``/dev/null``, ``/dev/stdout``, a named pipe): written
+      directly, never replaced by a file (as root, renaming onto ``/dev/null`` would replace
+      the device node itself).
     """
-    with tempfile.NamedTemporaryFile(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp", delete=False) as handle:
-        temporary = Path(handle.name)
     try:
-        write(temporary)
-        os.chmod(temporary, 0o666 & ~_umask())  # the permissions a plain open() would give, not 0600
-        os.replace(temporary, path)
+        special = path.exists() and not stat.S_ISREG(os.stat(path).st_mode)
+    except OSError:
+        special = False
+    try:
+        if special:
+            _write_through(path, write)
+            return
+        target = Path(os.path.realpath(path)) if path.is_symlink() else path
+        with tempfile.NamedTemporaryFile(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp", delete=False) as handle:
+            temporary = Path(handle.name)
+        try:
+            write(temporary)
+            os.chmod(temporary, 0o666 & ~_umask())  # the permissions a plain open() would give, not 0600
+            os.replace(temporary, target)
+        except BaseException:
+            temporary.unlink(missing_ok=True)
+            raise
     except OSError as error:
-        temporary.unlink(missing_ok=True)
         # the output could not be written (a full disk, a read-only folder): say so, not "check the input"
         raise UsageError(
-            f"--out {str(path)!r}: could not write it ({error.strerror or error}); the previous file, if any, is "
+            f"{flag} {str(path)!r}: could not write it ({error.strerror or error}); the previous file, if any, is "
             "untouched. Hint: check the free space and permissions of its folder."
         ) from None
-    except BaseException:
-        temporary.unlink(missing_ok=True)
-        raise
+
+
+def _write_through(path: Path, write: Callable[[Path], object]) -> None:
+    """Write to a device or FIFO in place: ``write`` fills a private temporary file (a writer
+    such as parquet's may seek), whose bytes are then copied into `path`, opened as it is."""
+    with tempfile.TemporaryDirectory(prefix="recframe-") as folder:
+        staged = Path(folder) / "output"
+        write(staged)
+        with open(staged, "rb") as source, open(path, "wb") as sink:
+            shutil.copyfileobj(source, sink)
 
 
 def output_format(args: argparse.Namespace) -> str:
@@ -206,13 +257,6 @@ def output_format(args: argparse.Namespace) -> str:
         folder = Path(args.out).resolve().parent
         if not folder.is_dir():
             raise UsageError(f"--out {args.out!r}: the folder {str(folder)!r} does not exist. Hint: create it first (mkdir -p).")
-        inputs = [args.recs, *(getattr(args, name, None) for name in ("trec_run", "trec_qrels", *SIDE_INPUTS))]
-        for pattern in (p for p in inputs if p):
-            files = glob.glob(pattern) if glob.has_magic(pattern) else [pattern]
-            if os.path.exists(args.out) and any(os.path.exists(f) and os.path.samefile(f, args.out) for f in files):
-                raise UsageError(
-                    f"--out {args.out!r} is one of the input files ({pattern}): writing it would destroy the input. Hint: pass another --out."
-                )
     if args.format:
         fmt = args.format
     elif args.out:
