@@ -281,6 +281,24 @@ def test_bad_input_exits_2_with_one_line(files, args, fragments):
     assert (files / "joined.csv").read_bytes() == before  # no input overwritten
 
 
+def test_a_quoted_line_break_is_one_record_rfc_4180(tmp_path):
+    """A field holding a line break (quoted, as RFC 4180 allows) is read, not refused as ragged;
+    a short row after it is still named by its own line, and an unclosed quote is refused."""
+    header = "user_id,item_id,rank,relevance,note\n"
+    good = tmp_path / "good.csv"
+    good.write_text(header + '1,a,1,1,"two\nlines, and a comma"\n1,b,2,0,plain\n')
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        code = cli.main(["evaluate", str(good), "--k", "2", "--metrics", "precision,recall", "--format", "csv", "--quiet"])
+    assert code == 0 and out.getvalue().splitlines()[1].endswith(",0.5,1.0")  # a@1 relevant: precision@2 1/2, recall 1/1
+    ragged = tmp_path / "ragged.csv"
+    ragged.write_text(header + '1,a,1,1,"two\nlines"\n1,b,2\n')
+    assert_usage_error(run("evaluate", ragged), "ragged.csv, line 4: 3 field(s) where the header has 5")
+    unclosed = tmp_path / "unclosed.csv"
+    unclosed.write_text(header + '1,a,1,1,"open\n1,b,2,0,x\n')
+    assert_usage_error(run("evaluate", unclosed), "unclosed.csv, line 2: a quoted field opens here and is never closed")
+
+
 def test_failing_run_leaves_no_file_and_keeps_the_old_one(files, tmp_path):
     good = tmp_path / "metrics.csv"
     good.write_text("yesterday's good result\n")

@@ -41,7 +41,6 @@ def test_qrels_file_parsed(tmp_path: Path) -> None:
     [
         ("q1 Q0 d1 1 2.5 bm25\nq1 Q0 d2 2 1.5\n", 2, 1),  # truncated: five fields
         ("q1 Q0 d1 1 2.5 bm25 extra\n", 1, 1),  # seven fields
-        ("# c\nq1 Q0 d1 one 2.5 bm25\nq1 Q0 d2 2.5 1 bm25\n", 2, 2),  # ranks not whole numbers
         ("q1 Q0 d1 1 high bm25\n", 1, 1),  # score not a number
         ("q1 Q0 d1 1 nan bm25\nq1 Q0 d2 2 inf bm25\n", 1, 2),  # scores not finite
     ],
@@ -50,6 +49,32 @@ def test_malformed_run_lines_are_named_with_their_number(tmp_path: Path, text: s
     path = write(tmp_path, "run.txt", text)
     with pytest.raises(recframe.RecframeError, match=rf"run file .*run\.txt', line {line}: .*\({count} malformed line"):
         read_trec_run(path)
+
+
+def test_the_rank_field_is_read_but_never_refused(tmp_path: Path) -> None:
+    # trec_eval ignores it (it orders by score): "2.0" reads as 2, anything else as null
+    path = write(tmp_path, "run.txt", "q1 Q0 d1 2.0 2.5 bm25\nq1 Q0 d2 one 1.5 bm25\nq1 Q0 d3 2.5 1.0 bm25\n")
+    assert read_trec_run(path).collect()["rank"].to_list() == [2, None, None]
+    with pytest.raises(recframe.RecframeError, match=r"line 1: 'q1 Q0 d1 2.0' is not"):
+        read_trec_run(write(tmp_path, "short.txt", "q1 Q0 d1 2.0\n"))  # a missing field still is
+
+
+def test_bytes_that_are_not_utf8_are_refused_with_their_line(tmp_path: Path) -> None:
+    path = tmp_path / "run.txt"
+    path.write_bytes(b"q1 Q0 d1 1 2.5 bm25\nq1 Q0 d\xe92 2 1.5 bm25\n")
+    with pytest.raises(recframe.RecframeError, match=r"run file .*, line 2: byte 0xE9 .* is not UTF-8 text.*Hint: convert"):
+        read_trec_run(path)
+    qrels = tmp_path / "qrels.txt"
+    qrels.write_bytes(b"q1 0 d\xe9 1\n")
+    with pytest.raises(recframe.RecframeError, match=r"qrels file .*, line 1: byte 0xE9"):
+        read_trec_qrels(qrels)
+
+
+def test_control_bytes_and_a_written_replacement_character_are_docnos_like_any(tmp_path: Path) -> None:
+    run = write(tmp_path, "run.txt", "q1 Q0 d\x011 1 2.5 bm25\nq1 Q0 d\ufffd 2 1.5 bm25\n")
+    qrels = write(tmp_path, "qrels.txt", "q1 0 d\x011 1\nq1 0 d\ufffd 1\n")
+    out = recframe.summary(read_trec_run(run), truth=read_trec_qrels(qrels), score="score", k=2, metrics=["recall"]).collect()
+    assert out["recall@2"].to_list() == [1.0]
 
 
 def test_malformed_qrels_line(tmp_path: Path) -> None:

@@ -21,6 +21,7 @@ number descending.
 
 from __future__ import annotations
 
+import codecs
 import os
 import sys
 from collections.abc import Collection, Sequence
@@ -56,6 +57,8 @@ def _lines(path: str | os.PathLike[str], label: str) -> pl.LazyFrame:
         quote_char=None,
         new_columns=[_LINE],
         schema={_LINE: pl.String},
+        # bytes that are not UTF-8 read as U+FFFD here, and are refused by _parse's check
+        encoding="utf8-lossy",
     ).with_row_index(_NUMBER, offset=1)
     text = pl.col(_LINE).str.strip_chars()
     return lines.filter(text.is_not_null() & (text != "") & ~text.str.starts_with("#")).with_columns(
@@ -63,11 +66,35 @@ def _lines(path: str | os.PathLike[str], label: str) -> pl.LazyFrame:
     )
 
 
+def _not_utf8(path: Path, label: str) -> RecframeError | None:
+    """The refusal of a file that is not UTF-8 text, naming the first bad byte and its line;
+    None when the U+FFFD the reader found was written in the file (valid UTF-8)."""
+    decoder = codecs.getincrementaldecoder("utf-8")()
+    line, offset = 1, 0
+    with open(path, "rb") as handle:
+        while chunk := handle.read(1 << 20):
+            try:
+                decoder.decode(chunk)
+            except UnicodeDecodeError as error:
+                byte = chunk[error.start]
+                line += chunk[: error.start].count(b"\n")
+                return RecframeError(
+                    f"{label} file {str(path)!r}, line {line}: byte 0x{byte:02X} (at byte {offset + error.start}) is not "
+                    "UTF-8 text; document numbers would not compare as trec_eval compares them. Hint: convert the "
+                    f"file first, e.g. iconv -f latin1 -t utf-8 {str(path)!r} > converted.txt."
+                )
+            line += chunk.count(b"\n")
+            offset += len(chunk)
+    return None
+
+
 def _parse(path: str | os.PathLike[str], label: str, fields: dict[str, int], layout: str) -> pl.LazyFrame:
     """Split each line into `fields` (name -> position), check every line, return the frame.
 
     The check reads the file once now, so a malformed line is reported when the function is
-    called, with its line number; the returned frame reads it again when collected.
+    called, with its line number; the returned frame reads it again when collected. A run's
+    rank field is read when it is a whole number and is never checked: trec_eval ignores it
+    (it orders by score), so ``2.0`` or ``-`` there is no error.
     """
     lines = _lines(path, label)
     n_fields = len(layout.split())
@@ -77,14 +104,26 @@ def _parse(path: str | os.PathLike[str], label: str, fields: dict[str, int], lay
         for name, position in fields.items()
     }
     raw = {name: pl.col(_FIELDS).list.get(position, null_on_oob=True) for name, position in fields.items()}
+    if label == "run":  # "2.0" reads as 2; a field that is no whole number, as null
+        number = raw["rank"].cast(pl.Float64, strict=False)
+        whole = number.is_finite() & (number == number.round(0)) & (number.abs() < 2**53)
+        parsed["rank"] = pl.when(whole).then(number).cast(pl.Int64).alias("rank")
     bad = pl.col(_FIELDS).list.len() != n_fields
     for name in fields:
+        if label == "run" and name == "rank":
+            continue
         bad = bad | (parsed[name].is_null() & raw[name].is_not_null())
         if schema[name] == pl.Float64:
             bad = bad | ~parsed[name].is_finite().fill_null(True)
-    problems = (
-        lines.filter(bad).select(pl.len().alias("n"), pl.col(_NUMBER).first(), pl.col(_LINE).first()).collect(engine="streaming")
-    )
+    undecoded = pl.col(_LINE).str.contains("\ufffd", literal=True)
+    problems = lines.select(
+        bad.sum().alias("n"),
+        pl.col(_NUMBER).filter(bad).first(),
+        pl.col(_LINE).filter(bad).first(),
+        undecoded.any().alias("undecoded"),
+    ).collect(engine="streaming")
+    if problems["undecoded"][0] and (error := _not_utf8(Path(path), label)) is not None:
+        raise error
     if problems["n"][0]:
         number, text, count = problems[_NUMBER][0], problems[_LINE][0], problems["n"][0]
         shown = text if len(text) <= 80 else text[:77] + "..."

@@ -56,33 +56,48 @@ class Source:
 def _check_csv_fields(path: str) -> None:
     """Raise UsageError at the first line of `path` whose field count is not the header's.
 
-    Lines are counted by their commas in one Polars pass; the few lines with quotes (where a
-    comma may sit inside a field) are parsed with the csv module. Blank lines are skipped, as
-    the reader skips them.
+    Lines are counted by their commas in one Polars pass; the few records with quotes (where a
+    comma or a line break may sit inside a field, RFC 4180) are parsed with the csv module: a
+    record goes on past the end of a line while an odd number of quotes is open. Blank lines
+    are skipped, as the reader skips them.
     """
     lines = pl.scan_csv(
         path, has_header=False, separator="\x1f", quote_char=None, new_columns=["line"], schema={"line": pl.String}
     ).with_row_index("number", offset=1)
     lines = lines.filter(pl.col("line").is_not_null() & (pl.col("line").str.strip_chars() != ""))
+    quotes = pl.col("line").str.count_matches('"', literal=True)
     rows = lines.with_columns(
-        quoted=pl.col("line").str.contains('"', literal=True),
+        # a line that starts inside a quoted field continues the record of the line before
+        record=((quotes.cum_sum() - quotes) % 2 == 0).cum_sum(),
+        quoted=quotes > 0,
         fields=pl.col("line").str.count_matches(",", literal=True) + 1,
     ).collect(engine="streaming")
     if rows.height == 0:
         return
+    if rows["line"].str.count_matches('"', literal=True).sum() % 2:
+        # the last record's quote is never closed: name the line that opens it
+        start = rows.filter(pl.col("record") == rows["record"].max()).row(0, named=True)
+        raise UsageError(
+            f"{path}, line {start['number']}: a quoted field opens here and is never closed. Hint: the file looks "
+            "truncated (a half-written export?): regenerate it, or close the quote."
+        )
+    # records with a quote: their lines, joined as the reader joins them
+    quoted_records = rows.filter(pl.col("quoted").any().over("record"))
+    records = quoted_records.group_by("record", maintain_order=True).agg(pl.col("number").first(), pl.col("line").str.join("\n"))
+    parsed = {r["record"]: (r["number"], r["line"]) for r in records.iter_rows(named=True)}
 
     def count(line: str) -> int:
         return len(next(csv.reader([line])))
 
-    header = rows.row(0, named=True)
-    expected = count(header["line"]) if header["quoted"] else header["fields"]
-    body = rows.slice(1)
-    plain = body.filter(~pl.col("quoted") & (pl.col("fields") != expected)).head(1)
+    first = rows.row(0, named=True)
+    expected = count(parsed[first["record"]][1]) if first["record"] in parsed else first["fields"]
+    body = rows.filter(pl.col("record") != first["record"])
+    plain = body.filter(~pl.col("record").is_in(list(parsed)) & (pl.col("fields") != expected)).head(1)
     candidates = [(r["number"], r["line"], r["fields"]) for r in plain.iter_rows(named=True)]
-    for r in body.filter(pl.col("quoted")).iter_rows(named=True):
-        n = count(r["line"])
-        if n != expected:
-            candidates.append((r["number"], r["line"], n))
+    for record, (number, text) in parsed.items():
+        n = count(text)
+        if record != first["record"] and n != expected:
+            candidates.append((number, text, n))
             break
     if candidates:
         number, line, n = min(candidates)
