@@ -36,6 +36,15 @@ def _split(text: str) -> list[str]:
     return [part.strip() for part in text.split(",") if part.strip()]
 
 
+def _columns(text: str) -> list[str]:
+    """Column names separated by commas; an empty one (--by "", --by model,) is refused, never dropped."""
+    if any(not part.strip() for part in text.split(",")):
+        raise argparse.ArgumentTypeError(
+            f"{text!r} has an empty column name. Hint: name the columns separated by single commas, e.g. --by model,fold."
+        )
+    return _split(text)
+
+
 def _boolean(text: str) -> bool:
     """A true/false option value (argparse hands over strings)."""
     value = {"true": True, "false": False}.get(text.strip().lower())
@@ -86,7 +95,7 @@ def _add_columns(parser: argparse.ArgumentParser) -> None:
     group.add_argument(
         "--relevance", default="relevance", metavar="COLUMN", help="rating, grade or 0/1 label (default: relevance)"
     )
-    group.add_argument("--by", type=_split, metavar="COL[,COL]", help="group keys, e.g. --by model: one result row per group")
+    group.add_argument("--by", type=_columns, metavar="COL[,COL]", help="group keys, e.g. --by model: one result row per group")
 
 
 def _add_inputs(p: argparse.ArgumentParser, cutoffs: bool = True, baseline: bool = True, trec: bool = False) -> None:
@@ -112,7 +121,7 @@ def _add_inputs(p: argparse.ArgumentParser, cutoffs: bool = True, baseline: bool
         help="with --users: a user with recommendations but not listed is an error (default) or left out",
     )  # fmt: skip
     beyond = p.add_argument_group("beyond accuracy (see recframe.metrics.beyond)")
-    beyond.add_argument("--item-features", type=_split, metavar="COL[,COL]", help="the --items columns ild compares items by")
+    beyond.add_argument("--item-features", type=_columns, metavar="COL[,COL]", help="the --items columns ild compares items by")
     if baseline:
         beyond.add_argument(
             "--baseline", metavar="MODEL", help="the --by model whose lists intersection and unexpectedness compare with"
