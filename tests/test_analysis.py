@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib.util
 import math
+import warnings
 
 import numpy as np
 import polars as pl
@@ -312,6 +313,25 @@ def test_curve_with_intervals_and_lazy():
 def test_curve_bad_k_max():
     with pytest.raises(RecframeError, match=r"k_max=0 is not a positive integer.*Hint"):
         recframe.curve(FRAME, k_max=0)
+
+
+@pytest.mark.parametrize("order", ["rank", "score"])
+def test_curve_work_is_bounded_by_the_data_not_by_k_max(constructor, order):
+    """k_max=10**9 on lists of at most 3 items stops at the default 50 (the longest list is
+    shorter), says so, and gives the values summary gives there; a k_max within the default or
+    the longest list is never cut."""
+    df = pl.DataFrame({"user_id": [1, 1, 1, 2], "item_id": ["a", "b", "c", "a"], "rank": [1, 2, 3, 1], "relevance": [0, 1, 1, 1]})
+    if order == "score":
+        df = df.with_columns(score=-pl.col("rank").cast(pl.Float64)).drop("rank")
+    call = {"score": "score"} if order == "score" else {}
+    with pytest.warns(recframe.CappedWarning, match=r"k_max=1000000000.*at most 3 ranked item\(s\).*stops at k=50"):
+        out = to_polars(recframe.curve(constructor(df), metrics=["precision"], k_max=10**9, **call))
+    assert out["k"].to_list() == list(range(1, 51))
+    # hits 0, 1, 2 at k = 1..3 for user 1 (a not relevant), 1 for user 2: at k = 50, (2/50 + 1/50) / 2
+    assert out.filter(pl.col("k") == 50)["precision"].item() == pytest.approx((2 / 50 + 1 / 50) / 2)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert to_polars(recframe.curve(constructor(df), metrics=["precision"], k_max=5, **call)).height == 5
 
 
 def test_curve_takes_the_same_conventions_and_profile_as_summary():

@@ -64,7 +64,11 @@ def test_parameters_sections_match_the_signatures(function):
     params = list(inspect.signature(function).parameters)
     if params and params[-1] == "options":  # **options: Unpack[...]: the options declared there
         annotation = str(inspect.signature(function).parameters["options"].annotation)
-        declared = {"Unpack[Options]": recframe.options.PER_USER_NAMES, "Unpack[SummaryOptions]": recframe.options.SUMMARY_NAMES}
+        declared = {
+            "Unpack[Options]": recframe.options.PER_USER_NAMES,
+            "Unpack[IntervalOptions]": recframe.options.CURVE_NAMES,
+            "Unpack[SummaryOptions]": recframe.options.SUMMARY_NAMES,
+        }
         params = [*params[:-1], *declared[annotation]]
     assert _documented(sections.get("Parameters", [])) == params
     assert not set(_documented(sections.get("Returns", [])[1:])) & set(params), "a parameter is documented under Returns"

@@ -5,8 +5,10 @@ from __future__ import annotations
 import math
 
 import numpy as np
+import polars as pl
 import pytest
 
+import recframe
 from recframe import RecframeError, stats
 
 scipy_stats = pytest.importorskip("scipy.stats")
@@ -174,8 +176,50 @@ def test_bootstrap_chunking_does_not_change_the_result(monkeypatch):
 
 
 def test_bootstrap_degenerate_cases():
-    assert stats.bootstrap_ci([2.0], seed=0) == (2.0, 2.0)
+    # one value has no spread to resample: no interval, as for the t interval (never [2, 2])
+    assert all(math.isnan(x) for x in stats.bootstrap_ci([2.0], seed=0))
+    assert all(math.isnan(x) for x in stats.t_ci([2.0]))
     assert all(math.isnan(x) for x in stats.bootstrap_ci(np.array([]), seed=0))
+    lo, hi = stats.bootstrap_ci(np.array([[1.0, 5.0], [2.0, np.nan]]), n_resamples=50, seed=0)
+    assert 1.0 <= lo[0] <= hi[0] <= 2.0 and math.isnan(lo[1]) and math.isnan(hi[1])
+
+
+def test_an_interval_exists_exactly_when_its_estimate_does():
+    """compare: one pair gives a delta and no interval, by every test; an infinite per-user value
+    is refused (its mean is undefined), never a null delta beside a finite interval."""
+    one = pl.DataFrame({"model": ["A", "B"], "user_id": [1, 1], "ndcg@10": [0.5, 1.0]})
+    for test in ("paired_t", "wilcoxon", "randomization"):
+        row = recframe.compare(one, baseline="A", test=test, seed=0).row(0, named=True)
+        assert row["delta"] == 0.5 and row["delta_lo"] is None and row["delta_hi"] is None, test
+    infinite = pl.DataFrame({"model": ["A", "B", "A", "B"], "user_id": [1, 1, 2, 2], "ndcg@10": [0.5, math.inf, 0.1, 0.2]})
+    with pytest.raises(
+        recframe.RecframeError, match=r"column 'ndcg@10' of per_user_frame has 1 infinite value\(s\), first user_id=1"
+    ):
+        recframe.compare(infinite, baseline="A")
+
+
+@pytest.mark.parametrize("n_resamples", [stats.MAX_RESAMPLES + 1, 10**12])
+def test_resample_counts_that_cannot_finish_are_refused(n_resamples):
+    """Every size argument is bounded: a count whose resample means would not fit in memory is
+    refused at once, by the functions and by summary and compare."""
+    frame = pl.DataFrame({"model": ["A", "B"] * 2, "user_id": [1, 1, 2, 2], "ndcg@10": [0.1, 0.2, 0.3, 0.5]})
+    match = rf"n_resamples={n_resamples} is more than the 1,000,000 resamples"
+    for call in (
+        lambda: stats.bootstrap_ci([1.0, 2.0], n_resamples=n_resamples),
+        lambda: stats.randomization_test([1.0, 2.0], [0.0, 0.0], n_resamples=n_resamples),
+        lambda: recframe.compare(frame, baseline="A", test="randomization", n_resamples=n_resamples),
+        lambda: recframe.summary(
+            frame.rename({"ndcg@10": "relevance"}).with_columns(rank=1), by="model", ci=0.9, n_resamples=n_resamples
+        ),
+    ):
+        with pytest.raises(recframe.RecframeError, match=match):
+            call()
+
+
+@pytest.mark.parametrize("seed", [-1, 2.5, "1"])
+def test_a_seed_numpy_refuses_is_a_named_error(seed):
+    with pytest.raises(recframe.RecframeError, match=r"seed=.* is not an integer >= 0, a numpy Generator or None"):
+        stats.bootstrap_ci([1.0, 2.0], seed=seed)
 
 
 @pytest.mark.parametrize(

@@ -10,11 +10,11 @@ Importing recframe registers the ``.recmetrics`` namespace on ``pl.DataFrame``,
 
 from __future__ import annotations
 
-from recframe import plot, stats
+from recframe import options, plot, stats
 from recframe._namespace import RecMetrics, register
 from recframe.api import per_user, summary
 from recframe.compare import compare, compare_recommendations
-from recframe.curve import curve
+from recframe.curve import CappedWarning, curve
 from recframe.errors import RecframeError
 from recframe.metrics import REGISTRY as _REGISTRY
 from recframe.report import report
@@ -26,10 +26,12 @@ METRICS: tuple[str, ...] = tuple(_REGISTRY)
 __version__ = "0.1.0"
 __all__ = [
     "METRICS",
+    "CappedWarning",
     "RecMetrics",
     "RecframeError",
     "compare",
     "compare_recommendations",
+    "options",
     "curve",
     "per_user",
     "plot",

@@ -445,7 +445,7 @@ summary.__doc__ = f"""Mean ranking metrics by ``by`` group (one row when ``by`` 
     ``summary`` never weights a user differently from the per-user frame it summarises. The
     intervals (``ci=``) resample exactly those users: a user left out of the means is left
     out of the intervals too. With fewer than two counted users ``_std`` is null, and so are
-    ``_lo``/``_hi`` for ``"t"``; the bootstrap interval of a single user is [value, value].
+    ``_lo``/``_hi`` by either method: one user has no spread to report.
     On a LazyFrame the intervals are computed when the result is collected, on the whole
     per-user frame at once (one row per user, not per item).
 

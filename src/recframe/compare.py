@@ -105,6 +105,15 @@ def _rows(
             f"first {where}: a paired comparison needs one row per model and user in each group. "
             f"Hint: the frame has other key columns: pass them too, by=[{by!r}, ...], to compare within each."
         )
+    infinite = df.select(pl.col(metrics).cast(pl.Float64).is_infinite().sum()).row(0, named=True)
+    for metric, count in infinite.items():
+        if count:
+            first = df.filter(pl.col(metric).cast(pl.Float64).is_infinite()).row(0, named=True)
+            raise RecframeError(
+                f"column {metric!r} of per_user_frame has {count} infinite value(s), first {user}={first[user]!r} "
+                f"({by}={first[by]!r}): a mean and its interval are undefined. Hint: pass the output of "
+                "recframe.per_user, whose values are finite, or drop those rows."
+            )
     models = df.get_column(by).unique().sort().to_list()
     if baseline not in models:
         raise RecframeError(
@@ -155,7 +164,8 @@ def _compare_group(
                     result = stats.wilcoxon_test(m, b)
                 else:
                     result = stats.randomization_test(m, b, n_resamples, rng)
-                lo, hi = stats.bootstrap_ci(m - b, 1 - alpha, n_resamples, rng) if n else (math.nan, math.nan)
+                # (no interval of one pair: nothing to resample, as for the t interval)
+                lo, hi = stats.bootstrap_ci(m - b, 1 - alpha, n_resamples, rng) if n >= 2 else (math.nan, math.nan)
             b_mean = float(b.mean()) if n else math.nan
             m_mean = float(m.mean()) if n else math.nan
             delta = m_mean - b_mean

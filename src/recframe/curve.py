@@ -2,37 +2,49 @@
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Sequence
-from typing import Any, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import narwhals as nw
 
 from recframe import _validate, api, profiles
-from recframe.conventions import (
-    IDCG,
-    APDenominator,
-    AucWithoutNegatives,
-    ColdItems,
-    Discount,
-    Distance,
-    EmptyUsers,
-    Gain,
-    GainThreshold,
-    Novelty,
-    Popularity,
-    PrecisionDenominator,
-    RankGaps,
-    RecallDenominator,
-    ScoreDtype,
-    Ties,
-    UnjudgedUsers,
-    UnrankedUsers,
-)
+from recframe import options as options_table
 from recframe.errors import RecframeError, fix, ref
 from recframe.metrics import REGISTRY
-from recframe.stats import CIMethod
+from recframe.options import CURVE_NAMES, IntervalOptions
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack  # typing.Unpack from Python 3.11
 
 FrameT = TypeVar("FrameT")
+
+
+class CappedWarning(UserWarning):
+    """``curve(k_max=...)`` past the longest list (and past the default) was cut there."""
+
+
+#: the default k_max, below which a curve is never capped
+DEFAULT_K_MAX = 50
+
+
+def _longest_list(frame: Any, options: dict[str, Any]) -> int:
+    """An upper bound of the positions any list holds, from one aggregate query: the largest
+    rank (``rank=``: a re-rank only closes gaps), or the most scored rows of one user
+    (``score=``: positions are counted per list, and a user's lists are among their rows)."""
+    lf = nw.from_native(frame, pass_through=False)
+    lf = lf.lazy() if isinstance(lf, nw.DataFrame) else lf
+    try:
+        if options["score"] is not None:
+            scored = lf.filter(~nw.col(options["score"]).is_null())
+            counts = scored.group_by(options["user"]).agg(nw.len()) if options["user"] is not None else scored.select(nw.len())
+            value = counts.select(nw.col(counts.columns[-1]).max()).collect().item()
+        else:
+            value = lf.select(nw.col(options["rank"]).cast(nw.Float64).max()).collect().item()
+    except Exception:  # a missing or misnamed column: the summary call says which, in its words
+        return 0
+    return int(min(value, 2**31)) if value is not None and value == value else 0
+
 
 #: Always computed, so that every row of a curve is a point of the precision-recall curve.
 PR_METRICS = ("precision", "recall")
@@ -41,111 +53,64 @@ PR_METRICS = ("precision", "recall")
 def curve(
     frame: FrameT,
     metrics: Sequence[str] | None = None,
-    k_max: int = 50,
-    *,
-    user: str | None = "user_id",
-    item: str = "item_id",
-    rank: str = "rank",
-    score: str | None = None,
-    relevance: str = "relevance",
-    threshold: float | None = None,
-    by: str | Sequence[str] | None = None,
-    truth: Any = None,
-    users: Any = None,
-    exclude: Any = None,
-    unlisted_users: str = "error",
-    train: Any = None,
-    items: Any = None,
-    item_features: str | Sequence[str] | None = None,
-    baseline: Any = None,
-    head_share: float = 0.2,
-    score_threshold: float | None = None,
-    profile: str = "recframe",
-    precision_denominator: PrecisionDenominator | None = None,
-    recall_denominator: RecallDenominator | None = None,
-    ap_denominator: APDenominator | None = None,
-    gain: Gain | None = None,
-    idcg: IDCG | None = None,
-    discount: Discount | None = None,
-    rr_cutoff: bool | None = None,
-    ties: Ties | None = None,
-    score_dtype: ScoreDtype | None = None,
-    empty_users: EmptyUsers | None = None,
-    unranked_users: UnrankedUsers | None = None,
-    unjudged_users: UnjudgedUsers | None = None,
-    rank_gaps: RankGaps | None = None,
-    novelty: Novelty | None = None,
-    popularity: Popularity | None = None,
-    cold_items: ColdItems | None = None,
-    distance: Distance | None = None,
-    gain_threshold: GainThreshold | None = None,
-    persistence: float | None = None,
-    max_grade: float | None = None,
-    auc_without_negatives: AucWithoutNegatives | None = None,
-    check_duplicates: bool | Literal["used"] = "used",
-    ci: float | None = None,
-    ci_method: CIMethod = "bootstrap",
-    n_resamples: int = 1000,
-    seed: int | None = None,
+    k_max: int = DEFAULT_K_MAX,
+    **options: Unpack[IntervalOptions],
 ) -> FrameT:
     """Mean metrics at every cut-off k = 1..k_max, by group, in long format.
 
-    Parameters
-    ----------
-    frame : pandas.DataFrame, polars.DataFrame, polars.LazyFrame or pyarrow.Table
-        As for :func:`recframe.summary`.
-    metrics : list of str, optional
-        Metric names (``["ndcg", "ap"]``); ``"precision"`` and ``"recall"`` are always added,
-        so that every row is also a precision-recall point. Default: every metric (with a
-        profile, every metric its peer has at a cut-off: not trec_eval's or ranx's R-precision).
-    k_max : int, default 50
-        The largest cut-off: the curve has one row per k in 1..k_max (per group).
-    user, item, rank, score, relevance, threshold, by, truth, users, exclude, unlisted_users, train, \
-items, item_features, baseline, head_share, score_threshold, profile, precision_denominator, \
-recall_denominator, ap_denominator, gain, idcg, discount, rr_cutoff, ties, score_dtype, empty_users, \
-unranked_users, unjudged_users, rank_gaps, novelty, popularity, cold_items, distance, gain_threshold, persistence, max_grade, \
-auc_without_negatives, check_duplicates, ci, ci_method, n_resamples, seed
-        As for :func:`recframe.summary`.
+        Parameters
+        ----------
+        frame : pandas.DataFrame, polars.DataFrame, polars.LazyFrame or pyarrow.Table
+            As for :func:`recframe.summary`.
+        metrics : list of str, optional
+            Metric names (``["ndcg", "ap"]``); ``"precision"`` and ``"recall"`` are always added,
+            so that every row is also a precision-recall point. Default: every metric (with a
+            profile, every metric its peer has at a cut-off: not trec_eval's or ranx's R-precision).
+        k_max : int, default 50
+            The largest cut-off: the curve has one row per k in 1..k_max (per group).
+    {options}
+            As for :func:`recframe.summary`.
 
-    Returns
-    -------
-    frame of the same type as ``frame``
-        The ``by`` columns, ``k``, the counts of :func:`recframe.summary` (``n_users``,
-        ``n_skipped``, ``n_unranked``, ``n_no_relevant``, ``n_no_truth``), then one column per metric
-        named by the metric (``"ndcg"``: the mean of ``ndcg@k``), each followed by ``_std``,
-        ``_lo`` and ``_hi`` when ``ci`` is given; sorted by the keys and k. Lazy in, lazy out.
+        Returns
+        -------
+        frame of the same type as ``frame``
+            The ``by`` columns, ``k``, the counts of :func:`recframe.summary` (``n_users``,
+            ``n_skipped``, ``n_unranked``, ``n_no_relevant``, ``n_no_truth``), then one column per metric
+            named by the metric (``"ndcg"``: the mean of ``ndcg@k``), each followed by ``_std``,
+            ``_lo`` and ``_hi`` when ``ci`` is given; sorted by the keys and k. Lazy in, lazy out.
 
-    See Also
-    --------
-    summary : the same means at chosen cut-offs, in wide format.
-    recframe.plot.curve : draws this frame.
+        See Also
+        --------
+        summary : the same means at chosen cut-offs, in wide format.
+        recframe.plot.curve : draws this frame.
 
-    Notes
-    -----
-    The value at k is exactly ``summary(frame, k=k)``'s column ``<metric>@<k>``: the same
-    formulas, conventions and undefined-case policy (see :func:`recframe.per_user`). All
-    cut-offs come from one ``summary`` call with ``k=[1, ..., k_max]``, so the data are read,
-    checked and grouped once, not once per k. ``r_precision`` gives its capped form
-    ``r_precision@k`` (the bare column does not depend on k and is left out).
+        Notes
+        -----
+        The value at k is exactly ``summary(frame, k=k)``'s column ``<metric>@<k>``: the same
+        formulas, conventions and undefined-case policy (see :func:`recframe.per_user`). All
+        cut-offs come from one ``summary`` call with ``k=[1, ..., k_max]``, so the data are read,
+        checked and grouped once, not once per k. ``r_precision`` gives its capped form
+        ``r_precision@k`` (the bare column does not depend on k and is left out).
 
-    Examples
-    --------
-    >>> import polars as pl
-    >>> import recframe
-    >>> df = pl.DataFrame({
-    ...     "user_id": [1, 1, 1],
-    ...     "item_id": ["a", "b", "c"],
-    ...     "rank": [1, 2, 3],
-    ...     "relevance": [0, 1, 1],
-    ... })
-    >>> out = recframe.curve(df, metrics=["rr"], k_max=3)
-    >>> out.columns
-    ['k', 'n_users', 'n_skipped', 'n_unranked', 'n_no_relevant', 'n_no_truth', 'rr', 'precision', 'recall']
-    >>> out.select("k", "precision", "recall").rows()  # hits 0, 1, 2 of R = 2
-    [(1, 0.0, 0.0), (2, 0.5, 0.5), (3, 0.6666666666666666, 1.0)]
+        Examples
+        --------
+        >>> import polars as pl
+        >>> import recframe
+        >>> df = pl.DataFrame({
+        ...     "user_id": [1, 1, 1],
+        ...     "item_id": ["a", "b", "c"],
+        ...     "rank": [1, 2, 3],
+        ...     "relevance": [0, 1, 1],
+        ... })
+        >>> out = recframe.curve(df, metrics=["rr"], k_max=3)
+        >>> out.columns
+        ['k', 'n_users', 'n_skipped', 'n_unranked', 'n_no_relevant', 'n_no_truth', 'rr', 'precision', 'recall']
+        >>> out.select("k", "precision", "recall").rows()  # hits 0, 1, 2 of R = 2
+        [(1, 0.0, 0.0), (2, 0.5, 0.5), (3, 0.6666666666666666, 1.0)]
     """
     # every argument summary takes as is (taken first, before any other local exists)
-    options = {name: value for name, value in locals().items() if name not in ("frame", "metrics", "k_max")}
+    resolved = options_table.resolve(dict(options), CURVE_NAMES, "curve")
+    profile, ci = resolved["profile"], resolved["ci"]
     if isinstance(k_max, bool) or not isinstance(k_max, int) or k_max < 1:
         raise RecframeError(f"{ref('k_max', k_max)} is not a positive integer. Hint: pass {fix('k_max', 50)}.")
     if isinstance(metrics, str):
@@ -171,7 +136,20 @@ auc_without_negatives, check_duplicates, ci, ci_method, n_resamples, seed
             f"Hint: leave it out of metrics, and get it from summary(..., metrics=[{whole[0]!r}])."
         )
     names += [m for m in PR_METRICS if m not in names]
-    wide = api.summary(frame, k=list(range(1, k_max + 1)), metrics=names, **options)
+    if k_max > DEFAULT_K_MAX:
+        # each cut-off is a column of the plan: past the longest list, the work would be set by
+        # the argument, not by the data (k_max=10**4 on 4 rows: 50 s)
+        longest = _longest_list(frame, resolved)
+        if k_max > max(longest, DEFAULT_K_MAX):
+            capped = max(longest, DEFAULT_K_MAX)
+            warnings.warn(
+                f"curve(k_max={k_max}): the longest list holds at most {longest} ranked item(s), so the curve "
+                f"stops at k={capped}; past its end no item is added, and each metric follows from its value there.",
+                CappedWarning,
+                stacklevel=2,
+            )
+            k_max = capped
+    wide = api.summary(frame, k=list(range(1, k_max + 1)), metrics=names, **resolved)
 
     lf = nw.from_native(wide, pass_through=False)  # type: ignore[call-overload]
     columns = lf.columns
@@ -191,3 +169,8 @@ auc_without_negatives, check_duplicates, ci, ci_method, n_resamples, seed
     if isinstance(long, nw.DataFrame):
         long = nw.maybe_reset_index(long)  # pandas: a fresh 0..n-1 index, like summary's
     return long.to_native()
+
+
+# the options' names, from their one declaration (numpydoc: names sharing one entry, one line)
+assert curve.__doc__ is not None
+curve.__doc__ = curve.__doc__.replace("{options}", "    " + ", ".join(CURVE_NAMES))

@@ -278,20 +278,10 @@ row.""",
     ]
 
 
-class SummaryOptions(Options, total=False):
-    """The options of :func:`recframe.summary`: those of :func:`recframe.per_user`, and how the
-    means are taken."""
+class IntervalOptions(Options, total=False):
+    """The options of :func:`recframe.curve`: those of :func:`recframe.per_user`, and the
+    intervals of the means."""
 
-    aggregate: Annotated[
-        Aggregate,
-        Opt(
-            "mean",
-            """How each metric column is averaged over the counted users: the arithmetic mean, or
-the geometric mean as trec_eval's ``gm_map`` and ``gm_bpref``:
-exp(mean(log(max(value, 1e-5)))), so one user at 0 pulls it down without zeroing it.
-The columns keep their names (``ap@10`` is then the geometric mean AP).""",
-        ),
-    ]
     ci: Annotated[
         float | None,
         Opt(
@@ -327,6 +317,22 @@ same intervals. Groups are resampled in key order from one generator.""",
     ]
 
 
+class SummaryOptions(IntervalOptions, total=False):
+    """The options of :func:`recframe.summary`: those of :func:`recframe.curve`, and how the
+    means are taken."""
+
+    aggregate: Annotated[
+        Aggregate,
+        Opt(
+            "mean",
+            """How each metric column is averaged over the counted users: the arithmetic mean, or
+the geometric mean as trec_eval's ``gm_map`` and ``gm_bpref``:
+exp(mean(log(max(value, 1e-5)))), so one user at 0 pulls it down without zeroing it.
+The columns keep their names (``ap@10`` is then the geometric mean AP).""",
+        ),
+    ]
+
+
 def _declared(options: type) -> dict[str, tuple[Any, Opt | None]]:
     """name -> (annotation, its Opt; None for a convention) of a TypedDict of options."""
     hints = typing.get_type_hints(options, include_extras=True)
@@ -343,6 +349,7 @@ _SUMMARY = _declared(SummaryOptions)
 #: every option's default (conventions: None, meaning "the profile's value")
 DEFAULTS: dict[str, Any] = {name: opt.default if opt else None for name, (_, opt) in _SUMMARY.items()}
 PER_USER_NAMES: tuple[str, ...] = tuple(_PER_USER)
+CURVE_NAMES: tuple[str, ...] = tuple(_declared(IntervalOptions))
 SUMMARY_NAMES: tuple[str, ...] = tuple(_SUMMARY)
 
 

@@ -10,7 +10,7 @@ from typing import Any, Literal
 import polars as pl
 
 from recframe import _tables
-from recframe.errors import RecframeError
+from recframe.errors import RecframeError, fix, ref
 
 Format = Literal["markdown", "html", "latex"]
 FORMATS: tuple[str, ...] = ("markdown", "html", "latex")
@@ -193,6 +193,10 @@ def _latex(header: list[str], body: list[list[Cell]], note: str | None) -> str:
     return "\n".join(lines) + "\n"
 
 
+#: The most decimals a number is shown with: past a float64's 17 digits there is nothing to show.
+MAX_PRECISION = 17
+
+
 def report(frame: Any, format: Format = "markdown", precision: int = 3, *, compare: Any = None) -> str:
     r"""A summary or comparison as a table to paste into a report.
 
@@ -205,7 +209,7 @@ def report(frame: Any, format: Format = "markdown", precision: int = 3, *, compa
         Markdown pipe table; HTML ``<table>``; LaTeX ``tabular`` with booktabs rules
         (``\usepackage{booktabs}``).
     precision : int, default 3
-        Decimals of every non-integer number.
+        Decimals of every non-integer number, from 0 to 17.
     compare : frame, optional
         With a summary: a :func:`recframe.compare` result whose significant rows mark the
         summary's cells with a dagger (the summary needs one key column holding the models).
@@ -245,8 +249,11 @@ def report(frame: Any, format: Format = "markdown", precision: int = 3, *, compa
     """
     if format not in FORMATS:
         raise RecframeError(f'format={format!r} is not one of {list(FORMATS)}. Hint: pass format="markdown".')
-    if isinstance(precision, bool) or not isinstance(precision, int) or precision < 0:
-        raise RecframeError(f"precision={precision!r} is not a non-negative integer. Hint: pass precision=3.")
+    if isinstance(precision, bool) or not isinstance(precision, int) or not 0 <= precision <= MAX_PRECISION:
+        raise RecframeError(
+            f"{ref('precision', precision)} is not a whole number from 0 to {MAX_PRECISION} (a float64 holds 17 "
+            f"significant digits). Hint: pass {fix('precision', 3)}."
+        )
     df = _tables.eager(frame, "frame")
     if {"delta", "p_adjusted", "significant"} <= set(df.columns):
         if compare is not None:

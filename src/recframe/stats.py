@@ -35,6 +35,12 @@ CORRECTIONS: tuple[str | None, ...] = ("holm", "bonferroni", None)
 #: around 8 bytes x this many per chunk, whatever n_resamples and the number of users.
 CHUNK_ELEMENTS = 1 << 22
 
+#: The most resamples a call may ask for. A bootstrap keeps its resample means (8 bytes x this
+#: many per metric column) for their quantiles and draws this many x users indices; 10**12
+#: would ask for terabytes. Intervals and p-values stop moving long before (1e-3 resolution at
+#: 10**4), so a count past this is a mistake, refused rather than left to run out of memory.
+MAX_RESAMPLES = 1_000_000
+
 #: Below this many non-zero differences without ties, the Wilcoxon p-value is exact.
 WILCOXON_EXACT_MAX = 50
 
@@ -84,7 +90,8 @@ def check_choice(name: str, value: Any, choices: tuple[Any, ...]) -> Any:
 
 
 def check_resampling(n_resamples: Any, seed: Any) -> tuple[int, np.random.Generator]:
-    """Check ``n_resamples`` (an int >= 1) and ``seed``; return it and a numpy Generator.
+    """Check ``n_resamples`` (an int from 1 to :data:`MAX_RESAMPLES`) and ``seed`` (None, a
+    numpy Generator or an int >= 0, as numpy takes it); return it and a numpy Generator.
 
     >>> n, rng = check_resampling(100, 0)
     >>> n, type(rng).__name__
@@ -94,9 +101,16 @@ def check_resampling(n_resamples: Any, seed: Any) -> tuple[int, np.random.Genera
         raise RecframeError(
             f"{ref('n_resamples', n_resamples)} is not a positive integer. Hint: pass {fix('n_resamples', 1000)}."
         )
-    if isinstance(seed, bool) or (seed is not None and not isinstance(seed, (int, np.integer, np.random.Generator))):
+    if n_resamples > MAX_RESAMPLES:
         raise RecframeError(
-            f"{ref('seed', seed)} is not an integer, a numpy Generator or None. "
+            f"{ref('n_resamples', n_resamples)} is more than the {MAX_RESAMPLES:,} resamples recframe draws: the "
+            "resample means alone would not fit in memory, and intervals and p-values stop moving long before. "
+            f"Hint: pass e.g. {fix('n_resamples', 10_000)}."
+        )
+    is_int = isinstance(seed, (int, np.integer)) and not isinstance(seed, bool)
+    if (seed is not None and not is_int and not isinstance(seed, np.random.Generator)) or (is_int and seed < 0):
+        raise RecframeError(
+            f"{ref('seed', seed)} is not an integer >= 0, a numpy Generator or None. "
             f"Hint: pass {fix('seed', 0)} for results you can reproduce."
         )
     return int(n_resamples), np.random.default_rng(seed)
@@ -196,8 +210,9 @@ def bootstrap_ci(values: Any, ci: float = 0.95, n_resamples: int = 1000, seed: A
     Notes
     -----
     With resample means ``m_1..m_B`` (:func:`bootstrap_means`), the interval is their
-    ``(1 - ci) / 2`` and ``(1 + ci) / 2`` quantiles (numpy's linear interpolation). One value
-    gives the degenerate interval [x, x].
+    ``(1 - ci) / 2`` and ``(1 + ci) / 2`` quantiles (numpy's linear interpolation). A column
+    with fewer than two values has no spread to resample: its interval is NaN, as the t
+    interval's is.
 
     Examples
     --------
@@ -205,7 +220,7 @@ def bootstrap_ci(values: Any, ci: float = 0.95, n_resamples: int = 1000, seed: A
     >>> 1.0 <= lo < 2.5 < hi <= 4.0
     True
     >>> bootstrap_ci([5.0], seed=0)
-    (5.0, 5.0)
+    (nan, nan)
     """
     level = check_level("ci", ci)
     means = bootstrap_means(values, n_resamples, seed)
@@ -213,7 +228,7 @@ def bootstrap_ci(values: Any, ci: float = 0.95, n_resamples: int = 1000, seed: A
     lo = np.full(matrix.shape[1], np.nan)
     hi = np.full(matrix.shape[1], np.nan)
     columns = means[:, None] if flat else means
-    for j in np.flatnonzero((~np.isnan(matrix)).any(axis=0)):  # a loop over metrics, not users
+    for j in np.flatnonzero((~np.isnan(matrix)).sum(axis=0) >= 2):  # a loop over metrics, not users
         lo[j], hi[j] = np.nanquantile(columns[:, j], [(1 - level) / 2, (1 + level) / 2])
     return (float(lo[0]), float(hi[0])) if flat else (lo, hi)
 

@@ -32,6 +32,7 @@ import contextlib
 import os
 import sys
 import traceback
+import warnings
 from collections.abc import Sequence
 
 import narwhals as nw
@@ -51,6 +52,7 @@ from recframe.cli._messages import (
 )
 from recframe.cli._options import build_parser
 from recframe.cli._output import Progress, check_outputs, render, write_atomic
+from recframe.curve import CappedWarning
 from recframe.errors import RecframeError
 
 __all__ = [
@@ -96,7 +98,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     where = " with ".join(part for part in parts if part) or "the bundled sample"
     try:
         check_outputs(args)  # before anything is read or written
-        return args.run(args, progress)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", CappedWarning)
+            code = args.run(args, progress)
+        for warning in caught:  # what recframe says of the result, one line each
+            print(f"recframe: warning: {one_line(str(warning.message))}", file=sys.stderr, flush=True)
+        return code
     except UsageError as error:
         return _fail(str(error), EXIT_USAGE, debug)
     except RecframeError as error:

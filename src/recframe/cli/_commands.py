@@ -17,7 +17,7 @@ import recframe
 from recframe._validate import reads
 from recframe.cli._files import SIDE_INPUTS, Source, find_source
 from recframe.cli._messages import CHECK_DUPLICATES, DEFAULT_K, EXIT_OK, UsageError, flag
-from recframe.cli._output import Progress, emit, emit_text, output_format, write_atomic
+from recframe.cli._output import Progress, check_precision, emit, emit_text, output_format, write_atomic
 from recframe.conventions import CHOICES
 from recframe.data import load_sample
 from recframe.errors import RecframeError
@@ -210,6 +210,7 @@ def report_command(args: argparse.Namespace, progress: Progress) -> int:
     """``recframe report``: the summary (with intervals) and, with --baseline, the comparison."""
     if args.out and Path(args.out).is_dir():
         raise UsageError(f"--out {args.out!r} is a folder. Hint: pass a file name, e.g. --out report.{args.format}.")
+    check_precision(args)
     recs, sides = _read(args, progress)
     kwargs = _api_kwargs(args)
     with progress.running("reading and evaluating"):

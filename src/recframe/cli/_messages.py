@@ -4,9 +4,11 @@ rewriting their text."""
 
 from __future__ import annotations
 
+import inspect
 import shlex
 from typing import Any
 
+from recframe import api
 from recframe.errors import RecframeError, Ref
 
 EXIT_OK, EXIT_FAILURE, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
@@ -14,7 +16,7 @@ EXIT_OK, EXIT_FAILURE, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
 #: --check-duplicates CHOICE -> the API's check_duplicates value
 CHECK_DUPLICATES: dict[str, bool | str] = {"used": "used", "all": True, "none": False}
 #: --k when not given: compared by identity, so that `evaluate --format trec` then takes trec_eval's cut-offs
-DEFAULT_K = [10]
+DEFAULT_K = [inspect.signature(api.per_user).parameters["k"].default]  # per_user's, declared there
 
 
 class UsageError(Exception):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import inspect
 from collections.abc import Sequence
 from typing import Any
 
@@ -14,6 +15,7 @@ from recframe.cli._messages import CHECK_DUPLICATES, DEFAULT_K, UsageError, cli_
 from recframe.cli._output import FORMATS
 from recframe.conventions import CHOICES, DEFAULTS, TABLE
 from recframe.errors import RecframeError
+from recframe.options import DEFAULTS as OPTION_DEFAULTS
 from recframe.profiles import PROFILES
 
 # ---------------------------------------------------------------------------- parsing
@@ -79,6 +81,14 @@ def _metrics(text: str) -> list[str]:
         raise argparse.ArgumentTypeError(cli_words(error)) from None
 
 
+def _default(name: str, function: Any = None) -> Any:
+    """An option's default, from its one declaration: recframe.options, or the signature of
+    `function` for the arguments it declares itself (k, k_max, compare's test options)."""
+    if function is None:
+        return OPTION_DEFAULTS[name]
+    return inspect.signature(function).parameters[name].default
+
+
 def _convention_help(name: str) -> str:
     """The option's one-line help from its definition (recframe.conventions.TABLE)."""
     option = TABLE.get(name)
@@ -87,13 +97,23 @@ def _convention_help(name: str) -> str:
 
 def _add_columns(parser: argparse.ArgumentParser) -> None:
     group = parser.add_argument_group("columns (defaults as in recframe.per_user)")
-    group.add_argument("--user", default="user_id", metavar="COLUMN", help="the user column (default: user_id)")
+    group.add_argument(
+        "--user", default=_default("user"), metavar="COLUMN", help=f"the user column (default: {_default('user')})"
+    )
     group.add_argument("--no-user", action="store_true", help="no user column: each file (per --by group) is one list")
-    group.add_argument("--item", default="item_id", metavar="COLUMN", help="the item column (default: item_id)")
-    group.add_argument("--rank", default="rank", metavar="COLUMN", help="1-based rank, empty = not recommended (default: rank)")
+    group.add_argument(
+        "--item", default=_default("item"), metavar="COLUMN", help=f"the item column (default: {_default('item')})"
+    )
+    group.add_argument(
+        "--rank", default=_default("rank"), metavar="COLUMN",
+        help=f"1-based rank, empty = not recommended (default: {_default('rank')})",
+    )  # fmt: skip
     group.add_argument("--score", metavar="COLUMN", help="rank by this column instead, highest first")
     group.add_argument(
-        "--relevance", default="relevance", metavar="COLUMN", help="rating, grade or 0/1 label (default: relevance)"
+        "--relevance",
+        default=_default("relevance"),
+        metavar="COLUMN",
+        help=f"rating, grade or 0/1 label (default: {_default('relevance')})",
     )
     group.add_argument("--by", type=_columns, metavar="COL[,COL]", help="group keys, e.g. --by model: one result row per group")
 
@@ -117,7 +137,7 @@ def _add_inputs(p: argparse.ArgumentParser, cutoffs: bool = True, baseline: bool
     for name, text in SIDE_INPUTS.items():
         p.add_argument(flag(name), metavar=name.upper(), help=f"{text}: a .parquet or .csv file, or a quoted glob")
     p.add_argument(
-        "--unlisted-users", choices=("error", "drop"), default="error",
+        "--unlisted-users", choices=("error", "drop"), default=_default("unlisted_users"),
         help="with --users: a user with recommendations but not listed is an error (default) or left out",
     )  # fmt: skip
     beyond = p.add_argument_group("beyond accuracy (see recframe.metrics.beyond)")
@@ -127,8 +147,8 @@ def _add_inputs(p: argparse.ArgumentParser, cutoffs: bool = True, baseline: bool
             "--baseline", metavar="MODEL", help="the --by model whose lists intersection and unexpectedness compare with"
         )
     beyond.add_argument(
-        "--head-share", type=float, default=0.2, metavar="SHARE",
-        help="long_tail's head: the most popular items holding this share of training pairs (default: 0.2)",
+        "--head-share", type=float, default=_default("head_share"), metavar="SHARE",
+        help=f"long_tail's head: the most popular items holding this share of training pairs (default: {_default('head_share')})",
     )  # fmt: skip
     metrics = ",".join(recframe.METRICS)
     if cutoffs:
@@ -174,7 +194,7 @@ def _add_inputs(p: argparse.ArgumentParser, cutoffs: bool = True, baseline: bool
     checks.add_argument(
         "--check-duplicates",
         choices=tuple(CHECK_DUPLICATES),
-        default="used",
+        default=next(word for word, value in CHECK_DUPLICATES.items() if value == _default("check_duplicates")),
         help="look for repeated items and ranks in the rows that can change a number (used: relevant rows and "
         "ranks within the largest k), in every row (all), or not at all, for data known to be clean (none)",
     )
@@ -199,9 +219,15 @@ def _add_intervals(p: argparse.ArgumentParser) -> None:
     group = p.add_argument_group("intervals (recframe.summary's ci=)")
     group.add_argument("--ci", type=float, metavar="LEVEL", help="add an interval of each mean at this coverage, e.g. 0.95")
     group.add_argument(
-        "--ci-method", choices=("bootstrap", "t"), default="bootstrap", help="bootstrap (default) or t (needs scipy)"
+        "--ci-method",
+        choices=("bootstrap", "t"),
+        default=_default("ci_method"),
+        help=f"bootstrap or t (needs scipy); default: {_default('ci_method')}",
     )
-    group.add_argument("--n-resamples", type=int, default=1000, metavar="N", help="bootstrap resamples (default: 1000)")
+    group.add_argument(
+        "--n-resamples", type=int, default=_default("n_resamples"), metavar="N",
+        help=f"bootstrap resamples (default: {_default('n_resamples')})",
+    )  # fmt: skip
     group.add_argument("--seed", type=int, metavar="N", help="seed of the bootstrap: the same seed gives the same intervals")
 
 
@@ -241,17 +267,22 @@ def _add_reporting(commands: Any, common: argparse.ArgumentParser) -> None:
         "--baseline", required=True, metavar="MODEL", help="the value of the first --by key the others are compared with"
     )
     tests.add_argument(
-        "--test", choices=("paired_t", "wilcoxon", "randomization"), default="paired_t", help="default: paired_t (needs scipy)"
+        "--test",
+        choices=("paired_t", "wilcoxon", "randomization"),
+        default=_default("test", recframe.compare),
+        help=f"default: {_default('test', recframe.compare)} (needs scipy)",
     )
     tests.add_argument(
         "--correction",
         choices=("holm", "bonferroni", "none"),
-        default="holm",
-        help="multiple-testing correction over every row (default: holm)",
+        default=_default("correction", recframe.compare),
+        help=f"multiple-testing correction over every row (default: {_default('correction', recframe.compare)})",
     )
-    tests.add_argument("--alpha", type=float, default=0.05, help="significance level (default: 0.05)")
+    alpha = _default("alpha", recframe.compare)
+    tests.add_argument("--alpha", type=float, default=alpha, help=f"significance level (default: {alpha})")
     tests.add_argument("--seed", type=int, metavar="N", help="seed of the randomization test and the bootstrap")
-    tests.add_argument("--n-resamples", type=int, default=10_000, metavar="N", help="resamples (default: 10000)")
+    resamples = _default("n_resamples", recframe.compare)
+    tests.add_argument("--n-resamples", type=int, default=resamples, metavar="N", help=f"resamples (default: {resamples})")
     _add_output(c)
     c.set_defaults(run=compare_command)
 
@@ -263,7 +294,8 @@ def _add_reporting(commands: Any, common: argparse.ArgumentParser) -> None:
         "always included, so every row is also a precision-recall point.",
     )
     _add_inputs(k, cutoffs=False)
-    k.add_argument("--k-max", type=int, default=50, metavar="K", help="the largest cut-off (default: 50)")
+    k_max = _default("k_max", recframe.curve)
+    k.add_argument("--k-max", type=int, default=k_max, metavar="K", help=f"the largest cut-off (default: {k_max})")
     _add_intervals(k)
     out = _add_output(k)
     out.add_argument(
@@ -284,7 +316,8 @@ def _add_reporting(commands: Any, common: argparse.ArgumentParser) -> None:
     out = r.add_argument_group("output")
     out.add_argument("--format", choices=("markdown", "html", "latex"), default="markdown", help="default: markdown")
     out.add_argument("--out", metavar="FILE", help="write here instead of stdout, atomically")
-    out.add_argument("--precision", type=int, default=3, metavar="N", help="decimals shown (default: 3)")
+    precision = _default("precision", recframe.report)
+    out.add_argument("--precision", type=int, default=precision, metavar="N", help=f"decimals shown (default: {precision})")
     r.set_defaults(run=report_command)
 
 

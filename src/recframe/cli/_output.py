@@ -22,6 +22,7 @@ import polars as pl
 
 from recframe.cli._files import SIDE_INPUTS
 from recframe.cli._messages import EXIT_OK, UsageError
+from recframe.report import MAX_PRECISION  # decimals shown: float64 holds about 17 digits
 
 #: --out extension -> the output format it implies when --format is not given
 OUT_FORMATS: dict[str, str] = {
@@ -34,8 +35,6 @@ OUT_FORMATS: dict[str, str] = {
     ".txt": "table",
 }
 FORMATS = ("table", "csv", "json", "parquet", "markdown")
-# decimals shown: float64 holds about 17 significant digits, so more would show noise
-MAX_PRECISION = 17
 
 
 class Progress:
@@ -270,9 +269,14 @@ def output_format(args: argparse.Namespace) -> str:
         fmt = "table"
     if fmt == "parquet" and not args.out:
         raise UsageError("--format parquet writes a binary file, not text for the terminal. Hint: add --out FILE.parquet.")
+    check_precision(args)
+    return fmt
+
+
+def check_precision(args: argparse.Namespace) -> None:
+    """--precision, before anything is read (report formats only at the end)."""
     if not 0 <= args.precision <= MAX_PRECISION:
         raise UsageError(f"--precision {args.precision} must be from 0 to {MAX_PRECISION}. Hint: e.g. --precision 4.")
-    return fmt
 
 
 # ---------------------------------------------------------------------------- commands
