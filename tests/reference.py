@@ -281,7 +281,15 @@ def head_items(popularity: dict[Any, int], head_share: float) -> set[Any]:
     return head
 
 
+def labels(values: tuple) -> set:
+    """An item's label set: each feature's value, or each element of a list feature, tagged
+    with the feature's position (the columns pool their labels)."""
+    return {(j, x) for j, v in enumerate(values) for x in (v if isinstance(v, (list, tuple)) else [v])}
+
+
 def distance(a: tuple, b: tuple, kind: str) -> float:
+    if kind == "jaccard":
+        return 1 - len(labels(a) & labels(b)) / len(labels(a) | labels(b))
     if kind == "cosine":
         dot = sum(x * y for x, y in zip(a, b))
         return 1 - dot / (math.sqrt(sum(x * x for x in a)) * math.sqrt(sum(y * y for y in b)))
@@ -339,7 +347,10 @@ def beyond(
         if features is not None:
             dists = [distance(features[a], features[b], distance_kind) for x, a in enumerate(top) for b in top[x + 1 :]]
             out["ild"] = sum(dists) / len(dists) if dists else 0.0
-            out["category_diversity"] = len({features[i] for i in top}) / k
+            if any(isinstance(v, (list, tuple)) for i in top for v in features[i]):  # label lists
+                out["category_diversity"] = len(set().union(*(labels(features[i]) for i in top))) / k
+            else:
+                out["category_diversity"] = len({features[i] for i in top}) / k
         if relevant is not None:
             levels = sorted(set(pop.values()), reverse=True)
             place = {i: levels.index(u) + 1 for i, u in pop.items()}  # dense, most popular first

@@ -289,6 +289,8 @@ def beyond_cases(draw: st.DrawFn) -> dict[str, Any]:
     train = draw(st.lists(st.tuples(st.integers(0, 6), st.sampled_from(ITEM_POOL)), min_size=1, max_size=25))
     genres = draw(st.lists(st.sampled_from(["x", "y", "z"]), min_size=8, max_size=8))
     vectors = draw(st.lists(st.tuples(st.integers(0, 3), st.integers(1, 3)), min_size=8, max_size=8))
+    # label sets (genres of a film): one to three, a label repeated in a list counting once
+    tags = draw(st.lists(st.lists(st.sampled_from(["p", "q", "r", "s"]), min_size=1, max_size=3), min_size=8, max_size=8))
     return {
         "frame": pl.DataFrame(
             rows, schema={"model": pl.String, "user_id": pl.Int64, "item_id": pl.String, "rank": pl.Int64, "relevance": pl.Int64}
@@ -297,13 +299,19 @@ def beyond_cases(draw: st.DrawFn) -> dict[str, Any]:
         "relevant": relevant,
         "train": train,
         "items": pl.DataFrame(
-            {"item_id": ITEM_POOL, "genre": genres, "v1": [float(a) for a, _ in vectors], "v2": [float(b) for _, b in vectors]}
+            {
+                "item_id": ITEM_POOL,
+                "genre": genres,
+                "tags": tags,
+                "v1": [float(a) for a, _ in vectors],
+                "v2": [float(b) for _, b in vectors],
+            }
         ),
         "k": draw(st.sampled_from([1, 2, 3, 5])),
         "novelty": draw(st.sampled_from(["self_information", "surprisal"])),
         "popularity": draw(st.sampled_from(["count", "share"])),
         "cold_items": draw(st.sampled_from(["count", "skip"])),
-        "distance": draw(st.sampled_from(["hamming", "cosine"])),
+        "distance": draw(st.sampled_from(["hamming", "cosine", "jaccard"])),
         "head_share": draw(st.sampled_from([0.2, 0.5, 0.9])),
         "baseline": models[0],
     }
@@ -319,12 +327,15 @@ def test_beyond_accuracy_matches_the_reference(backend: str) -> None:
         train_users = {u for u, _ in case["train"]}
         if case["novelty"] == "surprisal" and len(train_users) < 2:
             case["novelty"] = "self_information"
-        features = ["genre"] if case["distance"] == "hamming" else ["v1", "v2"]
+        features = {"hamming": ["genre"], "cosine": ["v1", "v2"], "jaccard": ["tags", "genre"]}[case["distance"]]
         items = case["items"]
         want_users, want_groups = reference.beyond(
             case["lists"],
             case["train"],
-            {r["item_id"]: tuple(r[f] for f in features) for r in items.iter_rows(named=True)},
+            {
+                r["item_id"]: tuple(tuple(r[f]) if isinstance(r[f], list) else r[f] for f in features)
+                for r in items.iter_rows(named=True)
+            },
             case["k"],
             novelty=case["novelty"],
             popularity=case["popularity"],
@@ -477,3 +488,70 @@ def test_baseline_needs_one_model_key_and_a_known_value() -> None:
     two = FRAME.with_columns(model=pl.lit("A"))
     with pytest.raises(RecframeError, match=r"baseline='pop' matches no row of column 'model'"):
         recframe.per_user(two, k=2, metrics=["intersection"], baseline="pop", by="model")
+
+
+# ------------------------------------------------------------------------ label sets, magnitudes
+
+GENRES = pl.DataFrame(
+    {"item_id": ["a", "b", "c", "d"], "genres": [["Action", "Comedy"], ["Action"], ["Drama", "Drama"], ["Comedy", "Action"]]}
+)
+LISTS = pl.DataFrame({"user_id": [1, 1, 1, 2, 2], "item_id": ["a", "b", "c", "a", "d"], "rank": [1, 2, 3, 1, 2], "relevance": 1})
+
+
+def test_jaccard_ild_and_categories_over_label_sets(constructor) -> None:
+    """User 1 ranks a {Action, Comedy}, b {Action}, c {Drama}: a-b 1 - 1/2, a-c 1, b-c 1, so
+    ild@2 = 1/2 and ild@3 = (1/2 + 1 + 1) / 3; labels Action, Comedy in the top 2 (2/2), Drama
+    too in the top 3 (3/3). User 2: a and d hold the same set: ild 0; 2 labels over k."""
+    out = to_polars(
+        recframe.per_user(
+            constructor(LISTS), k=[2, 3], items=constructor(GENRES), item_features="genres", distance="jaccard",
+            metrics=["ild", "category_diversity"],
+        )
+    )  # fmt: skip
+    assert out.select("ild@2", "ild@3", "category_diversity@2", "category_diversity@3").rows() == [
+        pytest.approx((1 / 2, (1 / 2 + 1 + 1) / 3, 2 / 2, 3 / 3)),
+        pytest.approx((0.0, 0.0, 2 / 2, 2 / 3)),
+    ]
+
+
+@pytest.mark.parametrize("distance", ["hamming", "cosine"])
+def test_a_label_list_under_another_distance_is_refused_naming_jaccard(constructor, distance) -> None:
+    with pytest.raises(
+        RecframeError,
+        match=rf"'genres' .*holds List\(String\): label sets, which distance=\"{distance}\".*Hint: pass distance=\"jaccard\"",
+    ):
+        recframe.per_user(
+            constructor(LISTS), k=2, items=constructor(GENRES), item_features="genres", distance=distance, metrics=["ild"]
+        )
+
+
+@pytest.mark.parametrize(
+    ("labels", "match"), [([[], ["x"]], r"1 empty label list\(s\)"), ([["x", None], ["x"]], r"a null label inside a list")]
+)
+def test_empty_or_null_labels_are_refused(labels, match) -> None:
+    items = pl.DataFrame({"item_id": ["a", "b"], "genres": labels})
+    frame = LISTS.filter(pl.col("item_id").is_in(["a", "b"]))
+    with pytest.raises(RecframeError, match=match):
+        recframe.per_user(frame, k=2, items=items, item_features="genres", distance="jaccard", metrics=["ild"])
+
+
+@pytest.mark.parametrize("magnitude", [1e200, 1e-200, 1.0])
+def test_cosine_scales_before_it_squares(constructor, magnitude) -> None:
+    """a and b point the same way, c at right angles: ild@2 (a, b) = 0 and ild@3 = (0 + 1 + 1) / 3
+    at every magnitude (1e200 squared overflows, 1e-200 squared underflows to zero)."""
+    items = pl.DataFrame({"item_id": ["a", "b", "c"], "x": [1.0, 2.0, 0.0], "y": [1.0, 2.0, 3.0]})
+    items = items.with_columns(pl.col("x", "y") * magnitude)
+    out = to_polars(
+        recframe.per_user(
+            constructor(LISTS.filter(pl.col("user_id") == 1)), k=[2, 3], items=constructor(items), item_features=["x", "y"],
+            distance="cosine", metrics=["ild"],
+        )
+    )  # fmt: skip
+    assert out.select("ild@2", "ild@3").row(0) == pytest.approx((0.0, (0 + (1 - 1 / 2**0.5) * 2) / 3), abs=1e-12)
+
+
+def test_nan_in_a_hamming_feature_is_refused_on_every_backend(constructor) -> None:
+    # (pandas reads NaN as its missing value: refused as a null, the same outcome)
+    items = pl.DataFrame({"item_id": ["a", "b", "c", "d"], "size": [1.0, float("nan"), 2.0, 1.0]})
+    with pytest.raises(RecframeError, match=r"column 'size' of items= .*has 1 (NaN|null) value\(s\)"):
+        to_polars(recframe.per_user(constructor(LISTS), k=2, items=constructor(items), item_features="size", metrics=["ild"]))

@@ -227,7 +227,11 @@ def with_position(lf: nw.LazyFrame, spec: v.Spec) -> nw.LazyFrame:
 
 def rows_of(spec: v.Spec) -> Rows:
     """What the terms read, for this call (with the internal item feature columns)."""
-    return Rows(spec.conventions, item_features=tuple(n.item_feature(f) for f in spec.selection.item_features))
+    return Rows(
+        spec.conventions,
+        item_features=tuple(n.item_feature(f) for f in spec.selection.item_features),
+        labels=spec.facts.label_features,
+    )
 
 
 def _aggregate(column: str, agg: str) -> nw.Expr:

@@ -39,6 +39,10 @@ POPULARITY, IN_HEAD, IN_CATALOG = "__rf_popularity", "__rf_in_head", "__rf_in_ca
 POPULARITY_RANK = "__rf_popularity_rank"
 N_TRAIN_USERS, TRAIN_PAIRS, CATALOG_SIZE = "__rf_n_train_users", "__rf_train_pairs", "__rf_catalog_size"
 BASE_RANK = "__rf_base_rank"
+# label sets (list-valued item features): an item's labels, and per ranked row the summed
+# Jaccard similarity to the items ranked before it and the labels it is first to bring
+LABEL, N_LABELS = "__rf_label", "__rf_n_labels"
+SIMILARITY_BEFORE, NEW_LABELS = "__rf_similarity_before", "__rf_new_labels"
 # the first recommended item outside the catalog, per list, and their count (a data check)
 OUTSIDE_CATALOG, OUTSIDE_ITEM = "__rf_outside_catalog", "__rf_outside_item"
 # 1 on every row: what a running count sums

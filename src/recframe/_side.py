@@ -18,6 +18,7 @@ from typing import Any
 
 import narwhals as nw
 
+from recframe import _frames
 from recframe import _names as n
 from recframe._validate import Spec, reads
 from recframe._validate import _fail as fail
@@ -95,11 +96,28 @@ def check_train(train: nw.LazyFrame, spec: Spec) -> None:
         )
 
 
+def is_label_list(dtype: Any) -> bool:
+    """Whether an item feature holds label sets (a list column such as genres)."""
+    return isinstance(dtype, (nw.List, nw.Array))
+
+
 def check_items(items: nw.LazyFrame, spec: Spec, schema: dict[str, Any]) -> None:
-    """items= has one row per item, no null item or feature, and usable feature values."""
+    """items= has one row per item, no null item or feature, and usable feature values: no
+    NaN (under any distance), finite non-zero vectors under cosine, label lists only where
+    they are read as label sets (distance="jaccard", or category counts), none of them empty
+    or holding a null label."""
     item = spec.columns.item
     features = spec.selection.item_features
-    cosine = spec.conventions.distance == "cosine" and "ild" in spec.selection.metrics
+    lists = [f for f in features if is_label_list(schema[f])]
+    ild = "ild" in spec.selection.metrics
+    if lists and ild and spec.conventions.distance != "jaccard":
+        raise fail(
+            f"column {lists[0]!r} of {ref('items')} ({ref('item_features')}) holds {schema[lists[0]]}: label sets, which "
+            f"{fix('distance', spec.conventions.distance)} would compare as one value (two films sharing a genre as "
+            "fully different).",
+            f"pass {fix('distance', 'jaccard')} for ild over label sets.",
+        )
+    cosine = spec.conventions.distance == "cosine" and ild
     if cosine:
         for f in features:
             if not schema[f].is_numeric() or schema[f] == nw.Boolean:
@@ -108,19 +126,30 @@ def check_items(items: nw.LazyFrame, spec: Spec, schema: dict[str, Any]) -> None
                     "needs numbers (one column per dimension of the item vectors).",
                     f"pass numeric columns, or {fix('distance', 'hamming')} for categories.",
                 )
-    columns = [n.item_feature(f) for f in features]
+    columns = {f: n.item_feature(f) for f in features}
     exprs = [
         nw.len().alias("rows"),
         nw.col(n.ITEM).null_count().alias("null_item"),
         nw.col(n.ITEM).n_unique().alias("distinct"),
-        *(nw.col(c).null_count().alias(f"null:{f}") for f, c in zip(features, columns)),
+        *(nw.col(c).null_count().alias(f"null:{f}") for f, c in columns.items()),
     ]
-    checked = items
+    # per feature, the values no distance can use: NaN (under any distance, so that every
+    # backend refuses alike), infinite under cosine, an empty label list
+    bad: dict[str, nw.Expr] = {}
+    for f, c in columns.items():
+        if is_label_list(schema[f]):
+            bad[f] = nw.col(c).list.len() == 0
+        elif cosine:
+            bad[f] = ~nw.col(c).cast(nw.Float64).is_finite()
+        elif schema[f].is_float():
+            bad[f] = nw.col(c).is_nan()
+    checked = items.with_columns(e.fill_null(False).cast(nw.Int64).alias(f"bad:{f}") for f, e in bad.items())
+    exprs += [nw.col(f"bad:{f}").sum() for f in bad]
     if cosine and columns:
-        finite = [(~nw.col(c).cast(nw.Float64).is_finite()).cast(nw.Int64).alias(f"bad:{f}") for f, c in zip(features, columns)]
-        norm = nw.sum_horizontal(*(nw.col(c).cast(nw.Float64) ** 2 for c in columns))
-        checked = items.with_columns(*finite, (norm == 0).cast(nw.Int64).alias("zero"))
-        exprs += [*(nw.col(f"bad:{f}").sum() for f in features), nw.col("zero").sum()]
+        # a zero vector has no direction; its largest component says so without squaring
+        scale = nw.max_horizontal(*(nw.col(c).cast(nw.Float64).abs() for c in columns.values()))
+        checked = checked.with_columns((scale == 0).cast(nw.Int64).alias("zero"))
+        exprs.append(nw.col("zero").sum())
     row = _collect_row(checked, exprs)
     if row["null_item"]:
         raise fail(f"column {item!r} of {ref('items')} has {row['null_item']} null value(s).", "drop them first.")
@@ -137,8 +166,23 @@ def check_items(items: nw.LazyFrame, spec: Spec, schema: dict[str, Any]) -> None
                 "without a feature value has no distance to the others.",
                 f"fill them first, e.g. items.with_columns(pl.col({f!r}).fill_null('unknown')).",
             )
+        if row.get(f"bad:{f}") and is_label_list(schema[f]):
+            raise fail(
+                f"column {f!r} of {ref('items')} ({ref('item_features')}) has {row[f'bad:{f}']} empty label list(s): an item "
+                "without a label has no Jaccard distance and no category.",
+                "give each item at least one label (e.g. 'unknown').",
+            )
         if row.get(f"bad:{f}"):
-            raise fail(f"column {f!r} of {ref('items')} has {row[f'bad:{f}']} NaN or infinite value(s).", "fill or drop them.")
+            what = "NaN or infinite" if cosine else "NaN"
+            raise fail(f"column {f!r} of {ref('items')} has {row[f'bad:{f}']} {what} value(s).", "fill or drop them.")
+    for f in lists:
+        labels = items.select(nw.col(columns[f])).explode(columns[f])
+        # (an empty list explodes to one null, and was refused above)
+        if int(labels.select(nw.col(columns[f]).null_count()).collect().item()):
+            raise fail(
+                f"column {f!r} of {ref('items')} ({ref('item_features')}) has a null label inside a list.",
+                "drop the null labels, e.g. items.with_columns(pl.col(...).list.drop_nulls()).",
+            )
     if row.get("zero"):
         raise fail(
             f"{ref('items')} has {row['zero']} item(s) whose {ref('item_features')} vector is all zeros, which has no "
@@ -227,6 +271,53 @@ def baseline_table(lf: nw.LazyFrame, spec: Spec) -> nw.LazyFrame:
     return rows.select(*others, n.USER, n.ITEM, nw.col(n.RANK).alias(n.BASE_RANK))
 
 
+def _item_labels(spec: Spec, items: nw.LazyFrame) -> nw.LazyFrame:
+    """ITEM, LABEL: each item's label set, one row per label. A list column gives its
+    elements, a scalar column its value; several columns pool their labels, each tagged with
+    its column so that equal values of two columns stay apart."""
+    schema = items.collect_schema()
+    parts = []
+    for f in spec.selection.item_features:
+        c = n.item_feature(f)
+        rows = items.select(n.ITEM, nw.col(c).alias(n.LABEL))
+        if is_label_list(schema[c]):
+            rows = rows.explode(n.LABEL)
+        parts.append(rows.select(n.ITEM, nw.concat_str(nw.lit(f"{f}\x1f"), nw.col(n.LABEL).cast(nw.String)).alias(n.LABEL)))
+    return nw.concat(parts, how="vertical").unique()
+
+
+def label_tables(spec: Spec, side: SideInputs, lf: nw.LazyFrame) -> nw.LazyFrame:
+    """Per row ranked within the largest k (list keys, USER, ITEM): SIMILARITY_BEFORE, the
+    sum over the items ranked before it of |A ∩ B| / |A ∪ B| of their label sets, and
+    NEW_LABELS, the labels no item before it carries.
+
+    Linear in the labels of the top k: only pairs of items that share a label meet (a join
+    on the label within each list), and a pair sharing none adds 0 to the sum.
+    """
+    assert side.items is not None  # item_features= needs items=
+    keys = [*spec.columns.list_keys, n.USER]
+    ranked = lf.filter((nw.col(n.RANK) <= max(spec.selection.ks)).fill_null(False)).select(*keys, n.ITEM, n.RANK)
+    labels = _item_labels(spec, side.items)
+    sizes = _frames.group_agg(labels, [n.ITEM], nw.len().cast(nw.Float64).alias(n.N_LABELS))
+    rows = ranked.join(labels, on=n.ITEM, how="inner")
+    # the labels each row is the first of its list to carry
+    first = _frames.group_agg(rows, [*keys, n.LABEL], nw.col(n.RANK).min().alias("__rf_first"))
+    new = rows.join(first, on=[*keys, n.LABEL], how="inner").filter(nw.col(n.RANK) == nw.col("__rf_first"))
+    new = _frames.group_agg(new, [*keys, n.ITEM], nw.len().cast(nw.Int64).alias(n.NEW_LABELS))
+    # the labels each pair (earlier a, later b) shares, then their Jaccard similarity
+    later = rows.rename({n.ITEM: "__rf_item_b", n.RANK: "__rf_rank_b"})
+    pairs = rows.join(later, on=[*keys, n.LABEL], how="inner").filter(nw.col(n.RANK) < nw.col("__rf_rank_b"))
+    shared = _frames.group_agg(pairs, [*keys, n.ITEM, "__rf_item_b"], nw.len().cast(nw.Float64).alias("__rf_shared"))
+    shared = shared.join(sizes, on=n.ITEM, how="inner").join(
+        sizes.rename({n.ITEM: "__rf_item_b", n.N_LABELS: "__rf_n_b"}), on="__rf_item_b", how="inner"
+    )
+    union = nw.col(n.N_LABELS) + nw.col("__rf_n_b") - nw.col("__rf_shared")
+    shared = shared.with_columns((nw.col("__rf_shared") / union).alias(n.SIMILARITY_BEFORE))
+    before = _frames.group_agg(shared, [*keys, "__rf_item_b"], nw.col(n.SIMILARITY_BEFORE).sum()).rename({"__rf_item_b": n.ITEM})
+    out = ranked.select(*keys, n.ITEM).join(before, on=[*keys, n.ITEM], how="left")
+    return out.join(new, on=[*keys, n.ITEM], how="left")
+
+
 def join(part: nw.LazyFrame, spec: Spec, side: SideInputs, needs: set[str], lf: nw.LazyFrame) -> nw.LazyFrame:
     """`part` (rows of one pass) with the side columns `needs` asks for; with the catalog flag
     when the call reads the catalog. `lf` is the whole prepared frame (the baseline's lists)."""
@@ -239,6 +330,10 @@ def join(part: nw.LazyFrame, spec: Spec, side: SideInputs, needs: set[str], lf: 
     wanted = [c for name, c in _CONSTANTS.items() if name in needs]
     if wanted:
         part = part.join(constants(spec, side).select(*wanted), how="cross")
+    jaccard = "similarity_before" in needs and spec.conventions.distance == "jaccard"
+    if jaccard or ("new_labels" in needs and spec.facts.label_features):
+        on = [*spec.columns.list_keys, n.USER, n.ITEM]
+        part = part.join(label_tables(spec, side, lf), on=on, how="left")
     if "baseline_rank" in needs:
         on = [*(c for c in spec.columns.list_keys if c != spec.columns.model_keys[0]), n.USER, n.ITEM]
         part = part.join(baseline_table(lf, spec), on=on, how="left")

@@ -108,6 +108,8 @@ class Facts:
     #: set from the schema: Enum/Categorical items break score ties by their names, not by the
     #: category order, so that every engine orders them alike
     categorical_item: bool = False
+    #: set from the schema of items=: an item feature holds label lists (genres)
+    label_features: bool = False
 
 
 @dataclass(frozen=True)

@@ -279,6 +279,7 @@ def _plan(frame: Any, kwargs: dict[str, Any]) -> tuple[_engine.Plan, v.Spec, _fr
         integer_rank=spec.columns.rank is None
         or (schema[spec.columns.rank].is_integer() and schema[spec.columns.rank] != nw.UInt64),
         categorical_item=isinstance(schema[spec.columns.item], (nw.Enum, nw.Categorical)),
+        label_features=any(_side.is_label_list(items_schema[f]) for f in spec.selection.item_features if f in items_schema),
     )
     spec = dataclasses.replace(spec, facts=facts)
 

@@ -30,7 +30,7 @@ RankGaps = Literal["error", "keep", "rerank"]
 Novelty = Literal["self_information", "surprisal"]
 Popularity = Literal["count", "share"]
 ColdItems = Literal["count", "skip"]
-Distance = Literal["hamming", "cosine"]
+Distance = Literal["hamming", "cosine", "jaccard"]
 GainThreshold = Literal["threshold", "positive"]
 AucWithoutNegatives = Literal["one", "zero"]
 
@@ -168,9 +168,12 @@ mean as a user with nothing recommended.""",
     "distance": Option(
         Distance,
         """The distance between two items in ``ild@k``: Hamming, the number of
-``item_features`` on which they differ (one categorical feature: 0 or 1); or cosine,
-1 - cos(x, y) of their numeric feature vectors.""",
-        "ild's item distance: features that differ (hamming), or 1 - cosine of vectors",
+``item_features`` on which they differ (one categorical feature: 0 or 1); cosine,
+1 - cos(x, y) of their numeric feature vectors; or Jaccard, 1 - |A ∩ B| / |A ∪ B| of their
+label sets (list columns such as genres, a label repeated in a list counting once; a
+scalar column is a one-label set; several columns pool their labels). A list column is
+never compared as one value: under hamming or cosine it is refused.""",
+        "ild's item distance: features that differ (hamming), 1 - cosine of vectors, or 1 - Jaccard of label sets",
     ),
     "gain_threshold": Option(
         GainThreshold,

@@ -48,7 +48,16 @@ Agg = Literal["sum", "min", "max", "n_unique"]
 #: "n_train_users", "train_pairs" (distinct training (user, item) pairs) and "catalog_size";
 #: per row, "baseline_rank" (the item's rank in the baseline model's list of the same user).
 Side = Literal[
-    "popularity", "popularity_rank", "in_head", "item_features", "n_train_users", "train_pairs", "catalog_size", "baseline_rank"
+    "popularity",
+    "popularity_rank",
+    "in_head",
+    "item_features",
+    "n_train_users",
+    "train_pairs",
+    "catalog_size",
+    "baseline_rank",
+    "similarity_before",
+    "new_labels",
 ]
 _SIDE_COLUMNS: dict[str, str] = {
     "popularity": names.POPULARITY,
@@ -58,6 +67,8 @@ _SIDE_COLUMNS: dict[str, str] = {
     "train_pairs": names.TRAIN_PAIRS,
     "catalog_size": names.CATALOG_SIZE,
     "baseline_rank": names.BASE_RANK,
+    "similarity_before": names.SIMILARITY_BEFORE,
+    "new_labels": names.NEW_LABELS,
 }
 
 
@@ -83,6 +94,8 @@ class Rows:
     ranked: nw.Expr = field(default_factory=lambda: (~nw.col(names.RANK).is_null()).cast(nw.Int64))
     #: the internal columns of the item features named by item_features= (side "item_features")
     item_features: tuple[str, ...] = ()
+    #: whether an item feature holds label lists (genres): categories are then counted per label
+    labels: bool = False
 
     def side(self, name: Side) -> nw.Expr:
         """A side column's value (the term or feature must list it in ``side``)."""

@@ -85,10 +85,18 @@ def _distance_before(rows: Rows, keys: list[str]) -> nw.Expr:
     """The sum of this item's distances to the items ranked before it in its list."""
     earlier = _before(rows, keys)
     features = rows.item_features
+    if rows.conventions.distance == "jaccard":
+        # 1 - similarity to each earlier item: the similarities come summed per row from the
+        # label sets (recframe._side.label_tables: pairs that share a label only)
+        return earlier - rows.side("similarity_before").fill_null(0.0)
     if rows.conventions.distance == "cosine":
-        # unit vectors u: the sum of u . u_j over earlier j = u . (running sum of u) - u . u
-        length = nw.sum_horizontal(*(nw.col(f).cast(nw.Float64) ** 2 for f in features)).sqrt()
-        units = [nw.col(f).cast(nw.Float64) / length for f in features]
+        # unit vectors u: the sum of u . u_j over earlier j = u . (running sum of u) - u . u.
+        # Each vector is scaled by its largest component before squaring, so that neither
+        # 1e200 (squares overflow) nor 1e-200 (squares underflow to a zero vector) is lost
+        scale = nw.max_horizontal(*(nw.col(f).cast(nw.Float64).abs() for f in features))
+        scaled = [nw.col(f).cast(nw.Float64) / scale for f in features]
+        length = nw.sum_horizontal(*(x**2 for x in scaled)).sqrt()
+        units = [x / length for x in scaled]
         dots = [u * (u.cum_sum().over(*keys, order_by=POSITION) - u) for u in units]
         return earlier - nw.sum_horizontal(*dots)
     # Hamming: per feature, the earlier items minus the earlier items with the same value
@@ -141,14 +149,21 @@ def _exposures(name: str, per_item: Callable[[nw.Expr, list[str]], nw.Expr] | No
 
 
 declare(
-    Feature("distance_before", _distance_before, side=("item_features",)),
+    # (similarity_before is joined under distance="jaccard" only)
+    Feature("distance_before", _distance_before, side=("item_features", "similarity_before")),
     # 1, 2, 3, ... down each list's rows ranked within the largest k
     Feature("list_position", lambda rows, keys: rows.one.cum_sum().over(*keys, order_by=POSITION)),
-    # 1 for the first item of its category (its item_features values) in the list, else 0
+    # 1 for the first item of its category (its item_features values) in the list, else 0;
+    # with label lists, the labels the item is the first in the list to carry
+    # (new_labels is joined with label lists only)
     Feature(
         "first_of_category",
-        lambda rows, keys: (_before(rows, keys, *rows.item_features) == 0).cast(nw.Float64),
-        side=("item_features",),
+        lambda rows, keys: (
+            rows.side("new_labels").fill_null(0).cast(nw.Float64)
+            if rows.labels
+            else (_before(rows, keys, *rows.item_features) == 0).cast(nw.Float64)
+        ),
+        side=("item_features", "new_labels"),
     ),
 )
 
