@@ -21,9 +21,10 @@ recommended, who is left out of its mean):
   items that, taken in decreasing popularity, come before ``head_share`` (default 0.2) of the
   training pairs is reached (items of equal popularity fall on the same side).
 - ``ild@k`` = the mean distance over the n(n-1)/2 pairs of items ranked <= k (0 when n < 2),
-  by ``distance``.
+  by ``distance``: Hamming, 1 - cosine, or 1 - Jaccard of label sets (list features).
 - ``category_diversity@k`` = the distinct categories (values of the ``item_features``, taken
-  together) among the items ranked <= k, over k (RePlay's CategoricalDiversity).
+  together) among the items ranked <= k, over k (RePlay's CategoricalDiversity); with label
+  lists, the distinct labels over k.
 - ``intersection@k`` = |top k ∩ the baseline's top k| / n (RecTools' Intersection);
   ``unexpectedness@k`` = 1 - |top k ∩ the baseline's top k| / k (RePlay's Unexpectedness).
 - ``serendipity@k`` = (1/n) * sum over relevant i ranked <= k of max(r_pop(i) - rank(i), 0)
