@@ -636,5 +636,26 @@ def test_a_wide_table_is_transposed_to_fit_the_terminal():
     table = recframe.summary(RECS.drop("rank"), score="score", **{**OPTIONS, "k": [1, 2, 3]})
     narrow = cli.render(table, "table", 4, width=80)
     assert max(len(line) for line in narrow.splitlines()) <= 80
-    assert "ndcg@3" in narrow and "column" in narrow  # one row per metric, one column per model
-    assert cli.render(table, "table", 4, width=None) == cli.render(table, "table", 4)  # not a terminal: as is
+    assert "ndcg@3" in narrow and "│         model ┆      A ┆      B │" in narrow  # a row per metric, a column per model
+    assert cli.render(table, "table", 4, width=None) == cli.render(table, "table", 4, width=100)  # not a terminal: 100
+
+
+def test_terminal_tables_fit_100_columns_and_keep_each_value_readable(tmp_path):
+    """Where the output is not a terminal (a pipe, a log), demo, evaluate and compare print no
+    line wider than 100 characters: a wide table turns to metrics as rows, models as columns;
+    counts stay integers, a significance is yes/no, a tiny p-value reads "< 0.0001", and a
+    comparison's column says what it compares."""
+    recs, truth = SRC / "recframe" / "data" / "recs.csv", SRC / "recframe" / "data" / "truth.csv"
+    flags = ["--truth", truth, "--relevance", "rating", "--threshold", "4", "--by", "model", "--quiet"]
+    for args in (["demo"], ["evaluate", recs, *flags], ["compare", recs, *flags, "--baseline", "popular", "--metrics", "ndcg"]):
+        result = run(*args)
+        assert result.returncode == 0, result.stderr
+        lines = result.stdout.splitlines()
+        assert max(len(line) for line in lines) <= 100, args[0]
+        table = "\n".join(line for line in lines if line.startswith(("│", "┌", "╞", "└")))
+        if args[0] != "compare":
+            assert "n_users ┆      287 ┆     287 │" in table, table  # counts are integers
+    # the comparison: one column, named by what it compares
+    assert "┆ personal vs popular │" in table and "popular personal" not in table
+    assert "n_pairs ┆                 287 │" in table and "p_value ┆            < 0.0001 │" in table
+    assert "significant ┆                 yes │" in table

@@ -17,7 +17,7 @@ import recframe
 from recframe._validate import reads
 from recframe.cli._files import SIDE_INPUTS, Source, find_source
 from recframe.cli._messages import CHECK_DUPLICATES, DEFAULT_K, EXIT_OK, UsageError, flag
-from recframe.cli._output import Progress, check_precision, emit, emit_text, output_format, write_atomic
+from recframe.cli._output import Progress, check_precision, emit, emit_text, output_format, render, terminal_width, write_atomic
 from recframe.conventions import CHOICES
 from recframe.data import load_sample
 from recframe.errors import RecframeError
@@ -243,15 +243,7 @@ def demo() -> int:
         threshold=4,
         by="model",
     )
-    with pl.Config(
-        tbl_rows=-1,
-        tbl_cols=-1,
-        float_precision=4,
-        tbl_hide_dataframe_shape=True,
-        tbl_hide_column_data_types=True,
-        tbl_width_chars=200,
-    ):
-        print(table)
+    print(render(table, "table", 4, width=terminal_width()), end="")
     print(
         "\nn_users: users counted in the means; n_skipped: the others. n_unranked: users with a rating >= 4\n"
         "but no recommendation (counted, scored 0); n_no_relevant: users with no rating >= 4 (left out);\n"

@@ -125,21 +125,88 @@ def _table_config(precision: int, markdown: bool = False) -> pl.Config:
     )
 
 
-def _fitted(table: pl.DataFrame, precision: int, width: int) -> pl.DataFrame:
-    """A table wider than the terminal, transposed when that fits better: one row per column,
-    one column per row of `table` (named by its key values)."""
-    with _table_config(precision):
-        if max(len(line) for line in str(table).splitlines()) <= width or table.height > 12 or table.width < 3:
-            return table
-    keys = [c for c in table.columns if table.schema[c] in (pl.String, pl.Categorical) or c in ("model", "segment", "fold", "k")]
-    names = (
-        [" ".join(str(v) for v in row) for row in table.select(keys).iter_rows()]
-        if keys
-        else [f"row {i + 1}" for i in range(table.height)]
+#: the width of a table printed where the output is not a terminal (a pipe, a notebook's !recframe, a CI log)
+PIPE_WIDTH = 100
+#: columns holding p-values: below 10**-precision they read "< 0.0001", never 0.0000
+P_VALUE_COLUMNS = ("p_value", "p_adjusted")
+
+
+def _cell(value: object, column: str, precision: int) -> str:
+    """One value as a person reads it: counts as integers, booleans yes/no, tiny p-values as
+    a bound, a null as an empty cell."""
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        if column in P_VALUE_COLUMNS and value < 10**-precision:
+            return f"< {10**-precision:.{precision}f}"
+        return f"{value:.{precision}f}"
+    return str(value)
+
+
+def _shown(table: pl.DataFrame, precision: int) -> pl.DataFrame:
+    """Every column as text (see _cell), so that Polars prints each value as it is."""
+    return pl.DataFrame(
+        {c: [_cell(v, c, precision) for v in table.get_column(c).to_list()] for c in table.columns},
+        schema=dict.fromkeys(table.columns, pl.String),
     )
-    values = table.drop(keys).with_columns(pl.all().cast(pl.Float64))
-    body = values.transpose(include_header=True, header_name="column", column_names=names)
-    return body
+
+
+def _keys(table: pl.DataFrame) -> list[str]:
+    """The columns that name a row: the text key columns before the first number."""
+    keys = []
+    for c in table.columns:
+        if table.schema[c] not in (pl.String, pl.Categorical) and c != "k":
+            break
+        keys.append(c)
+    return keys
+
+
+def _row_names(table: pl.DataFrame, keys: list[str]) -> list[str]:
+    """What each row is, as a column header of the transposed table: ``personal vs popular``
+    for a comparison (with its metric when there are several), the key values otherwise."""
+    rows = table.select(keys).iter_rows(named=True) if keys else iter([{}] * table.height)
+    if {"baseline", "model", "metric"} <= set(keys):
+        several = table.get_column("metric").n_unique() > 1
+        strata = [k for k in keys if k not in ("baseline", "model", "metric")]
+        return [
+            " ".join([*(str(r[k]) for k in strata), f"{r['model']} vs {r['baseline']}", *([r["metric"]] if several else [])])
+            for r in rows
+        ]
+    return [" ".join(str(r[k]) for k in keys) or f"row {i + 1}" for i, r in enumerate(rows)]
+
+
+def _widest(text: str) -> int:
+    return max((len(line) for line in text.splitlines()), default=0)
+
+
+def _table_text(table: pl.DataFrame, precision: int, width: int) -> str:
+    """The table as text no wider than `width` when it can be: as it is, or transposed (a row
+    per column, a column per row, named by what the row is)."""
+    with _table_config(precision), pl.Config(tbl_cell_alignment="RIGHT"):  # (the values are text now)
+        text = str(_shown(table, precision))
+        if _widest(text) <= width or table.height == 0:
+            return text
+        keys = _keys(table)
+        names = _row_names(table, keys)
+        body = _shown(table.drop(keys), precision)
+        # the first header says what the columns are (model), unless the names say it (a comparison)
+        corner = "" if " vs " in names[0] else " / ".join(keys)
+        names = [f"{name} " if name == corner else name for name in names]  # (headers must differ)
+        transposed = pl.DataFrame(
+            {corner: body.columns, **{name: body.row(i) for i, name in enumerate(names)}},
+            schema={corner: pl.String, **dict.fromkeys(names, pl.String)},
+        )
+        flipped = str(transposed)
+        return flipped if _widest(flipped) < _widest(text) else text
+
+
+def terminal_width() -> int:
+    """The terminal's width, or PIPE_WIDTH where the output is not a terminal."""
+    return shutil.get_terminal_size().columns if sys.stdout.isatty() else PIPE_WIDTH
 
 
 def render(table: pl.DataFrame, fmt: str, precision: int = 4, width: int | None = None) -> str:
@@ -156,10 +223,10 @@ def render(table: pl.DataFrame, fmt: str, precision: int = 4, width: int | None 
         text = table.write_csv()
     elif fmt == "json":
         text = table.write_json()  # a list of records, full float precision
-    elif fmt in ("table", "markdown"):
-        if fmt == "table" and width is not None:
-            table = _fitted(table, precision, width)  # on a terminal: fit its width
-        with _table_config(precision, markdown=fmt == "markdown"):
+    elif fmt == "table":
+        text = _table_text(table, precision, width if width is not None else PIPE_WIDTH)
+    elif fmt == "markdown":
+        with _table_config(precision, markdown=True):
             text = str(table)
     else:
         raise ValueError(f"render() cannot write {fmt!r}")
@@ -285,9 +352,7 @@ def check_precision(args: argparse.Namespace) -> None:
 def emit(args: argparse.Namespace, fmt: str, table: pl.DataFrame, progress: Progress) -> int:
     """Print `table` (a table fitted to the terminal) or write it to --out atomically."""
     if not args.out:
-        sys.stdout.write(
-            render(table, fmt, args.precision, width=shutil.get_terminal_size().columns if sys.stdout.isatty() else None)
-        )
+        sys.stdout.write(render(table, fmt, args.precision, width=terminal_width()))
         sys.stdout.flush()
         return EXIT_OK
     out = Path(args.out)
