@@ -1,0 +1,148 @@
+"""The query an expert would write by hand for recframe's default summary, on each engine.
+
+``summary(frame, k=K, relevance=..., threshold=T)`` (by ``by`` keys) gives, over the users with a
+relevant item: n_users and the means of precision@K, recall@K, f1@K, hit_rate@K, r_precision,
+r_precision@K, ap@K, rr@K, dcg@K and ndcg@K. The obvious hand-written shape, used here on every
+engine (bench/engines.py checks each against recframe to 1e-9 before it times it):
+
+- keep the relevant rows (relevance >= T);
+- number them by rank per user (the AP numerator), by grade descending per user (the ideal
+  DCG), and count them per user (R);
+- one GROUP BY user of conditional sums: hits, DCG, IDCG, the AP sum, the first relevant rank,
+  the R-precision hits;
+- average over users (by the ``by`` keys).
+
+With ``score=`` and ``truth=`` (the "split" case) the recommendations are first ranked by score
+(descending, ties by item ascending: ``row_number``) and full-joined with the truth on
+(user, item). The hand-written queries check nothing: recframe's calls run every default
+data check.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+METRICS = (
+    "precision@{k}",
+    "recall@{k}",
+    "f1@{k}",
+    "hit_rate@{k}",
+    "r_precision",
+    "r_precision@{k}",
+    "ap@{k}",
+    "rr@{k}",
+    "dcg@{k}",
+    "ndcg@{k}",
+)
+
+
+def columns(k: int, by: list[str]) -> list[str]:
+    """The output columns both recframe and the hand-written queries are compared on."""
+    return [*by, "n_users", *(m.format(k=k) for m in METRICS)]
+
+
+# ---------------------------------------------------------------------------- SQL (DuckDB, Spark, Ibis)
+
+
+def sql(source: str, by: list[str], k: int, threshold: float, split: tuple[str, str] | None = None) -> str:
+    """The query as SQL over `source` (a table or ``read_parquet(...)``); with `split`, over the
+    (recs, truth) sources ranked and joined."""
+    keys = ", ".join([*by, "user_id"])
+    if split is None:
+        base = f"SELECT {keys}, rank, relevance FROM {source}"
+    else:
+        recs, truth = split
+        base = (
+            "SELECT coalesce(r.user_id, t.user_id) AS user_id, r.rank, t.rating AS relevance FROM "
+            "(SELECT user_id, item_id, row_number() OVER (PARTITION BY user_id ORDER BY score DESC, item_id ASC) AS rank "
+            f"FROM {recs}) r FULL JOIN {truth} t ON r.user_id = t.user_id AND r.item_id = t.item_id"
+        )
+    p, r = f"hits / {float(k)}", "hits / R"
+    group = ", ".join(by)
+    return f"""
+WITH rel AS (
+  SELECT {keys}, rank, relevance,
+    row_number() OVER (PARTITION BY {keys} ORDER BY rank ASC NULLS LAST) AS pos_rel,
+    row_number() OVER (PARTITION BY {keys} ORDER BY relevance DESC) AS ideal,
+    count(*) OVER (PARTITION BY {keys}) AS R
+  FROM ({base}) AS base WHERE relevance >= {threshold}
+),
+per AS (
+  SELECT {keys}, CAST(max(R) AS DOUBLE) AS R,
+    CAST(sum(CASE WHEN rank <= {k} THEN 1 ELSE 0 END) AS DOUBLE) AS hits,
+    sum(CASE WHEN rank <= {k} THEN relevance / log2(rank + 1) ELSE 0 END) AS dcg,
+    sum(CASE WHEN ideal <= {k} THEN relevance / log2(ideal + 1) ELSE 0 END) AS idcg,
+    sum(CASE WHEN rank <= {k} THEN CAST(pos_rel AS DOUBLE) / rank ELSE 0 END) AS apsum,
+    min(rank) AS first,
+    CAST(sum(CASE WHEN rank <= R THEN 1 ELSE 0 END) AS DOUBLE) AS rhits,
+    CAST(sum(CASE WHEN rank <= least({k}, R) THEN 1 ELSE 0 END) AS DOUBLE) AS rhits_k
+  FROM rel GROUP BY {keys}
+)
+SELECT {group + ", " if by else ""}count(*) AS n_users,
+  avg({p}) AS "precision@{k}", avg({r}) AS "recall@{k}",
+  avg(CASE WHEN hits = 0 THEN 0.0 ELSE 2 * ({p}) * ({r}) / (({p}) + ({r})) END) AS "f1@{k}",
+  avg(CASE WHEN hits > 0 THEN 1.0 ELSE 0.0 END) AS "hit_rate@{k}",
+  avg(rhits / R) AS r_precision, avg(rhits_k / least({k}, R)) AS "r_precision@{k}",
+  avg(apsum / least({k}, R)) AS "ap@{k}",
+  avg(CASE WHEN first <= {k} THEN 1.0 / first ELSE 0.0 END) AS "rr@{k}",
+  avg(dcg) AS "dcg@{k}", avg(dcg / idcg) AS "ndcg@{k}"
+FROM per {"GROUP BY " + group if by else ""}
+"""
+
+
+def spark_sql(text: str) -> str:
+    """The same SQL in Spark's dialect (backticks, not double quotes, name a column)."""
+    return text.replace('"', "`")
+
+
+# ---------------------------------------------------------------------------- Polars
+
+
+def polars(lf: Any, by: list[str], k: int, threshold: float) -> Any:
+    """The query as a Polars plan over a (long) LazyFrame; collect it with the engine wanted."""
+    import polars as pl
+
+    keys = [*by, "user_id"]
+    rel = lf.filter(pl.col("relevance") >= threshold).with_columns(
+        pos_rel=pl.col("rank").rank("ordinal").over(keys),
+        ideal=pl.col("relevance").rank("ordinal", descending=True).over(keys),
+        R=pl.len().over(keys).cast(pl.Float64),
+    )
+    hit = (pl.col("rank") <= k).fill_null(False)
+    per = rel.group_by(keys).agg(
+        pl.col("R").first(),
+        hits=hit.sum().cast(pl.Float64),
+        dcg=(pl.col("relevance") / (pl.col("rank") + 1).log(2)).filter(hit).sum(),
+        idcg=(pl.col("relevance") / (pl.col("ideal") + 1).log(2)).filter(pl.col("ideal") <= k).sum(),
+        apsum=(pl.col("pos_rel") / pl.col("rank")).filter(hit).sum(),
+        first=pl.col("rank").min(),
+        rhits=(pl.col("rank") <= pl.col("R")).fill_null(False).sum().cast(pl.Float64),
+        rhits_k=(pl.col("rank") <= pl.min_horizontal(pl.col("R"), k)).fill_null(False).sum().cast(pl.Float64),
+    )
+    p, r = pl.col("hits") / k, pl.col("hits") / pl.col("R")
+    capped = pl.min_horizontal(pl.col("R"), k)
+    means = [
+        pl.len().alias("n_users"),
+        p.mean().alias(f"precision@{k}"),
+        r.mean().alias(f"recall@{k}"),
+        pl.when(pl.col("hits") > 0).then(2 * p * r / (p + r)).otherwise(0.0).mean().alias(f"f1@{k}"),
+        (pl.col("hits") > 0).cast(pl.Float64).mean().alias(f"hit_rate@{k}"),
+        (pl.col("rhits") / pl.col("R")).mean().alias("r_precision"),
+        (pl.col("rhits_k") / capped).mean().alias(f"r_precision@{k}"),
+        (pl.col("apsum") / capped).mean().alias(f"ap@{k}"),
+        pl.when(pl.col("first") <= k).then(1 / pl.col("first")).otherwise(0.0).mean().alias(f"rr@{k}"),
+        pl.col("dcg").mean().alias(f"dcg@{k}"),
+        (pl.col("dcg") / pl.col("idcg")).mean().alias(f"ndcg@{k}"),
+    ]
+    return per.group_by(by).agg(means).sort(by) if by else per.select(means)
+
+
+def polars_split(recs: Any, truth: Any, k: int, threshold: float) -> Any:
+    """The split case in Polars: rank by score, full join with the truth, then :func:`polars`."""
+    import polars as pl
+
+    ranked = recs.with_columns(
+        rank=pl.struct((-pl.col("score")).alias("s"), pl.col("item_id").alias("i")).rank("ordinal").over("user_id")
+    )
+    joined = ranked.join(truth, on=["user_id", "item_id"], how="full", coalesce=True)
+    return polars(joined.select("user_id", "rank", pl.col("rating").alias("relevance")), [], k, threshold)
