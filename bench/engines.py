@@ -165,8 +165,9 @@ for _ in range({repeat}):
     times.append(time.perf_counter() - start)
 result = None
 if {want_result}:
-    if isinstance(out, list):  # Spark rows
+    if isinstance(out, list):  # Spark rows (Spark SQL averages decimal literals as decimals)
         out = pl.DataFrame([r.asDict() for r in out])
+        out = out.with_columns(pl.col(pl.Decimal).cast(pl.Float64))
     elif hasattr(out, "to_arrow_table"):  # a DuckDB relation
         out = pl.from_arrow(out.to_arrow_table())
     elif hasattr(out, "iloc"):  # pandas

@@ -57,7 +57,9 @@ def sql(source: str, by: list[str], k: int, threshold: float, split: tuple[str, 
             "(SELECT user_id, item_id, row_number() OVER (PARTITION BY user_id ORDER BY score DESC, item_id ASC) AS rank "
             f"FROM {recs}) r FULL JOIN {truth} t ON r.user_id = t.user_id AND r.item_id = t.item_id"
         )
-    p, r = f"hits / {float(k)}", "hits / R"
+    # doubles, not decimal literals (Spark averages 1.0 as a decimal of 5 digits)
+    one, zero = "CAST(1 AS DOUBLE)", "CAST(0 AS DOUBLE)"
+    p, r = f"hits / CAST({k} AS DOUBLE)", "hits / R"
     group = ", ".join(by)
     return f"""
 WITH rel AS (
@@ -80,11 +82,11 @@ per AS (
 )
 SELECT {group + ", " if by else ""}count(*) AS n_users,
   avg({p}) AS "precision@{k}", avg({r}) AS "recall@{k}",
-  avg(CASE WHEN hits = 0 THEN 0.0 ELSE 2 * ({p}) * ({r}) / (({p}) + ({r})) END) AS "f1@{k}",
-  avg(CASE WHEN hits > 0 THEN 1.0 ELSE 0.0 END) AS "hit_rate@{k}",
+  avg(CASE WHEN hits = 0 THEN {zero} ELSE 2 * ({p}) * ({r}) / (({p}) + ({r})) END) AS "f1@{k}",
+  avg(CASE WHEN hits > 0 THEN {one} ELSE {zero} END) AS "hit_rate@{k}",
   avg(rhits / R) AS r_precision, avg(rhits_k / least({k}, R)) AS "r_precision@{k}",
   avg(apsum / least({k}, R)) AS "ap@{k}",
-  avg(CASE WHEN first <= {k} THEN 1.0 / first ELSE 0.0 END) AS "rr@{k}",
+  avg(CASE WHEN first <= {k} THEN {one} / first ELSE {zero} END) AS "rr@{k}",
   avg(dcg) AS "dcg@{k}", avg(dcg / idcg) AS "ndcg@{k}"
 FROM per {"GROUP BY " + group if by else ""}
 """
