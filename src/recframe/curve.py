@@ -173,4 +173,4 @@ def curve(
 
 # the options' names, from their one declaration (numpydoc: names sharing one entry, one line)
 assert curve.__doc__ is not None
-curve.__doc__ = curve.__doc__.replace("{options}", "    " + ", ".join(CURVE_NAMES))
+curve.__doc__ = curve.__doc__.replace("{options}", "    " + ", ".join(CURVE_NAMES) + " : keyword options")
