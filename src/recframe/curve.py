@@ -28,7 +28,7 @@ class CappedWarning(UserWarning):
 DEFAULT_K_MAX = 50
 
 
-def _longest_list(frame: Any, options: dict[str, Any]) -> int:
+def _longest_list(frame: Any, options: dict[str, Any]) -> int | None:
     """An upper bound of the positions any list holds, from one aggregate query: the largest
     rank (``rank=``: a re-rank only closes gaps), or the most scored rows of one user
     (``score=``: positions are counted per list, and a user's lists are among their rows)."""
@@ -41,8 +41,8 @@ def _longest_list(frame: Any, options: dict[str, Any]) -> int:
             value = counts.select(nw.col(counts.columns[-1]).max()).collect().item()
         else:
             value = lf.select(nw.col(options["rank"]).cast(nw.Float64).max()).collect().item()
-    except Exception:  # a missing or misnamed column: the summary call says which, in its words
-        return 0
+    except Exception:  # a missing or misnamed column: the summary call refuses it, in its words
+        return None
     return int(min(value, 2**31)) if value is not None and value == value else 0
 
 
@@ -140,7 +140,7 @@ def curve(
         # each cut-off is a column of the plan: past the longest list, the work would be set by
         # the argument, not by the data (k_max=10**4 on 4 rows: 50 s)
         longest = _longest_list(frame, resolved)
-        if k_max > max(longest, DEFAULT_K_MAX):
+        if longest is not None and k_max > max(longest, DEFAULT_K_MAX):
             capped = max(longest, DEFAULT_K_MAX)
             warnings.warn(
                 f"curve(k_max={k_max}): the longest list holds at most {longest} ranked item(s), so the curve "
