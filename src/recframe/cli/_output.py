@@ -196,6 +196,8 @@ def _table_text(table: pl.DataFrame, precision: int, width: int) -> str:
         # the first header says what the columns are (model), unless the names say it (a comparison)
         corner = "" if " vs " in names[0] else " / ".join(keys)
         names = [f"{name} " if name == corner else name for name in names]  # (headers must differ)
+        if len(set(names)) < len(names):  # rows that no header tells apart: never merge them
+            return text
         transposed = pl.DataFrame(
             {corner: body.columns, **{name: body.row(i) for i, name in enumerate(names)}},
             schema={corner: pl.String, **dict.fromkeys(names, pl.String)},
