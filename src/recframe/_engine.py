@@ -120,9 +120,10 @@ def prepare(
     if truth is not None:
         truth_keys = list(spec.columns.truth_keys)
         t = truth.select(*_renamed_ids(truth, spec, truth_keys), nw.col(spec.columns.relevance).alias(n.REL))
-        # a model key of exclude= is joined on after the broadcast (the smaller frame otherwise)
+        # the seen pairs leave the truth before the broadcast (the smaller frame), or after it
+        # when exclude= holds a model key, which only the broadcast truth has
         seen_on = [] if seen is None else [b for b in keys if b in seen.columns]
-        seen_after = seen is not None and not set(seen_on) <= set(truth_keys)
+        seen_after = not set(seen_on) <= set(truth_keys)
         if seen is not None and not seen_after:
             t = t.join(seen, on=[*seen_on, n.USER, n.ITEM], how="anti")
         if users is not None:
