@@ -3,6 +3,7 @@
     python bench/scale.py                    # Polars: 10M rows in memory vs 100M rows streamed
     python bench/scale.py --engine duckdb    # DuckDB over the same parquet glob (10M, 100M)
     python bench/scale.py --engine spark     # local Spark (local[2]): 1M and 10M rows
+    python bench/scale.py --rows 1000000000  # a billion rows streamed, against a tenth of them
 
 The export is 1M users x 100 recommendations (ranks 1..100, ratings 0-5, 60% unknown), written
 once as parquet parts of 10k users (1M rows) into --dir (default: a folder in the system temp dir, kept
@@ -12,6 +13,12 @@ its own. The call measured is the same everywhere:
 
 Targets (issue 3): streaming 100M rows peaks under 6 GiB of RSS, and takes at most 1.5x ten
 times the 10M-row in-memory run (linear scaling).
+
+With ``--rows N`` (issue 24: a billion rows on one machine) the export of N rows is written in
+parts of 1M rows (data generation is not timed), then the default summary,
+``summary(frame, k=10, threshold=1)`` with every default check, is streamed from the whole
+export and from a tenth of it, each in a fresh process. Targets: peak RSS under 4 GiB, and the
+whole at most 11x the tenth.
 """
 
 from __future__ import annotations
@@ -148,10 +155,34 @@ def spark_runs(parts: list[Path]) -> None:
         )
 
 
+DEFAULT_CALL = "k=10, threshold=1"  # the default summary, every default check
+
+
+def rows_runs(parts: list[Path]) -> None:
+    """The default summary streamed from all parts and from a tenth of them (issue 24's targets)."""
+    results = {}
+    for share in (0.1, 1.0):
+        files = [str(p) for p in parts[: max(1, int(len(parts) * share))]]
+        results[share] = measure(f"""
+            import time, polars as pl, recframe
+            start = time.perf_counter()
+            out = recframe.summary(pl.scan_parquet({files!r}), {DEFAULT_CALL}).collect(engine="streaming")
+            seconds = time.perf_counter() - start
+        """)
+        rows = len(files) * USERS_PER_PART * PER_USER
+        r = results[share]
+        print(f"streamed {rows:>15,} rows: {r['seconds']:8.1f} s, peak RSS {r['peak_mib'] / 1024:.2f} GiB")
+    whole, tenth = results[1.0], results[0.1]
+    ratio = whole["seconds"] / tenth["seconds"]
+    print(f"time: {ratio:.1f}x the tenth (<= 11: {'PASS' if ratio <= 11 else 'MISS'})")
+    print(f"peak RSS: {whole['peak_mib'] / 1024:.2f} GiB (< 4: {'PASS' if whole['peak_mib'] < 4096 else 'MISS'})")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--engine", choices=["polars", "duckdb", "spark"], default="polars")
     parser.add_argument("--users", type=int, default=1_000_000, help="users in the export (x100 rows)")
+    parser.add_argument("--rows", type=int, help="stream the default summary over this many rows and a tenth of them")
     parser.add_argument(
         "--dir",
         type=Path,
@@ -159,8 +190,13 @@ def main() -> None:
         help="where the parquet export is written and kept",
     )
     args = parser.parse_args()
+    if args.rows:
+        args.users = args.rows // PER_USER
     parts = write_export(args.dir / f"users-{args.users}", args.users)
     print(f"export: {len(parts)} parquet parts, {args.users * PER_USER:,} rows, in {parts[0].parent}")
+    if args.rows:
+        rows_runs(parts)
+        return
     {"polars": polars_runs, "duckdb": duckdb_runs, "spark": spark_runs}[args.engine](parts)
 
 
