@@ -16,7 +16,17 @@ column (the rank, reversed). Times, best of --repeat, Polars eager, every defaul
              building its input dicts from the frame is timed apart ("pytrec input")
 
 Each trec_eval measure of the two is checked to agree to 1e-9 on a sample of users before the
-figures are printed.
+figures are printed (profile "trec_eval9": pytrec_eval is trec_eval 9.0).
+
+End to end, on the same frame written as TREC run and qrels files (best of --repeat), the
+official measures (trec_eval's default) and then every measure of `-m all_trec`:
+
+  drop-in    recframe evaluate --format trec --profile trec_eval9 -q [-m all_trec] --run --qrels
+             --out: read, evaluate, write
+  pytrec     pytrec_eval.parse_run and parse_qrel, then evaluate (its convert and evaluate)
+
+Every value both have is compared (to 1e-9, printed at 12 decimals) before the ratio is
+printed, with the target of issue 25 on the official measures: recframe at least 3x as fast.
 """
 
 from __future__ import annotations
@@ -24,7 +34,9 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+import tempfile
 import time
+from pathlib import Path
 
 import numpy as np
 import polars as pl
@@ -85,9 +97,9 @@ def main() -> None:
     trec_k = [*KS, sys.maxsize]
     trec_metrics = list(TREC)
 
-    def trec_eval_profile() -> pl.DataFrame:
+    def trec_eval_profile(profile: str = "trec_eval") -> pl.DataFrame:
         recs = frame.drop("rank")
-        return recframe.per_user(recs, k=trec_k, score="score", metrics=trec_metrics, profile="trec_eval")
+        return recframe.per_user(recs, k=trec_k, score="score", metrics=trec_metrics, profile=profile)
 
     cases = {
         "floor": lambda: frame.group_by("user_id").agg(pl.col("relevance").sum()),
@@ -112,7 +124,7 @@ def main() -> None:
         theirs = evaluator.evaluate(run)
         times |= best_of(args.repeat, {"pytrec": lambda: evaluator.evaluate(run)})
         # agreement on a sample of users, every measure both have, under trec_eval's names
-        ours = trec_eval_profile().filter(pl.col("user_id") < 200)
+        ours = trec_eval_profile("trec_eval9").filter(pl.col("user_id") < 200)
         text = trec_eval_text(ours, per_query=True, precision=12, metrics=trec_metrics, k=KS)
         checked = 0
         for name, qid, value in (line.split("\t") for line in text.splitlines()):
@@ -128,6 +140,58 @@ def main() -> None:
     if "pytrec" in times:
         print(f"trec_eval measures: recframe {times['trec_eval'] / times['pytrec']:.2f}x pytrec_eval's evaluate, "
               f"{times['trec_eval'] / (times['pytrec'] + times['pytrec input']):.2f}x with its input built")  # fmt: skip
+    if pytrec_eval is not None:
+        end_to_end(frame, args.repeat, pytrec_eval)
+
+
+def end_to_end(frame: pl.DataFrame, repeat: int, pytrec_eval) -> None:  # type: ignore[no-untyped-def]
+    """The drop-in against pytrec_eval from files (see the module docstring)."""
+    from recframe import cli
+    from recframe.trec_eval import Request
+
+    folder = Path(tempfile.mkdtemp())
+    run_path, qrels_path = folder / "run.txt", folder / "qrels.txt"
+    ids = [pl.col("user_id").cast(pl.String), pl.col("item_id").cast(pl.String)]
+    frame.filter(pl.col("score").is_not_null()).select(
+        ids[0], pl.lit("Q0").alias("q0"), ids[1], pl.col("rank").fill_null(0), pl.col("score"), pl.lit("bench").alias("tag")
+    ).write_csv(run_path, separator=" ", include_header=False)
+    frame.filter(pl.col("relevance").is_not_null()).select(
+        ids[0], pl.lit(0).alias("iter"), ids[1], pl.col("relevance").cast(pl.Int64)
+    ).write_csv(qrels_path, separator=" ", include_header=False)
+    print(f"end to end: run {run_path.stat().st_size / 1e6:.0f} MB, qrels {qrels_path.stat().st_size / 1e6:.0f} MB")
+    for flags in ([], ["-m", "all_trec"]):
+        chosen = Request(flags[1:], version="9").chosen
+        names = [n for m in chosen for n in m.names() if m.family.per_query]
+        families = {m.family.name for m in chosen} & set(pytrec_eval.supported_measures)
+        families -= {"relstring", "runid", "num_q", "gm_map", "gm_bpref"}
+
+        def ours(out: Path, decimals: int = 4, flags: list[str] = flags) -> None:
+            args = ["evaluate", "--format", "trec", "--profile", "trec_eval9", "-q", *flags, "--quiet", "--precision"]
+            files = ["--run", str(run_path), "--qrels", str(qrels_path), "--out", str(out)]
+            assert cli.main([*args, str(decimals), *files]) == 0
+
+        def theirs(families: set[str] = families) -> dict:  # type: ignore[type-arg]
+            with open(run_path) as f_run, open(qrels_path) as f_qrel:
+                run, qrels = pytrec_eval.parse_run(f_run), pytrec_eval.parse_qrel(f_qrel)
+            return pytrec_eval.RelevanceEvaluator(qrels, families).evaluate(run)
+
+        ours(folder / "ours12.txt", 12)
+        values, checked = theirs(), 0
+        for line in (folder / "ours12.txt").read_text().splitlines():
+            name, qid, value = (part.strip() for part in line.split("\t"))
+            if qid != "all" and name in values[qid]:
+                assert abs(float(value) - values[qid][name]) < 1e-9, (name, qid, value, values[qid][name])
+                checked += 1
+        assert checked == sum(name in values[q] for q in values for name in names)
+        label = "-q " + " ".join(flags) if flags else "-q (the official measures)"
+        times = best_of(repeat, {"drop-in": lambda: ours(folder / "ours.txt"), "pytrec": theirs})
+        ratio = times["pytrec"] / times["drop-in"]
+        print(
+            f"end to end, {label}: {checked:,} values agree; recframe (read, evaluate, write) {times['drop-in']:.2f} s, "
+            f"pytrec_eval (parse_run, parse_qrel, evaluate) {times['pytrec']:.2f} s: recframe {ratio:.2f}x as fast"
+        )
+        if not flags:
+            print(f"{'PASS' if ratio >= 3 else 'MISS'} the trec_eval drop-in at least 3x as fast as pytrec_eval end to end")
 
 
 if __name__ == "__main__":

@@ -415,9 +415,12 @@ R_PERCENTS = tuple(range(20, 201, 20))  # rprec_mult_20 ... _200
 INFAP_EPSILON = 1e-5
 
 
-def trec_cut(percent: int, n_relevant: int) -> int:
+def trec_cut(percent: int, n_relevant: int, rounding: str = "add_0.9") -> int:
     """trec_eval 9.0's cut-off for a share of R: (long) (x * R + 0.9), x = percent / 100 as a
-    double (30 / 100 is the same double as the literal 0.3), truncated."""
+    double (30 / 100 is the same double as the literal 0.3), truncated; trec_eval 10.0's
+    iprec_at_recall rounds instead: lround(x * R), halves away from zero (x * R >= 0)."""
+    if rounding == "round":
+        return int(percent / 100 * n_relevant + 0.5)
     return int(percent / 100 * n_relevant + 0.9)
 
 
@@ -447,11 +450,18 @@ def ir_metrics_of_list(
     gain_threshold: str = "threshold",
     auc_without_negatives: str = "one",
     empty_users: str = "skip",
+    recall_rounding: str = "add_0.9",
+    negative_relevance: str = "grade",
 ) -> dict[str, Any]:
     """Every IR-toolbox metric of one user's list, from the definitions of issue 14, item by item.
 
     ``entries`` are (item, rank or None when not recommended, relevance or None when unjudged);
-    a rank is the item's 1-based position p. Returns ``n_relevant`` and each metric's columns."""
+    a rank is the item's 1-based position p. Returns ``n_relevant`` and each metric's columns.
+    Under ``negative_relevance="unjudged"`` a negative relevance is trec_eval's "in the pool,
+    not judged": unjudged for every metric, pooled for infAP."""
+    pooled = {item for item, _, rel in entries if rel is not None}
+    if negative_relevance == "unjudged":
+        entries = [(item, r, None if rel is not None and rel < 0 else rel) for item, r, rel in entries]
 
     def is_relevant(rel: float | None) -> bool:
         if rel is None:
@@ -470,11 +480,12 @@ def ir_metrics_of_list(
     N = sum(1 for _, _, rel in entries if is_judged_nonrelevant(rel))
     q = persistence
     # the list top first: (p, relevance, j = place among the relevant ranked items, 0 if not relevant)
-    ranked: list[tuple[int, float | None, int]] = []
+    ranked_items: list[tuple[int, float | None, int, Any]] = []
     found = 0
-    for p, rel in sorted(((r, rel) for _, r, rel in entries if r is not None), key=lambda pair: pair[0]):
+    for p, rel, item in sorted(((r, rel, item) for item, r, rel in entries if r is not None), key=lambda row: row[0]):
         found += is_relevant(rel)
-        ranked.append((p, rel, found if is_relevant(rel) else 0))
+        ranked_items.append((p, rel, found if is_relevant(rel) else 0, item))
+    ranked = [(p, rel, j) for p, rel, j, _ in ranked_items]
 
     def top(cut: int | None) -> list[tuple[int, float | None, int]]:
         return [row for row in ranked if cut is None or row[0] <= cut]
@@ -494,17 +505,18 @@ def ir_metrics_of_list(
         return total / R
 
     def infap() -> float:
-        total, judged_above, relevant_above = 0.0, 0, 0
-        for p, rel, _ in ranked:
+        total, judged_above, pooled_above, relevant_above = 0.0, 0, 0, 0
+        for p, rel, _, item in ranked_items:
             if is_relevant(rel):
                 e = INFAP_EPSILON
-                total += 1 / p + (judged_above / p) * (relevant_above + e) / (judged_above + 2 * e)
+                total += 1 / p + (pooled_above / p) * (relevant_above + e) / (judged_above + 2 * e)
             judged_above += rel is not None
+            pooled_above += item in pooled
             relevant_above += is_relevant(rel)
         return total / R
 
     def iprec(percent: int) -> float:
-        c = trec_cut(percent, R)
+        c = trec_cut(percent, R, recall_rounding)
         if num_rel_ret() == 0 or c > num_rel_ret():
             return 0.0
         return max(j / p for p, rel, j in ranked if is_relevant(rel) and j >= max(c, 1))

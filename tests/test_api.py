@@ -59,6 +59,8 @@ EXPECTED_PARAMETERS = [
     "persistence",
     "max_grade",
     "auc_without_negatives",
+    "recall_rounding",
+    "negative_relevance",
     "check_duplicates",
 ]
 CONVENTIONS = [
@@ -83,6 +85,8 @@ CONVENTIONS = [
     "persistence",
     "max_grade",
     "auc_without_negatives",
+    "recall_rounding",
+    "negative_relevance",
 ]
 COUNTS = ["n_users", "n_skipped", "n_unranked", "n_no_relevant", "n_no_truth"]
 
@@ -162,6 +166,8 @@ def test_signature_and_defaults(function):
         "persistence": 0.8,
         "max_grade": 4.0,
         "auc_without_negatives": "one",
+        "recall_rounding": "add_0.9",
+        "negative_relevance": "grade",
     }
     # keyword only: a positional fourth argument is refused
     with pytest.raises(TypeError):

@@ -306,7 +306,7 @@ def test_every_backend_gives_the_reference_values(backend: str) -> None:
 # ---------------------------------------------------------------- random frames vs the reference
 
 SETTINGS = settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-GRADES = (0.0, 1.0, 2.0, 3.0, 4.5)
+GRADES = (-1.0, 0.0, 1.0, 2.0, 3.0, 4.5)  # -1: trec_eval's "pooled, not judged" (negative_relevance)
 
 
 @st.composite
@@ -338,6 +338,8 @@ def ir_frames(draw: st.DrawFn) -> tuple[pl.DataFrame, dict[str, Any]]:
         "gain_threshold": draw(st.sampled_from(["threshold", "positive"])),
         "auc_without_negatives": draw(st.sampled_from(["one", "zero"])),
         "empty_users": draw(st.sampled_from(["skip", "zero"])),
+        "recall_rounding": draw(st.sampled_from(["add_0.9", "round"])),
+        "negative_relevance": draw(st.sampled_from(["grade", "unjudged"])),
     }
     return frame(rows), options
 
@@ -409,7 +411,8 @@ def trec_data(seed: int) -> tuple[dict[str, dict[str, float]], dict[str, dict[st
             continue
         top = 0 if q % 9 == 4 else 1 if q % 9 == 5 else 3  # a few queries with nothing (highly) relevant
         judged = [doc for doc in docs if rng.random() < 0.5] or docs[-1:]
-        qrels[qid] = {doc: min(rng.choice([0, 0, 1, 2, 3]), top) for doc in judged}
+        # -1: in the pool, not judged (trec_eval's infAP sampling; negative_relevance="unjudged")
+        qrels[qid] = {doc: min(rng.choice([-1, 0, 0, 1, 2, 3]), top) for doc in judged}
     return run, qrels, run_only
 
 
@@ -443,7 +446,7 @@ def test_matches_trec_eval(metric: str, level: int, seed: int) -> None:
     )
     ours = by_user(
         recframe.per_user(
-            runs, truth=truth, score="score", k=[5, 10, 1000], metrics=[metric], profile="trec_eval", threshold=level
+            runs, truth=truth, score="score", k=[5, 10, 1000], metrics=[metric], profile="trec_eval9", threshold=level
         )
     )
     # trec_eval evaluates the 36 queries in both files: not those only in the qrels (nothing

@@ -140,7 +140,7 @@ def test_curve_leaves_out_metrics_the_peer_has_without_cutoff():
 
 
 def test_metric_the_peer_lacks_raises():
-    with pytest.raises(recframe.RecframeError, match=r"profile='trec_eval': pytrec-eval-terrier .* has no 'dcg' metric.*Hint"):
+    with pytest.raises(recframe.RecframeError, match=r"profile='trec_eval': trec_eval 10.0 has no 'dcg' metric.*Hint"):
         recframe.per_user(ONE, k=1, metrics=["precision", "dcg"], profile="trec_eval")
 
 

@@ -40,7 +40,6 @@ def test_qrels_file_parsed(tmp_path: Path) -> None:
     ("text", "line", "count"),
     [
         ("q1 Q0 d1 1 2.5 bm25\nq1 Q0 d2 2 1.5\n", 2, 1),  # truncated: five fields
-        ("q1 Q0 d1 1 2.5 bm25 extra\n", 1, 1),  # seven fields
         ("q1 Q0 d1 1 high bm25\n", 1, 1),  # score not a number
         ("q1 Q0 d1 1 nan bm25\nq1 Q0 d2 2 inf bm25\n", 1, 2),  # scores not finite
     ],
@@ -126,7 +125,7 @@ def test_files_evaluated_as_trec_eval_does(tmp_path: Path) -> None:
         score="score",
         k=[5, 10],
         metrics=["precision", "recall", "hit_rate", "ap", "ndcg", "rr", "r_precision"],
-        profile="trec_eval",
+        profile="trec_eval9",
     ).collect()
     measures = {"P.5,10", "recall.5,10", "success.5,10", "map_cut.5,10", "ndcg_cut.5,10", "recip_rank", "Rprec"}
     theirs = pytrec_eval.RelevanceEvaluator(qrels, measures).evaluate(run)
@@ -159,7 +158,7 @@ def test_files_evaluated_as_trec_eval_does(tmp_path: Path) -> None:
         score="score",
         k=20,
         metrics=["ap"],
-        profile="trec_eval",
+        profile="trec_eval9",
         aggregate="gmean",
     ).collect()
     per_query = pytrec_eval.RelevanceEvaluator(qrels, {"gm_map"}).evaluate(run)  # per query: log(max(map, 1e-5))
@@ -213,56 +212,57 @@ def trec_lines(text: str) -> list[tuple[str, str, str]]:
 
 
 def test_cli_trec_format_is_trec_eval_q(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    """`recframe evaluate --format trec -q --run --qrels` prints what `trec_eval -q` prints: every
-    (measure, query) value and every 'all' value equal pytrec_eval's to 1e-9, queries in both
-    files only, in text order; measures of metrics recframe does not have yet are left out."""
+    """`recframe evaluate --format trec -q -m all_trec --profile trec_eval9` prints what
+    `trec_eval -q -m all_trec` 9.0.8 prints: every (measure, query) value and every 'all' value
+    equal pytrec_eval's to 1e-9 (relstring as text), queries in both files only, in text order,
+    the measures in trec_eval's order."""
     pytrec_eval = pytest.importorskip("pytrec_eval", reason="pytrec_eval (pytrec-eval-terrier) is trec_eval's reference")
     from recframe import cli
-    from recframe.metrics import REGISTRY
-    from recframe.trec import TREC_MEASURES
+    from recframe.trec_eval import Request
 
     run_path, qrels_path, run, qrels = random_trec_files(tmp_path)
-    args = ["evaluate", "--run", str(run_path), "--qrels", str(qrels_path), "--format", "trec", "--profile", "trec_eval"]
-    assert cli.main([*args, "-q", "--precision", "12"]) == 0
+    args = ["evaluate", "--run", str(run_path), "--qrels", str(qrels_path), "--format", "trec", "--profile", "trec_eval9"]
+    assert cli.main([*args, "-m", "all_trec", "-q", "--precision", "12"]) == 0
     lines = trec_lines(capsys.readouterr().out)
 
     theirs = pytrec_eval.RelevanceEvaluator(qrels, set(pytrec_eval.supported_measures)).evaluate(run)
     assert "q_run_only" not in theirs and "q_qrels_only" not in theirs  # trec_eval's intersection
     queries = [qid for _, qid, _ in lines if qid != "all"]
     assert list(dict.fromkeys(queries)) == sorted(theirs)  # q0, q1, q10, q11, ... as trec_eval
-    # every measure of a metric recframe has, at trec_eval's default cut-offs; gm_* only in 'all'
-    expected = {
-        m.name.format(k=k)
-        for m in TREC_MEASURES
-        if (m.metric is None or m.metric in REGISTRY) and m.summary != "gmean"
-        for k in (m.cutoffs if "{k}" in m.name else [None])
-    }
-    assert {name for name, qid, _ in lines if qid != "all"} == expected
+    printed = [name for m in Request(["all_trec"], version="9").chosen for name in m.names()]
+    per_query = [name for name in printed if name not in ("runid", "num_q", "gm_map", "gm_bpref")]
+    assert [name for name, qid, _ in lines if qid == queries[0]] == per_query
     checked = 0
     for name, qid, value in lines:
         if qid == "all":
+            continue
+        if name == "relstring":  # pytrec_eval returns no text: the relevance codes, checked here
+            codes = {doc: qrels[qid].get(doc, -1) for doc in run[qid]}
+            # by score (a C float in 9.0.8), ties by docno in decreasing byte order
+            ordered = sorted(sorted(run[qid], reverse=True), key=lambda doc: -np.float32(run[qid][doc]))
+            assert value == "'" + "".join("-" if codes[d] == -1 else str(codes[d]) for d in ordered[:10]) + "'"
             continue
         if name.startswith("num_"):
             assert value.isdigit(), (name, qid, value)
         assert float(value) == pytest.approx(theirs[qid][name], abs=1e-9), (name, qid)
         checked += 1
-    assert checked == len(theirs) * len(expected)
+    assert checked == len(theirs) * (len(per_query) - 1)
 
     summary = [(name, value) for name, qid, value in lines if qid == "all"]
     assert lines[-len(summary) :] == [(name, "all", value) for name, value in summary]  # 'all' lines come last
     assert summary[:2] == [("runid", run_path.read_text().splitlines()[-1].split()[-1]), ("num_q", str(len(theirs)))]
-    gm = {m.name for m in TREC_MEASURES if m.summary == "gmean" and m.metric in REGISTRY}
-    assert {name for name, _ in summary[2:]} == expected | gm
+    assert [name for name, _ in summary] == [name for name in printed if name != "relstring"]
     for name, value in summary[2:]:
         assert float(value) == pytest.approx(
             pytrec_eval.compute_aggregated_measure(name, [theirs[q][name] for q in theirs]), abs=1e-9
         ), name
 
-    # without -q: the same 'all' lines only, trec_eval's 4 decimals
+    # without -q and -m: trec_eval's official measures, 'all' lines only, 4 decimals
     assert cli.main(args) == 0
     short = trec_lines(capsys.readouterr().out)
-    assert [(n, q) for n, q, _ in short] == [(n, "all") for n, _ in summary]
-    assert short[2][2] == str(int(summary[2][1])) and len(short[-2][2].split(".")[1]) == 4
+    official = [name for m in Request([]).chosen for name in m.names()]
+    assert [(n, q) for n, q, _ in short] == [(n, "all") for n in official]
+    assert short[2][2] == dict(summary)["num_ret"] and len(short[-1][2].split(".")[1]) == 4
 
 
 def test_cli_trec_format_metrics_and_cutoffs_as_trec_eval_m(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -272,7 +272,7 @@ def test_cli_trec_format_metrics_and_cutoffs_as_trec_eval_m(tmp_path: Path, caps
 
     run_path, qrels_path, _, _ = random_trec_files(tmp_path)
     files = ["evaluate", "--run", str(run_path), "--qrels", str(qrels_path)]
-    assert cli.main([*files, "--format", "trec", "--metrics", "precision,ap", "--k", "3,5"]) == 0
+    assert cli.main([*files, "--format", "trec", "--metrics", "precision,ap", "--k", "3,5", "-c"]) == 0
     names = [name for name, _, _ in trec_lines(capsys.readouterr().out)]
     assert names == ["map", "gm_map", "P_3", "P_5", "map_cut_3", "map_cut_5"]
     assert cli.main([*files, "--format", "csv", "-q", "--profile", "trec_eval", "--metrics", "precision", "--k", "5"]) == 0
@@ -291,7 +291,8 @@ def test_cli_trec_format_metrics_and_cutoffs_as_trec_eval_m(tmp_path: Path, caps
         (["evaluate", "--run", "RUN", "--qrels", "QRELS", "--user", "qid"], "leave out --user"),
         (["evaluate", "--run", "RUN", "--qrels", "QRELS", "--format", "trec", "--by", "run"], "leave out --by"),
         (["evaluate", "--run", "RUN", "--qrels", "QRELS", "--format", "trec", "--metrics", "dcg"], "--metrics dcg: trec_eval"),
-        (["evaluate", "--run", "RUN", "--qrels", "OTHER", "--format", "trec"], "no query has both"),
+        (["evaluate", "--run", "RUN", "--qrels", "OTHER", "--format", "trec"], "trec_eval 10.0 stops here (exit 4)"),
+        (["evaluate", "--run", "RUN", "--qrels", "OTHER", "--format", "trec", "--profile", "trec_eval9"], "no query has both"),
         (["curve", "RECS.csv", "--format", "trec"], "invalid choice"),
         (["curve", "RECS.csv", "-q"], "-q means per query"),  # -q was --quiet before
     ],
@@ -310,3 +311,34 @@ def test_cli_trec_usage_errors_exit_2(
     captured = capsys.readouterr()
     assert captured.out == "" and captured.err.count("\n") == 1 and "Hint:" in captured.err
     assert fragment in captured.err, captured.err
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "q1 Q0 d1 1 2.5 bm25\nq1 Q0 d2 2 1.5 bm25\n",  # plain: the CSV reader's path
+        "# a comment\nq1 Q0 d1 1 2.5 bm25\n\nq1 Q0 d2 2 1.5 bm25 more junk\n",  # blank line, extra fields
+        "q1  Q0 d1 1 2.5 bm25\nq1\tQ0\td2\t2\t1.5\tbm25\n",  # runs of spaces, tabs: the line reader
+        " q1 Q0 d1 1 2.5 bm25 \nq1 Q0 d2 x 1.5 bm25\n",  # spaces at either end; a rank that is no number
+        "q1 Q0 dé 1 2.5 bm25\n",  # not ASCII
+    ],
+)
+def test_eager_reading_gives_the_lazy_frame(tmp_path: Path, text: str) -> None:
+    path = write(tmp_path, "run.txt", text)
+    assert read_trec_run(path, eager=True).collect().equals(read_trec_run(path).collect())
+
+
+@pytest.mark.parametrize(
+    ("label", "text", "line"),
+    [
+        ("run", "q1 Q0 d1 1 2.5 bm25\nq1 Q0 d2 2 1.5\n", 2),  # five fields
+        ("run", "q1 Q0 d1 1 2.5 bm25\nq1 Q0 d2 2 high bm25\n", 2),  # a score that is no number
+        ("qrels", "q1 0 d1 1\nq1 0 d2 1 extra\n", 2),  # five fields in a qrels line
+        ("qrels", "q1 0 d1 1\nq1 0 d2 1.5\n", 2),  # a grade that is no whole number
+    ],
+)
+def test_eager_reading_names_the_malformed_line(tmp_path: Path, label: str, text: str, line: int) -> None:
+    path = write(tmp_path, f"{label}.txt", text)
+    reader = read_trec_run if label == "run" else read_trec_qrels
+    with pytest.raises(recframe.RecframeError, match=rf"{label} file .*, line {line}: "):
+        reader(path, eager=True)

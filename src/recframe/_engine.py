@@ -213,7 +213,13 @@ def gain(spec: v.Spec) -> nw.Expr:
 
 
 def flag_rows(lf: nw.LazyFrame, spec: v.Spec) -> nw.LazyFrame:
-    """Add the relevance flag every pass reads."""
+    """Add the relevance flag every pass reads. Under ``negative_relevance="unjudged"`` a
+    negative relevance becomes null (unjudged) and POOLED keeps that the row was in the pool."""
+    if spec.conventions.negative_relevance == "unjudged":
+        rel = nw.col(n.REL)
+        lf = lf.with_columns((~rel.is_null()).cast(nw.Int64).alias(n.POOLED)).with_columns(
+            nw.when(rel >= 0).then(rel).otherwise(None).alias(n.REL)
+        )
     return lf.with_columns(_checks.is_relevant(spec).cast(nw.Int64).alias(n.RELEVANT))
 
 
@@ -228,8 +234,10 @@ def with_position(lf: nw.LazyFrame, spec: v.Spec) -> nw.LazyFrame:
 
 def rows_of(spec: v.Spec) -> Rows:
     """What the terms read, for this call (with the internal item feature columns)."""
+    pooled = spec.conventions.negative_relevance == "unjudged"
     return Rows(
         spec.conventions,
+        **({"pooled": nw.col(n.POOLED)} if pooled else {}),
         item_features=tuple(n.item_feature(f) for f in spec.selection.item_features),
         labels=spec.facts.label_features,
     )
@@ -246,8 +254,8 @@ def _in_domain(domain: str, spec: v.Spec) -> nw.Expr:
         return nw.col(n.RELEVANT) == 1
     if domain == "top_k":  # a null rank (not recommended) is outside
         return (nw.col(n.RANK) <= position_cut(max(spec.selection.ks))).fill_null(False)
-    if domain == "judged":
-        return ~nw.col(n.REL).is_null()
+    if domain == "judged":  # the pool: the judged rows, and the unjudged pooled rows infAP reads
+        return nw.col(n.POOLED) == 1 if spec.conventions.negative_relevance == "unjudged" else ~nw.col(n.REL).is_null()
     if domain == "graded":  # (the relevant rows unless gain_threshold="positive": see domain_of)
         return _checks.gains(spec)
     return nw.lit(True)
@@ -315,7 +323,10 @@ def list_table(
         ),
         keys,
         nw.col(n.RANK).count().alias(n.N_RANKED),
-        nw.col(n.REL).count().alias(n.N_JUDGED),
+        # (a query whose qrels are all "pooled, not judged" is still evaluated, as trec_eval does)
+        (nw.col(n.POOLED).sum() if spec.conventions.negative_relevance == "unjudged" else nw.col(n.REL).count()).alias(
+            n.N_JUDGED
+        ),
         *checks.all_rows,
         *(checks.duplicate_rows if checks.duplicates == "all" else []),
         *(_aggregate(column, t.agg) for t, column, _ in every),

@@ -47,6 +47,8 @@ SIMILARITY_BEFORE, NEW_LABELS = "__rf_similarity_before", "__rf_new_labels"
 OUTSIDE_CATALOG, OUTSIDE_ITEM = "__rf_outside_catalog", "__rf_outside_item"
 # 1 on every row: what a running count sums
 ONE = "__rf_one"
+#: 1 for a row of the judgment pool (judged, or negative under negative_relevance="unjudged")
+POOLED = "__rf_pooled"
 
 
 def term_column(name: str, k: int | None = None) -> str:

@@ -33,6 +33,8 @@ ColdItems = Literal["count", "skip"]
 Distance = Literal["hamming", "cosine", "jaccard"]
 GainThreshold = Literal["threshold", "positive"]
 AucWithoutNegatives = Literal["one", "zero"]
+RecallRounding = Literal["add_0.9", "round"]
+NegativeRelevance = Literal["grade", "unjudged"]
 
 
 class Option(NamedTuple):
@@ -206,6 +208,24 @@ probability (2**g - 1) / 2**G. A number between 0 and 1000 (2**G must stay finit
 relevant ones: 1 (RePlay's RocAuc) or 0.""",
         "auc of a list without non-relevant items: 1 (RePlay) or 0",
     ),
+    "recall_rounding": Option(
+        RecallRounding,
+        """How ``iprec_at_recall_X`` and ``iprec_11pt_avg`` turn a recall level x (X/100) into a
+count c of relevant items: ``"add_0.9"``, c = floor(x * R + 0.9) in double precision
+(trec_eval 9.x and pytrec_eval); ``"round"``, c = x * R rounded half away from zero
+(trec_eval 10.0's ``lround``). They differ when the fraction of x * R is in [0.1, 0.5):
+R = 474, x = 0.1 gives 48 and 47.""",
+        "iprec_at_recall's count of relevant items: floor(x*R + 0.9) (trec_eval 9) or round(x*R) (10.0)",
+    ),
+    "negative_relevance": Option(
+        NegativeRelevance,
+        """What a relevance below 0 means: a grade like any other, judged and below every
+threshold (``"grade"``); or, as trec_eval reads its qrels, an item in the judgment pool
+that was not judged (``"unjudged"``): it counts as unjudged everywhere (``judged``,
+``bpref``, ``num_nonrel_judged_ret``, ``rbp_residual``), and ``infap`` counts it among the
+pooled items ranked above a relevant one, as trec_eval's infAP does with sampled pools.""",
+        "a relevance < 0: a grade (judged), or in the pool but not judged (trec_eval)",
+    ),
 }
 
 #: option name -> the values it accepts (the first one is the default; a float option: its
@@ -270,6 +290,8 @@ class Conventions:
     persistence: float
     max_grade: float
     auc_without_negatives: AucWithoutNegatives
+    recall_rounding: RecallRounding
+    negative_relevance: NegativeRelevance
 
     @classmethod
     def default(cls, **values: Any) -> Conventions:

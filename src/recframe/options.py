@@ -31,11 +31,13 @@ from recframe.conventions import (
     EmptyUsers,
     Gain,
     GainThreshold,
+    NegativeRelevance,
     Novelty,
     Popularity,
     PrecisionDenominator,
     RankGaps,
     RecallDenominator,
+    RecallRounding,
     ScoreDtype,
     Ties,
     UnjudgedUsers,
@@ -224,7 +226,8 @@ this share of the distinct training (user, item) pairs is reached.""",
         str,
         Opt(
             "recframe",
-            """Reproduce another library: ``"trec_eval"``, ``"ranx"``, ``"rectools"``, ``"replay"``,
+            """Reproduce another library: ``"trec_eval"`` (10.0), ``"trec_eval9"`` (9.0.8 and
+pytrec_eval), ``"ranx"``, ``"rectools"``, ``"replay"``,
 ``"recommenders"``, ``"lenskit"`` or ``"evidently"`` set every convention option below
 to that library's behaviour and make ``metrics`` default to the metrics it has (asking for one
 it lacks raises). A metric the peer has only without a cut-off (trec_eval's and
@@ -255,6 +258,8 @@ overrides the profile. The defaults below are the ``"recframe"`` profile's;
     persistence: float
     max_grade: float
     auc_without_negatives: AucWithoutNegatives
+    recall_rounding: RecallRounding
+    negative_relevance: NegativeRelevance
     check_duplicates: Annotated[
         bool | Literal["used"],
         Opt(

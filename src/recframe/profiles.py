@@ -11,7 +11,7 @@ with a worked example of each disagreement; ``tests/peers/`` proves the profiles
 >>> PROFILES["trec_eval"].options["ap_denominator"]
 'relevant'
 >>> sorted(PROFILES)
-['evidently', 'lenskit', 'ranx', 'recframe', 'recommenders', 'rectools', 'replay', 'trec_eval']
+['evidently', 'lenskit', 'ranx', 'recframe', 'recommenders', 'rectools', 'replay', 'trec_eval', 'trec_eval9']
 """
 
 from __future__ import annotations
@@ -56,35 +56,56 @@ def has_metric(profile: Profile, name: str) -> bool:
     return profile.metrics is None or name in profile.metrics
 
 
+#: the measures trec_eval has: P, recall, success, Rprec, map_cut, recip_rank, ndcg_cut; num_ret,
+#: num_rel_ret, num_nonrel_judged_ret, bpref, infAP, iprec_at_recall, 11pt_avg, Rprec_mult, set_P,
+#: set_recall, set_F, set_map, set_relative_P and binG. trec_eval 10.0's rbp (graded, its gains
+#: rescaled to [0, 1]), rbp_resid (0 without an unjudged document) and unj_k (unjudged over k) are
+#: not recframe's rbp, rbp_residual and judged: recframe.trec_eval computes them for the CLI
+_TREC_METRICS = frozenset(
+    {"precision", "recall", "hit_rate", "r_precision", "ap", "rr", "ndcg"}
+    | {"num_ret", "num_rel_ret", "num_nonrel_judged_ret", "bpref", "infap", "iprec_at_recall"}
+    | {"iprec_11pt_avg", "rprec_mult", "set_precision", "set_recall", "set_f1", "set_map"}
+    | {"set_relative_precision", "bin_g"}
+)
+#: what trec_eval 9.x and 10.0 do alike
+_TREC_OPTIONS = {
+    "gain_threshold": "positive",  # -l applies to binary measures; nDCG keeps every grade
+    "ap_denominator": "relevant",
+    "rr_cutoff": False,
+    "ties": "item_desc",
+    "empty_users": "zero",
+    "unranked_users": "skip",
+    "unjudged_users": "skip",  # a query of the run without qrels is not evaluated
+    "rank_gaps": "rerank",  # it orders by score: a rank column is never read
+    "negative_relevance": "unjudged",  # a qrels grade < 0: in the pool, not judged
+}
+#: Rprec and the measures of the whole list
+_TREC_NO_CUTOFF = frozenset({"r_precision", "num_ret", "num_rel_ret", "num_nonrel_judged_ret", "bpref"})
+
+
 PROFILES: dict[str, Profile] = {
     p.name: p
     for p in (
         Profile("recframe", "recframe", None),
         Profile(
             "trec_eval",
-            "pytrec-eval-terrier (trec_eval 9.0)",
-            # P, recall, success, Rprec, map_cut, recip_rank, ndcg_cut; num_ret, num_rel_ret,
-            # num_nonrel_judged_ret, bpref, infAP, iprec_at_recall, 11pt_avg, Rprec_mult, set_P,
-            # set_recall, set_F, set_map, set_relative_P, binG
-            frozenset(
-                {"precision", "recall", "hit_rate", "r_precision", "ap", "rr", "ndcg"}
-                | {"num_ret", "num_rel_ret", "num_nonrel_judged_ret", "bpref", "infap", "iprec_at_recall"}
-                | {"iprec_11pt_avg", "rprec_mult", "set_precision", "set_recall", "set_f1", "set_map"}
-                | {"set_relative_precision", "bin_g"}
-            ),
+            "trec_eval 10.0",
+            _TREC_METRICS,
             {
-                "gain_threshold": "positive",  # -l applies to binary measures; nDCG keeps every grade
-                "ap_denominator": "relevant",
-                "rr_cutoff": False,
-                "ties": "item_desc",
-                "score_dtype": "float32",
-                "empty_users": "zero",
-                "unranked_users": "skip",
-                "unjudged_users": "skip",  # a query of the run without qrels is not evaluated
-                "rank_gaps": "rerank",  # it orders by score: a rank column is never read
+                **_TREC_OPTIONS,
+                "score_dtype": "float64",  # 10.0 reads the score as a double
+                "recall_rounding": "round",  # 10.0: lround(x * R) in iprec_at_recall and 11pt_avg
             },
-            # Rprec and the measures of the whole list
-            no_cutoff=frozenset({"r_precision", "num_ret", "num_rel_ret", "num_nonrel_judged_ret", "bpref"}),
+            no_cutoff=_TREC_NO_CUTOFF,
+            # proved line for line against trec_eval 10.0's own test outputs (tests/test_trec_eval_files.py)
+            golden=False,
+        ),
+        Profile(
+            "trec_eval9",
+            "pytrec-eval-terrier (trec_eval 9.0)",
+            _TREC_METRICS,
+            {**_TREC_OPTIONS, "score_dtype": "float32", "recall_rounding": "add_0.9"},  # 9.x: C floats, (long)(x * R + 0.9)
+            no_cutoff=_TREC_NO_CUTOFF,
         ),
         Profile(
             "ranx",

@@ -3,7 +3,7 @@
 Usage (from the repository root, with recframe's test dependencies installed)::
 
     python tests/peers/make_golden.py                   # every peer
-    python tests/peers/make_golden.py ranx trec_eval    # some peers
+    python tests/peers/make_golden.py ranx trec_eval9   # some peers
     python tests/peers/make_golden.py --venvs DIR       # keep the peer environments in DIR
 
 Each peer runs in its own virtual environment (RecTools needs numpy < 2 and pandas < 3,
@@ -57,7 +57,7 @@ class Peer:
 
 
 PEERS: dict[str, Peer] = {
-    "trec_eval": Peer("pytrec-eval-terrier", ("pytrec-eval-terrier==0.5.11",)),
+    "trec_eval9": Peer("pytrec-eval-terrier", ("pytrec-eval-terrier==0.5.11",)),
     "ranx": Peer("ranx", ("ranx==0.3.21",)),
     "rectools": Peer("rectools", ("rectools==0.19.0", "numpy<2", "pandas<3")),
     "replay": Peer("replay-rec", ("replay-rec==0.22.0",)),

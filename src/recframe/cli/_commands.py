@@ -14,6 +14,7 @@ from typing import Any
 import polars as pl
 
 import recframe
+from recframe import trec_eval
 from recframe._validate import reads
 from recframe.cli._files import SIDE_INPUTS, Source, find_source
 from recframe.cli._messages import CHECK_DUPLICATES, DEFAULT_K, EXIT_OK, UsageError, flag
@@ -112,6 +113,9 @@ def evaluate(args: argparse.Namespace, progress: Progress) -> int:
     _check_trec_inputs(args)
     if fmt == "trec":
         return _evaluate_trec(args, progress)
+    given = [flag for flag, test in _TREC_FLAGS.items() if test(args)]
+    if given:
+        raise UsageError(f"{' '.join(given)}: trec_eval's flags go with --format trec. Hint: add --format trec.")
     if args.per_user and args.ci is not None:
         raise UsageError("--ci gives intervals of the means; --per-user has no means. Hint: leave out one of them.")
     recs, sides = _read(args, progress)
@@ -141,12 +145,81 @@ def _trec_metrics(args: argparse.Namespace) -> list[str]:
     return list(args.metrics)
 
 
+#: trec_eval's flags, given (-m, -c, -J, -M, -N, -n): they need --run and --qrels
+_TREC_FLAGS = {
+    "-m": lambda a: a.measure is not None,
+    "-c": lambda a: a.complete,
+    "-J": lambda a: a.judged_only,
+    "-M": lambda a: a.max_retrieved is not None,
+    "-N": lambda a: a.docs_in_collection != 0,
+    "-n": lambda a: a.no_summary,
+}
+
+
+def _trec_measures(args: argparse.Namespace) -> list[str]:
+    """-m as given; or --metrics and --k as trec_eval measures (``--metrics precision --k 5``
+    is ``-m P.5``)."""
+    if args.metrics is None and args.k is DEFAULT_K:
+        return list(args.measure or [])
+    if args.measure:
+        raise UsageError("-m and --metrics/--k: choose the measures one way. Hint: trec_eval's -m, e.g. -m P.5,10 -m map.")
+    metrics = _trec_metrics(args)
+    specs: list[str] = []
+    for measure in TREC_MEASURES:
+        if measure.metric not in metrics and not (measure.metric is None and args.metrics is None):
+            continue
+        name = measure.name.removesuffix("_{k}")
+        family = name if name in trec_eval.FAMILY else name.rsplit("_", 1)[0]
+        cutoffs = args.k if "{k}" in measure.name and args.k is not DEFAULT_K else None
+        spec = f"{family}.{','.join(str(k) for k in cutoffs)}" if cutoffs else family
+        if spec not in specs:
+            specs.append(spec)
+    return (["runid", "num_q"] if args.metrics is None else []) + specs
+
+
+def _trec_eval_command(args: argparse.Namespace, progress: Progress) -> int:
+    """``evaluate --run --qrels --format trec``: trec_eval's output, line for line (recframe.trec_eval)."""
+    profile = args.profile or "trec_eval"
+    if profile not in ("trec_eval", "trec_eval9"):
+        raise UsageError(
+            f"--profile {profile}: --format trec with --run prints trec_eval's measures under its conventions. "
+            "Hint: --profile trec_eval (10.0, the default) or trec_eval9 (9.0.8)."
+        )
+    if args.threshold is not None and args.threshold != int(args.threshold):
+        raise UsageError(f"-l {args.threshold:g}: trec_eval's relevance level is a whole number. Hint: e.g. -l 2.")
+    request = trec_eval.Request(
+        _trec_measures(args),
+        per_query=args.per_user,
+        complete=args.complete,
+        judged_only=args.judged_only,
+        max_retrieved=args.max_retrieved,
+        docs_in_collection=args.docs_in_collection,
+        level=1 if args.threshold is None else int(args.threshold),
+        summary=not args.no_summary,
+        version="9" if profile == "trec_eval9" else "10",
+        decimals=args.precision,
+    )
+    conventions = {name: getattr(args, name) for name in CHOICES if getattr(args, name) is not None}
+    progress.stage(f"run: {args.trec_run}, qrels: {args.trec_qrels}")
+    with progress.running("reading and evaluating"):
+        text = trec_eval.evaluate(
+            read_trec_run(args.trec_run, eager=True), read_trec_qrels(args.trec_qrels, eager=True), request, options=conventions
+        )
+    return emit_text(args, text, "trec", progress)
+
+
 def _evaluate_trec(args: argparse.Namespace, progress: Progress) -> int:
     """``evaluate --format trec``: per-query values as trec_eval prints them, then the 'all'
-    lines computed from them (recframe.trec.trec_eval_text), on the queries in both inputs."""
+    lines; from --run and --qrels, trec_eval's drop-in, else (a table of ranks) the measures of
+    recframe.trec_eval_text on the queries in both inputs."""
     for option, given in (("--by", args.by), ("--ci", args.ci is not None), ("--no-user", args.no_user)):
         if given:
             raise UsageError(f"{option}: --format trec prints one value per query id and measure. Hint: leave out {option}.")
+    if args.trec_run:
+        return _trec_eval_command(args, progress)
+    given = [flag for flag, test in _TREC_FLAGS.items() if test(args)]
+    if given:
+        raise UsageError(f"{' '.join(given)}: trec_eval's flags read TREC files. Hint: pass --run RUN --qrels QRELS.")
     recs, sides = _read(args, progress)
     explicit_k = args.k is not DEFAULT_K
     cutoffs = args.k if explicit_k else [c for t in TREC_MEASURES for c in t.cutoffs]

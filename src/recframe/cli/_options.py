@@ -162,7 +162,10 @@ def _add_inputs(p: argparse.ArgumentParser, cutoffs: bool = True, baseline: bool
         metavar="M[,M]",
         help=f"some of {metrics} (default: the accuracy metrics; the IR toolbox, such as bpref, and the beyond-accuracy metrics by name)",
     )
-    p.add_argument("--threshold", type=float, help="relevant = relevance >= THRESHOLD (default: relevance > 0)")
+    p.add_argument(
+        "--threshold", "-l", type=float,
+        help="relevant = relevance >= THRESHOLD (default: relevance > 0; -l as trec_eval's -l: -l2)",
+    )  # fmt: skip
     p.add_argument("--score-threshold", type=float, help="with --score: items scored below it count as not recommended")
     _add_columns(p)
     conventions = p.add_argument_group("conventions (see recframe.conventions)")
@@ -238,8 +241,9 @@ def _add_evaluate(commands: Any, common: argparse.ArgumentParser) -> None:
         help="evaluate recommendation files (parquet or CSV) and print or write the metrics",
         description="Evaluate recommendations in parquet or CSV files (paths or quoted globs), read lazily and run "
         "on the Polars streaming engine. Prints the means by --by group (or per user) as a table, or writes "
-        "csv/json/parquet/markdown. With --run and --qrels (TREC files), --format trec -q prints what "
-        "trec_eval -q prints, on the measures recframe has (see docs/cli.md). "
+        "csv/json/parquet/markdown. With --run and --qrels (TREC files), --format trec prints what "
+        "trec_eval 10.0 prints, line for line, with its -q, -m, -c, -J, -M, -N, -n and -l flags (--profile "
+        "trec_eval9: trec_eval 9.0.8; see docs/ir.md). "
         "Exit codes: 0 ok, 2 bad usage or input, 1 unexpected failure.",
     )
     _add_inputs(p, trec=True)
@@ -250,6 +254,28 @@ def _add_evaluate(commands: Any, common: argparse.ArgumentParser) -> None:
         help="one row per user (and --by group) instead of the means; with --format trec, each query's lines "
         "before the 'all' lines (trec_eval's -q)",
     )  # fmt: skip
+    trec = p.add_argument_group("trec_eval's flags (with --run, --qrels and --format trec; docs/ir.md)")
+    trec.add_argument(
+        "-m", "--measure", action="append", default=None, metavar="MEASURE[.PARAMS]",
+        help="a trec_eval measure or set, repeatable: official (default), all_trec, set, P.5,10, ndcg_cut.10, "
+        "relstring.20, ndcg.1=1,2=3 ...",
+    )  # fmt: skip
+    trec.add_argument(
+        "-c", "--complete", action="store_true", help="average over every query of the qrels: a query the run lacks scores 0"
+    )
+    trec.add_argument(
+        "-J", "--judged-only", action="store_true", help="drop retrieved documents without a judgement and close up the ranks"
+    )
+    trec.add_argument("-M", "--max-retrieved", type=int, metavar="N", help="evaluate each query's first N documents only")
+    trec.add_argument(
+        "-N",
+        "--docs-in-collection",
+        type=int,
+        default=0,
+        metavar="N",
+        help="documents in the collection (utility's 4th term; default: 0)",
+    )
+    trec.add_argument("-n", "--no-summary", action="store_true", help="no 'all' lines")
     p.set_defaults(run=evaluate)
 
 

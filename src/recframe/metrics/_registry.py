@@ -90,6 +90,9 @@ class Rows:
     one: nw.Expr = field(default_factory=lambda: nw.col(names.ONE))
     #: 1 for a judged row (relevance not null), else 0
     judged: nw.Expr = field(default_factory=lambda: (~nw.col(names.REL).is_null()).cast(nw.Int64))
+    #: 1 for a row of the judgment pool: judged, or of a negative relevance under
+    #: ``negative_relevance="unjudged"`` (infAP's sampled pool); else 0
+    pooled: nw.Expr = field(default_factory=lambda: (~nw.col(names.REL).is_null()).cast(nw.Int64))
     #: 1 for a ranked row (recommended), else 0
     ranked: nw.Expr = field(default_factory=lambda: (~nw.col(names.RANK).is_null()).cast(nw.Int64))
     #: the internal columns of the item features named by item_features= (side "item_features")

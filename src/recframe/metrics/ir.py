@@ -15,13 +15,14 @@ column (no ``@k``) reads the whole list; ``@k`` the items ranked within k.
 - ``bpref`` = (1/R) * sum over relevant ranked i of 1 - min(n_i, R) / min(R, N), n_i the judged
   non-relevant items ranked above i (the term is 1 when n_i = 0); ``bpref@k`` sums over the
   relevant items ranked within k (trec_eval's bpref; unjudged items are passed over).
-- ``infap`` = (1/R) * sum over relevant ranked i of 1/p_i + (J_i/p_i) * (r_i + e) / (J_i + 2e),
-  J_i the judged items ranked above i, r_i the relevant ones, e = 1e-5: trec_eval's infAP when
-  the judged items are the whole pool (its qrels level -1, "pooled but not judged", has no
-  place in recframe's data).
+- ``infap`` = (1/R) * sum over relevant ranked i of 1/p_i + (P_i/p_i) * (r_i + e) / (J_i + 2e),
+  J_i the judged items ranked above i, r_i the relevant ones, P_i the pooled ones (judged, or
+  of a negative relevance under ``negative_relevance="unjudged"``: trec_eval's qrels level -1,
+  "in the pool but not judged"), e = 1e-5: trec_eval's infAP.
 - ``iprec_at_recall_X`` (X = 0, 10, ..., 100: recall in percent) = the largest j_i / p_i over
   the relevant ranked i with j_i >= max(c, 1), c = floor(X/100 * R + 0.9) in double precision
-  (as trec_eval 9.0; later versions round X/100 * R), and 0 when c > num_rel_ret:
+  (trec_eval 9.x) or X/100 * R rounded (trec_eval 10.0: ``recall_rounding``), and 0 when
+  c > num_rel_ret:
   interpolated precision at recall X% as trec_eval's iprec_at_recall;
   ``iprec_11pt_avg`` = their mean (trec_eval's 11pt_avg).
 - ``rprec_mult_X`` (X = 20, 40, ..., 200: percent of R) = the relevant items ranked <= c, over c,
@@ -79,10 +80,12 @@ def _stop(rows: Rows) -> nw.Expr:
     return ((grade * math.log(2.0)).exp() - 1.0) / (2.0**grade_max)
 
 
-def _trec_cut(n_relevant: nw.Expr, percent: int) -> nw.Expr:
+def _trec_cut(n_relevant: nw.Expr, percent: int, rounding: str = "add_0.9") -> nw.Expr:
     """c = floor(x * R + 0.9), x = percent / 100, in double precision as trec_eval 9.0 computes
-    the cut-offs of iprec_at_recall and Rprec_mult (so 0.3 * 7 + 0.9 gives 2, not 3)."""
-    return (nw.lit(percent / 100) * n_relevant.cast(nw.Float64) + 0.9).floor()
+    the cut-offs of iprec_at_recall and Rprec_mult (so 0.3 * 7 + 0.9 gives 2, not 3); under
+    ``rounding="round"`` c = floor(x * R + 0.5), trec_eval 10.0's lround (x * R >= 0) for
+    iprec_at_recall."""
+    return (nw.lit(percent / 100) * n_relevant.cast(nw.Float64) + (0.5 if rounding == "round" else 0.9)).floor()
 
 
 def _bpref_value(rows: Rows, k: int | None) -> nw.Expr:
@@ -96,9 +99,10 @@ def _bpref_value(rows: Rows, k: int | None) -> nw.Expr:
 
 def _infap_value(rows: Rows, k: int | None) -> nw.Expr:
     judged = (rows.feature("judged_position") - 1).cast(nw.Float64)
+    pooled = (rows.feature("pooled_position") - 1).cast(nw.Float64)
     relevant = (rows.feature("relevant_position") - 1).cast(nw.Float64)
     position = rows.rank.cast(nw.Float64)
-    value = 1.0 / position + judged / position * (relevant + INFAP_EPSILON) / (judged + 2 * INFAP_EPSILON)
+    value = 1.0 / position + pooled / position * (relevant + INFAP_EPSILON) / (judged + 2 * INFAP_EPSILON)
     return nw.when((rows.relevant == 1) & (rows.ranked == 1)).then(value).otherwise(0.0)
 
 
@@ -111,7 +115,8 @@ def _iprec_term(level: int) -> Term:
 
     def value(rows: Rows, k: int | None) -> nw.Expr:
         place = rows.feature("relevant_position")
-        first = nw.max_horizontal(_trec_cut(rows.feature("relevant_in_list"), level), nw.lit(1.0))
+        cut = _trec_cut(rows.feature("relevant_in_list"), level, rows.conventions.recall_rounding)
+        first = nw.max_horizontal(cut, nw.lit(1.0))
         return nw.when((rows.ranked == 1) & (place >= first)).then(place / rows.rank).otherwise(0.0)
 
     return Term(f"iprec_{level}", "relevant", value, agg="max", features=("relevant_position", "relevant_in_list"))
@@ -132,6 +137,7 @@ declare(
     # judged rows in rank order, and per list: what bpref and infAP read
     Feature("judged_position", lambda rows, keys: rows.judged.cum_sum().over(*keys, order_by=POSITION)),
     Feature("judged_in_list", lambda rows, keys: rows.judged.sum().over(*keys)),
+    Feature("pooled_position", lambda rows, keys: rows.pooled.cum_sum().over(*keys, order_by=POSITION)),
     # sum over the gaining rows ranked above of log(1 - S): ERR's chance to reach the row
     Feature(
         "err_reach",
@@ -147,10 +153,10 @@ declare(
     Term("n_rel_ret", "relevant", lambda rows, k: _ranked(rows, 1.0)),
     Term("judged@", "top_k", lambda rows, k: within(rows.rank, cutoff(k), rows.judged), at_k=True),
     Term("nonrel_judged@", "top_k", lambda rows, k: within(rows.rank, cutoff(k), rows.judged * (1 - rows.relevant)), at_k=True),
-    Term("n_nonrel_judged_ret", "judged", lambda rows, k: _ranked(rows, (1 - rows.relevant).cast(nw.Float64))),
+    Term("n_nonrel_judged_ret", "judged", lambda rows, k: _ranked(rows, (rows.judged * (1 - rows.relevant)).cast(nw.Float64))),
     Term("bpref_sum", "judged", _bpref_value, features=_JUDGED),
     Term("bpref_sum@", "judged", lambda rows, k: _bpref_value(rows, cutoff(k)), at_k=True, features=_JUDGED),
-    Term("infap_sum", "judged", _infap_value, features=_JUDGED),
+    Term("infap_sum", "judged", _infap_value, features=(*_JUDGED, "pooled_position")),
     *(_iprec_term(level) for level in RECALL_LEVELS),
     *(_rprec_term(multiple) for multiple in R_MULTIPLES),
     Term(

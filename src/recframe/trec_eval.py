@@ -1,0 +1,872 @@
+"""trec_eval's command line, measure for measure: what ``recframe evaluate --format trec`` prints.
+
+trec_eval (10.0, and 9.0.8 under ``profile="trec_eval9"``) is run as
+``trec_eval [-q] [-c] [-J] [-M n] [-N n] [-l level] [-n] {-m measure[.params]} QRELS RUN``;
+:func:`evaluate` takes the same choices as :class:`Request` and returns the text trec_eval
+prints, line for line. The work is split as follows:
+
+- the measures recframe has (``map``, ``P_k``, ``ndcg``, ``bpref``, ``infAP``, ...) are computed
+  by :func:`recframe.per_user` with the profile's conventions, so the API and the command line
+  give the same numbers;
+- the measures that only make sense as trec_eval defines them (``relstring``, ``utility``, ``G``,
+  ``dcg``, ``ideal_dcg``, ``ndcg_rel``, ``Rndcg``, ``relative_P``, ``rbp``, ``rbp_resid``,
+  ``unj``) and every measure given other parameters than the defaults (``-m ndcg.1=3,2=9``,
+  ``-m iprec_at_recall..25``) are computed here, with Polars expressions over each query's
+  ranked relevance codes (no loop over queries).
+
+Each query's documents are ordered as trec_eval orders them: by score, highest first (a C
+double in 10.0, a float in 9.0.8), ties by document number in decreasing byte order. A
+retrieved document has the code of its qrels grade; one not in the qrels is "not in the pool"
+(``-1``, printed ``-`` by relstring); a negative grade is "in the pool, not judged" (``-2``,
+``.``), which infAP's sampling reads and every other measure counts as not relevant.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import polars as pl
+
+from recframe.errors import RecframeError
+
+NONPOOL, UNJUDGED = -1, -2  # trec_eval's RELVALUE_NONPOOL and RELVALUE_UNJUDGED
+_BOGUS = "ceci_nest_pas_un_docno"  # trec_eval 10.0's one document of a query missing from the run
+GM_FLOOR = 1e-5  # trec_eval's MIN_GEO_MEAN
+_CUTOFFS = (5, 10, 15, 20, 30, 100, 200, 500, 1000)
+_LEVELS = tuple(x / 10 for x in range(11))  # 0.0, 0.1, ..., 1.0 as C doubles (0.1 * 3 != 0.3)
+_MULTIPLES = tuple(x / 10 for x in range(2, 21, 2))
+
+Params = Literal["none", "cutoffs", "levels", "doubles", "pairs"]
+Summary = Literal["mean", "sum", "gmean", "count", "runid", "none"]
+
+
+@dataclass(frozen=True)
+class Family:
+    """One trec_eval measure (``-m NAME``), possibly printed once per parameter."""
+
+    name: str
+    #: how ``-m NAME.PARAMS`` is read: whole-number cut-offs (sorted, ``P_5``), fractional
+    #: levels (sorted, ``iprec_at_recall_0.25``), numbers (``utility_2,-1,0,0``) or
+    #: ``name=value`` pairs (``ndcg_1=3,2=9``)
+    params: Params = "none"
+    default: tuple[float, ...] = ()
+    #: the ``all`` line: mean over the queries, sum (a count), geometric mean, number of
+    #: queries, the run's tag, or none (relstring)
+    summary: Summary = "mean"
+    #: printed per query (``-q``)
+    per_query: bool = True
+    #: whole numbers (``%ld``)
+    whole: bool = False
+    #: added in trec_eval 10.0
+    since_10: bool = False
+
+
+#: every measure of trec_eval 10.0's standard qrels and run formats, in the order it prints them
+FAMILIES: tuple[Family, ...] = (
+    Family("runid", summary="runid", per_query=False),
+    Family("num_q", summary="count", per_query=False, whole=True),
+    Family("num_ret", summary="sum", whole=True),
+    Family("num_rel", summary="sum", whole=True),
+    Family("num_rel_ret", summary="sum", whole=True),
+    Family("map"),
+    Family("gm_map", summary="gmean", per_query=False),
+    Family("Rprec"),
+    Family("bpref"),
+    Family("recip_rank"),
+    Family("iprec_at_recall", "levels", _LEVELS),
+    Family("P", "cutoffs", _CUTOFFS),
+    Family("relstring", "doubles", (10,), summary="none"),
+    Family("recall", "cutoffs", _CUTOFFS),
+    Family("infAP"),
+    Family("gm_bpref", summary="gmean", per_query=False),
+    Family("Rprec_mult", "levels", _MULTIPLES),
+    Family("utility", "doubles", (1.0, -1.0, 0.0, 0.0)),
+    Family("11pt_avg", "doubles", _LEVELS),
+    Family("binG"),
+    Family("G", "pairs"),
+    Family("dcg", "pairs", since_10=True),
+    Family("ideal_dcg", "pairs", since_10=True),
+    Family("ndcg", "pairs"),
+    Family("ndcg_rel", "pairs"),
+    Family("Rndcg", "pairs"),
+    Family("ndcg_cut", "cutoffs", _CUTOFFS),
+    Family("map_cut", "cutoffs", _CUTOFFS),
+    Family("relative_P", "cutoffs", _CUTOFFS),
+    Family("success", "cutoffs", (1, 5, 10)),
+    Family("set_P"),
+    Family("set_relative_P"),
+    Family("set_recall"),
+    Family("set_map"),
+    Family("set_F", "doubles", (1.0,)),
+    Family("num_nonrel_judged_ret", summary="sum", whole=True),
+    Family("rbp", "pairs", since_10=True),
+    Family("rbp_resid", "pairs", since_10=True),
+    Family("unj", "cutoffs", (5, 10, 20), since_10=True),
+)
+#: name -> family
+FAMILY = {f.name: f for f in FAMILIES}
+_COUNTS = ("runid", "num_q", "num_ret", "num_rel", "num_rel_ret")
+_OFFICIAL = (*_COUNTS, "map", "gm_map", "Rprec", "bpref", "recip_rank", "iprec_at_recall", "P")
+_SET = (*_COUNTS, "utility", "set_P", "set_recall", "set_relative_P", "set_map", "set_F")
+#: trec_eval's names for sets of measures (``-m official`` is the default)
+NICKNAMES: dict[str, tuple[str, ...]] = {
+    "official": _OFFICIAL,
+    "set": _SET,
+    "all_trec": tuple(f.name for f in FAMILIES if f.name not in ("dcg", "ideal_dcg")),
+}
+#: measures of trec_eval's other formats (-R prefs, qrels_jg), not read by recframe
+_OTHER_FORMATS = ("prefs", "all_prefs", "qrels_jg", "map_avgjg", "P_avgjg", "Rprec_mult_avgjg", "yaap")
+
+# -------------------------------------------------------------------------------- the request
+
+
+@dataclass(frozen=True)
+class Measure:
+    """A requested family with its parameters: ``params`` None means trec_eval's defaults."""
+
+    family: Family
+    params: str | None = None
+
+    @property
+    def values(self) -> tuple[float, ...]:
+        """The parameters as numbers (cut-offs and levels sorted, as trec_eval sorts them)."""
+        if self.params is None:
+            return self.family.default
+        kind, text = self.family.params, self.params
+        if kind == "pairs":
+            return ()
+        items = text.split(",")
+        try:
+            if kind == "cutoffs":
+                numbers: list[float] = [_atol(item) for item in items]
+            else:
+                numbers = [float(item) for item in items]
+        except ValueError:
+            raise RecframeError(
+                f"-m {self.family.name}.{text}: {text!r} is not a list of numbers. Hint: separate numbers with "
+                f"commas, e.g. -m {self.family.name}.{','.join(str(v) for v in self.family.default[:2]) or '1'}."
+            ) from None
+        if kind in ("cutoffs", "levels"):
+            numbers.sort()
+            if len(set(numbers)) < len(numbers):
+                raise RecframeError(
+                    f"-m {self.family.name}.{text}: a cut-off is given twice (trec_eval refuses it too). Hint: give each once."
+                )
+        if kind == "cutoffs" and numbers[0] <= 0:
+            raise RecframeError(
+                f"-m {self.family.name}.{text}: cut-offs must be positive whole numbers. Hint: e.g. -m {self.family.name}.5,10."
+            )
+        if self.family.name == "utility" and len(numbers) != 4:
+            raise RecframeError(
+                f"-m utility.{text}: utility takes 4 coefficients (relevant retrieved, non-relevant retrieved, relevant "
+                "missed, non-relevant missed). Hint: e.g. -m utility.2,-1,0,0."
+            )
+        return tuple(numbers)
+
+    @property
+    def pairs(self) -> dict[str, float]:
+        """``name=value`` parameters (gains by relevance level, ``p`` of rbp)."""
+        if self.params is None or self.family.params != "pairs":
+            return {}
+        pairs: dict[str, float] = {}
+        for item in self.params.split(","):
+            name, equals, value = item.partition("=")
+            try:
+                if not equals or not name:
+                    raise ValueError
+                pairs[name] = float(value)
+            except ValueError:
+                raise RecframeError(
+                    f"-m {self.family.name}.{self.params}: {item!r} is not name=value (trec_eval: malformed pair "
+                    f"parameters). Hint: e.g. -m {self.family.name}.1=1,2=3 (gain by relevance level)."
+                ) from None
+        return pairs
+
+    def names(self) -> list[str]:
+        """The names trec_eval prints: ``P_5``, ``iprec_at_recall_0.25``, ``ndcg_1=3,2=9``."""
+        kind, base = self.family.params, self.family.name
+        if kind == "cutoffs":
+            return [f"{base}_{int(v)}" for v in self.values]
+        if kind == "levels":
+            return [f"{base}_{v:3.2f}" for v in self.values]
+        return [base if self.params is None else f"{base}_{self.params}"]
+
+
+def _atol(text: str) -> int:
+    """C's atol: the leading whole number (``23.4`` -> 23)."""
+    head = text.strip()
+    digits = len(head) - len(head.lstrip("+-"))
+    while digits < len(head) and head[digits].isdigit():
+        digits += 1
+    if digits == 0 or not head[:digits].lstrip("+-"):
+        raise ValueError(text)
+    return int(head[:digits])
+
+
+@dataclass(frozen=True)
+class Request:
+    """The choices of a trec_eval command line.
+
+    Parameters
+    ----------
+    measures : sequence of str
+        The ``-m`` arguments in order (``"official"``, ``"all_trec"``, ``"P.5,10"``); empty
+        means ``official``. A measure's parameters are those of the first ``-m`` that gives
+        it some, as trec_eval reads them.
+    per_query, complete, judged_only, summary
+        ``-q``, ``-c``, ``-J``, and not ``-n``.
+    max_retrieved : int, optional
+        ``-M``: only each query's first n documents (after ordering) are evaluated.
+    docs_in_collection : int
+        ``-N``: the number of documents in the collection (read by utility's fourth
+        coefficient; trec_eval's default is 0).
+    level : int
+        ``-l``: a grade at least this is relevant (default 1).
+    version : "10" or "9"
+        trec_eval 10.0 or 9.0.8 (``--profile trec_eval9``).
+    decimals : int
+        Decimals printed (4, as trec_eval; more to compare numbers closely).
+    """
+
+    measures: Sequence[str] = ()
+    per_query: bool = False
+    complete: bool = False
+    judged_only: bool = False
+    max_retrieved: int | None = None
+    docs_in_collection: int = 0
+    level: int = 1
+    summary: bool = True
+    version: Literal["10", "9"] = "10"
+    #: decimals of the values (trec_eval prints 4)
+    decimals: int = 4
+    chosen: tuple[Measure, ...] = field(init=False, default=())
+
+    def __post_init__(self) -> None:
+        marked: set[str] = set()
+        params: dict[str, str] = {}
+        for spec in self.measures or ["official"]:
+            name, dot, given = spec.partition(".")
+            if dot and not given:
+                raise RecframeError(
+                    f"-m {spec}: no parameters after the '.' (trec_eval: improper measure). Hint: -m {name} for its defaults."
+                )
+            if dot:
+                params.setdefault(name, given)
+            if name in NICKNAMES:
+                marked.update(NICKNAMES[name])
+            elif name in FAMILY:
+                marked.add(name)
+            elif name in _OTHER_FORMATS or name.startswith("prefs_"):
+                raise RecframeError(
+                    f"-m {spec}: a measure of trec_eval's preference and judgement-group formats (-R prefs, "
+                    "-R qrels_jg), which recframe does not read. Hint: use trec_eval itself for those."
+                )
+            else:
+                raise RecframeError(
+                    f"-m {spec}: {name!r} is not a trec_eval measure (trec_eval: illegal measure). Hint: one of "
+                    f"{', '.join(NICKNAMES)} or {', '.join(FAMILY)}."
+                )
+        if self.version == "9":
+            new = {name for name in marked if FAMILY[name].since_10}  # all_trec of 9.0.8 has none of them
+            named = [spec for spec in self.measures if spec.partition(".")[0] in new]
+            if named:
+                raise RecframeError(
+                    f"-m {named[0]}: added in trec_eval 10.0; --profile trec_eval9 follows 9.0.8. Hint: use --profile trec_eval."
+                )
+            marked -= new
+        if self.max_retrieved is not None and self.max_retrieved < 0:
+            raise RecframeError(
+                f"-M {self.max_retrieved}: the number of documents kept per query cannot be negative. Hint: e.g. -M 100."
+            )
+        chosen = tuple(Measure(f, params.get(f.name)) for f in FAMILIES if f.name in marked)
+        for measure in chosen:  # parameters are checked before any file is read
+            measure.values  # noqa: B018
+            measure.pairs  # noqa: B018
+        object.__setattr__(self, "chosen", chosen)
+
+
+# ---------------------------------------------------------------------------- the ranked codes
+
+
+_HASH = "__rf_pair_hash"
+
+
+def _with_hash(frame: pl.DataFrame) -> tuple[pl.DataFrame, bool]:
+    """`frame` with a 64-bit hash of each (user_id, item_id) pair, and whether the hashes are
+    distinct (then no pair repeats, and the hash can stand for the pair in joins)."""
+    hashed = frame.with_columns(pl.struct("user_id", "item_id").hash().alias(_HASH))
+    return hashed, hashed[_HASH].n_unique() == hashed.height
+
+
+def _unique_pairs(frame: pl.DataFrame, label: str) -> tuple[pl.DataFrame, bool]:
+    """:func:`_with_hash`, refusing a (query, document) pair on two rows, as trec_eval does."""
+    hashed, distinct = _with_hash(frame)
+    twice = hashed.clear() if distinct else hashed.filter(pl.struct("user_id", "item_id").is_duplicated())
+    if twice.height:
+        qid, doc = twice.select("user_id", "item_id").row(0)
+        what = "judges" if label == "qrels" else "retrieves"
+        raise RecframeError(
+            f"{label}: query {qid!r} {what} document {doc!r} twice ({twice.height} lines of repeated documents; "
+            "trec_eval stops: duplicate docs). Hint: keep each document once per query (in a run, e.g. its highest score)."
+        )
+    return hashed, distinct
+
+
+def _join_judged(ranked: pl.DataFrame, judged: pl.DataFrame, distinct: bool) -> pl.DataFrame:
+    """The retrieved rows with their qrels grade (in their order), then the judged rows not
+    retrieved. The join runs on the pair hashes when both sides' are distinct and every match
+    is checked to be the same pair; else (a collision) on the pairs themselves."""
+    pair = ["user_id", "item_id"]
+    if distinct:
+        right = judged.select(_HASH, "relevance", pl.col("user_id").alias("__u"), pl.col("item_id").alias("__i"))
+        matched = ranked.join(right, on=_HASH, how="left", maintain_order="left")
+        found = matched.filter(pl.col("__u").is_not_null())
+        if found.select(((pl.col("__u") == pl.col("user_id")) & (pl.col("__i") == pl.col("item_id"))).all()).item():
+            missed = judged.join(ranked.select(_HASH), on=_HASH, how="anti")
+            return pl.concat([matched.drop("__u", "__i"), missed], how="diagonal_relaxed")
+    matched = ranked.join(judged.drop(_HASH), on=pair, how="left", maintain_order="left")
+    missed = judged.join(ranked.select(pair), on=pair, how="anti")
+    return pl.concat([matched, missed], how="diagonal_relaxed")
+
+
+def ranked_codes(run: pl.DataFrame, judged: pl.DataFrame, request: Request) -> pl.DataFrame:
+    """Each query's documents in trec_eval's order with their relevance codes, and the judged
+    documents it did not retrieve.
+
+    ``run`` and ``judged`` are collected frames of :func:`recframe.read_trec_run` (user_id,
+    item_id, score) and :func:`recframe.read_trec_qrels`. Returns ``user_id``, ``item_id``,
+    ``position`` (1, 2, ... in order; null for a judged document not retrieved), ``relevance``
+    (the qrels grade, null outside the pool) and ``code`` (the grade; :data:`NONPOOL`;
+    :data:`UNJUDGED`), after ``-M`` and ``-J``, for the queries of the qrels only, the
+    retrieved rows first in (query, position) order.
+
+    Raises
+    ------
+    RecframeError
+        A document twice in one query of the run (among the first ``-M``) or of the qrels, as
+        trec_eval refuses them.
+    """
+    judged, judged_distinct = _unique_pairs(judged.select("user_id", "item_id", "relevance"), "qrels")
+    score = pl.col("score").cast(pl.Float32 if request.version == "9" else pl.Float64)
+    ranked = run.filter(pl.col("user_id").is_in(judged["user_id"].unique().implode())).with_columns(score)
+    # trec_eval's order: by score, ties by document number, both decreasing. Runs are mostly
+    # written so, each query in one block: a linear check finds it, and then nothing is sorted
+    user, item, value = pl.col("user_id"), pl.col("item_id"), pl.col("score")
+    same = (user == user.shift(1)).fill_null(False)
+    ordered = ~same | (value < value.shift(1)) | ((value == value.shift(1)) & (item < item.shift(1)))
+    check = ranked.select(ordered.all().alias("ordered"), (~same).sum().alias("blocks"), user.n_unique().alias("users"))
+    if not (check["ordered"].item() and check["blocks"].item() == check["users"].item()):
+        ranked = ranked.sort("user_id", "score", "item_id", descending=[False, True, True], nulls_last=True)
+    ranked = ranked.with_columns(position=pl.int_range(1, pl.len() + 1).over("user_id"))
+    if request.max_retrieved is not None:
+        ranked = ranked.filter(pl.col("position") <= request.max_retrieved)
+    ranked, ranked_distinct = _unique_pairs(ranked.drop("score"), "run")
+    grade = pl.col("relevance")
+    coded = _join_judged(ranked, judged, judged_distinct and ranked_distinct).with_columns(
+        code=pl.when(grade.is_null()).then(NONPOOL).when(grade < 0).then(UNJUDGED).otherwise(grade).cast(pl.Int64)
+    )
+    if request.judged_only:  # unjudged documents removed, the ranks closed up (ties keep their order)
+        kept = coded.filter(pl.col("position").is_null() | (pl.col("code") >= 0))
+        retrieved = kept.filter(pl.col("position").is_not_null())
+        retrieved = retrieved.with_columns(position=pl.int_range(1, pl.len() + 1).over("user_id"))
+        coded = pl.concat([retrieved, kept.filter(pl.col("position").is_null())])
+    return coded.select("user_id", "item_id", "position", "relevance", "code")
+
+
+def level_counts(qrels: pl.DataFrame) -> pl.DataFrame:
+    """Per query and grade >= 0: the number of judged documents (trec_eval's rel_levels)."""
+    return qrels.filter(pl.col("relevance") >= 0).group_by("user_id", "relevance").agg(count=pl.len())
+
+
+# ------------------------------------------------------------------- measures computed here
+
+
+def _gain_table(measure: Measure, counts: pl.DataFrame) -> pl.DataFrame:
+    """user_id, level, gain, count: trec_eval's setup_gains, each level present (0 up to the
+    largest grade of the query) with gain = level unless a ``level=gain`` pair sets it."""
+    given = {int(name): gain for name, gain in measure.pairs.items() if _is_int(name)}
+    top = counts.group_by("user_id").agg(top=pl.col("relevance").max())
+    levels = top.with_columns(level=pl.int_ranges(0, pl.col("top") + 1)).explode("level").drop("top")
+    extra = pl.DataFrame({"level": list(given)}, schema={"level": pl.Int64})
+    levels = pl.concat([levels, top.select("user_id").join(extra, how="cross")]).unique()
+    table = levels.join(counts.rename({"relevance": "level"}), on=["user_id", "level"], how="left").with_columns(
+        pl.col("count").fill_null(0)
+    )
+    gain = pl.col("level").cast(pl.Float64)
+    for level, value in given.items():
+        gain = pl.when(pl.col("level") == level).then(value).otherwise(gain)
+    return table.with_columns(gain=gain)
+
+
+def _is_int(text: str) -> bool:
+    return text.lstrip("+-").isdigit()
+
+
+def _ideal(gains: pl.DataFrame) -> pl.DataFrame:
+    """user_id, position, ideal: the ideal ranking's gains (levels by gain, highest first, each
+    repeated by its count, up to the first level whose gain is not positive)."""
+    levels = gains.filter(pl.col("count") > 0).sort("user_id", "gain", descending=[False, True])
+    levels = levels.filter((pl.col("gain") <= 0).cum_sum().over("user_id") == 0)
+    return (
+        levels.with_columns(ideal=pl.col("gain").repeat_by("count"))
+        .explode("ideal")
+        .select("user_id", "ideal", position=pl.int_range(1, pl.len() + 1).over("user_id"))
+    )
+
+
+def _gain_frame(measure: Measure, codes: pl.DataFrame, counts: pl.DataFrame) -> pl.DataFrame:
+    """One row per query and position over the longer of the run and the ideal ranking (and one
+    more): ``gain`` of the document there (0 past the run), ``ideal`` (0 past it), ``ret``.
+    Query ids are categorical here, so that the joins and the sort compare integers."""
+    query = pl.col("user_id").cast(pl.Categorical)
+    gains = _gain_table(measure, counts).with_columns(query)
+    negative = {int(n): g for n, g in measure.pairs.items() if _is_int(n) and int(n) < 0}
+    ideal = _ideal(gains)
+    lookup = gains.select("user_id", pl.col("level").alias("code"), "gain")
+    run = codes.select(query, "position", "code").join(lookup, on=["user_id", "code"], how="left")
+    code_gain = pl.col("gain").fill_null(0.0)
+    for level, value in negative.items():  # a gain given for -1 or -2 applies to those codes
+        code_gain = pl.when(pl.col("code") == level).then(value).otherwise(code_gain)
+    run = run.select("user_id", "position", "code", gain=code_gain)
+    length = (
+        pl.concat([run.select("user_id", "position"), ideal.select("user_id", "position")])
+        .group_by("user_id")
+        .agg(length=pl.col("position").max() + 1)
+    )
+    grid = length.with_columns(position=pl.int_ranges(1, pl.col("length") + 1)).explode("position").drop("length")
+    frame = grid.join(run, on=["user_id", "position"], how="left").join(ideal, on=["user_id", "position"], how="left")
+    return frame.with_columns(
+        ret=pl.col("code").is_not_null(),
+        gain=pl.col("gain").fill_null(0.0),
+        ideal=pl.col("ideal").fill_null(0.0),
+        discount=(pl.col("position") + 1).cast(pl.Float64).log(2),
+    ).sort(pl.col("user_id").to_physical(), "position")
+
+
+def _gain_measure(
+    measure: Measure, codes: pl.DataFrame, counts: pl.DataFrame, n_rel: pl.DataFrame, built: dict[str | None, pl.DataFrame]
+) -> pl.DataFrame:
+    """dcg, ideal_dcg, ndcg, G, ndcg_rel, Rndcg or rbp with the measure's gains, per query
+    (`built`: the gain frames made so far, by parameters: G, ndcg_rel and Rndcg share one)."""
+    name = measure.family.name
+    if measure.params not in built:
+        built[measure.params] = _gain_frame(measure, codes, counts)
+    frame = built[measure.params]
+    q = "user_id"
+    if name == "rbp":
+        p = measure.pairs.get("p", 0.9)
+        gains = _gain_table(measure, counts)
+        # gains outside [0, 1] are mapped onto it (trec_eval: per Moffat); min and max start at 0
+        bounds = (
+            gains.with_columns(pl.col(q).cast(pl.Categorical))
+            .group_by(q)
+            .agg(low=pl.min_horizontal(pl.col("gain").min(), 0.0), high=pl.max_horizontal(pl.col("gain").max(), 0.0))
+        )
+        frame = frame.join(bounds, on=q, how="left")
+        scaled = (
+            pl.when((pl.col("low") < 0) | (pl.col("high") > 1))
+            .then((pl.col("gain") - pl.col("low")) / (pl.col("high") - pl.col("low")))
+            .otherwise(pl.col("gain"))
+        )
+        # a document whose code has no gain keeps 0 (trec_eval's get_gain), scaled or not
+        scaled = pl.when(pl.col("gain") != 0).then(scaled).otherwise(0.0)
+        weight = pl.lit(p).pow(pl.col("position") - 1)
+        return frame.group_by(q).agg(((1 - p) * (scaled * weight).filter(pl.col("ret")).sum()).alias(_col(measure)))
+    dcg_terms = pl.col("gain") / pl.col("discount")
+    frame = frame.with_columns(
+        dcg=dcg_terms.cum_sum().over(q),
+        idcg=(pl.col("ideal") / pl.col("discount")).cum_sum().over(q),
+    )
+    total_ideal = pl.col("idcg").last()
+    final_dcg = pl.col("dcg").filter(pl.col("ret")).last().fill_null(0.0)
+    if name in ("dcg", "ideal_dcg", "ndcg"):
+        value = {
+            "dcg": final_dcg,
+            "ideal_dcg": total_ideal,
+            "ndcg": pl.when(total_ideal > 0).then(final_dcg / total_ideal).otherwise(0.0),
+        }[name]
+        return frame.group_by(q).agg(value.alias(_col(measure)))
+    if name == "G":
+        cost = pl.max_horizontal(pl.col("ideal"), pl.lit(1.0)).cum_sum().over(q)
+        frame = frame.with_columns(term=pl.col("gain") / (2 + cost - pl.col("gain").cum_sum().over(q)).log(2))
+        total = pl.col("ideal").sum()
+        got = pl.col("term").filter(pl.col("ret") & (pl.col("gain") != 0)).sum()
+        return frame.group_by(q).agg(pl.when(total > 0).then(got / total).otherwise(0.0).alias(_col(measure)))
+    n_pos = (pl.col("ideal") > 0).sum()
+    if name == "ndcg_rel":
+        at_relevant = pl.col("ret") & (pl.col("gain") > 0)
+        ratio = pl.col("dcg") / pl.col("idcg")
+        found = at_relevant.sum()
+        total = ratio.filter(at_relevant).sum() + (n_pos - found).cast(pl.Float64) * final_dcg / total_ideal
+        value = pl.when((n_pos > 0) & (total > 0)).then(total / n_pos).otherwise(0.0)
+        return frame.group_by(q).agg(value.alias(_col(measure)))
+    # Rndcg: nDCG where the ideal gain changes (and at the run's end past the ideal), averaged
+    previous = pl.col("ideal").shift(1).over(q)
+    changes = (pl.col("position") >= 2) & (pl.col("position") <= n_pos + 1) & (pl.col("ideal") != previous)
+    before = pl.col("dcg").shift(1).over(q) / pl.col("idcg").shift(1).over(q)
+    n_ret = pl.col("ret").sum()
+    tail = (n_ret > n_pos + 1).cast(pl.Float64)
+    total = before.filter(changes).sum() + tail * final_dcg / total_ideal
+    count = changes.sum() + tail
+    value = pl.when(count > 0).then(total / count).otherwise(0.0)
+    out = frame.group_by(q).agg(value.alias(_col(measure))).with_columns(pl.col(q).cast(pl.String))
+    # a query with nothing relevant at -l: 0
+    return out.join(n_rel, on=q, how="left").select(
+        q, pl.when(pl.col("num_rel") > 0).then(pl.col(_col(measure))).otherwise(0.0).alias(_col(measure))
+    )
+
+
+def _col(measure: Measure, index: int = 0) -> str:
+    return measure.names()[index]
+
+
+def _precision_measures(measure: Measure, codes: pl.DataFrame, n_rel: pl.DataFrame, request: Request) -> pl.DataFrame:
+    """iprec_at_recall, 11pt_avg and Rprec_mult at any levels, per query."""
+    q, level = "user_id", request.level
+    relevant = codes.filter(pl.col("code") >= level).with_columns(found=pl.int_range(1, pl.len() + 1).over(q))
+    # interpolated precision from the j-th relevant document on: the largest j' / p' with j' >= j
+    relevant = relevant.with_columns(best=(pl.col("found") / pl.col("position")).reverse().cum_max().reverse().over(q)).select(
+        q, "found", "best"
+    )
+    per_query = n_rel.join(codes.group_by(q).agg(num_ret=pl.len()), on=q, how="left").with_columns(pl.col("num_ret").fill_null(0))
+    per_query = per_query.join(relevant.group_by(q).agg(num_rel_ret=pl.len()), on=q, how="left").with_columns(
+        pl.col("num_rel_ret").fill_null(0)
+    )
+    rounding = "add" if request.version == "9" or measure.family.name == "Rprec_mult" else "round"
+    out = per_query.select(q)
+    columns = []
+    for index, x in enumerate(measure.values):
+        cut = pl.col("num_rel").cast(pl.Float64) * x + (0.9 if rounding == "add" else 0.5)
+        cut = cut.floor().cast(pl.Int64)  # (long)(x R + 0.9) or lround(x R) (x R >= 0)
+        name = f"__cut{index}"
+        per_query = per_query.with_columns(cut.alias(name))
+        if measure.family.name == "Rprec_mult":
+            hits = codes.join(per_query.select(q, name), on=q).filter(
+                (pl.col("position") <= pl.col(name)) & (pl.col("code") >= level)
+            )
+            counted = per_query.join(hits.group_by(q).agg(h=pl.len()), on=q, how="left")
+            value = pl.when(pl.col(name) > 0).then(pl.col("h").fill_null(0) / pl.col(name)).otherwise(0.0)
+            out = out.join(counted.select(q, value.alias(f"v{index}")), on=q)
+        else:
+            looked = per_query.select(q, name, "num_rel_ret").with_columns(found=pl.max_horizontal(pl.col(name), 1))
+            looked = looked.join(relevant, on=[q, "found"], how="left")
+            value = pl.when(pl.col(name) <= pl.col("num_rel_ret")).then(pl.col("best").fill_null(0.0)).otherwise(0.0)
+            out = out.join(looked.select(q, value.alias(f"v{index}")), on=q)
+        columns.append(f"v{index}")
+    if measure.family.name == "11pt_avg":
+        return out.select(q, (pl.sum_horizontal(columns) / len(columns)).alias(_col(measure)))
+    return out.select(q, *(pl.col(c).alias(n) for c, n in zip(columns, measure.names())))
+
+
+def _count_measures(measure: Measure, codes: pl.DataFrame, n_rel: pl.DataFrame, request: Request) -> pl.DataFrame:
+    """relstring, utility, relative_P, rbp_resid, unj and set_F (any beta), per query."""
+    q, name = "user_id", measure.family.name
+    code, position = pl.col("code"), pl.col("position")
+    stats = n_rel.join(
+        codes.group_by(q).agg(
+            num_ret=pl.len(),
+            num_rel_ret=(code >= request.level).sum(),
+            **{f"h{k}": ((code >= request.level) & (position <= k)).sum() for k in _cuts(measure)},
+            **{f"u{k}": ((code < 0) & (position <= k)).sum() for k in _cuts(measure)},
+        ),
+        on=q,
+        how="left",
+    ).fill_null(0)
+    if name == "relstring":
+        length = max(int(measure.values[0]), 0)
+        char = (
+            pl.when(code > 9).then(pl.lit(">")).when(code >= 0).then(code.cast(pl.String))
+            .when(code == NONPOOL).then(pl.lit("-")).when(code == UNJUDGED).then(pl.lit(".")).otherwise(pl.lit("<"))
+        )  # fmt: skip
+        text = codes.filter(position <= length).group_by(q).agg(char.sort_by(position).str.join("").alias(_col(measure)))
+        return stats.select(q).join(text, on=q, how="left").with_columns(pl.col(_col(measure)).fill_null(""))
+    if name == "utility":
+        a, b, c, d = measure.values
+        rel_ret, ret, rel = pl.col("num_rel_ret"), pl.col("num_ret"), pl.col("num_rel")
+        value = a * rel_ret + b * (ret - rel_ret) + c * (rel - rel_ret) + d * (request.docs_in_collection + rel_ret - ret - rel)
+        return stats.select(q, value.cast(pl.Float64).alias(_col(measure)))
+    if name == "relative_P":
+        rel = pl.col("num_rel")
+        return stats.select(
+            q,
+            *(
+                pl.when(rel > 0).then(pl.col(f"h{k}") / pl.min_horizontal(rel, pl.lit(k))).otherwise(0.0).alias(n)
+                for k, n in zip(_cuts(measure), measure.names())
+            ),
+        )
+    if name == "unj":
+        return stats.select(q, *((pl.col(f"u{k}") / k).alias(n) for k, n in zip(_cuts(measure), measure.names())))
+    if name == "rbp_resid":
+        p = measure.pairs.get("p", 0.9)
+        weight = pl.lit(p).pow(position - 1)
+        resid = codes.group_by(q).agg(unjudged=(code < 0).sum(), sum=weight.filter(code < 0).sum(), depth=pl.lit(p).pow(pl.len()))
+        value = pl.when(pl.col("unjudged") > 0).then(pl.col("depth") + (1 - p) * pl.col("sum")).otherwise(0.0)
+        return stats.select(q).join(resid.select(q, value.alias(_col(measure))), on=q, how="left").fill_null(0.0)
+    # set_F with its beta: (beta + 1) P R / (beta P + R), 0 when nothing relevant is retrieved
+    beta = measure.values[0]
+    precision = pl.col("num_rel_ret") / pl.col("num_ret")
+    recall = pl.col("num_rel_ret") / pl.col("num_rel")
+    f = (beta + 1) * precision * recall / (beta * precision + recall)
+    value = pl.when(pl.col("num_rel_ret") > 0).then(f).otherwise(0.0)
+    return stats.select(q, value.alias(_col(measure)))
+
+
+def _cuts(measure: Measure) -> list[int]:
+    return [int(v) for v in measure.values] if measure.family.params == "cutoffs" else []
+
+
+_GAIN_FAMILIES = frozenset({"G", "dcg", "ideal_dcg", "ndcg", "ndcg_rel", "Rndcg", "rbp"})
+_PRECISION_FAMILIES = frozenset({"iprec_at_recall", "11pt_avg", "Rprec_mult"})
+_COUNT_FAMILIES = frozenset({"relstring", "utility", "relative_P", "rbp_resid", "unj", "set_F"})
+
+
+def computed_here(measure: Measure) -> bool:
+    """Whether this module computes the measure (else recframe.per_user does)."""
+    name = measure.family.name
+    if name in ("ndcg", "iprec_at_recall", "11pt_avg", "Rprec_mult", "set_F"):
+        return measure.params is not None
+    return name in _GAIN_FAMILIES | _COUNT_FAMILIES
+
+
+def measures_here(measures: Sequence[Measure], codes: pl.DataFrame, qrels: pl.DataFrame, request: Request) -> pl.DataFrame:
+    """The per-query columns of `measures` computed here, one row per query of `codes`."""
+    counts = level_counts(qrels)
+    n_rel = (
+        codes.select("user_id")
+        .unique()
+        .join(
+            counts.group_by("user_id").agg(num_rel=pl.col("count").filter(pl.col("relevance") >= request.level).sum()),
+            on="user_id",
+            how="left",
+        )
+        .with_columns(pl.col("num_rel").fill_null(0))
+    )
+    out = n_rel.select("user_id")
+    built: dict[str | None, pl.DataFrame] = {}
+    compute: dict[frozenset[str], Callable[..., pl.DataFrame]] = {
+        _GAIN_FAMILIES: lambda m: _gain_measure(m, codes, counts, n_rel, built).with_columns(pl.col("user_id").cast(pl.String)),
+        _PRECISION_FAMILIES: lambda m: _precision_measures(m, codes, n_rel, request),
+        _COUNT_FAMILIES: lambda m: _count_measures(m, codes, n_rel, request),
+    }
+    for measure in measures:
+        for families, function in compute.items():
+            if measure.family.name in families:
+                out = out.join(function(measure), on="user_id", how="left")
+    return out
+
+
+# ------------------------------------------------------------------------------------ printing
+
+
+def _number(value: float | None, whole: bool, decimals: int = 4) -> str:
+    # trec_eval's printf formats: "%ld" for counts, "%6.4f" for the rest; where it divides 0 by
+    # 0 (a query left with no document under -J) it prints -nan, recframe 0 (docs/ir.md)
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        value = 0.0
+    return f"{int(value)}" if whole else f"{value:6.{decimals}f}"
+
+
+def text(
+    per_query: pl.DataFrame, request: Request, runid: str, *, n_queries: int | None = None, num_rel: int | None = None
+) -> str:
+    """The lines trec_eval prints, from a frame of one row per evaluated query (``user_id``)
+    whose columns are the printed measure names (``P_5``, ``relstring``, ``map``, ...).
+
+    Under ``-c`` the means divide by `n_queries`, the queries of the qrels (a missing query
+    adds 0, and 1e-5 to a geometric mean), and ``num_rel`` of ``all`` is `num_rel`, the
+    number of qrels lines graded above 0 whatever ``-l`` says (trec_eval's count)."""
+    frame = per_query.sort("user_id")
+    n = frame.height if n_queries is None else n_queries
+    lines: list[str] = []
+    printed = [(m, name) for m in request.chosen for name in m.names()]
+    columns = [(m, name) for m, name in printed if m.family.per_query]
+    block = ""
+    if request.per_query and columns and frame.height:
+        # each measure's column formatted at once, then one line per query and measure, in order
+        cells = []
+        for measure, name in columns:
+            column = frame[name]
+            if measure.family.name == "relstring":
+                text_values = "'" + column.fill_null("") + "'"
+            elif measure.family.whole:
+                text_values = column.fill_null(0).cast(pl.Int64).cast(pl.String)
+            else:  # each distinct value formatted once, as C's printf rounds it
+                numbers = column.cast(pl.Float64).fill_nan(0.0).fill_null(0.0)
+                distinct = numbers.unique()
+                shown_values = list(map(f"%6.{request.decimals}f".__mod__, distinct.to_list()))
+                text_values = numbers.replace_strict(distinct, pl.Series(shown_values, dtype=pl.String))
+            cells.append(pl.lit(f"{name:<22}\t") + pl.col("user_id") + "\t" + pl.lit(text_values))
+        per_row = frame.select(pl.concat_list(cells).alias("line")).explode("line")
+        block = per_row.select(pl.col("line").str.join("\n")).item() + "\n"
+    if request.summary:
+        for measure, name in printed:
+            kind = measure.family.summary
+            if kind == "none":
+                continue
+            if kind == "runid":
+                lines.append(f"{'runid':<22}\tall\t{runid}")
+                continue
+            if kind == "count":
+                shown = str(n)
+            elif kind == "gmean":
+                logs = frame.select(pl.col(name).clip(lower_bound=GM_FLOOR).log().sum()).item()
+                shown = _number(math.exp((logs + (n - frame.height) * math.log(GM_FLOOR)) / n), False, request.decimals)
+            elif kind == "sum":
+                total = num_rel if name == "num_rel" and num_rel is not None else frame.select(pl.col(name).sum()).item()
+                shown = _number(total, True)
+            else:
+                shown = _number(frame.select(pl.col(name).sum()).item() / n, measure.family.whole, request.decimals)
+            lines.append(f"{name:<22}\tall\t{shown}")
+    return block + "".join(line + "\n" for line in lines)
+
+
+# ------------------------------------------------------------------------------ the whole run
+
+
+def _engine_column(name: str) -> tuple[str | None, str] | None:
+    """(recframe metric, per-user column) of a measure name printed from recframe.per_user."""
+    from recframe.trec import TREC_MEASURES
+
+    for measure in TREC_MEASURES:
+        if "{k}" not in measure.name:
+            if measure.name == name:
+                return measure.metric, measure.column
+            continue
+        prefix = measure.name.removesuffix("{k}")
+        rest = name.removeprefix(prefix)
+        if name.startswith(prefix) and rest.isdigit():
+            return measure.metric, measure.column.format(k=int(rest))
+    return None
+
+
+def evaluate(
+    run: pl.LazyFrame,
+    qrels: pl.LazyFrame,
+    request: Request,
+    *,
+    options: dict[str, Any] | None = None,
+) -> str:
+    """What ``trec_eval`` prints for `qrels` and `run` under `request`.
+
+    Parameters
+    ----------
+    run, qrels : polars.LazyFrame
+        Frames of :func:`recframe.read_trec_run` and :func:`recframe.read_trec_qrels`.
+    request : Request
+        The command line's choices (measures, ``-q``, ``-c``, ``-J``, ``-M``, ``-N``, ``-l``).
+    options : dict, optional
+        More :func:`recframe.per_user` arguments (conventions, which override those of the
+        profile ``"trec_eval"`` or, under ``request.version="9"``, ``"trec_eval9"``).
+
+    Returns
+    -------
+    str
+        The lines, each ending with a newline.
+
+    Raises
+    ------
+    RecframeError
+        No query in both files; a query of the qrels missing from the run under trec_eval
+        10.0 without ``-c`` (trec_eval stops with exit 4 there); repeated documents.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> from recframe import read_trec_qrels, read_trec_run
+    >>> folder = pathlib.Path(tempfile.mkdtemp())
+    >>> _ = (folder / "run").write_text("q1 Q0 a 1 2.0 bm25\\nq1 Q0 b 2 1.0 bm25\\nq1 Q0 c 3 0.5 bm25\\n")
+    >>> _ = (folder / "qrels").write_text("q1 0 b 2\\nq1 0 c -1\\nq1 0 d 1\\n")
+    >>> request = Request(["P.2", "relstring", "utility"], per_query=True)
+    >>> print(evaluate(read_trec_run(folder / "run"), read_trec_qrels(folder / "qrels"), request), end="")
+    P_2                   	q1	0.5000
+    relstring             	q1	'-2.'
+    utility               	q1	-1.0000
+    P_2                   	all	0.5000
+    utility               	all	-1.0000
+    """
+    from recframe.api import per_user
+    from recframe.trec import WHOLE
+
+    judged, ranked = qrels.collect(), run.select("user_id", "item_id", "score", "run").collect()
+    runid = ranked["run"][-1] if ranked.height else ""  # trec_eval keeps the last line's tag
+    run = ranked.drop("run").lazy()  # (lazy: -c may add rows)
+    queries = judged.select("user_id").unique()
+    present = ranked.select("user_id").unique().join(queries, on="user_id", how="semi")
+    missing = queries.join(present, on="user_id", how="anti").sort("user_id")["user_id"].to_list()
+    if missing and not request.complete and request.version == "10":
+        raise RecframeError(
+            f"qrels query {missing[0]!r} has no line in the run ({len(missing)} such queries): trec_eval 10.0 stops "
+            "here (exit 4). Hint: pass -c to score them 0 (as TREC reports do), or --profile trec_eval9 to evaluate "
+            "only the queries in both files, as trec_eval 9.0.8 does."
+        )
+    if present.height == 0 and not request.complete:
+        raise RecframeError(
+            "no query has both results and relevance judgements (trec_eval evaluates only those). "
+            "Hint: check that the run and the qrels use the same query ids."
+        )
+    if missing and request.complete and request.version == "10":
+        # 10.0 evaluates a missing query as a ranking of one document outside the pool, then
+        # zeroes num_ret, utility, relstring, unj_* and rbp_resid (by those exact names)
+        bogus = pl.DataFrame({"user_id": missing}).with_columns(item_id=pl.lit(_BOGUS), score=pl.lit(1.0))
+        run = pl.concat([run, bogus.lazy()])
+        present = pl.concat([present, bogus.select("user_id")])
+    rows = ranked_codes(run.collect(), judged, request)
+    codes = rows.filter(pl.col("position").is_not_null())  # the retrieved documents, in order
+    here = [m for m in request.chosen if computed_here(m)]
+    engine = {}
+    for measure in request.chosen:
+        if measure in here or measure.family.summary in ("runid", "count"):
+            continue
+        for name in measure.names():
+            found = _engine_column(name)
+            if found is None:  # a parameter recframe.per_user has no column for: computed here
+                here.append(measure)
+                break
+            engine[name] = found
+    frame = present.select("user_id")
+    if engine:
+        metrics = sorted({m for m, _ in engine.values() if m is not None})
+        ks = {WHOLE} | {int(c.rsplit("@", 1)[1]) for _, c in engine.values() if "@" in c}
+        values = per_user(
+            rows.lazy(),  # retrieved and judged rows joined already, repeats refused already
+            user="user_id",
+            item="item_id",
+            rank="position",
+            relevance="relevance",
+            k=sorted(ks),
+            metrics=metrics or ["num_ret"],
+            profile="trec_eval9" if request.version == "9" else "trec_eval",
+            threshold=request.level,
+            **{"check_duplicates": False, **(options or {})},
+        ).collect()
+        frame = frame.join(
+            values.select("user_id", *(pl.col(c).alias(n) for n, (_, c) in engine.items())), on="user_id", how="left"
+        )
+    if here:
+        frame = frame.join(measures_here(here, codes, judged, request), on="user_id", how="left")
+    if "num_rel" in frame.columns:  # a query left with nothing ranked (-J) keeps its relevant count
+        relevant = level_counts(judged).filter(pl.col("relevance") >= request.level)
+        relevant = relevant.group_by("user_id").agg(n=pl.col("count").sum())
+        frame = (
+            frame.join(relevant, on="user_id", how="left")
+            .with_columns(pl.col("num_rel").fill_null(pl.col("n")).fill_null(0).cast(pl.Int64))
+            .drop("n")
+        )
+    numeric = [c for c, t in frame.schema.items() if c != "user_id" and t.is_numeric()]
+    frame = frame.with_columns(pl.col(numeric).fill_null(0))  # and 0 for every other measure
+    relstrings = [c for c, t in frame.schema.items() if t == pl.String and c != "user_id"]
+    frame = frame.with_columns(pl.col(relstrings).fill_null(""))
+    if missing and request.complete and request.version == "10":
+        bogus_rows = pl.col("user_id").is_in(missing)
+        reset = [c for c in frame.columns if c in ("num_ret", "utility", "rbp_resid") or c.startswith("unj")]
+        frame = frame.with_columns(
+            *(pl.when(bogus_rows).then(0).otherwise(pl.col(c)).cast(frame.schema[c]).alias(c) for c in reset),
+            *(pl.when(bogus_rows).then(pl.lit("")).otherwise(pl.col(c)).alias(c) for c in relstrings if c == "relstring"),
+        )
+    totals: dict[str, int] = {}
+    if request.complete:  # means over every query of the qrels; num_rel counts grades above 0
+        totals = {"n_queries": queries.height, "num_rel": judged.filter(pl.col("relevance") > 0).height}
+    return text(frame, request, runid, **totals)

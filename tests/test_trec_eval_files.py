@@ -1,0 +1,149 @@
+"""`recframe evaluate --format trec` against trec_eval's own outputs, line for line.
+
+The files are trec_eval 10.0's test folder and outputs written by trec_eval 10.0 and 9.0.8
+(tests/data/trec_eval/README.md says which and how). The text is compared, not numbers."""
+
+from __future__ import annotations
+
+import math
+import re
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+import recframe
+from recframe import cli
+from recframe.trec_eval import Measure, Request, evaluate
+
+DATA = Path(__file__).parent / "data" / "trec_eval"
+
+# expected file -> the trec_eval command line (flags, then qrels and run), as recframe takes it
+CASES = {
+    # trec_eval 10.0's own (its Makefile's quicktest)
+    "out.test": "qrels.test results.test",
+    "out.test.a": "-m all_trec qrels.test results.test",
+    "out.test.aq": "-m all_trec -q qrels.test results.test",
+    "out.test.aqc": "-m all_trec -q -c qrels.test results.trunc",
+    "out.test.aqcM": "-m all_trec -q -c -M100 qrels.test results.trunc",
+    "out.test.aql": "-m all_trec -mrelstring.20 -q -l2 qrels.rel_level results.test",
+    "out.test.meas_params": "-q -miprec_at_recall..10,.20,.25,.75,.50 -m P.5,7,3 -m recall.20,2000 "
+    "-m Rprec_mult.5.0,0.2,0.35 -mutility.2,-1,0,0 -m 11pt_avg..25,.5,.75 -mndcg.1=3,2=9,4=4.5 "
+    "-mndcg_cut.10,20,23.4 -msuccess.2,5,20 qrels.test results.test",
+    # written by trec_eval 10.0
+    "out10.aqJl3": "-q -J -l3 -m all_trec qrels.rel_level results.test",
+    "out10.params": "-q -M 20 -N 100000 -m official -m utility.1,-1,2,0.5 -m set_F.0.5 -m rbp.p=0.5 "
+    "-m rbp_resid.p=0.7 -m G.1=2,2=1 -m ndcg_rel.0=1,1=3 -m dcg -m relstring.3 -m unj.1,3 -m relative_P.2,50 "
+    "qrels.rel_level results.test",
+    "out10.ties.aqc": "-q -m all_trec -c ties.qrels ties.run",
+    "out10.ties.aqcJl2": "-q -J -m all_trec -c -l2 ties.qrels ties.run",
+    # written by trec_eval 9.0.8
+    "out9.aq": "--profile trec_eval9 -q -m all_trec qrels.test results.test",
+    "out9.aqc": "--profile trec_eval9 -q -c -m all_trec qrels.test results.trunc",
+    "out9.trunc": "--profile trec_eval9 qrels.test results.trunc",
+    "out9.aql": "--profile trec_eval9 -m all_trec -mrelstring.20 -q -l2 qrels.rel_level results.test",
+    "out9.ties.aq": "--profile trec_eval9 -q -m all_trec ties.qrels ties.run",
+}
+
+
+def command(line: str) -> list[str]:
+    *flags, qrels, run = line.split()
+    return ["evaluate", "--format", "trec", *flags, "--qrels", str(DATA / qrels), "--run", str(DATA / run)]
+
+
+@pytest.mark.parametrize("expected", list(CASES))
+def test_prints_what_trec_eval_prints(expected: str, capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli.main(command(CASES[expected])) == 0
+    got = capsys.readouterr().out.splitlines()
+    want = (DATA / expected).read_text().splitlines()
+    assert len(got) == len(want)
+    differ = [(w, g) for w, g in zip(want, got) if w != g]
+    if expected == "out10.ties.aqcJl2":  # trec_eval's 0 / 0 (docs/ir.md): recframe prints numbers there
+        assert differ and all(w.endswith("-nan") and w.split()[:2] == g.split()[:2] for w, g in differ)
+        assert all(not math.isnan(float(g.split()[-1])) for _, g in differ)
+        return
+    assert not differ, "\n".join(f"trec_eval: {w!r}\nrecframe:  {g!r}" for w, g in differ[:10])
+
+
+def test_the_api_gives_the_command_lines_numbers() -> None:
+    """per_user(profile="trec_eval") on read_trec_run/read_trec_qrels: the CLI's values, negative
+    qrels grades read as "in the pool, not judged" (infAP, num_nonrel_judged_ret)."""
+    run, qrels = recframe.read_trec_run(DATA / "results.test"), recframe.read_trec_qrels(DATA / "qrels.rel_level")
+    request = Request(["map", "P.5", "infAP", "num_nonrel_judged_ret", "bpref", "iprec_at_recall"], per_query=True, level=2)
+    text = evaluate(run, qrels, request)
+    cli_values = {(n.strip(), q): float(v) for n, q, v in (line.split("\t") for line in text.splitlines())}
+    api = recframe.per_user(
+        run, truth=qrels, score="score", k=[5, 10**9], threshold=2, profile="trec_eval",
+        metrics=["ap", "precision", "infap", "num_nonrel_judged_ret", "bpref", "iprec_at_recall"],
+    ).collect()  # fmt: skip
+    pairs = {"map": "ap@1000000000", "P_5": "precision@5", "infAP": "infap", "bpref": "bpref"}
+    pairs |= {"num_nonrel_judged_ret": "num_nonrel_judged_ret", "iprec_at_recall_0.60": "iprec_at_recall_60"}
+    for row in api.iter_rows(named=True):
+        for name, column in pairs.items():
+            assert row[column] == pytest.approx(cli_values[(name, row["user_id"])], abs=5e-5), (name, row["user_id"])
+    # trec_eval's numbers for query 303 under -l2 (its 304 entries at -1 are pooled, not judged)
+    q303 = api.filter(pl.col("user_id") == "303").row(0, named=True)
+    assert q303["num_nonrel_judged_ret"] == 138 and round(q303["infap"], 4) == 0.1200
+
+
+@pytest.mark.parametrize(
+    ("files", "flags", "fragment"),
+    [
+        ({"run": "q1 Q0 a 1 2 t\nq1 Q0 a 2 1 t\n", "qrels": "q1 0 a 1\n"}, [], "retrieves document 'a' twice"),
+        ({"run": "q1 Q0 a 1 2 t\n", "qrels": "q1 0 a 1\nq1 0 a 0\n"}, [], "judges document 'a' twice"),
+        ({"run": "q1 Q0 a 1 2 t\n", "qrels": "q1 0 a 1.5\n"}, [], "qrels file .* line 1: 'q1 0 a 1.5'"),
+        ({"run": "q1 Q0 a 1 2 t\n", "qrels": "q1 0 a 1\nq2 0 b 1\n"}, [], "query 'q2' has no line in the run.*exit 4.*-c"),
+        ({"run": "q1 Q0 a 1 2 t\n", "qrels": "q1 0 a 1\n"}, ["-m", "P.0"], "cut-offs must be positive"),
+        ({"run": "q1 Q0 a 1 2 t\n", "qrels": "q1 0 a 1\n"}, ["-m", "ndcg.1"], "'1' is not name=value"),
+        ({"run": "q1 Q0 a 1 2 t\n", "qrels": "q1 0 a 1\n"}, ["-m", "utility.1,2"], "utility takes 4 coefficients"),
+        ({"run": "q1 Q0 a 1 2 t\n", "qrels": "q1 0 a 1\n"}, ["-m", "prefs_simp"], "preference and judgement-group"),
+        ({"run": "q1 Q0 a 1 2 t\n", "qrels": "q1 0 a 1\n"}, ["-m", "mrr"], "'mrr' is not a trec_eval measure"),
+        ({"run": "q1 Q0 a 1 2 t\n", "qrels": "q1 0 a 1\n"}, ["-l", "1.5"], "relevance level is a whole number"),
+        ({"run": "q1 Q0 a 1 2 t\n", "qrels": "q1 0 a 1\n"}, ["--profile", "ranx"], "--profile trec_eval"),
+        ({"run": "q1 Q0 a 1 2 t\n", "qrels": "q1 0 a 1\n"}, ["--profile", "trec_eval9", "-m", "rbp"], "added in trec_eval 10.0"),
+    ],
+)
+def test_refusals_exit_2_with_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], files: dict[str, str], flags: list[str], fragment: str
+) -> None:
+    for name, body in files.items():
+        (tmp_path / name).write_text(body)
+    args = ["evaluate", "--format", "trec", "--run", str(tmp_path / "run"), "--qrels", str(tmp_path / "qrels"), *flags]
+    assert cli.main(args) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "Hint:" in err, err
+    assert re.search(fragment, err), err
+
+
+def test_trec_eval_flags_need_trec_files(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    recs = tmp_path / "recs.csv"
+    pl.DataFrame({"user_id": [1], "item_id": [1], "rank": [1], "relevance": [1]}).write_csv(recs)
+    assert cli.main(["evaluate", str(recs), "-c"]) == 2
+    assert "-c: trec_eval's flags go with --format trec" in capsys.readouterr().err
+    assert cli.main(["evaluate", str(recs), "--format", "trec", "-J", "-M", "5"]) == 2
+    assert "-J -M: trec_eval's flags read TREC files" in capsys.readouterr().err
+
+
+def test_measure_parameters_as_trec_eval_reads_them() -> None:
+    # the first -m that gives a measure parameters wins; cut-offs sorted; atol reads 23.4 as 23
+    request = Request(["all_trec", "P.20,5", "P.7", "ndcg_cut.23.4"])
+    chosen = {m.family.name: m for m in request.chosen}
+    assert chosen["P"].names() == ["P_5", "P_20"] and chosen["ndcg_cut"].names() == ["ndcg_cut_23"]
+    assert chosen["relstring"].names() == ["relstring"] and "runid" in chosen
+    assert Measure(chosen["iprec_at_recall"].family, ".25,.5").names() == ["iprec_at_recall_0.25", "iprec_at_recall_0.50"]
+    assert [m.family.name for m in Request(["set"]).chosen][-3:] == ["set_recall", "set_map", "set_F"]
+    # 9.0.8 has no rbp, rbp_resid or unj: all_trec leaves them out there
+    assert "unj" not in {m.family.name for m in Request(["all_trec"], version="9").chosen}
+    with pytest.raises(recframe.RecframeError, match="given twice"):
+        Request(["P.5,5"])
+
+
+def test_the_exact_join_when_pair_hashes_collide(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """The drop-in joins the run and the qrels on a 64-bit hash of (query, document) when the
+    hashes are distinct; on a collision it joins on the pairs: the same text."""
+    import recframe.trec_eval as module
+
+    real = module._with_hash
+    monkeypatch.setattr(module, "_with_hash", lambda frame: (real(frame)[0], False))
+    assert cli.main(command(CASES["out.test.aqc"])) == 0
+    assert capsys.readouterr().out == (DATA / "out.test.aqc").read_text()
