@@ -15,6 +15,7 @@ from recframe._namespace import RecMetrics, register
 from recframe.api import per_user, summary
 from recframe.compare import compare, compare_recommendations
 from recframe.curve import CappedWarning, curve
+from recframe.disparity import disparity
 from recframe.errors import RecframeError
 from recframe.metrics import REGISTRY as _REGISTRY
 from recframe.report import report
@@ -33,6 +34,7 @@ __all__ = [
     "compare_recommendations",
     "options",
     "curve",
+    "disparity",
     "per_user",
     "plot",
     "read_trec_qrels",

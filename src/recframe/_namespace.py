@@ -17,6 +17,7 @@ import polars as pl
 from recframe import api
 from recframe.compare import compare_recommendations
 from recframe.curve import curve
+from recframe.disparity import disparity
 
 
 def _forward(function: Callable[..., Any]) -> Callable[..., Any]:
@@ -37,7 +38,8 @@ class RecMetrics:
 
     The methods are :func:`recframe.per_user`, :func:`recframe.summary`, :func:`recframe.curve`
     and :func:`recframe.compare_recommendations` (per-user metrics by model, then
-    :func:`recframe.compare`) with this frame as their first argument.
+    :func:`recframe.compare`) with this frame as their first argument; on a per-user frame,
+    :func:`recframe.disparity` (gaps between groups of users).
     """
 
     def __init__(self, frame: Any) -> None:
@@ -48,6 +50,8 @@ class RecMetrics:
     curve = _forward(curve)
 
     compare = _forward(compare_recommendations)
+    #: on a per-user frame (``per_user_frame.recmetrics.disparity(group="segment")``)
+    disparity = _forward(disparity)
 
 
 def register() -> None:

@@ -24,6 +24,21 @@ COLUMNS = (
 )  # fmt: skip
 
 
+def polars_per_user(per_user_frame: Any) -> tuple[pl.LazyFrame, _frames.Kind]:
+    """The per-user frame as a Polars LazyFrame, and its kind (to give the result back as):
+    the tests run in Python on the values, which recframe does not pull out of an engine."""
+    lf, kind = _frames.to_lazy(per_user_frame, "per_user_frame")
+    if kind == "engine":
+        engine = _frames.engine_name(lf)
+        raise RecframeError(
+            f"per_user_frame is a {engine} frame; the tests run in Python on the per-user values, "
+            f"which recframe does not pull out of {engine} for you. Hint: fetch the per-user frame "
+            "(one row per user) first, e.g. relation.pl() for DuckDB or "
+            "pl.from_arrow(df.toArrow()) for Spark, and pass that."
+        )
+    return lf.to_native(), kind
+
+
 def _keys(by: Any) -> list[str]:
     keys = [by] if isinstance(by, str) else list(by) if by is not None else []
     if not keys or not all(isinstance(k, str) for k in keys):
@@ -293,16 +308,7 @@ def compare(
             f"{ref('baseline')} is required: the value of {keys[0]!r} the other models are compared with. "
             f"Hint: pass {fix('baseline', 'popular')} (one of your models)."
         )
-    lf, kind = _frames.to_lazy(per_user_frame, "per_user_frame")
-    if kind == "engine":
-        engine = _frames.engine_name(lf)
-        raise RecframeError(
-            f"per_user_frame is a {engine} frame; the tests run in Python on the per-user values, "
-            f"which recframe does not pull out of {engine} for you. Hint: fetch the per-user frame "
-            "(one row per user) first, e.g. relation.pl() for DuckDB or "
-            "pl.from_arrow(df.toArrow()) for Spark, and pass that."
-        )
-    native: pl.LazyFrame = lf.to_native()
+    native, kind = polars_per_user(per_user_frame)
     schema = native.collect_schema()
     user = _user(schema, user, keys)
     chosen = _check_columns(schema, keys, user, metrics)

@@ -15,6 +15,7 @@ test computes its own exact and normal p-values.
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Iterator
 from typing import Any, Literal, NamedTuple
@@ -29,6 +30,9 @@ Correction = Literal["holm", "bonferroni"]
 
 CI_METHODS: tuple[str, ...] = ("bootstrap", "t")
 TESTS: tuple[str, ...] = ("paired_t", "wilcoxon", "randomization")
+#: unpaired tests of two groups of users (recframe.disparity)
+UnpairedTest = Literal["welch", "permutation", "mann_whitney"]
+UNPAIRED_TESTS: tuple[str, ...] = ("welch", "permutation", "mann_whitney")
 CORRECTIONS: tuple[str | None, ...] = ("holm", "bonferroni", None)
 
 #: Upper bound on the entries of one resampling matrix (resamples x users): memory stays
@@ -465,6 +469,134 @@ def randomization_test(model: Any, baseline: Any, n_resamples: int = 10_000, see
         less += int(np.count_nonzero(null <= observed + tolerance))
         greater += int(np.count_nonzero(null >= observed - tolerance))
         done += size
+    extra = 0 if exact else 1
+    p = 2 * min(less + extra, greater + extra) / (total + extra)
+    return TestResult(observed, min(p, 1.0))
+
+
+def _groups(a: Any, b: Any) -> tuple[np.ndarray, np.ndarray]:
+    """Two 1-D float arrays, NaN (a missing value) left out of each."""
+    x, y = np.asarray(a, dtype=float).ravel(), np.asarray(b, dtype=float).ravel()
+    return x[~np.isnan(x)], y[~np.isnan(y)]
+
+
+def welch_t_test(a: Any, b: Any) -> TestResult:
+    """Two-sided Welch t test of mean(a) = mean(b), two independent groups of users.
+
+    Returns
+    -------
+    TestResult
+        ``statistic`` mean(a) - mean(b) and ``p_value``.
+
+    Notes
+    -----
+    t = (mean(a) - mean(b)) / sqrt(s_a^2 / n_a + s_b^2 / n_b) with sample variances, on
+    Welch-Satterthwaite degrees of freedom; as ``scipy.stats.ttest_ind(a, b,
+    equal_var=False)``. NaN with fewer than two values in a group; with both variances 0 the
+    p-value is 0 when the means differ and NaN when they do not. Needs scipy.
+
+    Examples
+    --------
+    >>> r = welch_t_test([1.0, 2.0, 3.0, 4.0], [1.0, 1.0, 2.0])
+    >>> round(r.statistic, 4), round(r.p_value, 4)
+    (1.1667, 0.1778)
+    """
+    x, y = _groups(a, b)
+    if x.size < 2 or y.size < 2:
+        return TestResult(float(x.mean()) - float(y.mean()) if x.size and y.size else math.nan, math.nan)
+    difference = float(x.mean() - y.mean())
+    va, vb = x.var(ddof=1) / x.size, y.var(ddof=1) / y.size
+    if va + vb == 0:
+        return TestResult(difference, 0.0 if difference != 0 else math.nan)
+    t = difference / math.sqrt(va + vb)
+    df = (va + vb) ** 2 / (va**2 / (x.size - 1) + vb**2 / (y.size - 1))
+    return TestResult(difference, float(2 * _scipy_special().stdtr(df, -abs(t))))
+
+
+def mann_whitney_test(a: Any, b: Any) -> TestResult:
+    """Two-sided Mann-Whitney U test of two independent groups, normal approximation.
+
+    Returns
+    -------
+    TestResult
+        ``statistic`` U of `a` (the pairs (a_i, b_j) with a_i > b_j, ties counting 1/2) and
+        ``p_value``.
+
+    Notes
+    -----
+    With average ranks over both groups, U_a = R_a - n_a (n_a + 1) / 2; the p-value is
+    ``2 P(Z >= (max(U_a, U_b) - n_a n_b / 2 - 1/2) / sigma)``, sigma^2 = n_a n_b / 12 ((n + 1) -
+    sum(t^3 - t) / (n (n - 1))) over the tie groups t: continuity and tie corrections, as
+    ``scipy.stats.mannwhitneyu(a, b, method="asymptotic")``. Every value tied: p = 1. NaN
+    with an empty group. Needs only numpy.
+
+    Examples
+    --------
+    >>> r = mann_whitney_test([3.0, 4.0, 5.0], [1.0, 2.0, 3.0])
+    >>> r.statistic, round(r.p_value, 4)
+    (8.5, 0.1212)
+    """
+    x, y = _groups(a, b)
+    if x.size == 0 or y.size == 0:
+        return TestResult(math.nan, math.nan)
+    n_a, n_b = x.size, y.size
+    n = n_a + n_b
+    ranks, ties = _average_ranks(np.concatenate([x, y]))
+    u_a = float(ranks[:n_a].sum() - n_a * (n_a + 1) / 2)
+    u = max(u_a, n_a * n_b - u_a)
+    variance = n_a * n_b / 12 * ((n + 1) - float((ties**3 - ties).sum()) / (n * (n - 1)))
+    if variance <= 0:
+        return TestResult(u_a, 1.0)
+    z = (u - n_a * n_b / 2 - 0.5) / math.sqrt(variance)
+    return TestResult(u_a, min(1.0, math.erfc(z / math.sqrt(2))))
+
+
+def permutation_test(a: Any, b: Any, n_resamples: int = 10_000, seed: Any = None) -> TestResult:
+    """Two-sided permutation test of mean(a) = mean(b), two independent groups of users.
+
+    Returns
+    -------
+    TestResult
+        ``statistic`` mean(a) - mean(b) and ``p_value``.
+
+    Notes
+    -----
+    Under the null the group labels are exchangeable: the null distribution is that of the
+    difference of means over the ways to split the pooled values into groups of n_a and n_b
+    (all C(n, n_a) of them when that is at most `n_resamples`: exact; else `n_resamples`
+    random ones). ``p_less``, ``p_greater`` and ``p`` as :func:`randomization_test`: as
+    ``scipy.stats.permutation_test`` with ``permutation_type="independent"``. NaN with an
+    empty group.
+
+    Examples
+    --------
+    >>> r = permutation_test([3.0, 4.0], [1.0, 2.0])  # exact: 6 splits, 1 as extreme each way
+    >>> r.statistic, round(r.p_value, 4)
+    (2.0, 0.3333)
+    """
+    n_resamples, rng = check_resampling(n_resamples, seed)
+    x, y = _groups(a, b)
+    if x.size == 0 or y.size == 0:
+        return TestResult(math.nan, math.nan)
+    pooled = np.concatenate([x, y])
+    n, n_a = pooled.size, x.size
+    observed = float(x.mean() - y.mean())
+    tolerance = abs(np.finfo(float).eps * 100 * observed)
+    exact = math.comb(n, n_a) <= n_resamples
+    total = math.comb(n, n_a) if exact else n_resamples
+    splits = itertools.combinations(range(n), n_a) if exact else None
+    less = greater = 0
+    sum_all = pooled.sum()
+    for size in _chunks(total, n):
+        if splits is not None:
+            chosen = np.array(list(itertools.islice(splits, size)), dtype=np.intp).reshape(size, n_a)
+            in_a = pooled[chosen].sum(axis=1)
+        else:
+            order = rng.permuted(np.tile(np.arange(n), (size, 1)), axis=1)
+            in_a = pooled[order[:, :n_a]].sum(axis=1)
+        null = in_a / n_a - (sum_all - in_a) / (n - n_a)
+        less += int(np.count_nonzero(null <= observed + tolerance))
+        greater += int(np.count_nonzero(null >= observed - tolerance))
     extra = 0 if exact else 1
     p = 2 * min(less + extra, greater + extra) / (total + extra)
     return TestResult(observed, min(p, 1.0))

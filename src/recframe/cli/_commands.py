@@ -264,6 +264,25 @@ def compare_command(args: argparse.Namespace, progress: Progress) -> int:
     return emit(args, fmt, table, progress)
 
 
+def disparity_command(args: argparse.Namespace, progress: Progress) -> int:
+    """``recframe disparity``: per-user metrics by --by and --group, then recframe.disparity."""
+    fmt = output_format(args)
+    if not args.by:
+        raise UsageError("disparity needs the model column. Hint: pass --by model (then any fold keys).")
+    if args.group in args.by:
+        raise UsageError(f"--group {args.group} is also in --by. Hint: leave it out of --by.")
+    recs, sides = _read(args, progress)
+    kwargs = _api_kwargs(args)
+    with progress.running("reading and evaluating"):
+        per_user = recframe.per_user(recs, **sides, **{**kwargs, "by": [*args.by, args.group]}).collect(engine="streaming")
+    table = recframe.disparity(
+        per_user, group=args.group, by=args.by, test=args.test, pairs=args.pairs,
+        correction=None if args.correction == "none" else args.correction, alpha=args.alpha, seed=args.seed,
+        n_resamples=args.n_resamples,
+    )  # fmt: skip
+    return emit(args, fmt, table, progress)
+
+
 def curve_command(args: argparse.Namespace, progress: Progress) -> int:
     """``recframe curve``: every cut-off 1..--k-max, long format, and an optional plot."""
     fmt = output_format(args)

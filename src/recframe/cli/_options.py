@@ -8,8 +8,16 @@ from collections.abc import Sequence
 from typing import Any
 
 import recframe
-from recframe import _validate
-from recframe.cli._commands import compare_command, curve_command, demo, evaluate, report_command, schema
+from recframe import _validate, stats
+from recframe.cli._commands import (
+    compare_command,
+    curve_command,
+    demo,
+    disparity_command,
+    evaluate,
+    report_command,
+    schema,
+)
 from recframe.cli._files import SIDE_INPUTS
 from recframe.cli._messages import CHECK_DUPLICATES, DEFAULT_K, UsageError, cli_words, flag
 from recframe.cli._output import FORMATS
@@ -279,6 +287,19 @@ def _add_evaluate(commands: Any, common: argparse.ArgumentParser) -> None:
     p.set_defaults(run=evaluate)
 
 
+def _add_tests(group: argparse._ArgumentGroup, function: Any, tests: Sequence[str]) -> None:
+    """--test, --correction, --alpha, --seed and --n-resamples, with `function`'s defaults."""
+    test, alpha, resamples = (_default(name, function) for name in ("test", "alpha", "n_resamples"))
+    group.add_argument("--test", choices=tests, default=test, help=f"default: {test} (a t test needs scipy)")
+    group.add_argument(
+        "--correction", choices=("holm", "bonferroni", "none"), default=_default("correction", function),
+        help=f"multiple-testing correction over every row (default: {_default('correction', function)})",
+    )  # fmt: skip
+    group.add_argument("--alpha", type=float, default=alpha, help=f"significance level (default: {alpha})")
+    group.add_argument("--seed", type=int, metavar="N", help="seed of the resampling tests and the bootstrap")
+    group.add_argument("--n-resamples", type=int, default=resamples, metavar="N", help=f"resamples (default: {resamples})")
+
+
 def _add_reporting(commands: Any, common: argparse.ArgumentParser) -> None:
     c = commands.add_parser(
         "compare",
@@ -292,25 +313,29 @@ def _add_reporting(commands: Any, common: argparse.ArgumentParser) -> None:
     tests.add_argument(
         "--baseline", required=True, metavar="MODEL", help="the value of the first --by key the others are compared with"
     )
-    tests.add_argument(
-        "--test",
-        choices=("paired_t", "wilcoxon", "randomization"),
-        default=_default("test", recframe.compare),
-        help=f"default: {_default('test', recframe.compare)} (needs scipy)",
-    )
-    tests.add_argument(
-        "--correction",
-        choices=("holm", "bonferroni", "none"),
-        default=_default("correction", recframe.compare),
-        help=f"multiple-testing correction over every row (default: {_default('correction', recframe.compare)})",
-    )
-    alpha = _default("alpha", recframe.compare)
-    tests.add_argument("--alpha", type=float, default=alpha, help=f"significance level (default: {alpha})")
-    tests.add_argument("--seed", type=int, metavar="N", help="seed of the randomization test and the bootstrap")
-    resamples = _default("n_resamples", recframe.compare)
-    tests.add_argument("--n-resamples", type=int, default=resamples, metavar="N", help=f"resamples (default: {resamples})")
+    _add_tests(tests, recframe.compare, stats.TESTS)
     _add_output(c)
     c.set_defaults(run=compare_command)
+
+    d = commands.add_parser(
+        "disparity",
+        parents=[common],
+        help="the gap of each metric between groups of users (segments, markets), per model, with an unpaired test",
+        description="Per-user metrics by --by and --group (a column of --users), then recframe.disparity: each "
+        "group's mean and count, the largest gap, the ratio and an unpaired test. Exit codes as evaluate.",
+    )
+    _add_inputs(d, baseline=False)
+    gaps = d.add_argument_group("the groups (recframe.disparity)")
+    gaps.add_argument(
+        "--group", required=True, metavar="COLUMN", help="the user attribute (a column of --users) holding each user's group"
+    )
+    gaps.add_argument(
+        "--pairs", choices=("extremes", "all"), default=_default("pairs", recframe.disparity),
+        help="test the highest group against the lowest (default), or every pair of groups",
+    )  # fmt: skip
+    _add_tests(gaps, recframe.disparity, stats.UNPAIRED_TESTS)
+    _add_output(d)
+    d.set_defaults(run=disparity_command)
 
     k = commands.add_parser(
         "curve",
