@@ -265,7 +265,7 @@ def summary(per_user_values: dict[tuple, dict[str, Any]], n_by: int, empty_users
 
 # ------------------------------------------------------------------------- beyond accuracy
 
-BEYOND_USER = ("novelty", "popularity", "long_tail", "ild", "category_diversity", "intersection", "unexpectedness", "serendipity")
+BEYOND_USER = ("novelty", "popularity", "long_tail", "aclt", "ild", "category_diversity", "intersection", "unexpectedness", "serendipity")
 BEYOND_GROUP = ("catalog_coverage", "user_coverage", "user_coverage_full", "gini", "entropy", "personalization")
 
 
@@ -344,6 +344,7 @@ def beyond(
         if read:
             out["popularity"] = sum(shares) / len(read)
         out["long_tail"] = sum(i not in head for i in top) / n
+        out["aclt"] = float(sum(i not in head for i in top))
         if features is not None:
             dists = [distance(features[a], features[b], distance_kind) for x, a in enumerate(top) for b in top[x + 1 :]]
             out["ild"] = sum(dists) / len(dists) if dists else 0.0

@@ -107,6 +107,9 @@ def test_long_tail_counts_the_items_outside_the_head() -> None:
     # a head of 70%: before b and c (tied at 1 user each) 3 pairs = 60% < 70%, so both join
     wide = recframe.per_user(FRAME, k=3, metrics=["long_tail"], train=TRAIN, head_share=0.7)
     assert values(wide, "long_tail@3") == [0.0, 0.5]
+    # ACLT: the count itself (long_tail is APLT, the share)
+    counts = recframe.per_user(FRAME, k=[2, 3], metrics=["aclt"], train=TRAIN)
+    assert values(counts, "aclt@2") == [1.0, 1.0] and values(counts, "aclt@3") == [2.0, 1.0]
 
 
 def test_ild_hamming_and_cosine() -> None:

@@ -294,7 +294,7 @@ def test_beyond_accuracy_matches_polars(engine: Constructor, request: pytest.Fix
         }
     )
     everything = [
-        *("novelty", "popularity", "long_tail", "ild", "category_diversity", "intersection", "unexpectedness"),
+        *("novelty", "popularity", "long_tail", "aclt", "ild", "category_diversity", "intersection", "unexpectedness"),
         "serendipity",
         *("catalog_coverage", "user_coverage", "user_coverage_full", "gini", "entropy", "personalization"),
     ]

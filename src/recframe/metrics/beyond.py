@@ -20,6 +20,8 @@ recommended, who is left out of its mean):
 - ``long_tail@k`` = the share of the n items outside the head, the head being the most popular
   items that, taken in decreasing popularity, come before ``head_share`` (default 0.2) of the
   training pairs is reached (items of equal popularity fall on the same side).
+- ``aclt@k`` = the number of those n items outside the head (Abdollahpouri et al. 2019's
+  ACLT, averaged over users by ``summary``; ``long_tail`` is their APLT).
 - ``ild@k`` = the mean distance over the n(n-1)/2 pairs of items ranked <= k (0 when n < 2),
   by ``distance``: Hamming, 1 - cosine, or 1 - Jaccard of label sets (list features).
 - ``category_diversity@k`` = the distinct categories (values of the ``item_features``, taken
@@ -275,6 +277,13 @@ LONG_TAIL = Metric(
     defined="ranked",
     requires=("train",),
 )
+ACLT = Metric(
+    name="aclt",
+    terms=lambda o: ("tail@",),
+    finish=lambda k, o: col("tail@", k),
+    defined="ranked",
+    requires=("train",),
+)
 ILD = Metric(
     name="ild",
     terms=lambda o: ("distance_sum@", "retrieved@"),
@@ -355,6 +364,7 @@ BEYOND_ACCURACY = (
     NOVELTY,
     POPULARITY,
     LONG_TAIL,
+    ACLT,
     ILD,
     CATEGORY_DIVERSITY,
     INTERSECTION,
