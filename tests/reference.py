@@ -265,7 +265,17 @@ def summary(per_user_values: dict[tuple, dict[str, Any]], n_by: int, empty_users
 
 # ------------------------------------------------------------------------- beyond accuracy
 
-BEYOND_USER = ("novelty", "popularity", "long_tail", "aclt", "ild", "category_diversity", "intersection", "unexpectedness", "serendipity")
+BEYOND_USER = (
+    "novelty",
+    "popularity",
+    "long_tail",
+    "aclt",
+    "ild",
+    "category_diversity",
+    "intersection",
+    "unexpectedness",
+    "serendipity",
+)
 BEYOND_GROUP = ("catalog_coverage", "user_coverage", "user_coverage_full", "gini", "entropy", "personalization")
 
 

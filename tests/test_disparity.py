@@ -174,3 +174,38 @@ def test_no_user_is_paired() -> None:
     greater = sum(d >= 0.5 - 1e-12 for d in splits) / combos
     less = sum(d <= 0.5 + 1e-12 for d in splits) / combos
     assert row["p_value"] == pytest.approx(min(1.0, 2 * min(greater, less)))
+
+
+def test_report_lays_out_the_gaps() -> None:
+    gaps = recframe.disparity(HAND, group="segment", seed=0)
+    text = recframe.report(gaps, precision=2)
+    lines = text.splitlines()
+    assert lines[0] == "| model | metric | a (n) | b (n) | c (n) | difference | ratio | mad | p_value | p_adjusted |"
+    row = gaps.row(0, named=True)
+    interval = f"[{row['gap_lo']:.2f}, {row['gap_hi']:.2f}]"
+    assert lines[2].startswith(f"| A | recall@10 | 0.50 (3) | 0.25 (2) | **0.75** (3) | 0.50 {interval} | 0.33 | 0.33 |")
+    html = recframe.report(gaps, format="html")
+    assert "<strong>0.750</strong> (3)" in html
+    with pytest.raises(recframe.RecframeError, match='pairs="all"'):
+        recframe.report(recframe.disparity(HAND, group="segment", pairs="all", seed=0))
+
+
+def test_plot_groups_draws_each_groups_mean_with_its_interval() -> None:
+    matplotlib = pytest.importorskip("matplotlib", reason="plots need matplotlib")
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    two = pl.concat([HAND, HAND.with_columns(model=pl.lit("B"), **{"recall@10": pl.col("recall@10") / 2})])
+    fig = recframe.plot.groups(two, "segment", "recall@10", seed=0)
+    axis = fig.axes[0]
+    heights = [round(float(bar.get_height()), 6) for bar in axis.patches]
+    assert heights == [0.5, 0.25, 0.75, 0.25, 0.125, 0.375]  # model A's three groups, then B's
+    assert [t.get_text() for t in axis.get_xticklabels()] == ["a", "b", "c"]
+    assert [t.get_text() for t in axis.get_legend().get_texts()] == ["A", "B"]
+    errors = next(c for c in axis.containers if type(c).__name__ == "ErrorbarContainer")  # model A's
+    low, high = stats.bootstrap_ci(np.array([0.0, 0.5, 1.0]), 0.95, 1000, np.random.default_rng(0))
+    segments = errors.lines[2][0].get_segments()  # the interval of group a: the first drawn
+    assert segments[0][:, 1].tolist() == pytest.approx([low, high])
+    with pytest.raises(recframe.RecframeError, match="metric='ndcg@10' is not a column"):
+        recframe.plot.groups(HAND, "segment", "ndcg@10")
+    plt.close("all")

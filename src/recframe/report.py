@@ -137,6 +137,38 @@ def _compare_cells(df: pl.DataFrame, precision: int) -> tuple[list[str], list[li
     return header, body, note
 
 
+def _disparity_cells(df: pl.DataFrame, precision: int) -> tuple[list[str], list[list[Cell]], str | None]:
+    """A recframe.disparity result (pairs="extremes"): each group's mean (and count), the
+    difference with its interval, the ratio, the MAD and the p-values."""
+    group_means = [c for c in df.columns if c.startswith("mean_") and f"n_{c[5:]}" in df.columns]
+    keys = df.columns[: df.columns.index("metric")]
+    header = [*keys, "metric", *(f"{c[5:]} (n)" for c in group_means), "difference", "ratio", "mad", "p_value", "p_adjusted"]
+    body = []
+    for row in df.iter_rows(named=True):
+        interval = ""
+        if row.get("gap_lo") is not None:
+            interval = f" [{_number(row['gap_lo'], precision)}, {_number(row['gap_hi'], precision)}]"
+        means = [
+            Cell(_number(row[c], precision), numeric=True, detail=f" ({row['n_' + c[5:]]})", bold=row[c] is not None
+                 and row[c] == row["high_mean"] and row["difference"] not in (None, 0))
+            for c in group_means
+        ]  # fmt: skip
+        body.append([
+            *(Cell(str(row[k])) for k in keys),
+            Cell(str(row["metric"])),
+            *means,
+            Cell(_number(row["difference"], precision), numeric=True, marked=bool(row["significant"]), detail=interval),
+            Cell(_number(row["ratio"], precision), numeric=True),
+            Cell(_number(row["mad"], precision), numeric=True),
+            Cell(_p_value(row["p_value"], precision), numeric=True),
+            Cell(_p_value(row["p_adjusted"], precision), numeric=True),
+        ])  # fmt: skip
+    note = None
+    if any(df.get_column("significant").to_list()):
+        note = "the highest and the lowest group differ significantly (adjusted p-value below alpha)"
+    return header, body, note
+
+
 def _markdown(header: list[str], body: list[list[Cell]], note: str | None) -> str:
     def cell(c: Cell) -> str:
         text = c.text.replace("|", "\\|")
@@ -203,8 +235,9 @@ def report(frame: Any, format: Format = "markdown", precision: int = 3, *, compa
     Parameters
     ----------
     frame : pandas.DataFrame, polars.DataFrame, polars.LazyFrame or pyarrow.Table
-        A :func:`recframe.summary` (or :func:`recframe.curve`) result, or a
-        :func:`recframe.compare` result. A LazyFrame is collected.
+        A :func:`recframe.summary` (or :func:`recframe.curve`) result, a
+        :func:`recframe.compare` result, or a :func:`recframe.disparity` result (the gaps
+        between groups of users). A LazyFrame is collected.
     format : {"markdown", "html", "latex"}, default "markdown"
         Markdown pipe table; HTML ``<table>``; LaTeX ``tabular`` with booktabs rules
         (``\usepackage{booktabs}``).
@@ -232,6 +265,10 @@ def report(frame: Any, format: Format = "markdown", precision: int = 3, *, compa
     10^-precision shown as ``<0.001``). The best delta of each metric is bold; a
     significant delta (``significant`` column) gets the dagger.
 
+    Disparity: the keys, metric, each group's mean with its number of users, the difference
+    (highest - lowest group) with its bootstrap interval, the ratio, the MAD and the
+    p-values; the highest group's mean is bold, a significant difference gets the dagger.
+
     Null values are empty cells.
 
     Examples
@@ -255,7 +292,16 @@ def report(frame: Any, format: Format = "markdown", precision: int = 3, *, compa
             f"significant digits). Hint: pass {fix('precision', 3)}."
         )
     df = _tables.eager(frame, "frame")
-    if {"delta", "p_adjusted", "significant"} <= set(df.columns):
+    if {"high_group", "low_group", "difference", "p_adjusted"} <= set(df.columns):
+        if compare is not None:
+            raise RecframeError("frame is a recframe.disparity result; compare= is for a summary. Hint: drop compare=.")
+        header, body, note = _disparity_cells(df, precision)
+    elif {"group_a", "group_b", "gap"} <= set(df.columns):
+        raise RecframeError(
+            'frame is a recframe.disparity(pairs="all") result: one row per pair of groups, which report does not lay '
+            'out. Hint: pass recframe.disparity(..., pairs="extremes"), or write the frame itself.'
+        )
+    elif {"delta", "p_adjusted", "significant"} <= set(df.columns):
         if compare is not None:
             raise RecframeError("frame is already a comparison; compare= is for a summary. Hint: drop compare=.")
         header, body, note = _compare_cells(df, precision)
