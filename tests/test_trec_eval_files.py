@@ -101,6 +101,7 @@ def test_the_api_gives_the_command_lines_numbers() -> None:
         ({"run": "q1 Q0 a 1 2 t\n", "qrels": "q1 0 a 1\n"}, ["-l", "1.5"], "relevance level is a whole number"),
         ({"run": "q1 Q0 a 1 2 t\n", "qrels": "q1 0 a 1\n"}, ["--profile", "ranx"], "--profile trec_eval"),
         ({"run": "q1 Q0 a 1 2 t\n", "qrels": "q1 0 a 1\n"}, ["--profile", "trec_eval9", "-m", "rbp"], "added in trec_eval 10.0"),
+        ({"run": "q1 Q0 a 1 2 t\n", "qrels": "q1 0 a 1\n"}, ["--ties", "item_asc"], "--ties: the drop-in orders"),
     ],
 )
 def test_refusals_exit_2_with_one_line(

@@ -200,6 +200,12 @@ def _trec_eval_command(args: argparse.Namespace, progress: Progress) -> int:
         decimals=args.precision,
     )
     conventions = {name: getattr(args, name) for name in CHOICES if getattr(args, name) is not None}
+    ordering = [flag(name) for name in ("ties", "score_dtype", "rank_gaps") if name in conventions]
+    if ordering:
+        raise UsageError(
+            f"{', '.join(ordering)}: the drop-in orders each query as trec_eval does (by score, a double, or a float "
+            "under --profile trec_eval9; ties by document number, decreasing). Hint: leave them out."
+        )
     progress.stage(f"run: {args.trec_run}, qrels: {args.trec_qrels}")
     with progress.running("reading and evaluating"):
         text = trec_eval.evaluate(
