@@ -25,7 +25,7 @@ from __future__ import annotations
 import codecs
 import os
 import sys
-from collections.abc import Collection, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
@@ -92,6 +92,42 @@ def _not_utf8(path: Path, label: str) -> RecframeError | None:
     return None
 
 
+def _parsed(
+    field: Callable[[int], pl.Expr], n_present: pl.Expr, label: str, fields: dict[str, int], n_fields: int
+) -> tuple[dict[str, pl.Expr], pl.Expr]:
+    """The typed columns of `fields` and the flag of a malformed line, from ``field(i)`` (the
+    i-th field as text, null when the line has none) and `n_present` (its number of fields).
+
+    A run's rank field is read when it is a whole number and is never checked: trec_eval
+    ignores it (it orders by score), so ``2.0`` or ``-`` there is no error. trec_eval ignores
+    the fields after a run line's tag; a qrels line has exactly four."""
+    schema = RUN_SCHEMA if label == "run" else QRELS_SCHEMA
+    parsed = {name: field(position).cast(schema[name], strict=False).alias(name) for name, position in fields.items()}
+    if label == "run":  # "2.0" reads as 2; a field that is no whole number, as null
+        number = field(fields["rank"]).cast(pl.Float64, strict=False)
+        whole = number.is_finite() & (number == number.round(0)) & (number.abs() < 2**53)
+        parsed["rank"] = pl.when(whole).then(number).cast(pl.Int64).alias("rank")
+    bad = n_present < n_fields if label == "run" else n_present != n_fields
+    for name, position in fields.items():
+        if label == "run" and name == "rank":
+            continue
+        bad = bad | (parsed[name].is_null() & field(position).is_not_null())
+        if schema[name] == pl.Float64:
+            bad = bad | ~parsed[name].is_finite().fill_null(True)
+    return parsed, bad
+
+
+def _problems(bad: pl.Expr, number: pl.Expr, line: pl.Expr, undecoded: pl.Expr) -> tuple[pl.Expr, ...]:
+    """How many lines are malformed, the first one's number and text, and whether a byte did
+    not decode: what _parse refuses a file for."""
+    return (
+        bad.sum().alias("n"),
+        number.filter(bad).first().alias(_NUMBER),
+        line.filter(bad).first().alias(_LINE),
+        undecoded.any().alias("undecoded"),
+    )
+
+
 def _read_plain(path: str | os.PathLike[str], label: str, fields: dict[str, int], n_fields: int) -> pl.DataFrame | None:
     """The file read by the CSV reader when it is plain ASCII with fields separated by single
     spaces and every line well formed (about four times faster than splitting lines); None
@@ -112,20 +148,10 @@ def _read_plain(path: str | os.PathLike[str], label: str, fields: dict[str, int]
         )  # fmt: skip
     except pl.exceptions.PolarsError:
         return None
-    schema = RUN_SCHEMA if label == "run" else QRELS_SCHEMA
-    values = {name: pl.col(columns[position]).cast(schema[name], strict=False).alias(name) for name, position in fields.items()}
-    if label == "run":
-        number = pl.col(columns[fields["rank"]]).cast(pl.Float64, strict=False)
-        whole = number.is_finite() & (number == number.round(0)) & (number.abs() < 2**53)
-        values["rank"] = pl.when(whole).then(number).cast(pl.Int64).alias("rank")
-    bad = pl.any_horizontal(pl.col(columns[i]).is_null() | (pl.col(columns[i]) == "") for i in range(n_fields))
-    if label != "run":
-        bad = bad | pl.col(columns[n_fields]).is_not_null()
-    for name, position in fields.items():
-        if name != "rank":
-            bad = bad | (values[name].is_null() & pl.col(columns[position]).is_not_null())
-        if schema[name] == pl.Float64:
-            bad = bad | ~values[name].is_finite().fill_null(True)
+    present = pl.sum_horizontal(pl.col(c).is_not_null() for c in columns)
+    values, bad = _parsed(lambda i: pl.col(columns[i]), present, label, fields, n_fields)
+    # an empty field: a run of spaces, a blank line, or a space at either end of a line
+    bad = bad | pl.any_horizontal(pl.col(columns[i]) == "" for i in range(n_fields)).fill_null(True)
     frame = raw.select(*values.values(), bad.alias("__bad"))
     if frame["__bad"].any():
         return None
@@ -137,51 +163,22 @@ def _parse(path: str | os.PathLike[str], label: str, fields: dict[str, int], lay
 
     The check reads the file once now, so a malformed line is reported when the function is
     called, with its line number; the returned frame reads it again when collected (with
-    `eager`, the lines are read once: the frame returned is a collected one, made lazy). A
-    run's rank field is read when it is a whole number and is never checked: trec_eval
-    ignores it (it orders by score), so ``2.0`` or ``-`` there is no error.
+    `eager`, the lines are read once: the frame returned is a collected one, made lazy).
     """
     n_fields = len(layout.split())
-    schema = RUN_SCHEMA if label == "run" else QRELS_SCHEMA
     if eager and (plain := _read_plain(path, label, fields, n_fields)) is not None:
         return plain.lazy()
     lines = _lines(path, label)
-    parsed = {
-        name: pl.col(_FIELDS).list.get(position, null_on_oob=True).cast(schema[name], strict=False).alias(name)
-        for name, position in fields.items()
-    }
-    raw = {name: pl.col(_FIELDS).list.get(position, null_on_oob=True) for name, position in fields.items()}
-    if label == "run":  # "2.0" reads as 2; a field that is no whole number, as null
-        number = raw["rank"].cast(pl.Float64, strict=False)
-        whole = number.is_finite() & (number == number.round(0)) & (number.abs() < 2**53)
-        parsed["rank"] = pl.when(whole).then(number).cast(pl.Int64).alias("rank")
-    # trec_eval ignores the fields after a run line's tag; a qrels line has exactly four
-    length = pl.col(_FIELDS).list.len()
-    bad = length < n_fields if label == "run" else length != n_fields
-    for name in fields:
-        if label == "run" and name == "rank":
-            continue
-        bad = bad | (parsed[name].is_null() & raw[name].is_not_null())
-        if schema[name] == pl.Float64:
-            bad = bad | ~parsed[name].is_finite().fill_null(True)
-    undecoded = pl.col(_LINE).str.contains("\ufffd", literal=True)
-    checks = (
-        bad.sum().alias("n"),
-        pl.col(_NUMBER).filter(bad).first(),
-        pl.col(_LINE).filter(bad).first(),
-        undecoded.any().alias("undecoded"),
+    parsed, bad = _parsed(
+        lambda i: pl.col(_FIELDS).list.get(i, null_on_oob=True), pl.col(_FIELDS).list.len(), label, fields, n_fields
     )
+    undecoded = pl.col(_LINE).str.contains("\ufffd", literal=True)
     if eager:  # one pass: the values and the flags the checks read
         flags = (bad.alias("__bad"), pl.col(_NUMBER), pl.when(bad).then(pl.col(_LINE)).alias(_LINE), undecoded.alias("__u"))
         read = lines.select(*parsed.values(), *flags).collect()
-        problems = read.select(
-            pl.col("__bad").sum().alias("n"),
-            pl.col(_NUMBER).filter(pl.col("__bad")).first(),
-            pl.col(_LINE).filter(pl.col("__bad")).first(),
-            pl.col("__u").any().alias("undecoded"),
-        )
+        problems = read.select(*_problems(pl.col("__bad"), pl.col(_NUMBER), pl.col(_LINE), pl.col("__u")))
     else:
-        problems = lines.select(*checks).collect(engine="streaming")
+        problems = lines.select(*_problems(bad, pl.col(_NUMBER), pl.col(_LINE), undecoded)).collect(engine="streaming")
     if problems["undecoded"][0] and (error := _not_utf8(Path(path), label)) is not None:
         raise error
     if problems["n"][0]:
