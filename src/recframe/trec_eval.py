@@ -531,10 +531,7 @@ def _precision_measures(measure: Measure, codes: pl.DataFrame, n_rel: pl.DataFra
     relevant = relevant.with_columns(best=(pl.col("found") / pl.col("position")).reverse().cum_max().reverse().over(q)).select(
         q, "found", "best"
     )
-    per_query = n_rel.join(codes.group_by(q).agg(num_ret=pl.len()), on=q, how="left").with_columns(pl.col("num_ret").fill_null(0))
-    per_query = per_query.join(relevant.group_by(q).agg(num_rel_ret=pl.len()), on=q, how="left").with_columns(
-        pl.col("num_rel_ret").fill_null(0)
-    )
+    per_query = n_rel
     rounding = "add" if request.version == "9" or measure.family.name == "Rprec_mult" else "round"
     out = per_query.select(q)
     columns = []
@@ -565,16 +562,13 @@ def _count_measures(measure: Measure, codes: pl.DataFrame, n_rel: pl.DataFrame, 
     """relstring, utility, relative_P, rbp_resid, unj and set_F (any beta), per query."""
     q, name = "user_id", measure.family.name
     code, position = pl.col("code"), pl.col("position")
-    stats = n_rel.join(
-        codes.group_by(q).agg(
-            num_ret=pl.len(),
-            num_rel_ret=(code >= request.level).sum(),
+    stats = n_rel
+    if _cuts(measure):  # relevant and unjudged documents within each cut-off
+        within = codes.group_by(q).agg(
             **{f"h{k}": ((code >= request.level) & (position <= k)).sum() for k in _cuts(measure)},
             **{f"u{k}": ((code < 0) & (position <= k)).sum() for k in _cuts(measure)},
-        ),
-        on=q,
-        how="left",
-    ).fill_null(0)
+        )
+        stats = stats.join(within, on=q, how="left").fill_null(0)
     if name == "relstring":
         length = max(int(measure.values[0]), 0)
         char = (
@@ -631,19 +625,23 @@ def computed_here(measure: Measure) -> bool:
     return name in _GAIN_FAMILIES | _COUNT_FAMILIES
 
 
-def measures_here(measures: Sequence[Measure], codes: pl.DataFrame, qrels: pl.DataFrame, request: Request) -> pl.DataFrame:
-    """The per-query columns of `measures` computed here, one row per query of `codes`."""
-    counts = level_counts(qrels)
-    n_rel = (
-        codes.select("user_id")
-        .unique()
-        .join(
-            counts.group_by("user_id").agg(num_rel=pl.col("count").filter(pl.col("relevance") >= request.level).sum()),
-            on="user_id",
-            how="left",
-        )
-        .with_columns(pl.col("num_rel").fill_null(0))
-    )
+def relevant_counts(counts: pl.DataFrame, request: Request) -> pl.DataFrame:
+    """Per query of the qrels with a relevant document: ``num_rel``, those judged at least ``-l``."""
+    return counts.filter(pl.col("relevance") >= request.level).group_by("user_id").agg(num_rel=pl.col("count").sum())
+
+
+def per_query_counts(codes: pl.DataFrame, relevant: pl.DataFrame, request: Request) -> pl.DataFrame:
+    """One row per query of `codes`: ``num_rel`` (:func:`relevant_counts`), ``num_ret`` and
+    ``num_rel_ret``, as trec_eval's res_rels counts them."""
+    retrieved = codes.group_by("user_id").agg(num_ret=pl.len(), num_rel_ret=(pl.col("code") >= request.level).sum())
+    return retrieved.join(relevant, on="user_id", how="left").with_columns(pl.col("num_rel").fill_null(0))
+
+
+def measures_here(
+    measures: Sequence[Measure], codes: pl.DataFrame, counts: pl.DataFrame, n_rel: pl.DataFrame, request: Request
+) -> pl.DataFrame:
+    """The per-query columns of `measures` computed here, one row per query of `n_rel`
+    (:func:`per_query_counts`; `counts` is :func:`level_counts`)."""
     out = n_rel.select("user_id")
     built: dict[str | None, pl.DataFrame] = {}
     compute: dict[frozenset[str], Callable[..., pl.DataFrame]] = {
@@ -845,13 +843,14 @@ def evaluate(
         frame = frame.join(
             values.select("user_id", *(pl.col(c).alias(n) for n, (_, c) in engine.items())), on="user_id", how="left"
         )
+    counts = level_counts(judged)
+    relevant = relevant_counts(counts, request)
     if here:
-        frame = frame.join(measures_here(here, codes, judged, request), on="user_id", how="left")
+        n_rel = per_query_counts(codes, relevant, request)
+        frame = frame.join(measures_here(here, codes, counts, n_rel, request), on="user_id", how="left")
     if "num_rel" in frame.columns:  # a query left with nothing ranked (-J) keeps its relevant count
-        relevant = level_counts(judged).filter(pl.col("relevance") >= request.level)
-        relevant = relevant.group_by("user_id").agg(n=pl.col("count").sum())
         frame = (
-            frame.join(relevant, on="user_id", how="left")
+            frame.join(relevant.rename({"num_rel": "n"}), on="user_id", how="left")
             .with_columns(pl.col("num_rel").fill_null(pl.col("n")).fill_null(0).cast(pl.Int64))
             .drop("n")
         )
