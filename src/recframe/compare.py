@@ -39,6 +39,29 @@ def polars_per_user(per_user_frame: Any) -> tuple[pl.LazyFrame, _frames.Kind]:
     return lf.to_native(), kind
 
 
+def without_skipped(native: pl.LazyFrame, schema: pl.Schema) -> pl.LazyFrame:
+    """The per-user rows :func:`recframe.summary` counts: under ``empty_users="skip"`` a user
+    without a relevant item (``n_relevant`` 0, a null metric, precision 0.0 all the same) is
+    left out of every mean, so it is left out here for every metric."""
+    every_metric = _tables.metric_columns(schema.names())
+    if "n_relevant" not in schema.names() or not every_metric:
+        return native
+    return native.filter(~((pl.col("n_relevant") == 0) & pl.any_horizontal(pl.col(every_metric).is_null())))
+
+
+def refuse_infinite(df: pl.DataFrame, metrics: list[str], user: str, by: str) -> None:
+    """Refuse a metric column holding an infinite value: its mean is undefined."""
+    infinite = df.select(pl.col(metrics).cast(pl.Float64).is_infinite().sum()).row(0, named=True)
+    for metric, count in infinite.items():
+        if count:
+            first = df.filter(pl.col(metric).cast(pl.Float64).is_infinite()).row(0, named=True)
+            raise RecframeError(
+                f"column {metric!r} of per_user_frame has {count} infinite value(s), first {user}={first[user]!r} "
+                f"({by}={first[by]!r}): a mean and its interval are undefined. Hint: pass the output of "
+                "recframe.per_user, whose values are finite, or drop those rows."
+            )
+
+
 def _keys(by: Any) -> list[str]:
     keys = [by] if isinstance(by, str) else list(by) if by is not None else []
     if not keys or not all(isinstance(k, str) for k in keys):
@@ -120,15 +143,7 @@ def _rows(
             f"first {where}: a paired comparison needs one row per model and user in each group. "
             f"Hint: the frame has other key columns: pass them too, by=[{by!r}, ...], to compare within each."
         )
-    infinite = df.select(pl.col(metrics).cast(pl.Float64).is_infinite().sum()).row(0, named=True)
-    for metric, count in infinite.items():
-        if count:
-            first = df.filter(pl.col(metric).cast(pl.Float64).is_infinite()).row(0, named=True)
-            raise RecframeError(
-                f"column {metric!r} of per_user_frame has {count} infinite value(s), first {user}={first[user]!r} "
-                f"({by}={first[by]!r}): a mean and its interval are undefined. Hint: pass the output of "
-                "recframe.per_user, whose values are finite, or drop those rows."
-            )
+    refuse_infinite(df, metrics, user, by)
     models = df.get_column(by).unique().sort().to_list()
     if baseline not in models:
         raise RecframeError(
@@ -328,13 +343,7 @@ def compare(
         # NaN marks an undefined value here: make it null, like a mean over no users
         return out.with_columns(pl.col(pl.Float64).fill_nan(None))
 
-    # summary leaves users without a relevant item out of every mean under empty_users="skip"
-    # (their recall-type values are null, their precision 0.0): leave them out here too
-    every_metric = _tables.metric_columns(schema.names())
-    if "n_relevant" in schema.names() and every_metric:
-        skipped = (pl.col("n_relevant") == 0) & pl.any_horizontal(pl.col(every_metric).is_null())
-        native = native.filter(~skipped)
-    result = native.select(*keys, user, *chosen).map_batches(run, schema=out_schema, streamable=False)
+    result = without_skipped(native, schema).select(*keys, user, *chosen).map_batches(run, schema=out_schema, streamable=False)
     return _frames.from_lazy(nw.from_native(result), kind)
 
 

@@ -12,8 +12,8 @@ import narwhals as nw
 import numpy as np
 import polars as pl
 
-from recframe import _frames, _tables, stats
-from recframe.compare import _check_columns, _keys, _user, polars_per_user
+from recframe import _frames, stats
+from recframe.compare import _check_columns, _keys, _user, polars_per_user, refuse_infinite, without_skipped
 from recframe.errors import RecframeError, fix, ref
 from recframe.stats import Correction, UnpairedTest
 
@@ -244,15 +244,8 @@ def disparity(
         )
     user = _user(schema, user, [*keys, group])
     chosen = _check_columns(schema, keys, user, metrics)
-    every_metric = _tables.metric_columns(schema.names())
-    if "n_relevant" in schema.names() and every_metric:  # skipped users: out of every mean, as in summary
-        native = native.filter(~((pl.col("n_relevant") == 0) & pl.any_horizontal(pl.col(every_metric).is_null())))
-    df = native.select(*keys, group, *chosen).collect()
-    infinite = [m for m in chosen if df.select(pl.col(m).cast(pl.Float64).is_infinite().any()).item()]
-    if infinite:
-        raise RecframeError(
-            f"column {infinite[0]!r} of per_user_frame has infinite values: a mean is undefined. Hint: drop those rows."
-        )
+    df = without_skipped(native, schema).select(*keys, group, user, *chosen).collect()
+    refuse_infinite(df, chosen, user, keys[0])
     out = _rows(df, keys, group, chosen, test, pairs, correction, alpha, n_resamples, seed)
     order = [*keys, *(ALL_PAIRS if pairs == "all" else EXTREMES)]
     out = out.select(*order, *(c for c in out.columns if c not in order))
