@@ -396,6 +396,123 @@ def beyond(
     return per_list, per_model
 
 
+# ------------------------------------------------------------------------- item groups
+
+ITEM_GROUP_USER = ("miscalibration", "calibration_js")
+ITEM_GROUP_GROUP = ("pop_rsp", "pop_reo", "exposure_disparity")
+
+
+def item_groups(
+    lists: dict[tuple, list[Any]],
+    relevant: dict[tuple, set],
+    train: list[tuple[Any, Any]],
+    groups: dict[Any, list[Any]],
+    k: int,
+    *,
+    weight: str = "uniform",
+    alpha: float = 0.01,
+) -> tuple[dict[tuple, dict[str, float | None]], dict[Any, dict[str, Any]]]:
+    """Calibration per list ((model, user) -> items in rank order) and, per model, the
+    per-group table ({group: {column: value}}, group None for relevant items outside the
+    catalog) and the three comparing metrics, from their definitions, item by item.
+    `groups` maps each catalog item to its groups (an item of several weighs 1/n in each);
+    `relevant` holds every relevant item of each list, recommended or not."""
+
+    def w(item: Any) -> dict[Any, float]:
+        if item not in groups:
+            return {None: 1.0}
+        mine = set(groups[item])
+        return {g: 1 / len(mine) for g in mine}
+
+    def mix(items: list[Any], weights: list[float]) -> dict[Any, float] | None:
+        total: dict[Any, float] = defaultdict(float)
+        for item, x in zip(items, weights):
+            for g, share in w(item).items():
+                total[g] += share * x
+        whole = sum(total.values())
+        return {g: v / whole for g, v in total.items()} if whole > 0 else None
+
+    trained: dict[Any, set] = defaultdict(set)
+    for u, i in train:
+        if i in groups:
+            trained[u].add(i)
+    per_list: dict[tuple, dict[str, float | None]] = {}
+    for (model, user), items in lists.items():
+        top = items[:k]
+        p = mix(sorted(trained[user], key=str), [1.0] * len(trained[user]))
+        places = [1.0 if weight == "uniform" else 1 / math.log2(r + 1) for r in range(1, len(top) + 1)]
+        q = mix(top, places)
+        if p is None or q is None:
+            per_list[(model, user)] = {"miscalibration": None, "calibration_js": None}
+            continue
+        kl = sum(p[g] * math.log(p[g] / ((1 - alpha) * q.get(g, 0.0) + alpha * p[g])) for g in p)
+        js = 0.0
+        for g in set(p) | set(q):
+            a, b = p.get(g, 0.0), q.get(g, 0.0)
+            m = (a + b) / 2
+            js += (a * math.log2(a / m) if a else 0.0) / 2 + (b * math.log2(b / m) if b else 0.0) / 2
+        per_list[(model, user)] = {"miscalibration": kl, "calibration_js": js}
+    all_groups = sorted({g for i in groups for g in groups[i]}, key=str)
+    size = {g: sum(w(i).get(g, 0.0) for i in groups) for g in all_groups}
+    per_model: dict[Any, dict[str, Any]] = {}
+    for model in sorted({m for m, _ in lists}):
+        mine = {key: items for key, items in lists.items() if key[0] == model}
+        served = [key for key, items in mine.items() if items]
+        rows: dict[Any, dict[str, float]] = {
+            g: {"slots": 0.0, "exposure": 0.0, "hits": 0.0, "relevant": 0.0, "train": 0.0} for g in all_groups
+        }
+        for key, items in mine.items():
+            for r, item in enumerate(items[:k], 1):
+                for g, share in w(item).items():
+                    rows[g]["slots"] += share
+                    rows[g]["exposure"] += share / math.log2(1 + r)
+                    rows[g]["hits"] += share if item in relevant[key] else 0.0
+            for item in relevant[key]:
+                for g, share in w(item).items():
+                    rows.setdefault(g, {"slots": 0.0, "exposure": 0.0, "hits": 0.0, "relevant": 0.0, "train": 0.0})
+                    rows[g]["relevant"] += share
+        for _, user in served:
+            for item in trained[user]:
+                for g, share in w(item).items():
+                    rows[g]["train"] += share
+        relevant_total = sum(row["relevant"] for row in rows.values())
+        slots_total = sum(row["slots"] for row in rows.values())
+        exposure_total = sum(row["exposure"] for row in rows.values())
+        table: dict[Any, dict[str, float | None]] = {}
+        for g, row in rows.items():
+            candidates = len(served) * size.get(g, 0.0) - row["train"]
+            table[g] = {
+                "catalog_share": size.get(g, 0.0) / sum(size.values()),
+                "relevant_share": row["relevant"] / relevant_total if relevant_total else None,
+                "rec_share": row["slots"] / slots_total if slots_total else None,
+                "exposure_share": row["exposure"] / exposure_total if exposure_total else None,
+                "group_recall": row["hits"] / row["relevant"] if row["relevant"] else None,
+                "p_rec": row["slots"] / candidates if candidates > 0 else None,
+            }
+
+        def rsd(values: list[float | None]) -> float | None:
+            if any(v is None for v in values):
+                return None
+            mean = sum(values) / len(values)  # type: ignore[arg-type]
+            if mean <= 0:
+                return None
+            return math.sqrt(sum((v - mean) ** 2 for v in values) / len(values)) / mean  # type: ignore[operator]
+
+        catalog_rows = [table[g] for g in all_groups]
+        out: dict[str, Any] = {"table": table}
+        out["pop_rsp"] = rsd([r["p_rec"] for r in catalog_rows])
+        out["pop_reo"] = rsd([r["group_recall"] for r in catalog_rows])
+        catalog_relevant = sum(rows[g]["relevant"] for g in all_groups)
+        catalog_exposure = sum(rows[g]["exposure"] for g in all_groups)
+        if catalog_exposure == 0 or any(rows[g]["relevant"] == 0 for g in all_groups):
+            out["exposure_disparity"] = None
+        else:
+            ratios = [(rows[g]["exposure"] / catalog_exposure) / (rows[g]["relevant"] / catalog_relevant) for g in all_groups]
+            out["exposure_disparity"] = max(ratios) / min(ratios) if min(ratios) > 0 else math.inf
+        per_model[model] = out
+    return per_list, per_model
+
+
 # ------------------------------------------------------------------------- the IR toolbox
 
 IR_METRICS = (

@@ -36,6 +36,7 @@ EXPECTED_PARAMETERS = [
     "item_features",
     "baseline",
     "head_share",
+    "item_group",
     "score_threshold",
     "profile",
     "precision_denominator",
@@ -61,6 +62,8 @@ EXPECTED_PARAMETERS = [
     "auc_without_negatives",
     "recall_rounding",
     "negative_relevance",
+    "calibration_weight",
+    "calibration_alpha",
     "check_duplicates",
 ]
 CONVENTIONS = [
@@ -87,6 +90,8 @@ CONVENTIONS = [
     "auc_without_negatives",
     "recall_rounding",
     "negative_relevance",
+    "calibration_weight",
+    "calibration_alpha",
 ]
 COUNTS = ["n_users", "n_skipped", "n_unranked", "n_no_relevant", "n_no_truth"]
 
@@ -137,6 +142,7 @@ def test_signature_and_defaults(function):
         "item_features": None,
         "baseline": None,
         "head_share": 0.2,
+        "item_group": None,
         "profile": "recframe",
         "check_duplicates": "used",
         # None = not given, so that an explicit value can override the profile
@@ -168,6 +174,8 @@ def test_signature_and_defaults(function):
         "auc_without_negatives": "one",
         "recall_rounding": "add_0.9",
         "negative_relevance": "grade",
+        "calibration_weight": "uniform",
+        "calibration_alpha": 0.01,
     }
     # keyword only: a positional fourth argument is refused
     with pytest.raises(TypeError):

@@ -286,10 +286,18 @@ def test_the_reference_covers_every_metric_and_convention():
     from recframe.conventions import CHOICES
     from recframe.metrics import REGISTRY
 
-    known = {*reference.ALL_METRICS, *reference.BEYOND_USER, *reference.BEYOND_GROUP, *reference.IR_METRICS}
+    known = {
+        *reference.ALL_METRICS,
+        *reference.BEYOND_USER,
+        *reference.BEYOND_GROUP,
+        *reference.IR_METRICS,
+        *reference.ITEM_GROUP_USER,
+        *reference.ITEM_GROUP_GROUP,
+    }
     assert set(REGISTRY) <= known, set(REGISTRY) - known
     modelled = set(inspect.signature(reference.per_user).parameters) | {"novelty", "popularity", "cold_items", "distance"}
     modelled |= set(inspect.signature(reference.ir_metrics_of_list).parameters)  # test_ir_measures
+    modelled |= {"calibration_weight", "calibration_alpha"}  # reference.item_groups (test_item_groups)
     checked_elsewhere = {
         "idcg": "test_seed_examples / test_profiles (rectools golden)",
         "discount": "test_profiles (lenskit golden)",

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from recframe import options, plot, stats
 from recframe._namespace import RecMetrics, register
-from recframe.api import per_user, summary
+from recframe.api import item_groups, per_user, summary
 from recframe.compare import compare, compare_recommendations
 from recframe.curve import CappedWarning, curve
 from recframe.disparity import disparity
@@ -35,6 +35,7 @@ __all__ = [
     "options",
     "curve",
     "disparity",
+    "item_groups",
     "per_user",
     "plot",
     "read_trec_qrels",

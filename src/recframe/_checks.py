@@ -305,7 +305,7 @@ def raise_first_problem(table: nw.LazyFrame | nw.DataFrame, spec: Spec, checks: 
         catalog = ref("items") if spec.facts.with_items else f"the items of {ref('train')} (the catalog without {ref('items')})"
         raise fail(
             f"item {r[n.OUTSIDE_ITEM]!r} is ranked within k at {_where(r, spec)} but is not in {catalog}; "
-            f"{total['outside_catalog']} such row(s). Coverage, Gini and item features read the catalog, so "
+            f"{total['outside_catalog']} such row(s). Coverage, Gini, item features and item groups read the catalog, so "
             "every recommended item must be in it.",
             f"pass {ref('items')} the whole catalog (every item that can be recommended), with its features.",
         )

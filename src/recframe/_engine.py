@@ -41,7 +41,7 @@ from dataclasses import dataclass
 import narwhals as nw
 import polars as pl
 
-from recframe import _checks, _frames, _side
+from recframe import _checks, _frames, _item_groups, _side
 from recframe import _names as n
 from recframe import _validate as v
 from recframe.metrics import FEATURES, REGISTRY, TERMS, Rows, Term, term
@@ -413,6 +413,8 @@ class Plan:
 
     per_user: nw.LazyFrame
     groups: nw.LazyFrame | None = None
+    #: with item_group=: per (summary group, item group), the counts of recframe._item_groups
+    item_groups: nw.LazyFrame | None = None
 
 
 def _attach_attrs(frame: nw.LazyFrame, spec: v.Spec, users: nw.LazyFrame | None) -> nw.LazyFrame:
@@ -422,6 +424,33 @@ def _attach_attrs(frame: nw.LazyFrame, spec: v.Spec, users: nw.LazyFrame | None)
     assert users is not None  # attribute keys come from users=
     attrs = users.select(nw.col(str(spec.columns.user)).alias(n.USER), *spec.columns.attr_keys)
     return frame.join(attrs, on=n.USER, how="left")
+
+
+def _group_rows(lf: nw.LazyFrame, spec: v.Spec, users: nw.LazyFrame | None) -> nw.LazyFrame:
+    """The prepared rows as the group-level terms read them: of the users= users only, with
+    the user attributes, the position, and a constant GROUP key when there is no ``by``."""
+    if users is not None:
+        # users= fixes who is evaluated: the lists of users it does not hold are not counted
+        lf = lf.join(users.select(nw.col(str(spec.columns.user)).alias(n.USER)).unique(), on=n.USER, how="semi")
+    lf = with_position(_attach_attrs(lf, spec, users), spec)
+    return lf if spec.columns.by else lf.with_columns(nw.lit(0).alias(n.GROUP))
+
+
+def _item_group_tables(
+    lf: nw.LazyFrame, lists: nw.LazyFrame, spec: v.Spec, users: nw.LazyFrame | None, side: _side.SideInputs | None
+) -> tuple[nw.LazyFrame | None, nw.LazyFrame | None]:
+    """With item_group=: the per-(summary group, item group) counts of recframe._item_groups
+    and the group-level terms finished from them (None when not asked). `lists` is the
+    per-list frame (by keys, USER, N_RANKED): reading it makes the data checks run first."""
+    if spec.selection.item_group is None:
+        return None, None
+    assert side is not None  # item_group= needs items= or train=
+    if not spec.columns.by:
+        lists = lists.with_columns(nw.lit(0).alias(n.GROUP))
+    table = _item_groups.counts(_group_rows(lf, spec, users), lists, spec, side)
+    if not any(m in spec.selection.metrics for m in _item_groups.COMPARING):
+        return table, None
+    return table, _item_groups.summaries(table, spec)
 
 
 def group_table(
@@ -438,12 +467,7 @@ def group_table(
         return None
     keys = list(spec.columns.by) or [n.GROUP]
     rows = rows_of(spec)
-    if users is not None:
-        # users= fixes who is evaluated: the lists of users it does not hold are not counted
-        lf = lf.join(users.select(nw.col(str(spec.columns.user)).alias(n.USER)).unique(), on=n.USER, how="semi")
-    lf = with_position(_attach_attrs(lf, spec, users), spec)
-    if not spec.columns.by:
-        lf = lf.with_columns(nw.lit(0).alias(n.GROUP))
+    lf = _group_rows(lf, spec, users)
     lists = [*spec.columns.list_keys, n.USER]
     # every group, with or without rows in a domain: a group without gets each term's empty
     out = lf.select(keys).unique()
@@ -512,6 +536,10 @@ def evaluate(
     if spec.facts.with_users:
         # users= fixes who is evaluated (recommended users it lacks were refused or dropped)
         table = table.filter(~nw.col(n.USER_ROWS).is_null())
+    if {"miscalibration", "calibration_js"} & set(spec.selection.metrics):
+        assert side is not None  # calibration needs items= (or train=) and train=
+        top = with_position(lf.filter(_in_domain("top_k", spec)), spec)
+        table = table.join(_item_groups.calibration(top, spec, side), on=keys, how="left")
     # unranked_users="skip", as trec_eval: a user with nothing recommended is not evaluated;
     # when only some metrics skip them (a profile's per-metric option) they get null there
     skip_all = set(spec.selection.unranked_skip) >= set(spec.selection.metrics)
@@ -543,7 +571,12 @@ def evaluate(
     out = _attach_attrs(out, spec, users)
     if spec.columns.attr_keys:
         out = out.select(*spec.columns.by, *(c for c in out.columns if c not in spec.columns.by))
-    return Plan(per_user=out, groups=group_table(lf, spec, users, side))
+    groups = group_table(lf, spec, users, side)
+    counts, comparing = _item_group_tables(lf, out, spec, users, side)
+    if comparing is not None:
+        assert groups is not None  # the comparing metrics are group-level
+        groups = groups.join(comparing, on=list(spec.columns.by) or [n.GROUP], how="left")
+    return Plan(per_user=out, groups=groups, item_groups=counts)
 
 
 def per_user_rows(plan: nw.LazyFrame, spec: v.Spec) -> nw.LazyFrame:

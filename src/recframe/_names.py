@@ -45,6 +45,9 @@ LABEL, N_LABELS = "__rf_label", "__rf_n_labels"
 SIMILARITY_BEFORE, NEW_LABELS = "__rf_similarity_before", "__rf_new_labels"
 # the first recommended item outside the catalog, per list, and their count (a data check)
 OUTSIDE_CATALOG, OUTSIDE_ITEM = "__rf_outside_catalog", "__rf_outside_item"
+# item groups (item_group=): an item's group (one row per group of the item) and its weight
+# there (1 / its number of groups)
+ITEM_GROUP, GROUP_WEIGHT = "__rf_item_group", "__rf_group_weight"
 # 1 on every row: what a running count sums
 ONE = "__rf_one"
 #: 1 for a row of the judgment pool (judged, or negative under negative_relevance="unjudged")

@@ -39,7 +39,8 @@ class RecMetrics:
     The methods are :func:`recframe.per_user`, :func:`recframe.summary`, :func:`recframe.curve`
     and :func:`recframe.compare_recommendations` (per-user metrics by model, then
     :func:`recframe.compare`) with this frame as their first argument; on a per-user frame,
-    :func:`recframe.disparity` (gaps between groups of users).
+    :func:`recframe.disparity` (gaps between groups of users); :func:`recframe.item_groups` (what
+    each group of items gets).
     """
 
     def __init__(self, frame: Any) -> None:
@@ -48,6 +49,7 @@ class RecMetrics:
     per_user = _forward(api.per_user)
     summary = _forward(api.summary)
     curve = _forward(curve)
+    item_groups = _forward(api.item_groups)
 
     compare = _forward(compare_recommendations)
     #: on a per-user frame (``per_user_frame.recmetrics.disparity(group="segment")``)

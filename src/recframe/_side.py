@@ -40,7 +40,7 @@ class SideInputs:
 def needs_catalog(spec: Spec) -> bool:
     """Whether the call reads the catalog (coverage, Gini, item features): then a recommended
     item outside it is an error (see :func:`outside_catalog`)."""
-    return reads(spec.selection.metrics, "catalog", "items", "item_features")
+    return reads(spec.selection.metrics, "catalog", "items", "item_features") or spec.selection.item_group is not None
 
 
 def side_columns(term_names: list[str]) -> set[str]:
@@ -55,11 +55,15 @@ def side_columns(term_names: list[str]) -> set[str]:
 
 
 def renamed(frame: nw.LazyFrame, spec: Spec, arg: str) -> nw.LazyFrame:
-    """train= as (USER, ITEM); items= as (ITEM, the item_features= columns renamed)."""
+    """train= as (USER, ITEM); items= as (ITEM, the item_features= columns renamed, and the
+    item_group= column as ITEM_GROUP)."""
     if arg == "train":
         return frame.select(nw.col(str(spec.columns.user)).alias(n.USER), nw.col(spec.columns.item).alias(n.ITEM))
+    group = spec.selection.item_group
     return frame.select(
-        nw.col(spec.columns.item).alias(n.ITEM), *(nw.col(f).alias(n.item_feature(f)) for f in spec.selection.item_features)
+        nw.col(spec.columns.item).alias(n.ITEM),
+        *(nw.col(f).alias(n.item_feature(f)) for f in spec.selection.item_features),
+        *([nw.col(group).alias(n.ITEM_GROUP)] if group not in (None, "popularity") else []),
     )
 
 

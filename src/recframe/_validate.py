@@ -93,6 +93,8 @@ class Selection:
     baseline: Any
     #: the share of training pairs the long-tail head holds
     head_share: float
+    #: the items= column of the item groups, or "popularity" (head and tail), or None
+    item_group: str | None = None
 
 
 @dataclass(frozen=True)
@@ -201,6 +203,7 @@ _REQUIRED = {
     "items": "the catalog (one row per item, with its features)",
     "item_features": "the columns of items= that hold the item features",
     "baseline": "the model (a value of the by column) whose lists are compared with",
+    "item_group": 'the items= column that groups the items (a category, a provider), or "popularity"',
 }
 
 
@@ -218,6 +221,33 @@ def _check_requires(metrics: tuple[str, ...], given: dict[str, bool]) -> None:
             elif not given.get(arg, False):
                 what = _REQUIRED.get(arg, "the frame it reads")
                 raise _fail(f"metric {name!r} needs {ref(arg)}, which was not given.", f"pass {ref(arg)} {what}.")
+
+
+def _check_item_group(item_group: Any, metrics: tuple[str, ...], given: dict[str, bool]) -> None:
+    """item_group= names a column of items=, or is "popularity" (head and tail from train=);
+    calibration and pop_rsp also read train=."""
+    if item_group is None:
+        return
+    if not isinstance(item_group, str) or not item_group:
+        raise _fail(
+            f'{ref("item_group", item_group)} must be the name of a column of {ref("items")}, or "popularity".',
+            f"e.g. {fix('item_group', 'genre')}.",
+        )
+    if item_group == "popularity" and not given["train"]:
+        raise _fail(
+            f"{fix('item_group', 'popularity')} splits the items into the head and the tail of their popularity in "
+            f"{ref('train')}, which was not given.",
+            f"pass {ref('train')} the training interactions.",
+        )
+    if item_group != "popularity" and not given["items"]:
+        raise _fail(
+            f"{ref('item_group', item_group)} names a column of {ref('items')}, which was not given.",
+            f"pass {ref('items')} the catalog, one row per item with its {item_group!r}.",
+        )
+    for name in metrics:
+        if name in ("miscalibration", "calibration_js", "pop_rsp") and not given["train"]:
+            what = "the user's training mix of item groups" if name != "pop_rsp" else "the pairs of user and item not in train"
+            raise _fail(f"metric {name!r} needs {ref('train')} ({what}), which was not given.", f"pass {ref('train')}.")
 
 
 def _number(name: str, value: Any) -> float | None:
@@ -287,6 +317,7 @@ def check_arguments(
     item_features: Any,
     baseline: Any,
     head_share: Any,
+    item_group: Any = None,
     per_metric: dict[str, dict[str, Any]] | None = None,
     no_cutoff: Sequence[str] = (),
     **options: Any,
@@ -361,8 +392,10 @@ def check_arguments(
         "items": items is not None,
         "item_features": bool(features),
         "baseline": baseline is not None,
+        "item_group": item_group is not None,
     }
     _check_requires(metric_names, given)
+    _check_item_group(item_group, metric_names, given)
     if train is not None and user is None:
         raise _fail(
             f"{ref('train')} counts the distinct training users of each item, but {ref('user', None)} has no user column.",
@@ -405,6 +438,7 @@ def check_arguments(
             item_features=features,
             baseline=baseline,
             head_share=share,
+            item_group=item_group,
         ),
         facts=Facts(
             with_truth=truth is not None,

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import narwhals as nw
 
-from recframe import _engine, _frames, _intervals, _side, conventions, profiles
+from recframe import _engine, _frames, _intervals, _item_groups, _side, conventions, profiles
 from recframe import _names as n
 from recframe import _validate as v
 from recframe import options as options_table
@@ -252,6 +252,8 @@ def _plan(frame: Any, kwargs: dict[str, Any]) -> tuple[_engine.Plan, v.Spec, _fr
         _refuse_list_keys(spec, "train", train_schema)
     if kwargs["items"] is not None:
         wanted = [("item", spec.columns.item), *(("item_features", f) for f in spec.selection.item_features)]
+        if spec.selection.item_group not in (None, "popularity"):
+            wanted.append(("item_group", str(spec.selection.item_group)))
         items_lf, items_schema = _side_frame(kwargs["items"], "items", lf, wanted)
         _refuse_list_keys(spec, "items", items_schema)
     aligned, truth_lf, users_lf, exclude_lf, train_lf, items_lf = _align_join_keys(
@@ -303,9 +305,12 @@ def _side_inputs(
         train = _side.renamed(train, spec, "train")
         _side.check_train(train, spec)
     if items is not None:
+        _item_groups.refuse_bad_name(spec, items_schema)
         items = _side.renamed(items, spec, "items")
         _side.check_items(items, spec, items_schema)
-    return _side.SideInputs(train=train, items=items)
+    side = _side.SideInputs(train=train, items=items)
+    _item_groups.check(items, spec, items_schema, side)
+    return side
 
 
 def _check_baseline(spec: v.Spec, lf: nw.LazyFrame) -> None:
@@ -384,6 +389,79 @@ def summary(
         )
     plan, spec, kind = _plan(frame, kwargs)
     return _frames.from_lazy(_intervals.summary_with_ci(plan, spec, *interval_options), kind)
+
+
+def item_groups(
+    frame: FrameT,
+    k: int | Sequence[int] = 10,
+    **options: Unpack[Options],
+) -> FrameT:
+    kwargs = _resolve(k, ["hit_rate"], dict(options), PER_USER_NAMES, "item_groups")
+    if kwargs["item_group"] is None:
+        raise RecframeError(
+            f"{ref('item_groups')} needs {ref('item_group')}: a column of {ref('items')} (a category, a provider), or "
+            f'"popularity" (the head and tail of {ref("train")}). Hint: e.g. {fix("item_group", "genre")}.'
+        )
+    plan, spec, kind = _plan(frame, kwargs)
+    assert plan.item_groups is not None  # item_group= is given
+    return _frames.from_lazy(_item_groups.shares(plan.item_groups, spec), kind)
+
+
+item_groups.__doc__ = f"""What each item group gets, against what it has and what users liked: one row per
+(``by`` group, item group).
+
+The groups are the values of ``item_group=``, a column of ``items=`` (a category, a provider;
+an item of a list column such as genres spreads its weight evenly over its groups), or
+``"popularity"``: the head and tail of ``train=`` by ``head_share``. The call takes the options
+of :func:`per_user` (``truth=``, ``score=``, ``exclude=``, ``users=``, thresholds, profiles) and
+runs the same data checks; every recommended item within k must be in the catalog.
+
+Long format, one row per item group, because the groups are values of the data: their number
+is unknown before the data are read (a lazy engine must know its columns first), a group name
+would make an awkward column name, and one row per group is what a bar chart or a join wants.
+Its columns, per ``by`` group:
+
+- ``<item_group>``: the group (null on the row of relevant items outside the catalog, when
+  there are any: they belong to no group and are shown, not dropped);
+- ``n_items``: the catalog items in the group (weighted), and ``catalog_share``, its share of
+  the catalog;
+- ``relevant_share``: the group's share of the relevant (user, item) pairs;
+- per k: ``rec_share@k``, the share of the recommendation slots (rows ranked <= k);
+  ``exposure_share@k``, the share of the exposure, sum of 1 / log2(1 + rank) over the slots
+  (Singh & Joachims 2018); ``group_recall@k``, the hits on the group's relevant items over
+  them (null where the group has none: undefined); with ``train=``, ``p_rec@k`` =
+  slots / (lists served x n_items - the training pairs of their users in the group), the
+  chance an untrained item of the group is recommended (what ``pop_rsp`` compares).
+
+The group-level summaries of these columns are the metrics ``pop_rsp``, ``pop_reo`` and
+``exposure_disparity`` of :func:`summary`; :mod:`recframe.metrics.item_groups` has the formulas.
+
+Parameters
+----------
+frame : a frame :func:`per_user` takes
+k : int or list of int, default 10
+{options_table.parameters(PER_USER_NAMES)}
+
+Returns
+-------
+frame of the same type as ``frame``
+    Sorted by the ``by`` keys and the group. Lazy in, lazy out.
+
+Examples
+--------
+>>> import polars as pl
+>>> import recframe
+>>> recs = pl.DataFrame({{
+...     "user_id": [1, 1, 1, 2, 2],
+...     "item_id": ["a", "b", "c", "a", "c"],
+...     "rank": [1, 2, None, 1, 2],
+...     "relevance": [1, None, 1, None, 1],
+... }})
+>>> items = pl.DataFrame({{"item_id": ["a", "b", "c"], "genre": ["pop", "pop", "jazz"]}})
+>>> out = recframe.item_groups(recs, k=2, items=items, item_group="genre")
+>>> out.select("genre", "catalog_share", "relevant_share", "rec_share@2", "group_recall@2").rows()
+[('jazz', 0.3333333333333333, 0.6666666666666666, 0.25, 0.5), ('pop', 0.6666666666666666, 0.3333333333333333, 0.75, 1.0)]
+"""
 
 
 per_user.__doc__ = f"""Ranking metrics for every user (and ``by`` group): one row per list.

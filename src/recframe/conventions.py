@@ -35,6 +35,7 @@ GainThreshold = Literal["threshold", "positive"]
 AucWithoutNegatives = Literal["one", "zero"]
 RecallRounding = Literal["add_0.9", "round"]
 NegativeRelevance = Literal["grade", "unjudged"]
+CalibrationWeight = Literal["uniform", "rank"]
 
 
 class Option(NamedTuple):
@@ -226,6 +227,22 @@ that was not judged (``"unjudged"``): it counts as unjudged everywhere (``judged
 pooled items ranked above a relevant one, as trec_eval's infAP does with sampled pools.""",
         "a relevance < 0: a grade (judged), or in the pool but not judged (trec_eval)",
     ),
+    "calibration_weight": Option(
+        CalibrationWeight,
+        """``miscalibration`` and ``calibration_js``: how the items of the top k weigh in the list's
+item-group mix q(g|u): each the same (Steck 2018's uniform mix), or by rank, 1 / log2(rank + 1)
+(the DCG discount: the top of the list counts most).""",
+        "the weight of a top-k item in calibration's q(g|u): uniform, or 1/log2(rank+1)",
+    ),
+    "calibration_alpha": Option(
+        float,
+        """``miscalibration``: the share alpha of the user's training mix p blended into the list's
+mix q, q~ = (1 - alpha) q + alpha p, so that KL(p || q~) stays finite when the list misses a
+group the user had (Steck 2018 uses 0.01); a number between 0 and 1, both excluded.""",
+        "miscalibration's alpha: KL(p || (1 - alpha) q + alpha p)",
+        default=0.01,
+        bounds=(0.0, 1.0),
+    ),
 }
 
 #: option name -> the values it accepts (the first one is the default; a float option: its
@@ -292,6 +309,8 @@ class Conventions:
     auc_without_negatives: AucWithoutNegatives
     recall_rounding: RecallRounding
     negative_relevance: NegativeRelevance
+    calibration_weight: CalibrationWeight
+    calibration_alpha: float
 
     @classmethod
     def default(cls, **values: Any) -> Conventions:

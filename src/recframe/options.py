@@ -25,6 +25,7 @@ from recframe.conventions import (
     TABLE,
     APDenominator,
     AucWithoutNegatives,
+    CalibrationWeight,
     ColdItems,
     Discount,
     Distance,
@@ -218,6 +219,18 @@ refused). Every item ranked within k must be in it when a metric reads it
 this share of the distinct training (user, item) pairs is reached.""",
         ),
     ]
+    item_group: Annotated[
+        str | None,
+        Opt(
+            None,
+            """The item groups of ``miscalibration``, ``calibration_js``, ``pop_rsp``, ``pop_reo``,
+``exposure_disparity`` and :func:`recframe.item_groups`: a column of ``items=`` (a category,
+a provider; a list column such as genres gives an item several groups, among which it
+spreads its weight evenly), or ``"popularity"``: the long-tail head and tail of
+``head_share``, from ``train=``, as ``long_tail`` splits them.""",
+            "str, optional",
+        ),
+    ]
     score_threshold: Annotated[
         float | None,
         Opt(None, "With ``score``: items scored below it count as not recommended (null rank).", "float, optional"),
@@ -260,6 +273,8 @@ overrides the profile. The defaults below are the ``"recframe"`` profile's;
     auc_without_negatives: AucWithoutNegatives
     recall_rounding: RecallRounding
     negative_relevance: NegativeRelevance
+    calibration_weight: CalibrationWeight
+    calibration_alpha: float
     check_duplicates: Annotated[
         bool | Literal["used"],
         Opt(

@@ -12,12 +12,14 @@ from recframe.metrics._registry import FEATURES, TERMS, Feature, Metric, Rows, T
 from recframe.metrics.beyond import BEYOND_ACCURACY
 from recframe.metrics.gain_based import DCG, NDCG
 from recframe.metrics.ir import IR_TOOLBOX
+from recframe.metrics.item_groups import ITEM_GROUPS
 from recframe.metrics.rank_based import AP, RR
 from recframe.metrics.set_based import F1, HIT_RATE, PRECISION, R_PRECISION, RECALL
 
 #: name -> metric, in the default output order.
 REGISTRY: dict[str, Metric] = {
-    m.name: m for m in (PRECISION, RECALL, F1, HIT_RATE, R_PRECISION, AP, RR, DCG, NDCG, *IR_TOOLBOX, *BEYOND_ACCURACY)
+    m.name: m
+    for m in (PRECISION, RECALL, F1, HIT_RATE, R_PRECISION, AP, RR, DCG, NDCG, *IR_TOOLBOX, *BEYOND_ACCURACY, *ITEM_GROUPS)
 }
 
 __all__ = ["FEATURES", "REGISTRY", "TERMS", "Feature", "Metric", "Rows", "Term", "declare", "term"]

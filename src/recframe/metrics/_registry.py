@@ -35,7 +35,9 @@ def position_cut(k: int) -> int:
 #: :func:`domain_of`). The engine runs one aggregation pass per domain, each over its rows
 #: only. "side": no row of the frame, a value of the side inputs alone (the catalog size, the
 #: training users), the same for every list and group.
-Domain = Literal["all", "relevant", "top_k", "judged", "graded", "side"]
+#: "item_group": computed apart, per list or per summary group, by recframe._item_groups (item
+#: groups and calibration read per-(list, item group) sums, which the passes do not have).
+Domain = Literal["all", "relevant", "top_k", "judged", "graded", "side", "item_group"]
 #: A user-level term or metric has one value per list; a group-level one, one per summary group.
 Level = Literal["user", "group"]
 Agg = Literal["sum", "min", "max", "n_unique"]
