@@ -147,6 +147,28 @@ def test_train_and_items_files_equal_the_api(files, tmp_path):
     assert_usage_error(result, "metric 'novelty' needs --train, which was not given")
 
 
+def test_item_groups_and_calibration_files_equal_the_api(files, tmp_path):
+    train = pl.DataFrame({"user_id": [1, 2, 3, 4, 4], "item_id": [10, 10, 12, 20, 30]})
+    items = pl.DataFrame({"item_id": [10, 11, 12, 20, 21, 22, 30, 31], "genre": ["x", "y", "x", "z", "z", "y", "x", "y"]})
+    train.write_parquet(tmp_path / "train.parquet")
+    items.write_csv(tmp_path / "items.csv")
+    sides = ["--train", tmp_path / "train.parquet", "--items", tmp_path / "items.csv", "--item-group", "genre"]
+    options = {**OPTIONS, "train": train, "items": items, "item_group": "genre"}
+    metrics = "miscalibration,calibration_js,pop_rsp,pop_reo,exposure_disparity"
+    result = run(
+        "evaluate", files / "recs.csv", "--truth", files / "truth.csv", *sides, "--calibration-weight", "rank",
+        "--metrics", metrics, *FLAGS, "--format", "csv",
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    want = recframe.summary(RECS.drop("score"), metrics=metrics.split(","), calibration_weight="rank", **options)
+    assert_same(pl.read_csv(io.StringIO(result.stdout)), want)
+    result = run("item-groups", files / "recs.csv", "--truth", files / "truth.csv", *sides, *FLAGS, "--format", "csv")
+    assert result.returncode == 0, result.stderr
+    assert_same(pl.read_csv(io.StringIO(result.stdout)), recframe.item_groups(RECS.drop("score"), **options))
+    result = run("item-groups", files / "recs.csv", "--truth", files / "truth.csv", *sides[:4], *FLAGS)
+    assert_usage_error(result, "needs --item-group: a column of --items")
+
+
 def test_summary_csv_from_a_parquet_glob_equals_the_api(files):
     result = run("evaluate", files / "recs" / "*.parquet", "--truth", files / "truth.parquet", *FLAGS, "--format", "csv")
     assert result.returncode == 0, result.stderr

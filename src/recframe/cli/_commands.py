@@ -97,6 +97,7 @@ def _api_kwargs(args: argparse.Namespace) -> dict[str, Any]:
         # --baseline too): passed only when a metric reads it, which costs a query
         "baseline": args.baseline if reads(args.metrics or (), "baseline") else None,
         "head_share": args.head_share,
+        "item_group": args.item_group,
         **{name: getattr(args, name) for name in ("profile", *CHOICES) if getattr(args, name) is not None},
     }
 
@@ -286,6 +287,18 @@ def disparity_command(args: argparse.Namespace, progress: Progress) -> int:
         correction=None if args.correction == "none" else args.correction, alpha=args.alpha, seed=args.seed,
         n_resamples=args.n_resamples,
     )  # fmt: skip
+    return emit(args, fmt, table, progress)
+
+
+def item_groups_command(args: argparse.Namespace, progress: Progress) -> int:
+    """``recframe item-groups``: recframe.item_groups, one row per (group, item group)."""
+    fmt = output_format(args)
+    if args.metrics:
+        raise UsageError("item-groups computes its own columns. Hint: leave out --metrics (summary has pop_rsp, ...).")
+    recs, sides = _read(args, progress)
+    kwargs = {name: value for name, value in _api_kwargs(args).items() if name != "metrics"}
+    with progress.running("reading and evaluating"):
+        table = recframe.item_groups(recs, **sides, **kwargs).collect(engine="streaming")
     return emit(args, fmt, table, progress)
 
 

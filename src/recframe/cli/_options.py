@@ -15,6 +15,7 @@ from recframe.cli._commands import (
     demo,
     disparity_command,
     evaluate,
+    item_groups_command,
     report_command,
     schema,
 )
@@ -157,6 +158,11 @@ def _add_inputs(p: argparse.ArgumentParser, cutoffs: bool = True, baseline: bool
     beyond.add_argument(
         "--head-share", type=float, default=_default("head_share"), metavar="SHARE",
         help=f"long_tail's head: the most popular items holding this share of training pairs (default: {_default('head_share')})",
+    )  # fmt: skip
+    beyond.add_argument(
+        "--item-group", metavar="COL",
+        help="the --items column grouping the items (a category, a provider), or 'popularity' (head and tail of --train): "
+        "for miscalibration, calibration_js, pop_rsp, pop_reo, exposure_disparity and the item-groups command",
     )  # fmt: skip
     metrics = ",".join(recframe.METRICS)
     if cutoffs:
@@ -336,6 +342,17 @@ def _add_reporting(commands: Any, common: argparse.ArgumentParser) -> None:
     _add_tests(gaps, recframe.disparity, stats.UNPAIRED_TESTS)
     _add_output(d)
     d.set_defaults(run=disparity_command)
+
+    g = commands.add_parser(
+        "item-groups",
+        parents=[common],
+        help="what each group of items (--item-group) gets: its shares of the catalog, the relevant items, the slots "
+        "and the exposure, and its recall",
+        description="recframe.item_groups: one row per (--by group, item group), long format. Exit codes as evaluate.",
+    )
+    _add_inputs(g)
+    _add_output(g)
+    g.set_defaults(run=item_groups_command)
 
     k = commands.add_parser(
         "curve",
