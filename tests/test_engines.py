@@ -328,7 +328,11 @@ def test_item_groups_match_polars(engine: Constructor, request: pytest.FixtureRe
     df = sample()
     train = pl.DataFrame({"user_id": [1, 2, 3, 3, 4], "item_id": ["a", "a", "a", "b", "c"]})
     items = pl.DataFrame(
-        {"item_id": ["a", "b", "c", "d", "e"], "genre": ["x", "x", "y", "y", "z"], "tags": [["p"], ["p", "q"], ["q"], ["r"], ["p"]]}
+        {
+            "item_id": ["a", "b", "c", "d", "e"],
+            "genre": ["x", "x", "y", "y", "z"],
+            "tags": [["p"], ["p", "q"], ["q"], ["r"], ["p"]],
+        }
     )
     metrics = ["miscalibration", "calibration_js", "pop_rsp", "pop_reo", "exposure_disparity", "precision"]
     calls = [

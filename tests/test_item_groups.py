@@ -379,3 +379,31 @@ def test_namespace_and_lazy_frames() -> None:
     assert RECS.recmetrics.item_groups(k=2, **KW).equals(eager)
     lazy = RECS.lazy().recmetrics.item_groups(k=2, **{**KW, "items": ITEMS.lazy(), "train": TRAIN.lazy()})
     assert isinstance(lazy, pl.LazyFrame) and lazy.collect().equals(eager)
+
+
+# ------------------------------------------------------------------------ the chart
+
+
+def test_plot_exposure_draws_relevance_then_each_models_exposure() -> None:
+    matplotlib = pytest.importorskip("matplotlib")
+    matplotlib.use("Agg")
+    recs = pl.concat([RECS.with_columns(model=pl.lit("A")), RECS.with_columns(model=pl.lit("B"), rank=pl.col("rank").reverse())])
+    table = recframe.item_groups(recs, k=[2, 3], by="model", **KW)
+    fig = recframe.plot.exposure(table, k=2)
+    (ax,) = fig.axes
+    bars = ax.patches
+    groups = ["folk", "jazz", "pop"]
+    relevant = table.filter(pl.col("model") == "A")["relevant_share"].to_list()
+    # three bars per group: relevance, then A's and B's exposure, cluster by cluster
+    assert [round(b.get_height(), 12) for b in bars[:3]] == [round(x, 12) for x in relevant]
+    assert [round(b.get_height(), 12) for b in bars[3:6]] == [
+        round(x, 12) for x in table.filter(pl.col("model") == "A")["exposure_share@2"].to_list()
+    ]
+    assert [t.get_text() for t in ax.get_xticklabels()] == groups
+    assert [t.get_text() for t in ax.get_legend().get_texts()] == ["relevant items", "exposure: A", "exposure: B"]
+    with pytest.raises(RecframeError, match=r"cut-offs \[2, 3\]. Hint: pass k="):
+        recframe.plot.exposure(table)
+    with pytest.raises(RecframeError, match=r"pass the output of recframe.item_groups"):
+        recframe.plot.exposure(RECS)
+    plt = pytest.importorskip("matplotlib.pyplot")
+    plt.close("all")

@@ -25,6 +25,7 @@ ROOT = Path(__file__).parents[1]
 DOCS = [
     *("README.md", "docs/evaluation.md", "docs/reporting.md", "docs/cli.md", "docs/engines.md", "docs/conventions.md"),
     "docs/ir.md",
+    "docs/fairness.md",
 ]
 BLOCK = re.compile(r"(?:<!-- readme-test: skip \((?P<reason>[^)]*)\) -->\n)?```(?P<lang>python|bash)\n(?P<code>.*?)```", re.S)
 

@@ -1,4 +1,5 @@
-"""Plots of curves, comparisons, per-user distributions and gaps between groups of users
+"""Plots of curves, comparisons, per-user distributions, gaps between groups of users and the
+exposure of item groups
 (needs matplotlib: ``recframe[plot]``).
 
 Each function draws with matplotlib and returns the Figure, so it can be styled, saved or
@@ -463,5 +464,99 @@ def groups(
     axis.set_ylabel(f"mean {metric} ({ci:.0%} interval)")
     if by is not None and len(models) > 1:
         axis.legend(title=by, loc="center left", bbox_to_anchor=(1.01, 0.5), frameon=False)  # never over a bar
+    fig.tight_layout()
+    return fig
+
+
+def exposure(
+    item_groups_frame: Any,
+    k: int | None = None,
+    *,
+    by: str | None = "model",
+    share: str = "exposure_share",
+    ax: Any = None,
+) -> Any:
+    """Draw each item group's share of the exposure per model, beside its share of the relevant
+    items: the chart of :func:`recframe.item_groups`.
+
+    One cluster per item group: a grey bar for ``relevant_share`` (what users liked), then
+    one bar per model for ``exposure_share@k`` (what the lists gave). A model at parity draws
+    each bar as high as the grey one.
+
+    Parameters
+    ----------
+    item_groups_frame : frame
+        The output of :func:`recframe.item_groups`.
+    k : int, optional
+        The cut-off to draw (needed when the frame has several).
+    by : str or None, default "model"
+        The model column: one bar per model in each cluster (None: the frame has one model).
+    share : {"exposure_share", "rec_share"}, default "exposure_share"
+        The rank-discounted exposure, or the plain share of slots.
+    ax : matplotlib Axes, optional
+        Draw into this Axes.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+
+    Examples
+    --------
+    >>> import matplotlib
+    >>> matplotlib.use("Agg")
+    >>> import polars as pl
+    >>> import recframe
+    >>> table = pl.DataFrame({"model": ["A", "A"], "popularity": ["head", "tail"], "n_items": [2.0, 8.0],
+    ...                       "relevant_share": [0.3, 0.7], "exposure_share@10": [0.9, 0.1]})
+    >>> fig = recframe.plot.exposure(table)
+    >>> [round(float(bar.get_height()), 2) for bar in fig.axes[0].patches]
+    [0.3, 0.7, 0.9, 0.1]
+    """
+    df = _tables.eager(item_groups_frame, "item_groups_frame")
+    if share not in ("exposure_share", "rec_share"):
+        raise RecframeError(f'share={share!r} is not a share item_groups gives. Hint: pass "exposure_share" or "rec_share".')
+    found = sorted(int(c.split("@")[1]) for c in df.columns if c.startswith(f"{share}@"))
+    if not found or "n_items" not in df.columns or "relevant_share" not in df.columns:
+        raise RecframeError(
+            f"item_groups_frame has no {share}@k, n_items and relevant_share columns (columns: {df.columns}). "
+            "Hint: pass the output of recframe.item_groups."
+        )
+    if k is None and len(found) > 1:
+        raise RecframeError(f"item_groups_frame has the cut-offs {found}. Hint: pass k=, one of them.")
+    k = found[0] if k is None else k
+    if k not in found:
+        raise RecframeError(f"k={k} is not a cut-off of item_groups_frame ({found}). Hint: pass one of them.")
+    if by is not None and by not in df.columns:
+        raise RecframeError(f"by={by!r} is not a column of item_groups_frame (columns: {df.columns}). Hint: by=None.")
+    # the item-group column is the one just before n_items
+    group = df.columns[df.columns.index("n_items") - 1]
+    values = df.get_column(group).unique(maintain_order=True).to_list()
+    labels = ["(not in the catalog)" if v is None else str(v) for v in values]
+    models = df.get_column(by).unique(maintain_order=True).to_list() if by is not None else [None]
+    if ax is None:  # as wide as the bars need (a cluster per group, a bar per model)
+        ax = _pyplot().subplots(figsize=(min(16.0, max(5.5, 3.0 + 0.22 * len(values) * (len(models) + 1))), 3.8))[1]
+    fig, (axis,) = _axes(ax)
+    width = 0.8 / (len(models) + 1)
+    places = np.arange(len(values))
+
+    def heights(part: pl.DataFrame, column: str) -> list[float]:
+        got = dict(zip(part.get_column(group).to_list(), part.get_column(column).to_list()))
+        return [np.nan if got.get(v) is None else float(got[v]) for v in values]
+
+    first = df if by is None else df.filter(pl.col(by) == models[0])
+    left = places - 0.4 + width / 2
+    axis.bar(left, heights(first, "relevant_share"), width, color="0.75", label="relevant items")
+    for j, model in enumerate(models, 1):
+        part = df if by is None else df.filter(pl.col(by) == model)
+        axis.bar(
+            left + j * width,
+            heights(part, f"{share}@{k}"),
+            width,
+            label=f"{'exposure' if share == 'exposure_share' else 'slots'}: {_label(model) if model is not None else 'recommended'}",
+        )
+    axis.set_xticks(places, labels, rotation=45 if len(values) > 6 else 0, ha="right" if len(values) > 6 else "center")
+    axis.set_xlabel(group)
+    axis.set_ylabel(f"share of the {'exposure' if share == 'exposure_share' else 'slots'} (k = {k})")
+    axis.legend(loc="center left", bbox_to_anchor=(1.01, 0.5), frameon=False)
     fig.tight_layout()
     return fig
