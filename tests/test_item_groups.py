@@ -407,3 +407,18 @@ def test_plot_exposure_draws_relevance_then_each_models_exposure() -> None:
         recframe.plot.exposure(RECS)
     plt = pytest.importorskip("matplotlib.pyplot")
     plt.close("all")
+
+
+def test_report_lays_out_an_item_groups_table() -> None:
+    table = recframe.item_groups(RECS, k=2, **KW)
+    text = recframe.report(table, precision=2)
+    lines = text.splitlines()
+    assert lines[0] == (
+        "| genre | n_items | catalog_share | relevant_share | rec_share@2 | exposure_share@2 | exposure/relevant@2 "
+        "| group_recall@2 |"
+    )
+    # jazz: 2/3 of the relevant items, d2 / (2 + 2 d2) of the exposure: a ratio under 0.5, bold
+    ratio = (1 / math.log2(3)) / (2 + 2 / math.log2(3)) / (2 / 3)
+    assert lines[3] == f"| jazz | 2.00 | 0.40 | 0.67 | 0.25 | 0.19 | **{ratio:.2f}** | 0.50 |"
+    assert lines[2].startswith("| folk | 1.00 | 0.20 | 0.00 | 0.00 | 0.00 |  |  |")  # no relevant item: no ratio, no recall
+    assert "<table>" in recframe.report(table, format="html")

@@ -169,6 +169,31 @@ def _disparity_cells(df: pl.DataFrame, precision: int) -> tuple[list[str], list[
     return header, body, note
 
 
+def _item_group_cells(df: pl.DataFrame, precision: int) -> tuple[list[str], list[list[Cell]], str | None]:
+    """A recframe.item_groups result: the keys and the group, its shares, and per k the slots,
+    the exposure, exposure over relevance (the ratio exposure_disparity compares) and recall."""
+    keys = df.columns[: df.columns.index("n_items")]
+    ks = [c.split("@")[1] for c in df.columns if c.startswith("exposure_share@")]
+    header = [*keys, "n_items", "catalog_share", "relevant_share"]
+    for k in ks:
+        header += [f"rec_share@{k}", f"exposure_share@{k}", f"exposure/relevant@{k}", f"group_recall@{k}"]
+    body = []
+    for row in df.iter_rows(named=True):
+        cells = [Cell("" if row[c] is None else str(row[c])) for c in keys]
+        cells += [Cell(_number(row[c], precision), numeric=True) for c in ("n_items", "catalog_share", "relevant_share")]
+        for k in ks:
+            exposure, relevant = row[f"exposure_share@{k}"], row["relevant_share"]
+            ratio = exposure / relevant if exposure is not None and relevant else None
+            cells += [
+                Cell(_number(row[f"rec_share@{k}"], precision), numeric=True),
+                Cell(_number(exposure, precision), numeric=True),
+                Cell(_number(ratio, precision), numeric=True, bold=ratio is not None and not 0.5 <= ratio <= 2),
+                Cell(_number(row[f"group_recall@{k}"], precision), numeric=True),
+            ]
+        body.append(cells)
+    return header, body, None  # (bold: under half or over twice its share, as the docstring says)
+
+
 def _markdown(header: list[str], body: list[list[Cell]], note: str | None) -> str:
     def cell(c: Cell) -> str:
         text = c.text.replace("|", "\\|")
@@ -236,8 +261,9 @@ def report(frame: Any, format: Format = "markdown", precision: int = 3, *, compa
     ----------
     frame : pandas.DataFrame, polars.DataFrame, polars.LazyFrame or pyarrow.Table
         A :func:`recframe.summary` (or :func:`recframe.curve`) result, a
-        :func:`recframe.compare` result, or a :func:`recframe.disparity` result (the gaps
-        between groups of users). A LazyFrame is collected.
+        :func:`recframe.compare` result, a :func:`recframe.disparity` result (the gaps
+        between groups of users) or a :func:`recframe.item_groups` result (what each group of
+        items gets). A LazyFrame is collected.
     format : {"markdown", "html", "latex"}, default "markdown"
         Markdown pipe table; HTML ``<table>``; LaTeX ``tabular`` with booktabs rules
         (``\usepackage{booktabs}``).
@@ -269,6 +295,10 @@ def report(frame: Any, format: Format = "markdown", precision: int = 3, *, compa
     (highest - lowest group) with its bootstrap interval, the ratio, the MAD and the
     p-values; the highest group's mean is bold, a significant difference gets the dagger.
 
+    Item groups: the keys and the group, ``n_items``, the catalog and relevant shares, then
+    per k the shares of the slots and of the exposure, exposure over relevance (bold when
+    under 0.5 or over 2) and the group's recall.
+
     Null values are empty cells.
 
     Examples
@@ -296,6 +326,10 @@ def report(frame: Any, format: Format = "markdown", precision: int = 3, *, compa
         if compare is not None:
             raise RecframeError("frame is a recframe.disparity result; compare= is for a summary. Hint: drop compare=.")
         header, body, note = _disparity_cells(df, precision)
+    elif {"n_items", "catalog_share", "relevant_share"} <= set(df.columns):
+        if compare is not None:
+            raise RecframeError("frame is a recframe.item_groups result; compare= is for a summary. Hint: drop compare=.")
+        header, body, note = _item_group_cells(df, precision)
     elif {"group_a", "group_b", "gap"} <= set(df.columns):
         raise RecframeError(
             'frame is a recframe.disparity(pairs="all") result: one row per pair of groups, which report does not lay '
