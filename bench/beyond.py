@@ -17,6 +17,11 @@ best of --repeat, Polars eager, every default check on:
   group      summary of the group metrics: catalog_coverage, user_coverage, gini, entropy,
              personalization
   all        every accuracy and beyond metric in one call
+  default    the default summary(k=10): the anchor of issue 26's target
+  fairness   summary(k=10) of the default metrics and every metric of issue 26: aclt, and with
+             item_group="category" miscalibration, calibration_js, pop_rsp, pop_reo,
+             exposure_disparity; target: at most 2x default (PASS/MISS printed)
+  groups     recframe.item_groups(k=10, item_group="category"): the per-group table
 
 Peers (RecTools, RePlay) are not run here: they compute ILD and personalization pair by pair
 (quadratic in the list length and the users) and need their own environments (see
@@ -39,6 +44,7 @@ KS = [5, 10, 20]
 ACCURACY = ["precision", "recall", "ndcg", "ap", "rr"]
 LIST = ["novelty", "popularity", "long_tail", "ild", "category_diversity", "serendipity"]
 GROUP = ["catalog_coverage", "user_coverage", "gini", "entropy", "personalization"]
+FAIRNESS = ["aclt", "miscalibration", "calibration_js", "pop_rsp", "pop_reo", "exposure_disparity"]
 CATALOG = 1_000_003  # bench/run.py's item space
 
 
@@ -73,6 +79,11 @@ def main() -> None:
         "cosine": lambda: recframe.summary(frame, k=KS, metrics=["ild"], item_features=["x", "y"], distance="cosine", **side),
         "group": lambda: recframe.summary(frame, k=KS, metrics=GROUP, **side),
         "all": lambda: recframe.summary(frame, k=KS, metrics=ACCURACY + LIST + GROUP, item_features=["category"], **side),
+        "default": lambda: recframe.summary(frame, k=10),
+        "fairness": lambda: recframe.summary(
+            frame, k=10, metrics=[*recframe.METRICS[:9], *FAIRNESS], item_group="category", **side
+        ),
+        "groups": lambda: recframe.item_groups(frame, k=10, item_group="category", **side),
     }
     print(
         f"{frame.height:,} rows ({args.users:,} users), train {train.height:,} rows, catalog {items.height:,} items; "
@@ -82,6 +93,8 @@ def main() -> None:
     print(f"{'case':<10} {'seconds':>8} {'x floor':>8} {'x accuracy':>11}")
     for name, seconds in times.items():
         print(f"{name:<10} {seconds:8.3f} {seconds / times['floor']:8.1f} {seconds / times['accuracy']:11.2f}")
+    ratio = times["fairness"] / times["default"]
+    print(f"{'PASS' if ratio <= 2 else 'MISS'}: fairness {ratio:.2f}x the default summary (target <= 2x, issue 26)")
 
 
 if __name__ == "__main__":

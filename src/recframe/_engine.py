@@ -437,17 +437,14 @@ def _group_rows(lf: nw.LazyFrame, spec: v.Spec, users: nw.LazyFrame | None) -> n
 
 
 def _item_group_tables(
-    lf: nw.LazyFrame, lists: nw.LazyFrame, spec: v.Spec, users: nw.LazyFrame | None, side: _side.SideInputs | None
+    lf: nw.LazyFrame, spec: v.Spec, users: nw.LazyFrame | None, side: _side.SideInputs | None
 ) -> tuple[nw.LazyFrame | None, nw.LazyFrame | None]:
     """With item_group=: the per-(summary group, item group) counts of recframe._item_groups
-    and the group-level terms finished from them (None when not asked). `lists` is the
-    per-list frame (by keys, USER, N_RANKED): reading it makes the data checks run first."""
+    and the group-level terms finished from them (None when not asked)."""
     if spec.selection.item_group is None:
         return None, None
     assert side is not None  # item_group= needs items= or train=
-    if not spec.columns.by:
-        lists = lists.with_columns(nw.lit(0).alias(n.GROUP))
-    table = _item_groups.counts(_group_rows(lf, spec, users), lists, spec, side)
+    table = _item_groups.counts(_group_rows(lf, spec, users), spec, side)
     if not any(m in spec.selection.metrics for m in _item_groups.COMPARING):
         return table, None
     return table, _item_groups.summaries(table, spec)
@@ -572,7 +569,7 @@ def evaluate(
     if spec.columns.attr_keys:
         out = out.select(*spec.columns.by, *(c for c in out.columns if c not in spec.columns.by))
     groups = group_table(lf, spec, users, side)
-    counts, comparing = _item_group_tables(lf, out, spec, users, side)
+    counts, comparing = _item_group_tables(lf, spec, users, side)
     if comparing is not None:
         assert groups is not None  # the comparing metrics are group-level
         groups = groups.join(comparing, on=list(spec.columns.by) or [n.GROUP], how="left")

@@ -207,7 +207,39 @@ def _refuse_list_keys(spec: v.Spec, arg: str, schema: dict[str, Any]) -> None:
         )
 
 
+@dataclasses.dataclass(frozen=True)
+class Inputs:
+    """One call's inputs, checked and aligned, before the plan is built: the recommendations
+    (`lf`), the side frames as lazy frames on its engine (``train`` and ``items`` as given, with
+    every column; ``side`` holds them renamed), the spec and the kind of frame to return."""
+
+    lf: nw.LazyFrame
+    spec: v.Spec
+    kind: _frames.Kind
+    truth: nw.LazyFrame | None
+    users: nw.LazyFrame | None
+    exclude: nw.LazyFrame | None
+    train: nw.LazyFrame | None
+    items: nw.LazyFrame | None
+    side: _side.SideInputs
+
+
 def _plan(frame: Any, kwargs: dict[str, Any]) -> tuple[_engine.Plan, v.Spec, _frames.Kind]:
+    i = _inputs(frame, kwargs)
+    try:
+        plan = _engine.evaluate(i.lf, i.truth, i.spec, i.kind == "engine", i.users, i.exclude, i.side)
+    except RecframeError:
+        raise
+    except Exception as error:  # a SQL engine refusing the plan while it is built or checked
+        known = _engine_error(error) if i.kind == "engine" else None
+        if known is None:
+            raise
+        raise known from None
+    return plan, i.spec, i.kind
+
+
+def _inputs(frame: Any, kwargs: dict[str, Any]) -> Inputs:
+    """The checks and conversions of a call, up to the plan (see :class:`Inputs`)."""
     spec = v.check_arguments(**kwargs)
     lf, kind = _frames.to_lazy(frame, "frame", sorted_key=spec.columns.user if not spec.columns.by else None)
     _check_engine_names(spec, lf)
@@ -284,17 +316,7 @@ def _plan(frame: Any, kwargs: dict[str, Any]) -> tuple[_engine.Plan, v.Spec, _fr
         label_features=any(_side.is_label_list(items_schema[f]) for f in spec.selection.item_features if f in items_schema),
     )
     spec = dataclasses.replace(spec, facts=facts)
-
-    try:
-        plan = _engine.evaluate(lf, truth_lf, spec, kind == "engine", users_lf, exclude_lf, side)
-    except RecframeError:
-        raise
-    except Exception as error:  # a SQL engine refusing the plan while it is built or checked
-        known = _engine_error(error) if kind == "engine" else None
-        if known is None:
-            raise
-        raise known from None
-    return plan, spec, kind
+    return Inputs(lf, spec, kind, truth_lf, users_lf, exclude_lf, train_lf, items_lf, side)
 
 
 def _side_inputs(
@@ -404,7 +426,12 @@ def item_groups(
         )
     plan, spec, kind = _plan(frame, kwargs)
     assert plan.item_groups is not None  # item_group= is given
-    return _frames.from_lazy(_item_groups.shares(plan.item_groups, spec), kind)
+    checked = None
+    if kind != "engine":
+        # on Polars the data checks ride along the per-list table (a SQL engine ran them
+        # already): one count of it makes them run before the groups are returned
+        checked = plan.per_user.select(nw.len().alias("__rf_checked"))
+    return _frames.from_lazy(_item_groups.shares(plan.item_groups, spec, checked), kind)
 
 
 item_groups.__doc__ = f"""What each item group gets, against what it has and what users liked: one row per
