@@ -459,7 +459,8 @@ def group_table(
     names = sorted(
         {t for m in spec.selection.metrics if REGISTRY[m].level == "group" for t in REGISTRY[m].terms(spec.conventions)}
     )
-    terms = [TERMS[t] for t in names if TERMS[t].level == "group"]
+    # the item-group terms come from recframe._item_groups' own table (see evaluate)
+    terms = [TERMS[t] for t in names if TERMS[t].level == "group" and TERMS[t].domain != "item_group"]
     if not terms:
         return None
     keys = list(spec.columns.by) or [n.GROUP]
@@ -571,8 +572,7 @@ def evaluate(
     groups = group_table(lf, spec, users, side)
     counts, comparing = _item_group_tables(lf, spec, users, side)
     if comparing is not None:
-        assert groups is not None  # the comparing metrics are group-level
-        groups = groups.join(comparing, on=list(spec.columns.by) or [n.GROUP], how="left")
+        groups = comparing if groups is None else groups.join(comparing, on=list(spec.columns.by) or [n.GROUP], how="left")
     return Plan(per_user=out, groups=groups, item_groups=counts)
 
 

@@ -111,13 +111,24 @@ def calibration(top: nw.LazyFrame, spec: Spec, side: _side.SideInputs) -> nw.Laz
     """Per list (list keys, USER) with an item ranked within the largest k: the columns of
     ``miscalibration@k`` and ``calibration_js@k`` for each k. `top` is the prepared rows ranked
     within the largest k (POSITION set). Null for a list with no item within k or whose user
-    has no training item in the catalog."""
+    has no training item in the catalog.
+
+    Both mixes sum to 1, so each divergence needs only the groups the two share, and the
+    list's groups are read once (no full join of the two mixes): with P the user's groups and
+    Q the list's,
+
+    - KL(p || (1 - a) q + a p) = ln(1/a) + sum over P & Q of p (ln(p / blend) - ln(1/a)),
+      since a group of P outside Q adds p ln(1/a);
+    - 2 JS(p, q) = 2 + sum over P & Q of (p log2(p / m) + q log2(q / m) - p - q), since a
+      group on one side only adds its own mass (log2 2 = 1).
+
+    A group the list reaches beyond k (q = 0 at k) adds 0 to both sums, as it should."""
     keys = [*spec.columns.list_keys, n.USER]
     ks = spec.selection.ks
     w = weights(spec, side)
     mix = _train_mix(spec, side, w)
-    totals = _frames.group_agg(mix, [n.USER], nw.col(_T).sum().alias("__rf_ig_total"))
-    p = mix.join(totals, on=n.USER, how="inner").select(n.USER, n.ITEM_GROUP, (nw.col(_T) / nw.col("__rf_ig_total")).alias(_P))
+    p = mix.with_columns((nw.col(_T) / nw.col(_T).sum().over(n.USER)).alias(_P)).select(n.USER, n.ITEM_GROUP, _P)
+    trained = _frames.group_agg(mix, [n.USER], nw.col(_T).sum().alias("__rf_ig_p_total"))
     rows = top.select(*keys, n.ITEM, n.POSITION).join(w, on=n.ITEM, how="inner")
     place = nw.lit(1.0)
     if spec.conventions.calibration_weight == "rank":
@@ -125,24 +136,12 @@ def calibration(top: nw.LazyFrame, spec: Spec, side: _side.SideInputs) -> nw.Laz
     inside = {k: nw.col(n.POSITION) <= position_cut(k) for k in ks}
     rows = rows.with_columns(nw.when(inside[k]).then(nw.col(n.GROUP_WEIGHT) * place).otherwise(0.0).alias(f"{_Q}{k}") for k in ks)
     q = _frames.group_agg(rows, [*keys, n.ITEM_GROUP], *(nw.col(f"{_Q}{k}").sum() for k in ks))
-    q_totals = _frames.group_agg(q, keys, *(nw.col(f"{_Q}{k}").sum().alias(f"{_Q}{k}:total") for k in ks))
-    q = q.join(q_totals, on=keys, how="inner").select(
-        *keys,
-        n.ITEM_GROUP,
-        nw.lit(0.0).alias(_P),
-        *(
-            nw.when(nw.col(f"{_Q}{k}:total") > 0)
-            .then(nw.col(f"{_Q}{k}") / nw.col(f"{_Q}{k}:total"))
-            .otherwise(0.0)
-            .alias(f"{_Q}{k}")
-            for k in ks
-        ),
+    q = q.with_columns(nw.col(f"{_Q}{k}").sum().over(*keys).alias(f"{_Q}{k}:total") for k in ks)
+    q = q.with_columns(
+        nw.when(nw.col(f"{_Q}{k}:total") > 0).then(nw.col(f"{_Q}{k}") / nw.col(f"{_Q}{k}:total")).otherwise(0.0).alias(f"{_Q}{k}")
+        for k in ks
     )
-    # the user's training mix on each of the user's lists, next to the lists' mixes: summed per
-    # (list, group), the two sides meet without a full join
-    p_on_lists = q_totals.select(keys).join(p, on=n.USER, how="inner").with_columns(nw.lit(0.0).alias(f"{_Q}{k}") for k in ks)
-    both = nw.concat([q, p_on_lists.select(q.columns)], how="vertical")
-    both = _frames.group_agg(both, [*keys, n.ITEM_GROUP], nw.col(_P).sum(), *(nw.col(f"{_Q}{k}").sum() for k in ks))
+    both = q.join(p, on=[n.USER, n.ITEM_GROUP], how="left").with_columns(nw.col(_P).fill_null(0.0))
     alpha = spec.conventions.calibration_alpha
     terms = []
     for k in ks:
@@ -150,29 +149,29 @@ def calibration(top: nw.LazyFrame, spec: Spec, side: _side.SideInputs) -> nw.Laz
         blend = (1 - alpha) * q_ + alpha * p_
         middle = (p_ + q_) / 2
         terms += [
-            nw.when(p_ > 0).then(p_ * (p_ / blend).log()).otherwise(0.0).alias(f"kl{k}"),
+            nw.when(p_ > 0).then(p_ * ((p_ / blend).log() - math.log(1 / alpha))).otherwise(0.0).alias(f"kl{k}"),
             (
-                (
-                    nw.when(p_ > 0).then(p_ * (p_ / middle).log(2)).otherwise(0.0)
-                    + nw.when(q_ > 0).then(q_ * (q_ / middle).log(2)).otherwise(0.0)
-                )
-                / 2
+                nw.when(p_ > 0).then(p_ * (p_ / middle).log(2) - p_).otherwise(0.0)
+                + nw.when(q_ > 0).then(q_ * (q_ / middle).log(2) - q_).otherwise(0.0)
             ).alias(f"js{k}"),
         ]
     per_list = _frames.group_agg(
         both.with_columns(*terms),
         keys,
-        nw.col(_P).sum().alias("__rf_ig_p_total"),
+        *(nw.col(f"{_Q}{k}:total").max() for k in ks),
         *(nw.col(c).sum() for k in ks for c in (f"kl{k}", f"js{k}")),
     )
-    per_list = per_list.join(q_totals, on=keys, how="left")
+    per_list = per_list.join(trained, on=n.USER, how="left")
     out = []
     for k in ks:
         # defined where the user has a training mix and the list an item within k
-        defined = (nw.col("__rf_ig_p_total") > 0) & (nw.col(f"{_Q}{k}:total") > 0)
+        defined = (nw.col("__rf_ig_p_total").fill_null(0.0) > 0) & (nw.col(f"{_Q}{k}:total") > 0)
+        # both are >= 0 (and JS <= 1): the clip only takes off the rounding of the two sums
+        kl = (math.log(1 / alpha) + nw.col(f"kl{k}")).clip(lower_bound=0.0)
+        js = (1 + nw.col(f"js{k}") / 2).clip(lower_bound=0.0, upper_bound=1.0)
         out += [
-            nw.when(defined).then(nw.col(f"kl{k}")).otherwise(None).cast(nw.Float64).alias(_column("miscalibration@", k)),
-            nw.when(defined).then(nw.col(f"js{k}")).otherwise(None).cast(nw.Float64).alias(_column("calibration_js@", k)),
+            nw.when(defined).then(kl).otherwise(None).cast(nw.Float64).alias(_column("miscalibration@", k)),
+            nw.when(defined).then(js).otherwise(None).cast(nw.Float64).alias(_column("calibration_js@", k)),
         ]
     return per_list.select(*keys, *out)
 
