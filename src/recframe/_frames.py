@@ -9,6 +9,7 @@ DataFrames stay in their engine: the plan runs there and the result is that engi
 from __future__ import annotations
 
 import re
+import uuid
 from collections.abc import Callable
 from typing import Any, Literal
 
@@ -175,16 +176,37 @@ def materialize(lf: nw.LazyFrame) -> nw.LazyFrame:
     """Compute a SQL engine's frame once, so that the queries reading it next (the data
     checks, then the metrics) do not each run the plan again: a DuckDB relation is held in
     the client (``relation.materialize()``, same connection), a Spark DataFrame is
-    checkpointed on its executors. SQLFrame and Ibis are returned as they are (their plan then
-    runs once per query): Ibis' ``cache()`` leaves a temporary table whose clean-up fails on
-    DuckDB 2.0, and SQLFrame has no such step."""
+    checkpointed on its executors, an Ibis table is written to a temporary table of its backend
+    (dropped with the connection). SQLFrame is returned as it is (its plan then runs once per
+    query): it has no such step."""
     native = lf.to_native()
     impl = lf.implementation
     if impl is nw.Implementation.DUCKDB:
         return nw.from_native(native.materialize())
     if impl in (nw.Implementation.PYSPARK, nw.Implementation.PYSPARK_CONNECT):
         return nw.from_native(native.localCheckpoint(eager=True))
+    if impl is nw.Implementation.IBIS:
+        return _ibis_temp_table(lf)
     return lf
+
+
+def _ibis_temp_table(lf: nw.LazyFrame) -> nw.LazyFrame:
+    """An Ibis table computed once into a temporary table of its backend. Ibis' ``cache()`` and
+    ``create_table`` send DuckDB 2.0 SQL it no longer parses, so on DuckDB the statement goes
+    through the backend's own connection; a backend that cannot make one keeps the plan
+    as it is (it then runs once per query, which is right, only slower)."""
+    import ibis
+
+    native = lf.to_native()
+    name = f"__recframe_{uuid.uuid4().hex}"
+    try:
+        backend = native._find_backend()
+        if backend.name == "duckdb":
+            backend.con.execute(f'CREATE TEMP TABLE "{name}" AS {ibis.to_sql(native, dialect="duckdb")}')
+            return nw.from_native(backend.table(name))
+        return nw.from_native(backend.create_table(name, native, temp=True))
+    except Exception:  # a backend without temporary tables, or without the rights to make one
+        return lf
 
 
 def when_collected(lf: nw.LazyFrame, inspect: Callable[[nw.DataFrame], None], share_subplans: bool = True) -> nw.LazyFrame:
