@@ -81,7 +81,15 @@ def ibis_constructor() -> Constructor:
     return lambda df: ibis.memtable(df.to_arrow())
 
 
-@pytest.fixture(params=["duckdb", "spark", "sqlframe", "ibis"])
+def _engine_param(name: str, *values: Any, **kwargs: Any) -> Any:
+    """A parameter of the engine `name`; Spark and SQLFrame (a JVM, seconds per query) are
+    marked ``slow_engine``: .ci/run runs them after the README's test command, which leaves
+    them out to stay under five minutes (``python -m pytest -m slow_engine`` runs them)."""
+    marks = [pytest.mark.slow_engine] if name in ("spark", "sqlframe") else []
+    return pytest.param(name, *values, marks=marks, **kwargs)
+
+
+@pytest.fixture(params=[_engine_param(name) for name in ("duckdb", "spark", "sqlframe", "ibis")])
 def engine(request: pytest.FixtureRequest) -> Constructor:
     if request.param == "duckdb":
         if "duckdb" not in BACKENDS:
@@ -176,7 +184,7 @@ EVERY_OPTION = [
 # Spark (seconds per call too) skips the first, second and fourth: the same expressions as the
 # third (AP denominators, linear or binary gain, precision denominators) with other values
 EVERY_OPTION_CASES = [
-    pytest.param(name, options, id=f"{name}-options{i}")
+    _engine_param(name, options, id=f"{name}-options{i}")
     for name in ("duckdb", "spark", "sqlframe", "ibis")
     for i, options in enumerate(EVERY_OPTION)
     if (name != "sqlframe" or i == 7) and (name != "spark" or i not in (0, 1, 3))

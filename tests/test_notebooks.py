@@ -24,7 +24,11 @@ def test_notebooks_are_found() -> None:
     assert NOTEBOOKS, f"no notebooks found in {NOTEBOOK_DIR}"
 
 
-@pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.name for p in NOTEBOOKS])
+# engines.ipynb starts Spark (a JVM: ~20 s): it runs with the other Spark checks (slow_engine)
+CASES = [pytest.param(p, id=p.name, marks=[pytest.mark.slow_engine] if p.name == "engines.ipynb" else []) for p in NOTEBOOKS]
+
+
+@pytest.mark.parametrize("path", CASES)
 def test_notebook_runs_without_errors(path: Path) -> None:
     notebook = nbformat.read(path, as_version=4)
     client = nbclient.NotebookClient(

@@ -11,6 +11,7 @@ Importing recframe registers the ``.recmetrics`` namespace on ``pl.DataFrame``,
 from __future__ import annotations
 
 from recframe import options, plot, stats
+from recframe._inspect import inspect, side_by_side
 from recframe._namespace import RecMetrics, register
 from recframe.api import item_groups, per_user, summary
 from recframe.compare import compare, compare_recommendations
@@ -18,6 +19,7 @@ from recframe.curve import CappedWarning, curve
 from recframe.disparity import disparity
 from recframe.errors import RecframeError
 from recframe.metrics import REGISTRY as _REGISTRY
+from recframe.page import report_page
 from recframe.report import report
 from recframe.trec import read_trec_qrels, read_trec_run
 
@@ -36,11 +38,14 @@ __all__ = [
     "curve",
     "disparity",
     "item_groups",
+    "inspect",
     "per_user",
     "plot",
     "read_trec_qrels",
     "read_trec_run",
     "report",
+    "side_by_side",
+    "report_page",
     "stats",
     "summary",
 ]

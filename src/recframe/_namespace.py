@@ -14,7 +14,7 @@ from typing import Any
 import pandas as pd
 import polars as pl
 
-from recframe import api
+from recframe import _inspect, api
 from recframe.compare import compare_recommendations
 from recframe.curve import curve
 from recframe.disparity import disparity
@@ -50,6 +50,7 @@ class RecMetrics:
     summary = _forward(api.summary)
     curve = _forward(curve)
     item_groups = _forward(api.item_groups)
+    inspect = _forward(_inspect.inspect)
 
     compare = _forward(compare_recommendations)
     #: on a per-user frame (``per_user_frame.recmetrics.disparity(group="segment")``)

@@ -5,11 +5,12 @@ from __future__ import annotations
 
 import argparse
 import difflib
+import hashlib
 import shlex
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import polars as pl
 
@@ -24,6 +25,7 @@ from recframe.data import load_sample
 from recframe.errors import RecframeError
 from recframe.metrics import REGISTRY
 from recframe.profiles import PROFILES, has_metric
+from recframe.report import Format
 from recframe.trec import TREC_MEASURES, WHOLE, read_trec_qrels, read_trec_run, trec_eval_text
 
 #: the columns of recframe.read_trec_run / read_trec_qrels frames, as API arguments
@@ -317,11 +319,55 @@ def curve_command(args: argparse.Namespace, progress: Progress) -> int:
     return emit(args, fmt, table, progress)
 
 
+#: --out suffixes that make ``report`` write the evaluation page when --format is not given
+PAGE_SUFFIXES = (".html", ".htm")
+
+
+def _input_files(args: argparse.Namespace) -> list[dict[str, Any]]:
+    """What the page says of each input file: its name, rows and sha256 of its bytes."""
+    described = []
+    named = [("recs", args.recs, "RECS"), *((name, getattr(args, name), flag(name)) for name in SIDE_INPUTS)]
+    for name, pattern, label in named:
+        if not pattern:
+            continue
+        source = find_source(pattern, label)
+        for path in source.files:
+            digest = hashlib.sha256()
+            with open(path, "rb") as handle:
+                for block in iter(lambda: handle.read(1 << 20), b""):
+                    digest.update(block)
+            scan = pl.scan_parquet(path) if source.reader == "parquet" else pl.scan_csv(path, infer_schema_length=0)
+            rows = int(scan.select(pl.len()).collect().item())
+            described.append({"input": name, "file": path, "rows": rows, "sha256": digest.hexdigest()})
+    return described
+
+
+def _report_page(args: argparse.Namespace, progress: Progress) -> int:
+    """``recframe report --format page`` (or ``--out FILE.html``): recframe.report_page."""
+    recs, sides = _read(args, progress)
+    kwargs = _api_kwargs(args)
+    kwargs.pop("baseline")  # report_page's baseline= is the comparison's, and that of the metrics that read it
+    k, metrics = kwargs.pop("k"), kwargs.pop("metrics")
+    ci = 0.95 if args.ci is None else args.ci
+    intervals = {"ci_method": args.ci_method, "n_resamples": args.n_resamples, "seed": args.seed}
+    with progress.running("reading, evaluating and drawing"):
+        text = recframe.report_page(
+            recs, baseline=args.baseline, k=k, ci=ci, metrics=metrics, precision=args.precision, inputs=_input_files(args),
+            **sides, **kwargs, **intervals,
+        )  # fmt: skip
+    return emit_text(args, text, "page", progress)
+
+
 def report_command(args: argparse.Namespace, progress: Progress) -> int:
-    """``recframe report``: the summary (with intervals) and, with --baseline, the comparison."""
+    """``recframe report``: the summary (with intervals) and, with --baseline, the comparison; or
+    the evaluation page (--format page, or --out FILE.html without --format)."""
+    fmt = args.format or ("page" if args.out and Path(args.out).suffix.lower() in PAGE_SUFFIXES else "markdown")
     if args.out and Path(args.out).is_dir():
-        raise UsageError(f"--out {args.out!r} is a folder. Hint: pass a file name, e.g. --out report.{args.format}.")
+        example = {"page": "html", "markdown": "md", "latex": "tex"}.get(fmt, fmt)
+        raise UsageError(f"--out {args.out!r} is a folder. Hint: pass a file name, e.g. --out report.{example}.")
     check_precision(args)
+    if fmt == "page":
+        return _report_page(args, progress)
     recs, sides = _read(args, progress)
     kwargs = _api_kwargs(args)
     with progress.running("reading and evaluating"):
@@ -334,8 +380,68 @@ def report_command(args: argparse.Namespace, progress: Progress) -> int:
             per_user = recframe.per_user(recs, **sides, **kwargs).collect(engine="streaming")
             baseline = next((m for m in per_user[args.by[0]].unique().to_list() if str(m) == args.baseline), args.baseline)
             comparison = recframe.compare(per_user, by=args.by, baseline=baseline)
-    text = recframe.report(summary, format=args.format, precision=args.precision, compare=comparison)
-    return emit_text(args, text if text.endswith("\n") else text + "\n", args.format, progress)
+    text = recframe.report(summary, format=cast(Format, fmt), precision=args.precision, compare=comparison)
+    return emit_text(args, text if text.endswith("\n") else text + "\n", fmt, progress)
+
+
+#: suffixes of --out that write the side-by-side page
+_PAGE_SUFFIXES = (".html", ".htm")
+
+
+def _user_ids(text: str, recs: pl.LazyFrame, user: str) -> list[Any]:
+    """--users 1,2,3 as ids of the user column's type (numbers for a numeric column)."""
+    ids = [part.strip() for part in text.split(",")]
+    if not all(ids):
+        raise UsageError(f"--users {text!r} has an empty id. Hint: separate the ids by single commas, e.g. --users 1,2,3.")
+    dtype = recs.collect_schema().get(user)
+    if dtype is not None and dtype.is_integer():
+        bad = [i for i in ids if not i.lstrip("-").isdigit()]
+        if bad:
+            raise UsageError(
+                f"--users: {bad[0]!r} is not a whole number, and the user column {user!r} holds {dtype}. Hint: pass ids such as --users 1,2,3."
+            )
+        return [int(i) for i in ids]
+    if dtype is not None and dtype.is_float():
+        return [float(i) for i in ids]
+    return ids
+
+
+def inspect_command(args: argparse.Namespace, progress: Progress) -> int:
+    """``recframe inspect``: a few users' lists (recframe.inspect), as the long table or, to an
+    .html --out, the side-by-side page (recframe.side_by_side)."""
+    page = args.format == "html" or (args.format is None and bool(args.out) and Path(args.out).suffix.lower() in _PAGE_SUFFIXES)
+    if page:
+        if args.out and Path(args.out).is_dir():
+            raise UsageError(f"--out {args.out!r} is a folder. Hint: pass a file name, e.g. --out inspect.html.")
+        check_precision(args)
+        fmt = "html"
+    else:
+        fmt = output_format(args)
+    if args.metrics:
+        raise UsageError("--metrics: inspect chooses users by one metric. Hint: pass --metric ndcg@10 (with --select worst).")
+    if len(args.k) != 1:
+        raise UsageError(
+            f"--k {','.join(str(k) for k in args.k)}: inspect shows lists of one length. Hint: pass one, e.g. --k 10."
+        )
+    ids = None
+    if args.users and not (Path(args.users).suffix.lower() in (".csv", ".parquet", ".pq") or Path(args.users).exists()):
+        ids, args.users = args.users, None  # ids, not a file: read below, with the user column's type
+    recs, sides = _read(args, progress)
+    kwargs = {name: value for name, value in _api_kwargs(args).items() if name not in ("metrics", "k")}
+    if ids is not None:
+        sides["users"] = _user_ids(ids, recs, kwargs["user"] or "user_id")
+    with progress.running("choosing users and reading their lists"):
+        table = recframe.inspect(
+            recs, k=args.k[0], select=args.select, n=args.n, seed=args.seed, metric=args.metric,
+            show_images=args.image, **sides, **kwargs,
+        ).collect(engine="streaming")  # fmt: skip
+    if page:
+        view = recframe.side_by_side(table, image=args.image, max_users=args.max_users)
+        return emit_text(args, view.to_page(f"recframe inspect: {args.recs}"), "html", progress)
+    if fmt != "parquet":  # text formats: a list column (genres) as one string
+        lists = [c for c, dtype in table.schema.items() if isinstance(dtype, (pl.List, pl.Array))]
+        table = table.with_columns(pl.col(c).cast(pl.List(pl.String)).list.join(", ") for c in lists)
+    return emit(args, fmt, table, progress)
 
 
 def demo() -> int:

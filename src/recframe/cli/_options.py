@@ -15,6 +15,7 @@ from recframe.cli._commands import (
     demo,
     disparity_command,
     evaluate,
+    inspect_command,
     item_groups_command,
     report_command,
     schema,
@@ -374,19 +375,56 @@ def _add_reporting(commands: Any, common: argparse.ArgumentParser) -> None:
     r = commands.add_parser(
         "report",
         parents=[common],
-        help="a report table of the means (with intervals) and, with --baseline, the paired comparison",
+        help="a report table of the means (with intervals) and, with --baseline, the paired comparison; or the "
+        "evaluation page (--out FILE.html)",
         description="recframe.report of summary (with --ci intervals) and, given --baseline, of compare: markdown, "
-        "html or latex, to stdout or --out.",
+        "html or latex, to stdout or --out. With --format page, or --out FILE.html and no --format: "
+        "recframe.report_page, one self-contained HTML page (intervals at 0.95 unless --ci).",
     )
     _add_inputs(r, baseline=False)
     _add_intervals(r)
     r.add_argument("--baseline", metavar="MODEL", help="also compare every model with this one (paired t test, Holm)")
     out = r.add_argument_group("output")
-    out.add_argument("--format", choices=("markdown", "html", "latex"), default="markdown", help="default: markdown")
+    out.add_argument(
+        "--format", choices=("markdown", "html", "latex", "page"),
+        help="default: page when --out ends in .html or .htm, else markdown (html: the bare table)",
+    )  # fmt: skip
     out.add_argument("--out", metavar="FILE", help="write here instead of stdout, atomically")
     precision = _default("precision", recframe.report)
     out.add_argument("--precision", type=int, default=precision, metavar="N", help=f"decimals shown (default: {precision})")
     r.set_defaults(run=report_command)
+
+
+def _add_inspect(commands: Any, common: argparse.ArgumentParser) -> None:
+    i = commands.add_parser(
+        "inspect",
+        parents=[common],
+        help="the lists of a few users side by side: history, each model's top k, the held-out items, hits marked",
+        description="recframe.inspect: chooses users (--users, or --select random/worst/best/disagree/overlap, --n per "
+        "segment) and prints one row per (user, list, position), or writes csv/json/parquet, or with --out "
+        "FILE.html a self-contained page of recframe.side_by_side. Given or random users: only their rows are "
+        "read. Exit codes as evaluate.",
+    )
+    _add_inputs(i)
+    chosen = i.add_argument_group("which users (recframe.inspect)")
+    chosen.add_argument(
+        "--select", choices=("random", "given", "worst", "best", "disagree", "overlap"), default=_default("select", recframe.inspect),
+        help="random users (default; with --users: those users), the worst or best by --metric, where the --by models "
+        "disagree most (largest gap of --metric), or whose models' top k overlap least",
+    )  # fmt: skip
+    n_default, seed_default = _default("n", recframe.inspect), _default("seed", recframe.inspect)
+    chosen.add_argument("--n", type=int, default=n_default, metavar="N", help=f"users chosen, per segment (default: {n_default})")
+    chosen.add_argument(
+        "--seed", type=int, default=seed_default, metavar="N", help=f"seed of the random order (default: {seed_default})"
+    )
+    chosen.add_argument(
+        "--metric", metavar="COLUMN", help="the per-user column users are chosen by, e.g. ndcg@10 (default: ndcg at --k)"
+    )
+    view = i.add_argument_group("the page (--out FILE.html)")
+    view.add_argument("--image", metavar="COLUMN", help="the --items column of image URLs to show (they need the network)")
+    view.add_argument("--max-users", type=int, metavar="N", help="show the first N users only (default: all)")
+    _add_output(i, (*FORMATS, "html"))
+    i.set_defaults(run=inspect_command)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -396,9 +434,10 @@ def build_parser() -> argparse.ArgumentParser:
     common.add_argument("--debug", action="store_true", help="print the traceback of errors")
     parser = _Parser(prog="recframe", description=f"recframe {recframe.__version__}: ranking metrics on DataFrames.")
     parser.add_argument("--version", action="version", version=f"recframe {recframe.__version__}")
-    commands = parser.add_subparsers(dest="command", required=True, metavar="{evaluate,compare,curve,report,demo,schema}")
+    commands = parser.add_subparsers(dest="command", required=True, metavar="{evaluate,compare,curve,report,inspect,demo,schema}")
     _add_evaluate(commands, common)
     _add_reporting(commands, common)
+    _add_inspect(commands, common)
     demo_parser = commands.add_parser(
         "demo", parents=[common], help="evaluate the bundled two-model sample and print a summary by model"
     )

@@ -1,0 +1,876 @@
+"""Visual inspection of a few users' lists: :func:`inspect` picks the users and gives their
+lists as one long frame; :func:`side_by_side` shows that frame as HTML, a column per list.
+
+The recommended rows come from the engine's own preparation (:func:`recframe._engine.prepare`
+and :func:`recframe._engine.flag_rows`: ``exclude=``, the ranking by ``score=``, the join of
+``truth=``), so the positions and hits shown are those :func:`recframe.per_user` counts. The
+users are chosen before the plan: the inputs are filtered by ``is_in`` on the user column, which
+a Polars scan, DuckDB or Spark push down to the reading of the data.
+"""
+
+from __future__ import annotations
+
+import difflib
+import html
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, TypeVar
+
+import narwhals as nw
+import numpy as np
+import polars as pl
+
+from recframe import _checks, _engine, _frames, api
+from recframe import _names as n
+from recframe import _validate as v
+from recframe.errors import RecframeError, fix, ref
+from recframe.metrics import REGISTRY
+from recframe.metrics._registry import position_cut
+from recframe.options import PER_USER_NAMES, Options, parameters
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
+
+FrameT = TypeVar("FrameT")
+
+#: the ways of choosing users (``select=``)
+SELECTS = ("given", "random", "worst", "best", "disagree", "overlap")
+#: the values of the ``source`` column, in the order the lists of a user are shown
+SOURCES = ("history", "recommended", "held_out")
+#: the columns inspect adds, between the user and the item columns
+OWN_COLUMNS = ("source", "rank", "relevant")
+
+_SOURCE, _RELEVANT, _ORDER, _SOURCE_ORDER = "__rf_source", "__rf_relevant_out", "__rf_order", "__rf_source_order"
+_VALUE, _COUNT, _TIE = "__rf_value", "__rf_count", "__rf_tie"
+# past this many users the result is sorted by user id, not by the order they were chosen in
+# (the order is a chain of conditions, one per user)
+_ORDERED_USERS = 1000
+_DIGITS = 12  # metric values are compared at this precision when users are chosen (engines differ past it)
+
+
+# ---------------------------------------------------------------------------- arguments
+
+
+def _one_k(k: Any) -> int:
+    values = list(k) if isinstance(k, (list, tuple)) else [k]
+    if len(values) != 1 or isinstance(values[0], bool) or not isinstance(values[0], (int, np.integer)) or values[0] < 1:
+        raise RecframeError(
+            f"{ref('k', k)} must be one whole number >= 1: the length of the recommended lists shown.",
+            f"pass e.g. {fix('k', 10)}.",
+        )
+    return int(values[0])
+
+
+def _check_selection(select: Any, n_users: Any, seed: Any, show_images: Any) -> None:
+    if select not in SELECTS:
+        close = difflib.get_close_matches(str(select), SELECTS, n=1)
+        raise RecframeError(
+            f"{ref('select', select)} is not a way of choosing users.",
+            f"pass one of {', '.join(repr(s) for s in SELECTS)}" + (f", e.g. {fix('select', close[0])}." if close else "."),
+        )
+    if isinstance(n_users, bool) or not isinstance(n_users, (int, np.integer)) or n_users < 1:
+        raise RecframeError(f"{ref('n', n_users)} must be a whole number >= 1: the users chosen (per segment).", "e.g. n=5.")
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
+        raise RecframeError(f"{ref('seed', seed)} must be a whole number >= 0.", f"e.g. {fix('seed', 0)}.")
+    if show_images is not None and not isinstance(show_images, str):
+        raise RecframeError(
+            f"{ref('show_images', show_images)} names the column of {ref('items')} that holds image URLs.",
+            f"pass its name, e.g. {fix('show_images', 'poster_url')}, or leave it out.",
+        )
+
+
+def _is_frame(value: Any) -> bool:
+    """A frame (of any supported kind), as opposed to a plain collection of ids."""
+    if isinstance(value, (str, bytes, dict)):
+        return False
+    if isinstance(value, (list, tuple, set, frozenset, range, np.ndarray, pl.Series)):
+        return False
+    return hasattr(value, "columns") or type(value).__module__.split(".")[0] in (
+        "duckdb",
+        "pyspark",
+        "sqlframe",
+        "ibis",
+        "pyarrow",
+    )
+
+
+def _id_list(users: Any) -> list[Any]:
+    """users= given as ids: a list (tuple, set, array, Series) of ids, nulls refused."""
+    if isinstance(users, (str, bytes, dict)) or not hasattr(users, "__iter__"):
+        raise RecframeError(
+            f"{ref('users', users)} is neither a frame of users nor a list of user ids.",
+            f"pass e.g. {fix('users', [1, 2, 3])}, or a frame with the user column.",
+        )
+    ids = users.to_list() if isinstance(users, pl.Series) else list(users)
+    if not ids:
+        raise RecframeError(f"{ref('users', [])} lists no user.", f"pass some ids, e.g. {fix('users', [1, 2, 3])}.")
+    if any(i is None for i in ids):
+        raise RecframeError(f"{ref('users')} holds a null id.", "drop it from the list.")
+    return list(dict.fromkeys(i.item() if isinstance(i, np.generic) else i for i in ids))
+
+
+def _check_id_types(ids: list[Any], dtype: Any, user: str) -> None:
+    """Ids of the type of the user column: a number for a numeric column, a string for a string one."""
+    if dtype.is_numeric():
+        bad = [i for i in ids if isinstance(i, bool) or not isinstance(i, (int, float))]
+    elif dtype == nw.String:
+        bad = [i for i in ids if not isinstance(i, str)]
+    else:
+        return
+    if bad:
+        raise RecframeError(
+            f"{ref('users')} holds {bad[0]!r} ({type(bad[0]).__name__}), but the user column {user!r} holds {dtype} values.",
+            f"pass ids of that type, e.g. {fix('users', [int(bad[0]) if str(bad[0]).isdigit() else str(bad[0])])}.",
+        )
+
+
+# ---------------------------------------------------------------------------- choosing users
+
+
+def _restrict(frame: Any, user: str, ids: list[Any], arg: str) -> Any:
+    """`frame` with only the rows of users `ids`, as a lazy frame of its own engine (native):
+    the filter is a plain ``is_in`` on the input, which a scan or a SQL engine pushes down."""
+    if frame is None:
+        return None
+    lf, _ = _frames.to_lazy(frame, arg)
+    if user not in _frames.schema_of(lf, ref(arg)):
+        return frame  # its own check (a missing user column) is made where the call is built
+    return lf.filter(nw.col(user).is_in(ids)).to_native()
+
+
+def _parse_metric(metric: Any, k: int) -> tuple[str, int, str]:
+    """(metric name, its cut-off, the per_user column) of ``metric=`` ("ndcg@10", "ndcg", "r_precision")."""
+    if not isinstance(metric, str):
+        raise RecframeError(f"{ref('metric', metric)} must be a metric column name.", f"e.g. {fix('metric', f'ndcg@{k}')}.")
+    name, _, cut = metric.partition("@")
+    if name not in REGISTRY:
+        base = name.rsplit("_", 1)[0]
+        if base in REGISTRY and REGISTRY[base].variants and not cut:
+            return base, k, metric
+        close = difflib.get_close_matches(name, list(REGISTRY), n=1)
+        raise RecframeError(
+            f"{ref('metric', metric)}: {name!r} is not a metric recframe computes.",
+            f"pass e.g. {fix('metric', (close[0] if close else 'ndcg') + f'@{cut or k}')}.",
+        )
+    if cut:
+        if not cut.isdigit() or int(cut) < 1:
+            raise RecframeError(f"{ref('metric', metric)}: {cut!r} is not a cut-off.", f"e.g. {fix('metric', f'{name}@{k}')}.")
+        return name, int(cut), metric
+    m = REGISTRY[name]
+    return name, k, (f"{name}@{k}" if m.with_k and not m.bare else name)
+
+
+def _default_metric(options: dict[str, Any], k: int) -> str:
+    """The first metric of the call's default list (its profile's), at k: nDCG when the list has it."""
+    metrics = api._resolve(k, None, options, PER_USER_NAMES, "inspect")["metrics"]
+    names = [m for m in (metrics or v.default_metrics()) if REGISTRY[m].level == "user"]
+    name = "ndcg" if "ndcg" in names else names[0]
+    return _parse_metric(name, k)[2]
+
+
+def _to_polars(frame: nw.LazyFrame) -> pl.DataFrame:
+    return frame.collect().to_polars()
+
+
+def _values(frame: Any, options: dict[str, Any], metric: str, k: int, select: str) -> tuple[pl.DataFrame, list[str]]:
+    """One per_user pass: per user (and user attribute), the value users are chosen by (the mean
+    of the metric over the user's lists, or for "disagree" the largest gap between two models);
+    returns it with the attribute keys."""
+    name, cut, column = _parse_metric(metric, k)
+    kwargs = api._resolve([cut], [name], options, PER_USER_NAMES, "inspect")
+    if REGISTRY[name].level != "user":
+        raise RecframeError(
+            f"{ref('metric', metric)} has one value per model, not per user, so it cannot choose users.",
+            f"pass a per-user metric, e.g. {fix('metric', f'ndcg@{k}')}.",
+        )
+    plan, spec, _ = api._plan(frame, kwargs)
+    rows = _engine.per_user_rows(plan.per_user, spec)
+    produced = [c for c, _, _ in _engine.metric_columns(spec, "user")]
+    if column not in produced:
+        raise RecframeError(
+            f"{ref('metric', metric)} is not a column that per_user computes for this call (it gives {', '.join(produced)}).",
+            f"pass one of them, e.g. {fix('metric', produced[0])}.",
+        )
+    attrs = list(spec.columns.attr_keys)
+    value = nw.col(column)
+    if select == "disagree":
+        if not spec.columns.model_keys:
+            raise RecframeError(
+                f"{fix('select', 'disagree')} compares the models, and {ref('by', list(spec.columns.by) or None)} has no model key "
+                "(a column of the recommendations only).",
+                f"pass the model column, e.g. {fix('by', 'model')}.",
+            )
+        per_list = _frames.group_agg(
+            rows,
+            [*spec.columns.truth_keys, *attrs, n.USER],
+            value.max().alias("__rf_hi"),
+            value.min().alias("__rf_lo"),
+            value.count().alias(_COUNT),
+        )
+        # the gap where two models or more have a value: a user every model skips is no disagreement
+        per_list = per_list.with_columns(
+            nw.when(nw.col(_COUNT) >= 2).then(nw.col("__rf_hi") - nw.col("__rf_lo")).otherwise(None).alias(_VALUE)
+        )
+        table = _frames.group_agg(per_list, [*attrs, n.USER], nw.col(_VALUE).max())
+    else:
+        table = _frames.group_agg(rows, [*attrs, n.USER], value.mean().cast(nw.Float64).alias(_VALUE))
+    return _to_polars(table), attrs
+
+
+def _overlaps(frame: Any, options: dict[str, Any], k: int) -> tuple[pl.DataFrame, list[str]]:
+    """Per user (and user attribute): how much the models' top k overlap, the least over the
+    user's truth-key lists (folds). For one list, with m models and c_i the number of models
+    whose top k holds item i: the mean over the m (m - 1) / 2 pairs of models of |A & B| / k,
+    which is sum over i of c_i (c_i - 1) / 2 over (m (m - 1) / 2) k: counts per item, no pair of
+    models is joined. Null where fewer than two models recommended the user anything."""
+    kwargs = api._resolve([k], ["hit_rate"], options, PER_USER_NAMES, "inspect")
+    run = api._inputs(frame, kwargs)
+    spec = run.spec
+    if not spec.columns.model_keys:
+        raise RecframeError(
+            f"{fix('select', 'overlap')} compares the models' lists, and {ref('by', list(spec.columns.by) or None)} has no "
+            "model key (a column of the recommendations only).",
+            f"pass the model column, e.g. {fix('by', 'model')}.",
+        )
+    lists = [*spec.columns.truth_keys, n.USER]
+    models = list(spec.columns.model_keys)
+    prepared = _engine.flag_rows(_engine.prepare(run.lf, run.truth, spec, run.users, run.exclude), spec)
+    top = prepared.filter((nw.col(n.RANK) <= position_cut(k)).fill_null(False))
+    # one row per (list, model, item): an item repeated in a list counts once
+    held = _frames.group_agg(top, [*lists, *models, n.ITEM], nw.len().alias(_COUNT)).select(*lists, *models, n.ITEM)
+    per_item = _frames.group_agg(held, [*lists, n.ITEM], nw.len().cast(nw.Float64).alias(_COUNT))
+    per_item = per_item.with_columns((nw.col(_COUNT) * (nw.col(_COUNT) - 1) / 2).alias(_VALUE))
+    shared = _frames.group_agg(per_item, lists, nw.col(_VALUE).sum())
+    served = _frames.group_agg(held.select(*lists, *models).unique(), lists, nw.len().cast(nw.Float64).alias(_COUNT))
+    per_list = served.join(shared, on=lists, how="left").with_columns(
+        nw.when(nw.col(_COUNT) >= 2)
+        .then(nw.col(_VALUE).fill_null(0.0) / (nw.col(_COUNT) * (nw.col(_COUNT) - 1) / 2 * k))
+        .otherwise(None)
+        .alias(_VALUE)
+    )
+    attrs = list(spec.columns.attr_keys)
+    per_list = _engine._attach_attrs(per_list, spec, run.users)
+    return _to_polars(_frames.group_agg(per_list, [*attrs, n.USER], nw.col(_VALUE).min())), attrs
+
+
+def _check_rows(run: api.Inputs) -> None:
+    """The call's data checks on the chosen users' rows (duplicates, bad ranks, items outside
+    items=): a defect in a list shown is refused, as per_user would refuse it."""
+    plan = _engine.evaluate(run.lf, run.truth, run.spec, run.kind == "engine", run.users, run.exclude, run.side)
+    if run.kind != "engine":  # a SQL engine ran them while the plan was built
+        plan.per_user.select(nw.len()).collect()
+
+
+def _choose(table: pl.DataFrame, groups: list[str], n_users: int, seed: int, by_value: str | None) -> list[Any]:
+    """The ids of `n_users` users per group of `groups`: by the value (ascending for "worst",
+    descending for "best" and "disagree"), ties and "random" in a seeded random order.
+
+    The candidates are first sorted by group and user id, then given a permutation from
+    ``numpy.random.default_rng(seed)``: the same users and values give the same choice on every
+    engine (the values are compared rounded to 12 digits, where engines agree)."""
+    if not table.height:
+        return []
+    table = table.sort([*groups, n.USER], nulls_last=True)
+    table = table.with_columns(pl.Series(_TIE, np.random.default_rng(seed).permutation(table.height)))
+    keys, descending = [*groups], [False] * len(groups)
+    if by_value is not None:
+        table = table.with_columns(pl.col(_VALUE).round(_DIGITS))
+        keys.append(_VALUE)
+        descending.append(by_value not in ("worst", "overlap"))  # the lowest value first for these two
+    table = table.sort([*keys, _TIE], descending=[*descending, False], nulls_last=True)
+    chosen = table.group_by(groups, maintain_order=True).head(n_users) if groups else table.head(n_users)
+    return chosen[n.USER].to_list()
+
+
+# ---------------------------------------------------------------------------- the rows
+
+
+def _relevant_out(spec: v.Spec) -> nw.Expr:
+    """True or false where the row is judged (a relevance), null where it is not."""
+    return nw.when(~nw.col(n.REL).is_null()).then(_checks.is_relevant(spec)).cast(nw.Boolean).alias(_RELEVANT)
+
+
+def _ordered(lf: nw.LazyFrame, spec: v.Spec, lists: list[str], score: nw.Expr) -> nw.LazyFrame:
+    """RANK = position in each list by `score` descending, ties by item as ``score=`` ranks them."""
+    lf = lf.with_columns(score.cast(nw.Float64).alias(n.SCORE), nw.lit(1).alias(_engine._ELIGIBLE))
+    return _engine.score_positions(lf, spec, lists).drop(n.SCORE, _engine._ELIGIBLE)
+
+
+def _rows(inputs: api.Inputs, k: int) -> nw.LazyFrame:
+    """The long frame, internal names: list keys, USER, SOURCE, RANK, ITEM, RELEVANT."""
+    spec = inputs.spec
+    c = spec.columns
+    prepared = _engine.flag_rows(_engine.prepare(inputs.lf, inputs.truth, spec, inputs.users, inputs.exclude), spec)
+    schema = dict(prepared.collect_schema())
+    truth_keys = list(c.truth_keys)
+    keys = list(c.list_keys)
+
+    def shaped(part: nw.LazyFrame, source: str) -> nw.LazyFrame:
+        have = set(part.columns)
+        return part.select(
+            *(nw.col(b) if b in have else nw.lit(None).cast(schema[b]).alias(b) for b in keys),
+            nw.col(n.USER).cast(schema[n.USER]),
+            nw.lit(source).alias(_SOURCE),
+            nw.col(n.RANK).cast(nw.Int64),
+            nw.col(n.ITEM).cast(schema[n.ITEM]),
+            nw.col(_RELEVANT).cast(nw.Boolean),
+        )
+
+    top = prepared.filter((nw.col(n.RANK) <= position_cut(k)).fill_null(False)).with_columns(_relevant_out(spec))
+    parts = [shaped(top, "recommended")]
+    # the judged items (the truth= rows, or the rows with a relevance), once per list of the
+    # truth keys: the model keys they were broadcast over are dropped
+    judged = _frames.group_agg(
+        prepared.filter(~nw.col(n.REL).is_null()),
+        [*truth_keys, n.USER, n.ITEM],
+        nw.col(n.REL).max(),
+    )
+    judged = _ordered(judged, spec, [*truth_keys, n.USER], nw.col(n.REL)).with_columns(_relevant_out(spec))
+    parts.append(shaped(judged, "held_out"))
+    if inputs.train is not None:
+        parts.insert(0, shaped(_history(inputs.train, spec), "history"))
+    return nw.concat(parts, how="vertical")
+
+
+def _history(train: nw.LazyFrame, spec: v.Spec) -> nw.LazyFrame:
+    """train= as rows: one per (user, item), ordered by the relevance column when train= has
+    it (highest first, then by item), else by item."""
+    schema = _frames.schema_of(train, ref("train"))
+    rel = spec.columns.relevance
+    graded = rel in schema and schema[rel].is_numeric()
+    ids = [nw.col(str(spec.columns.user)).alias(n.USER), nw.col(spec.columns.item).alias(n.ITEM)]
+    if graded:
+        rows = _frames.group_agg(
+            train.select(*ids, nw.col(rel).cast(nw.Float64).alias(n.REL)), [n.USER, n.ITEM], nw.col(n.REL).max()
+        )
+        return _ordered(rows, spec, [n.USER], nw.col(n.REL)).with_columns(_relevant_out(spec))
+    rows = train.select(*ids).unique()
+    rows = _ordered(rows, spec, [n.USER], nw.lit(0.0))
+    return rows.with_columns(nw.lit(None).cast(nw.Boolean).alias(_RELEVANT))
+
+
+def _item_columns(inputs: api.Inputs, taken: list[str]) -> tuple[nw.LazyFrame | None, list[str]]:
+    """items= renamed for the join on ITEM, and its other columns (a name the result already has raises)."""
+    spec = inputs.spec
+    if inputs.items is None:
+        return None, []
+    others = [c for c in inputs.items.columns if c != spec.columns.item]
+    clash = [c for c in others if c in taken]
+    if clash:
+        raise RecframeError(
+            f"column {clash[0]!r} of {ref('items')} has the name of a column of the result ({', '.join(taken)}).",
+            f"rename it in {ref('items')}, e.g. items.rename({{{clash[0]!r}: 'item_{clash[0]}'}}).",
+        )
+    return inputs.items.select(nw.col(spec.columns.item).alias(n.ITEM), *others), others
+
+
+def _check_images(items: Any, item: str, show_images: str | None) -> None:
+    """show_images= names a column of items= (before any data is read)."""
+    if show_images is None:
+        return
+    if items is None:
+        raise RecframeError(
+            f"{ref('show_images', show_images)} names a column of {ref('items')}, and the call has no {ref('items')}.",
+            f"pass the catalog with its image URLs, e.g. items=catalog, {fix('show_images', show_images)}.",
+        )
+    lf, _ = _frames.to_lazy(items, "items")
+    others = [c for c in _frames.schema_of(lf, ref("items")) if c != item]
+    if show_images not in others:
+        raise RecframeError(
+            f"{ref('show_images', show_images)} is not a column of {ref('items')} (it has {', '.join(others) or 'no other column'}).",
+            f"pass the column of image URLs, e.g. {fix('show_images', others[0] if others else 'poster_url')}.",
+        )
+
+
+def _order_expr(ids: list[Any]) -> nw.Expr:
+    """Each user's place in `ids` (the order they were chosen in)."""
+    expr: Any = nw.when(nw.col(n.USER) == ids[0]).then(0)
+    for i, user in enumerate(ids[1:], start=1):
+        expr = expr.when(nw.col(n.USER) == user).then(i)
+    return expr.otherwise(len(ids)).cast(nw.Int64).alias(_ORDER)
+
+
+# ---------------------------------------------------------------------------- inspect
+def _parameters_doc() -> str:
+    return "\n".join(
+        line[4:] if line.startswith("    ") else line
+        for line in parameters([p for p in PER_USER_NAMES if p != "users"]).splitlines()
+    )
+
+
+# users= is a keyword of inspect's own (it also takes a list of ids), so it overlaps the options
+def inspect(  # type: ignore[misc]
+    frame: FrameT,
+    k: int = 10,
+    *,
+    select: str = "random",
+    n: int = 5,
+    seed: int = 0,
+    metric: str | None = None,
+    users: Any = None,
+    show_images: str | None = None,
+    **options: Unpack[Options],
+) -> FrameT:
+    return _inspect(frame, k, select, n, seed, metric, users, show_images, dict(options))
+
+
+def _inspect(
+    frame: Any,
+    k: Any,
+    select: Any,
+    n_users: Any,
+    seed: Any,
+    metric: Any,
+    users: Any,
+    show_images: Any,
+    options: dict[str, Any],
+) -> Any:
+    k = _one_k(k)
+    _check_selection(select, n_users, seed, show_images)
+    if "users" in options:  # (only through **options: users is a keyword of its own)
+        users = options.pop("users")
+    kwargs = api._resolve([k], None, options, PER_USER_NAMES, "inspect")
+    user = kwargs["user"]
+    if user is None:
+        raise RecframeError(
+            f"inspect shows the lists of chosen users, and {ref('user', None)} makes the whole frame one list.",
+            f"pass the user column, e.g. {fix('user', 'user_id')}.",
+        )
+    main, kind = _frames.to_lazy(frame, "frame")
+    recs_schema = _frames.schema_of(main, "frame")
+    v.check_columns(recs_schema, [("user", user)], "frame")
+    by = [kwargs["by"]] if isinstance(kwargs["by"], str) else list(kwargs["by"] or [])
+    _check_images(options.get("items"), kwargs["item"], show_images)
+
+    ids_given: list[Any] | None = None
+    users_frame = users_lf = None
+    only_ids = False
+    attrs: list[str] = []
+    if users is not None and not _is_frame(users):
+        ids_given = _id_list(users)
+        _check_id_types(ids_given, recs_schema[user], user)
+    elif users is not None:
+        users_frame = users
+        users_lf, _ = _frames.to_lazy(users, "users")
+        users_schema = _frames.schema_of(users_lf, ref("users"))
+        v.check_columns(users_schema, [("user", user)], "users frame")
+        attrs = [b for b in by if b in users_schema and b != user]
+        only_ids = set(users_schema) == {user}
+    if select == "random" and (ids_given is not None or (users_frame is not None and only_ids)):
+        select = "given"  # users= names the users to show
+    if select == "given" and users is None:
+        raise RecframeError(
+            f"{fix('select', 'given')} shows the users of {ref('users')}, and the call has none.",
+            f"pass their ids, e.g. {fix('users', [1, 2, 3])}, or another select, e.g. {fix('select', 'random')}.",
+        )
+
+    inputs = {name: options.get(name) for name in ("truth", "exclude", "train")}
+    base = {**options, "users": users_frame}
+    if ids_given is not None:
+        # a list of ids: only these users are read, whatever the selection among them
+        frame = _restrict(frame, user, ids_given, "frame")
+        base.update({name: _restrict(value, user, ids_given, name) for name, value in inputs.items()})
+    groups = [b for b in attrs]
+
+    if select == "given":
+        if ids_given is not None:
+            ids = ids_given
+        else:
+            assert users_lf is not None  # users= without ids is a frame
+            table = _to_polars(users_lf.select(nw.col(user).alias(n.USER)).unique())
+            ids = sorted(table[n.USER].drop_nulls().to_list())
+    elif select == "random":
+        if users_lf is not None:
+            table = _to_polars(users_lf.select(nw.col(user).alias(n.USER), *attrs).unique())
+        else:
+            lf, _ = _frames.to_lazy(frame, "frame")
+            table = _to_polars(lf.select(nw.col(user).alias(n.USER)).unique())
+        ids = _choose(table.filter(pl.col(n.USER).is_not_null()), groups, n_users, seed, None)
+    elif select == "overlap":
+        table, attrs = _overlaps(frame, base, k)
+        groups = attrs
+        valued = table.filter(pl.col(_VALUE).is_not_null())
+        if table.height and not valued.height:
+            raise RecframeError(
+                f"no user has lists from two models or more to compare ({ref('select', select)}).",
+                f"check the model column of {ref('by')}, or use {fix('select', 'random')}.",
+            )
+        ids = _choose(valued, groups, n_users, seed, select)
+    else:
+        chosen_by = metric if metric is not None else _default_metric(base, k)
+        table, attrs = _values(frame, base, chosen_by, k, select)
+        groups = attrs
+        valued = table.filter(pl.col(_VALUE).is_not_null())
+        if table.height and not valued.height:
+            raise RecframeError(
+                f"no user has a value of {chosen_by!r} to choose by ({ref('select', select)}): every list is skipped "
+                "(no relevant item" + (", or fewer than two models with a value" if select == "disagree" else "") + ").",
+                f"check {ref('truth')} and {ref('threshold')}, or use {fix('select', 'random')}.",
+            )
+        ids = _choose(valued, groups, n_users, seed, select)
+
+    # only the chosen users' rows are read: the filter comes before the plan
+    chosen = {**base, **{name: _restrict(value, user, ids, name) for name, value in inputs.items()}}
+    if users_frame is not None:
+        chosen["users"] = _restrict(users_frame, user, ids, "users")
+    run = api._inputs(_restrict(frame, user, ids, "frame"), {**kwargs, **{name: chosen[name] for name in (*inputs, "users")}})
+    if ids:
+        _check_rows(run)
+    rows = _rows(run, k)
+    spec = run.spec
+    if spec.columns.attr_keys:
+        rows = _engine._attach_attrs(rows, spec, run.users)
+    item_col = spec.columns.item
+    out_keys = list(spec.columns.by)
+    taken = [*out_keys, user, *OWN_COLUMNS, item_col]
+    items, item_columns = _item_columns(run, taken)
+    if items is not None:
+        rows = rows.join(items, on=n.ITEM, how="left")
+
+    if select == "given":
+        found = set(_to_polars(rows.select(n.USER).unique())[n.USER].to_list())
+        missing = [i for i in ids if i not in found]
+        if missing:
+            shown = ", ".join(repr(i) for i in missing[:5]) + (f" and {len(missing) - 5} more" if len(missing) > 5 else "")
+            raise RecframeError(
+                f"{ref('users')}: {len(missing)} of the {len(ids)} users given have no recommendation, truth or history row: {shown}.",
+                f"check the ids against the {user!r} column (its type: {recs_schema[user]}).",
+            )
+    source_order = nw.when(nw.col(_SOURCE) == "history").then(0).when(nw.col(_SOURCE) == "recommended").then(1).otherwise(2)
+    rows = rows.with_columns(source_order.cast(nw.Int64).alias(_SOURCE_ORDER))
+    first = [_ORDER] if ids and len(ids) <= _ORDERED_USERS else []
+    if first:
+        rows = rows.with_columns(_order_expr(ids))
+    rows = rows.sort([*first, n.USER, _SOURCE_ORDER, *spec.columns.truth_keys, *spec.columns.model_keys, n.RANK], nulls_last=True)
+    result = rows.select(
+        *out_keys,
+        nw.col(n.USER).alias(user),
+        nw.col(_SOURCE).alias("source"),
+        nw.col(n.RANK).alias("rank"),
+        nw.col(n.ITEM).alias(item_col),
+        nw.col(_RELEVANT).alias("relevant"),
+        *item_columns,
+    )
+    return _frames.from_lazy(result, kind)
+
+
+inspect.__doc__ = f"""The lists of a few users, in one long frame: what each model recommended them, what
+they had (``train=``) and what they went on to like (``truth=``).
+
+Parameters
+----------
+frame : a frame :func:`recframe.per_user` takes
+    The recommendations (with ``truth=``), or the one long frame of ranks and relevance.
+k : int, default 10
+    The length of the recommended lists shown: each model's top k.
+select : {{"random", "given", "worst", "best", "disagree", "overlap"}}, default "random"
+    Which users: ``"random"``, ``n`` users drawn with ``seed``; ``"given"``, the users of
+    ``users=``; ``"worst"`` / ``"best"``, the ``n`` users with the lowest / highest ``metric``
+    (its mean over the user's lists: the models, the folds); ``"disagree"``, the ``n`` users
+    where the models disagree most: the largest gap max - min of ``metric`` across the model
+    keys of ``by`` (over the users' lists where two models or more have a value; the largest
+    over the folds); ``"overlap"``, the ``n`` users whose models' top k overlap least: the
+    mean over pairs of models of |A & B| / k (0 when no two models share an item; the least
+    over the folds). When ``users=`` names users (a list of ids, or a frame of the user column
+    alone) and ``select`` is left at ``"random"``, it is read as ``"given"``; a frame of users
+    with attribute columns is the universe the users are drawn or chosen from, as in
+    :func:`recframe.summary`. Every selection picks ``n`` users per segment when a ``by`` key is
+    a user attribute (a column of ``users=``).
+n : int, default 5
+    Users chosen (per segment); not read by ``"given"``.
+seed : int, default 0
+    Seed of the random order: of ``"random"``, and of the ties of ``"worst"``, ``"best"`` and
+    ``"disagree"`` (many users score 0). The candidates are sorted by user id and permuted by
+    ``numpy.random.default_rng(seed)``, so the same data give the same users on every engine.
+metric : str, optional
+    The column users are chosen by (``"worst"``, ``"best"``, ``"disagree"``), as
+    :func:`recframe.per_user` names it: ``"ndcg@10"``, ``"recall@20"``, ``"r_precision"``; a name
+    without ``@`` takes ``k``. Default: nDCG at ``k``, or the first metric of the profile's
+    default list when it has no nDCG. Users without a value (skipped by ``empty_users``) are
+    never chosen by it.
+users : list of ids or frame, optional
+    A list of user ids (or a frame of the user column alone): only these users are read, and
+    shown (or chosen among, with ``"worst"``, ``"best"``, ``"disagree"``). A frame of users
+    with attribute columns, as in :func:`recframe.summary`: the user universe, with the
+    attributes ``by`` may name (a segment); ``select="given"`` shows all of them. A given id
+    with no row in the recommendations, the truth or the history raises, naming it.
+show_images : str, optional
+    The column of ``items=`` holding image URLs (posters, thumbnails): checked here; pass the
+    same name to :func:`side_by_side` as ``image=`` to show the images. Images need the
+    network, so they are never shown unless asked for.
+{_parameters_doc()}
+
+Returns
+-------
+frame of the same type as ``frame``
+    One row per (user, list, position): the ``by`` keys (a model key is null on the history
+    and held-out rows, which are not a model's; a truth key such as a fold is null on the
+    history rows), the user, ``source``, ``rank``, the item, ``relevant``, then the columns of
+    ``items=`` joined on the item. ``source`` is:
+
+    - ``"recommended"``: each model's top ``k``, exactly as :func:`recframe.per_user` ranks and
+      cuts them (``score=`` ranked highest first, ties by item; ``exclude=`` removed and the
+      lists re-ranked); ``rank`` is the position, 1 to k;
+    - ``"history"``: the user's ``train=`` items, one row per item, ordered by the
+      ``relevance`` column when ``train=`` has it (highest first; ``relevant`` then marks the
+      items at or above the threshold), else by item (``relevant`` null); ``rank`` is that order;
+    - ``"held_out"``: the judged items (the rows of ``truth=``, or without it the rows with a
+      relevance), after ``exclude=``, highest relevance first, ties by item; ``rank`` is that order.
+
+    ``relevant`` is true or false where the item is judged, by the call's threshold (so the
+    hits of a recommended list are the ones per_user counts), and null where it is not. Rows
+    are sorted by user, in the order the users were chosen (lowest metric first for "worst",
+    highest for "best", largest gap first for "disagree", ids as given, or by id past
+    {_ORDERED_USERS} users), then history, recommended, held out, then model and rank.
+    Lazy in, lazy out.
+
+Notes
+-----
+Cost: for ``"given"`` and ``"random"`` users only their rows are read: every input is filtered
+by ``is_in`` on the user column before the plan is built, so a ``pl.scan_parquet``, DuckDB or
+Spark input reads only those users' rows (``"random"`` first reads the distinct users, one
+column). ``"worst"``, ``"best"`` and ``"disagree"`` cost one :func:`recframe.per_user` pass
+of the one metric (its data checks run then), ``"overlap"`` one pass over the rows ranked
+within k (counts per item, no pair of models joined), then the same filter. The data checks
+of :func:`recframe.per_user` run on the chosen users' rows: a defect in a list shown (a
+duplicate item or rank, an item outside ``items=``) is refused. The users are chosen when
+inspect is called (those queries run then); the rows of a lazy input are returned uncomputed.
+
+See Also
+--------
+side_by_side : the result as HTML, a column per list.
+
+Examples
+--------
+>>> import polars as pl
+>>> import recframe
+>>> recs = pl.DataFrame({{
+...     "model": ["A", "A", "B", "B", "A", "B"],
+...     "user_id": [1, 1, 1, 1, 2, 2],
+...     "item_id": ["x", "y", "y", "z", "x", "x"],
+...     "score": [0.9, 0.5, 0.8, 0.7, 0.3, 0.6],
+... }})
+>>> truth = pl.DataFrame({{"user_id": [1, 2], "item_id": ["y", "x"], "rating": [5, 2]}})
+>>> out = recframe.inspect(recs, k=2, users=[1], truth=truth, score="score", relevance="rating",
+...                        threshold=4, by="model")
+>>> out.rows()
+[('A', 1, 'recommended', 1, 'x', None), ('A', 1, 'recommended', 2, 'y', True), ('B', 1, 'recommended', 1, 'y', True), ('B', 1, 'recommended', 2, 'z', None), (None, 1, 'held_out', 1, 'y', True)]
+>>> recframe.inspect(recs, k=2, select="worst", n=1, truth=truth, score="score", relevance="rating",
+...                  threshold=4, by="model")["user_id"].unique().to_list()
+[1]
+"""
+
+
+# ---------------------------------------------------------------------------- side by side
+
+_CSS = """
+.rf-inspect{font-family:system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;font-size:13px;color:#1f2328;
+  background:#fff;line-height:1.35}
+.rf-inspect .rf-legend{color:#57606a;margin:0 0 8px}
+.rf-inspect .rf-user{border:1px solid #d0d7de;border-radius:6px;margin:0 0 12px;padding:8px 10px}
+.rf-inspect .rf-user h3{font-size:14px;margin:0 0 8px;font-weight:600}
+.rf-inspect .rf-user h3 .rf-attr{font-weight:normal;color:#57606a;margin-left:8px}
+.rf-inspect .rf-cols{display:flex;gap:12px;overflow-x:auto;align-items:flex-start}
+.rf-inspect .rf-col{flex:0 0 230px;min-width:0}
+.rf-inspect .rf-col h4{font-size:12px;margin:0 0 4px;padding-bottom:2px;border-bottom:2px solid #0969da;
+  overflow-wrap:anywhere}
+.rf-inspect .rf-history h4{border-color:#8c959f}
+.rf-inspect .rf-held_out h4{border-color:#1a7f37}
+.rf-inspect .rf-count{font-weight:normal;color:#57606a}
+.rf-inspect ol{margin:0;padding-left:28px;max-height:36em;overflow-y:auto}
+.rf-inspect li{margin:1px 0;padding:1px 3px;border-radius:3px;overflow-wrap:anywhere}
+.rf-inspect li.rf-hit{background:#dafbe1}
+.rf-inspect li.rf-unjudged{color:#6e7781}
+.rf-inspect .rf-mark{display:inline-block;width:1.2em;color:#1a7f37;font-weight:bold}
+.rf-inspect .rf-item{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace}
+.rf-inspect .rf-meta{color:#57606a}
+.rf-inspect .rf-empty{color:#6e7781;font-style:italic;list-style:none}
+.rf-inspect img.rf-img{display:block;max-width:64px;max-height:96px;margin:2px 0}
+"""
+_LABELS = {"history": "History", "recommended": "Recommended", "held_out": "Held out"}
+_URL_PREFIXES = ("http://", "https://", "//")
+
+
+def _text(value: Any) -> str:
+    return html.escape(str(value), quote=True)
+
+
+def _shown_value(value: Any) -> str | None:
+    """An item column's value as text; None for a null or a URL (never shown as text: with
+    ``image=`` as an image, else not at all, so that the page makes no network reference)."""
+    if value is None:
+        return None
+    if isinstance(value, (list, tuple)):
+        parts = [str(x) for x in value if x is not None]
+        return ", ".join(parts) if parts else None
+    if isinstance(value, float):
+        return f"{value:.4g}"
+    text = str(value)
+    return None if text.strip().lower().startswith(_URL_PREFIXES) else text
+
+
+@dataclass(frozen=True)
+class SideBySide:
+    """The lists of :func:`inspect`'s users side by side: ``to_html()`` gives a self-contained
+    HTML fragment (inline CSS, no script, nothing fetched unless ``image=`` was given), which
+    Jupyter shows through ``_repr_html_``."""
+
+    table: pl.DataFrame
+    keys: tuple[str, ...]
+    user: str
+    item: str
+    item_columns: tuple[str, ...]
+    image: str | None = None
+    max_users: int | None = None
+
+    @property
+    def users(self) -> list[Any]:
+        """The users shown, in order."""
+        ids = self.table[self.user].unique(maintain_order=True).to_list()
+        return ids if self.max_users is None else ids[: self.max_users]
+
+    def __repr__(self) -> str:
+        return f"SideBySide({len(self.users)} users, {self.table.height} rows; .to_html() for the view)"
+
+    def _repr_html_(self) -> str:
+        return self.to_html()
+
+    def to_html(self) -> str:
+        """The view as an HTML fragment: one block per user, a column per list (history, each
+        model's recommendations, held out), the items in rank order, relevant ones marked ✓."""
+        blocks = [self._block(user) for user in self.users]
+        legend = (
+            '<p class="rf-legend"><span class="rf-mark">✓</span> relevant (judged at or above the threshold); '
+            "grey: not judged. Lists in rank order.</p>"
+        )
+        if not blocks:
+            blocks = ['<p class="rf-legend">No user to show.</p>']
+        return f'<div class="rf-inspect"><style>{_CSS}</style>{legend}{"".join(blocks)}</div>'
+
+    def to_page(self, title: str = "recframe: users' lists") -> str:
+        """A whole HTML page holding :meth:`to_html` (what ``recframe inspect --out x.html`` writes)."""
+        return (
+            '<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
+            f'<meta name="viewport" content="width=device-width, initial-scale=1">\n<title>{_text(title)}</title>\n'
+            "<style>body{margin:16px;background:#fff}</style>\n</head>\n<body>\n"
+            f'<h1 style="font-family:system-ui,sans-serif;font-size:18px">{_text(title)}</h1>\n{self.to_html()}\n</body>\n</html>\n'
+        )
+
+    def _block(self, user: Any) -> str:
+        rows = self.table.filter(pl.col(self.user) == user)
+        constant = [b for b in self.keys if rows[b].n_unique() == 1 and rows[b].null_count() == 0]
+        varying = [b for b in self.keys if b not in constant]
+        attrs = "".join(f'<span class="rf-attr">{_text(b)}: {_text(rows[b][0])}</span>' for b in constant)
+        columns = []
+        for (source, *values), part in rows.group_by(["source", *varying], maintain_order=True):
+            # a model's column is named by its value ("A"); other keys by name and value ("fold 2")
+            named = [(key, value) for key, value in zip(varying, values) if value is not None]
+            words = [
+                str(value) if i == 0 and source == "recommended" else f"{key} {value}" for i, (key, value) in enumerate(named)
+            ]
+            if source != "recommended" or not words:
+                words.insert(0, _LABELS.get(str(source), str(source)))
+            label = " · ".join(words)
+            columns.append(self._column(str(source), label, part))
+        return (
+            f'<section class="rf-user"><h3>{_text(self.user)} {_text(user)}{attrs}</h3>'
+            f'<div class="rf-cols">{"".join(columns)}</div></section>'
+        )
+
+    def _column(self, source: str, label: str, part: pl.DataFrame) -> str:
+        part = part.sort("rank", nulls_last=True)
+        hits = int(part["relevant"].fill_null(False).sum())
+        count = f"{hits} relevant of {part.height}"
+        items = [self._item(row) for row in part.iter_rows(named=True)]
+        body = "".join(items) or '<li class="rf-empty">nothing</li>'
+        return (
+            f'<div class="rf-col rf-{_text(source)}"><h4>{_text(label)} <span class="rf-count">({count})</span></h4>'
+            f"<ol>{body}</ol></div>"
+        )
+
+    def _item(self, row: dict[str, Any]) -> str:
+        relevant = row["relevant"]
+        cls = "rf-hit" if relevant is True else "rf-unjudged" if relevant is None else "rf-miss"
+        mark = "✓" if relevant is True else ""
+        image = ""
+        if self.image is not None and row.get(self.image):
+            image = f'<img class="rf-img" src="{_text(row[self.image])}" alt="" loading="lazy">'
+        meta = [t for c in self.item_columns if c != self.image for t in [_shown_value(row[c])] if t]
+        meta_html = f' <span class="rf-meta">{_text(" · ".join(meta))}</span>' if meta else ""
+        rank = row["rank"]
+        value = f' value="{int(rank)}"' if rank is not None else ""
+        label = ' aria-label="relevant"' if mark else ""
+        return (
+            f'<li class="{cls}"{value}>{image}<span class="rf-mark"{label}>{mark}</span>'
+            f'<span class="rf-item">{_text(row[self.item])}</span>{meta_html}</li>'
+        )
+
+
+def side_by_side(inspected: Any, *, image: str | None = None, max_users: int | None = None) -> SideBySide:
+    """The frame of :func:`inspect` as HTML: one block per user, a column per list.
+
+    Parameters
+    ----------
+    inspected : frame
+        What :func:`inspect` returned (any frame type it returns; a lazy one is collected).
+    image : str, optional
+        A column of ``items=`` holding image URLs, shown as ``<img>`` beside each item. Only
+        when given: images need the network, and URLs are otherwise never put in the page
+        (an item column holding URLs is left out of the text).
+    max_users : int, optional
+        Show the first this many users of the frame (default: all).
+
+    Returns
+    -------
+    SideBySide
+        ``.to_html()`` gives a self-contained fragment (inline CSS, no script); in Jupyter the
+        object shows itself. For each user: a column for the history (``train=``), one per
+        model (and fold), one for the held-out items, items in rank order with the columns of
+        ``items=`` beside them, relevant items marked ✓ (class ``rf-hit``), unjudged ones grey.
+        All text is escaped.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> import recframe
+    >>> recs = pl.DataFrame({"model": ["A", "A", "B"], "user_id": [1, 1, 1], "item_id": ["x", "y", "y"],
+    ...                      "rank": [1, 2, 1]})
+    >>> truth = pl.DataFrame({"user_id": [1], "item_id": ["y"], "rating": [5]})
+    >>> items = pl.DataFrame({"item_id": ["x", "y"], "title": ["Alien", "Heat <1995>"]})
+    >>> out = recframe.inspect(recs, users=[1], truth=truth, items=items, relevance="rating", by="model")
+    >>> view = recframe.side_by_side(out)
+    >>> html = view.to_html()
+    >>> "Heat &lt;1995&gt;" in html, html.count('class="rf-hit"'), "<img" in html
+    (True, 3, False)
+    """
+    lf, _ = _frames.to_lazy(inspected, "inspected")
+    table = _to_polars(lf)
+    columns = table.columns
+    at = columns.index("source") if "source" in columns else -1
+    if at < 1 or columns[at + 1 : at + 4 : 2] != ["rank", "relevant"]:
+        raise RecframeError(
+            f"{ref('inspected')} is not a frame from recframe.inspect (its columns: {', '.join(columns)}).",
+            "pass what recframe.inspect(...) returned, with its columns in their order.",
+        )
+    item_columns = tuple(columns[at + 4 :])
+    if image is not None and image not in item_columns:
+        raise RecframeError(
+            f"{ref('image', image)} is not a column of {ref('items')} in this frame (it has {', '.join(item_columns) or 'none'}).",
+            f"pass the column of image URLs, e.g. {fix('image', item_columns[0] if item_columns else 'poster_url')}, "
+            "and give inspect that items= frame.",
+        )
+    if max_users is not None and (isinstance(max_users, bool) or not isinstance(max_users, (int, np.integer)) or max_users < 1):
+        raise RecframeError(
+            f"{ref('max_users', max_users)} must be a whole number >= 1.", f"e.g. {fix('max_users', 5)}, or leave it out."
+        )
+    return SideBySide(
+        table=table,
+        keys=tuple(columns[: at - 1]),
+        user=columns[at - 1],
+        item=columns[at + 2],
+        item_columns=item_columns,
+        image=image,
+        max_users=None if max_users is None else int(max_users),
+    )
+
+
+__all__ = ["SOURCES", "SideBySide", "inspect", "side_by_side"]

@@ -1,0 +1,363 @@
+"""recframe.inspect and recframe.side_by_side: the lists of a few users, checked against per_user."""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import polars as pl
+import pytest
+
+import recframe
+from conftest import to_polars
+from recframe.cli import main
+
+K = 3
+USERS = list(range(1, 13))
+
+
+def _data() -> dict[str, pl.DataFrame]:
+    """Two models scoring 6 candidates per user (with tied scores), ratings, a history and a
+    catalog whose titles need escaping."""
+    rng = np.random.default_rng(7)
+    items = [f"i{j:02d}" for j in range(15)]
+    rows = []
+    for user in USERS:
+        for model in ("A", "B"):
+            for item in rng.choice(items, 6, replace=False):
+                rows.append((model, user, str(item), float(rng.integers(0, 4))))  # few values: ties
+    recs = pl.DataFrame(rows, schema=["model", "user_id", "item_id", "score"], orient="row")
+    truth = pl.DataFrame(
+        [(u, str(i), int(rng.integers(1, 6))) for u in USERS if u != 12 for i in rng.choice(items, 4, replace=False)],
+        schema=["user_id", "item_id", "rating"],
+        orient="row",
+    )
+    train = pl.DataFrame(
+        [(u, str(i), int(rng.integers(1, 6))) for u in USERS for i in rng.choice(items, 2, replace=False)],
+        schema=["user_id", "item_id", "rating"],
+        orient="row",
+    )
+    catalog = pl.DataFrame(
+        {
+            "item_id": items,
+            "title": ["<script>alert(1)</script>" if j == 0 else f"Film {j}" for j in range(15)],
+            "poster": [f"https://img.example/{j}.jpg" for j in range(15)],
+        }
+    )
+    users = pl.DataFrame({"user_id": USERS, "segment": ["odd" if u % 2 else "even" for u in USERS]})
+    return {"recs": recs, "truth": truth, "train": train, "items": catalog, "users": users}
+
+
+DATA = _data()
+OPTIONS = {"score": "score", "relevance": "rating", "threshold": 4, "by": "model", "empty_users": "zero"}
+
+
+def _frames(constructor):
+    return {name: constructor(frame) for name, frame in DATA.items()}
+
+
+def _expected_top_k(exclude: pl.DataFrame | None = None) -> pl.DataFrame:
+    """Each model's top K by hand: score descending, ties by item ascending, seen items out."""
+    recs = DATA["recs"]
+    if exclude is not None:
+        recs = recs.join(exclude.select("user_id", "item_id"), on=["user_id", "item_id"], how="anti")
+    return (
+        recs.sort(["model", "user_id", "score", "item_id"], descending=[False, False, True, False])
+        .with_columns(rank=pl.int_range(1, pl.len() + 1).over("model", "user_id").cast(pl.Int64))
+        .filter(pl.col("rank") <= K)
+        .select("model", "user_id", "rank", "item_id")
+    )
+
+
+def test_recommended_rows_are_the_top_k_with_the_hits_per_user_counts(constructor):
+    f = _frames(constructor)
+    given = [3, 1, 12, 8]
+    out = to_polars(
+        recframe.inspect(
+            f["recs"], k=K, users=given, truth=f["truth"], exclude=f["train"], train=f["train"], items=f["items"], **OPTIONS
+        )
+    )
+    assert out.columns == ["model", "user_id", "source", "rank", "item_id", "relevant", "title", "poster"]
+    assert out["user_id"].unique(maintain_order=True).to_list() == given  # in the order given
+    recommended = out.filter(pl.col("source") == "recommended")
+    expected = _expected_top_k(DATA["train"]).filter(pl.col("user_id").is_in(given))
+    got = recommended.select("model", "user_id", "rank", "item_id").sort("model", "user_id", "rank")
+    assert got.to_dicts() == expected.sort("model", "user_id", "rank").to_dicts()
+    # the hits are the ones per_user counts: precision@K * K
+    per_user = to_polars(
+        recframe.per_user(f["recs"], k=K, metrics=["precision"], truth=f["truth"], exclude=f["train"], **OPTIONS)
+    ).filter(pl.col("user_id").is_in(given))
+    hits = recommended.group_by("model", "user_id").agg(pl.col("relevant").fill_null(False).sum().alias("hits"))
+    joined = per_user.join(hits, on=["model", "user_id"], how="left").with_columns(pl.col("hits").fill_null(0))
+    assert (joined["precision@3"] * K).round(9).to_list() == joined["hits"].cast(pl.Float64).to_list()
+    # history: the training items, by rating; held out: the truth after exclude=, by rating
+    history = out.filter(pl.col("source") == "history")
+    assert history["model"].null_count() == history.height
+    assert sorted(history.filter(pl.col("user_id") == 3)["item_id"]) == sorted(
+        DATA["train"].filter(pl.col("user_id") == 3)["item_id"]
+    )
+    held = out.filter(pl.col("source") == "held_out", pl.col("user_id") == 1)
+    truth = DATA["truth"].join(DATA["train"], on=["user_id", "item_id"], how="anti").filter(pl.col("user_id") == 1)
+    assert held["item_id"].to_list() == truth.sort(["rating", "item_id"], descending=[True, False])["item_id"].to_list()
+    assert held["relevant"].to_list() == (truth.sort(["rating", "item_id"], descending=[True, False])["rating"] >= 4).to_list()
+    assert held["rank"].to_list() == list(range(1, held.height + 1))
+    assert out.filter(pl.col("source") == "held_out", pl.col("user_id") == 12).height == 0  # no truth
+
+
+def test_random_is_seeded_and_the_same_on_every_backend(constructor):
+    f = _frames(constructor)
+
+    def chosen(seed):
+        out = recframe.inspect(f["recs"], k=K, select="random", n=4, seed=seed, truth=f["truth"], **OPTIONS)
+        return to_polars(out)["user_id"].unique(maintain_order=True).to_list()
+
+    first = chosen(0)
+    assert len(first) == 4 and set(first) <= set(USERS)
+    assert chosen(0) == first
+    reference = recframe.inspect(DATA["recs"], k=K, select="random", n=4, seed=0, truth=DATA["truth"], **OPTIONS)
+    assert reference["user_id"].unique(maintain_order=True).to_list() == first
+    assert any(chosen(seed) != first for seed in (1, 2))
+
+
+def _per_user_ndcg() -> pl.DataFrame:
+    return recframe.per_user(DATA["recs"], k=K, metrics=["ndcg"], truth=DATA["truth"], **OPTIONS)
+
+
+@pytest.mark.parametrize("select", ["worst", "best", "disagree"])
+def test_worst_best_and_disagree_agree_with_sorting_per_user(constructor, select):
+    f = _frames(constructor)
+    out = to_polars(recframe.inspect(f["recs"], k=K, select=select, n=3, truth=f["truth"], **OPTIONS))
+    chosen = out["user_id"].unique(maintain_order=True).to_list()
+    assert len(chosen) == 3
+    per_user = _per_user_ndcg()
+    if select == "disagree":
+        value = per_user.group_by("user_id").agg((pl.col("ndcg@3").max() - pl.col("ndcg@3").min()).alias("v"))
+    else:
+        value = per_user.group_by("user_id").agg(pl.col("ndcg@3").mean().alias("v"))
+    value = value.with_columns(pl.col("v").round(9))
+    of = dict(value.iter_rows())
+    others = [of[u] for u in of if u not in chosen]
+    picked = [of[u] for u in chosen]
+    if select == "worst":
+        assert max(picked) <= min(others) and picked == sorted(picked)
+    else:
+        assert min(picked) >= max(others) and picked == sorted(picked, reverse=True)
+    assert out.filter(pl.col("source") == "recommended")["model"].unique().sort().to_list() == ["A", "B"]
+
+
+def test_worst_per_segment_and_a_named_metric():
+    d = DATA
+    out = recframe.inspect(
+        d["recs"], k=K, select="worst", n=2, metric="recall@2", truth=d["truth"], users=d["users"],
+        **{**OPTIONS, "by": ["model", "segment"]},
+    )  # fmt: skip
+    assert out.columns[:3] == ["model", "segment", "user_id"]
+    per_segment = out.group_by("segment").agg(pl.col("user_id").n_unique())
+    assert dict(per_segment.iter_rows()) == {"even": 2, "odd": 2}
+    assert out.filter(pl.col("source") == "held_out")["segment"].null_count() == 0  # the attribute on every row
+    per_user = recframe.per_user(d["recs"], k=2, metrics=["recall"], truth=d["truth"], **OPTIONS)
+    mean = dict(per_user.group_by("user_id").agg(pl.col("recall@2").mean()).iter_rows())
+    for segment, part in out.group_by("segment"):
+        members = d["users"].filter(pl.col("segment") == segment[0])["user_id"].to_list()
+        picked = part["user_id"].unique().to_list()
+        assert max(mean[u] for u in picked) <= min(mean[u] for u in members if u not in picked)
+
+
+def test_users_frames_of_ids_and_of_attributes():
+    d = DATA
+    few = d["users"].filter(pl.col("user_id").is_in([2, 5]))
+    given = recframe.inspect(d["recs"], k=K, users=few.select("user_id"), truth=d["truth"], **OPTIONS)
+    assert given["user_id"].unique(maintain_order=True).to_list() == [2, 5]  # ids alone: given
+    drawn = recframe.inspect(d["recs"], k=K, users=d["users"], n=3, truth=d["truth"], **OPTIONS)
+    assert drawn["user_id"].n_unique() == 3  # with attributes: the universe, drawn from
+    every = recframe.inspect(d["recs"], k=K, users=few, select="given", truth=d["truth"], **OPTIONS)
+    assert every["user_id"].unique().sort().to_list() == [2, 5]
+    per_segment = recframe.inspect(
+        d["recs"], k=K, users=d["users"], n=1, truth=d["truth"], **{**OPTIONS, "by": ["model", "segment"]}
+    )
+    assert sorted(per_segment["segment"].unique().to_list()) == ["even", "odd"]
+    assert per_segment["user_id"].n_unique() == 2
+
+
+def test_given_users_filter_reaches_the_parquet_scan(tmp_path):
+    path = tmp_path / "recs.parquet"
+    DATA["recs"].write_parquet(path)
+    out = recframe.inspect(pl.scan_parquet(path), k=K, users=[3, 4], truth=DATA["truth"].lazy(), **OPTIONS)
+    assert isinstance(out, pl.LazyFrame)  # lazy in, lazy out
+    plan = out.explain().splitlines()
+    scans = [i for i, line in enumerate(plan) if "Parquet SCAN" in line]
+    assert scans
+    for i in scans:  # every read of the file is filtered by the users as it is read
+        following = "\n".join(plan[i : i + 4])
+        assert re.search(r'SELECTION: col\("user_id"\)\.is_in\(\[\[3, 4\]\]\)', following), following
+    assert out.collect()["user_id"].unique().sort().to_list() == [3, 4]
+
+
+def test_namespace_and_pandas_in_pandas_out():
+    pd_recs, pd_truth = DATA["recs"].to_pandas(), DATA["truth"].to_pandas()
+    out = pd_recs.recmetrics.inspect(k=K, users=[1], truth=pd_truth, **OPTIONS)
+    assert type(out).__name__ == "DataFrame" and type(out).__module__.startswith("pandas")
+    direct = recframe.inspect(DATA["recs"], k=K, users=[1], truth=DATA["truth"], **OPTIONS)
+    assert pl.from_pandas(out).to_dicts() == direct.to_dicts()
+
+
+def test_side_by_side_html():
+    d = DATA
+    out = recframe.inspect(d["recs"], k=K, users=[3, 1], truth=d["truth"], train=d["train"], items=d["items"], **OPTIONS)
+    html = recframe.side_by_side(out).to_html()
+    assert html == recframe.side_by_side(out)._repr_html_()
+    assert html.count('class="rf-user"') == 2 and html.index(">user_id 3<") < html.index(">user_id 1<")
+    # each model's items in rank order, within the user's block
+    block = html[html.index(">user_id 3<") : html.index(">user_id 1<")]
+    for model in ("A", "B"):
+        items = out.filter(pl.col("user_id") == 3, pl.col("model") == model, pl.col("source") == "recommended")["item_id"]
+        column = block[block.index(f"<h4>{model} ") :]
+        column = column[: column.index("</ol>")]
+        positions = [column.index(f'<span class="rf-item">{item}</span>') for item in items]
+        assert positions == sorted(positions)
+    hits = out.filter(pl.col("relevant").fill_null(False)).height
+    assert html.count('class="rf-hit"') == hits and html.count("✓") == hits + 1  # (+ the legend)
+    assert "<script>" not in html and "&lt;script&gt;alert(1)&lt;/script&gt;" in html
+    assert "<img" not in html and not re.search(r"https?://", html)
+    with_images = recframe.side_by_side(out, image="poster", max_users=1).to_html()
+    assert with_images.count('class="rf-user"') == 1
+    assert '<img class="rf-img" src="https://img.example/' in with_images
+    page = recframe.side_by_side(out).to_page()
+    assert page.startswith("<!DOCTYPE html>") and "<script" not in page
+
+
+def test_cli_inspect_prints_the_frame_and_writes_the_page(tmp_path, capsys):
+    d = DATA
+    paths = {}
+    for name in ("recs", "truth", "train", "items"):
+        paths[name] = tmp_path / f"{name}.parquet"
+        d[name].write_parquet(paths[name])
+    args = [
+        "inspect", str(paths["recs"]), "--truth", str(paths["truth"]), "--train", str(paths["train"]),
+        "--items", str(paths["items"]), "--score", "score", "--relevance", "rating", "--threshold", "4",
+        "--by", "model", "--k", str(K), "--quiet",
+    ]  # fmt: skip
+    assert main([*args, "--users", "3,1"]) == 0
+    printed = capsys.readouterr().out
+    assert "recommended" in printed and "held_out" in printed
+    out_csv = tmp_path / "inspect.csv"
+    assert main([*args, "--select", "worst", "--n", "2", "--out", str(out_csv)]) == 0
+    table = pl.read_csv(out_csv)
+    expected = recframe.inspect(
+        d["recs"], k=K, select="worst", n=2, truth=d["truth"], train=d["train"], items=d["items"],
+        **{k: v for k, v in OPTIONS.items() if k != "empty_users"},
+    )  # fmt: skip
+    assert table["user_id"].unique(maintain_order=True).to_list() == expected["user_id"].unique(maintain_order=True).to_list()
+    page = tmp_path / "inspect.html"
+    assert main([*args, "--users", "3", "--image", "poster", "--out", str(page)]) == 0
+    text = page.read_text()
+    assert text.startswith("<!DOCTYPE html>") and "rf-user" in text and "<img" in text
+    assert main([*args, "--select", "nope"]) == 2
+    assert main([*args, "--users", "999"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 2 and all(line.startswith("recframe: error:") for line in err)
+    assert "999" in err[1]
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "fragments"),
+    [
+        ({"select": "wrost"}, ["select='wrost'", "worst"]),
+        ({"n": 0}, ["n=0"]),
+        ({"k": [5, 10]}, ["k=[5, 10]", "one whole number"]),
+        ({"select": "given"}, ['select="given"', "users="]),
+        ({"users": [1, 999, 998]}, ["999", "998", "2 of the 3"]),
+        ({"users": ["1"]}, ["'1'", "user_id"]),
+        ({"select": "worst", "metric": "ndgc@3"}, ["metric='ndgc@3'", 'metric="ndcg@3"']),
+        ({"select": "worst", "metric": "catalog_coverage@3"}, ["metric='catalog_coverage@3'", "per user"]),
+        ({"select": "worst", "metric": "r_precision@3", "profile": "trec_eval"}, ["r_precision@3", "r_precision"]),
+        ({"select": "disagree", "by": None}, ["disagree", "model key"]),
+        ({"users": [1], "show_images": "poster"}, ["show_images='poster'", "items="]),
+        ({"users": [1], "items": DATA["items"], "show_images": "cover"}, ["show_images='cover'", "poster"]),
+        ({"users": [1], "user": None}, ["user=None"]),
+        ({"users": [1], "treshold": 4}, ["treshold", "threshold"]),
+    ],
+)
+def test_refusals_name_the_argument_and_give_a_hint(kwargs, fragments):
+    options = {**OPTIONS, "truth": DATA["truth"]}
+    options.update(kwargs)
+    if options.get("by") is None:
+        options.pop("by")
+    with pytest.raises(recframe.RecframeError) as caught:
+        recframe.inspect(DATA["recs"], **options)
+    message = str(caught.value)
+    assert "Hint:" in message
+    for fragment in fragments:
+        assert fragment in message, (fragment, message)
+
+
+def test_side_by_side_refusals():
+    out = recframe.inspect(DATA["recs"], k=K, users=[1], truth=DATA["truth"], items=DATA["items"], **OPTIONS)
+    with pytest.raises(recframe.RecframeError, match=r"image='cover'.*Hint"):
+        recframe.side_by_side(out, image="cover")
+    with pytest.raises(recframe.RecframeError, match=r"max_users=0"):
+        recframe.side_by_side(out, max_users=0)
+    with pytest.raises(recframe.RecframeError, match=r"inspected=.*not a frame from recframe.inspect"):
+        recframe.side_by_side(DATA["recs"])
+
+
+def test_the_same_rows_inside_ibis():
+    """The plan compiles to SQL too (Ibis on DuckDB; Spark and SQLFrame run the same code, at
+    seconds per call, and gave the same rows when this was written)."""
+    ibis = pytest.importorskip("ibis", reason="Ibis is not installed: pip install 'recframe[ibis]'")
+    pytest.importorskip("duckdb")
+    f = {name: ibis.memtable(frame.to_arrow()) for name, frame in DATA.items()}
+    kwargs = {"k": K, "users": [3, 1], **OPTIONS}
+    got = to_polars(
+        recframe.inspect(f["recs"], truth=f["truth"], train=f["train"], exclude=f["train"], items=f["items"], **kwargs)
+    )
+    expected = recframe.inspect(
+        DATA["recs"], truth=DATA["truth"], train=DATA["train"], exclude=DATA["train"], items=DATA["items"], **kwargs
+    )
+    assert got.to_dicts() == expected.to_dicts()
+
+
+def _overlap_by_hand() -> dict[int, float]:
+    """Per user, the mean over pairs of models of |top K of A & top K of B| / K (two models)."""
+    top = _expected_top_k()
+    out = {}
+    for user in USERS:
+        a = set(top.filter((pl.col("model") == "A") & (pl.col("user_id") == user))["item_id"])
+        b = set(top.filter((pl.col("model") == "B") & (pl.col("user_id") == user))["item_id"])
+        out[user] = len(a & b) / K
+    return out
+
+
+def test_overlap_picks_the_users_whose_models_share_least(constructor):
+    f = _frames(constructor)
+    out = to_polars(recframe.inspect(f["recs"], k=K, select="overlap", n=4, truth=f["truth"], **OPTIONS))
+    chosen = out["user_id"].unique(maintain_order=True).to_list()
+    of = _overlap_by_hand()
+    picked = [of[u] for u in chosen]
+    assert len(chosen) == 4 and picked == sorted(picked)
+    assert max(picked) <= min(of[u] for u in of if u not in chosen)
+
+
+def test_overlap_counts_each_pair_of_three_models():
+    # user 1: A and B share x and y, C shares nothing: (2 + 0 + 0) / 3 pairs / k=2 = 1/3
+    # user 2: all three lists are the same: 1
+    recs = pl.DataFrame({
+        "model": ["A", "A", "B", "B", "C", "C"] * 2,
+        "user_id": [1] * 6 + [2] * 6,
+        "item_id": ["x", "y", "y", "x", "u", "v"] + ["x", "y"] * 3,
+        "rank": [1, 2] * 6,
+        "relevance": [1] * 12,
+    })  # fmt: skip
+    out = recframe.inspect(recs, k=2, select="overlap", n=1, by="model")
+    assert out["user_id"].unique().to_list() == [1]
+    with pytest.raises(recframe.RecframeError, match="overlap.*model key"):
+        recframe.inspect(recs.filter(pl.col("model") == "A"), k=2, select="overlap", by=None)
+
+
+def test_a_defect_in_a_list_shown_is_refused_as_per_user_refuses_it():
+    recs = DATA["recs"]
+    twice = pl.concat([recs, recs.filter((pl.col("user_id") == 1) & (pl.col("model") == "A")).head(1)])
+    with pytest.raises(recframe.RecframeError, match="duplicate"):
+        recframe.inspect(twice, k=K, users=[1], truth=DATA["truth"], **OPTIONS)
+    shown = recframe.inspect(twice, k=K, users=[2], truth=DATA["truth"], **OPTIONS)  # only user 2's rows are read
+    assert shown["user_id"].unique().to_list() == [2]

@@ -1,0 +1,234 @@
+"""recframe.report_page and ``recframe report --out FILE.html``: the self-contained evaluation page
+holds summary's numbers to the printed precision, real tables, no network reference, escaped
+values, and works without matplotlib."""
+
+from __future__ import annotations
+
+import hashlib
+import html
+import re
+import sys
+from html.parser import HTMLParser
+
+import polars as pl
+import pytest
+
+import recframe
+from recframe import conventions
+from recframe.cli import main
+from recframe.data import load_sample
+
+RECS, TRUTH = load_sample()
+OPTIONS = {"score": "score", "relevance": "rating", "threshold": 4, "by": "model"}
+
+
+class Tables(HTMLParser):
+    """Every <table> of a fragment as a list of rows of cell texts."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.tables: list[list[list[str]]] = []
+        self.cell: list[str] | None = None
+
+    def handle_starttag(self, tag: str, attrs: object) -> None:
+        if tag == "table":
+            self.tables.append([])
+        elif tag == "tr":
+            self.tables[-1].append([])
+        elif tag in ("td", "th"):
+            self.cell = []
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag in ("td", "th") and self.cell is not None:
+            self.tables[-1][-1].append("".join(self.cell).strip())
+            self.cell = None
+
+    def handle_data(self, data: str) -> None:
+        if self.cell is not None:
+            self.cell.append(data)
+
+
+def tables(fragment: str) -> list[list[list[str]]]:
+    parser = Tables()
+    parser.feed(fragment)
+    return parser.tables
+
+
+def section(page: str, anchor: str) -> str:
+    match = re.search(rf'<section id="{anchor}">(.*?)</section>', page, re.S)
+    assert match is not None, f"no section {anchor!r}"
+    return match.group(1)
+
+
+def network_references(page: str) -> list[str]:
+    """Every http(s) address in the page that is not an SVG namespace declaration."""
+    found = []
+    for match in re.finditer(r"https?://", page):
+        before = page[max(0, match.start() - 20) : match.start()]
+        if not re.search(r'xmlns(:\w+)?="$', before):
+            found.append(page[max(0, match.start() - 30) : match.end() + 30])
+    return found
+
+
+@pytest.fixture(scope="module")
+def page() -> str:
+    return recframe.report_page(RECS, truth=TRUTH, baseline="popular", seed=0, **OPTIONS)
+
+
+def test_the_page_holds_the_summary_numbers_to_the_printed_precision(page):
+    summary = recframe.summary(RECS, truth=TRUTH, k=10, ci=0.95, seed=0, **OPTIONS)
+    table = tables(section(page, "summary"))[0]
+    header, rows = table[0], {row[0]: row[1:] for row in table[1:]}
+    assert header[1:] == ["personal", "popular"]
+    metrics = [c for c in summary.columns if c.endswith("@10") or c == "r_precision"]
+    assert len(metrics) == 10 and set(metrics) <= set(rows)
+    for j, model in enumerate(header[1:]):
+        want = summary.filter(pl.col("model") == model).row(0, named=True)
+        assert rows["n_users"][j] == str(want["n_users"]) and rows["n_skipped"][j] == str(want["n_skipped"])
+        for metric in metrics:
+            cell = rows[metric][j]
+            assert cell.startswith(f"{want[metric]:.3f}"), (metric, model, cell)
+            assert cell.endswith(f"[{want[metric + '_lo']:.3f}, {want[metric + '_hi']:.3f}]"), (metric, model, cell)
+    # personal is significantly better than popular on every metric: the dagger, on its column only
+    assert all("†" in rows[m][0] and "†" not in rows[m][1] for m in metrics)
+
+
+def test_the_page_holds_the_comparison_the_counts_and_the_conventions(page):
+    per_user = recframe.per_user(RECS, truth=TRUTH, k=10, **OPTIONS)
+    comparison = recframe.compare(per_user, baseline="popular")
+    shown = {row[1]: row for row in tables(section(page, "comparison"))[0][1:]}
+    for row in comparison.iter_rows(named=True):
+        assert shown[row["metric"]][5].startswith(f"{row['delta']:.3f}")
+        assert shown[row["metric"]][5].endswith(f"[{row['delta_lo']:.3f}, {row['delta_hi']:.3f}]")
+    # how many users score 0, per model
+    zeros = per_user.group_by("model").agg((pl.col("ndcg@10") == 0).sum().alias("zero"), pl.col("ndcg@10").count().alias("n"))
+    distribution = {(r[0], r[1]): r for r in tables(section(page, "distributions"))[0][1:]}
+    for model, zero, n in zeros.iter_rows():
+        assert distribution["ndcg@10", model][3] == f"{zero:,} ({zero / n:.0%})"
+    evaluated = section(page, "evaluated")
+    text = html.unescape(evaluated)
+    assert all(f"<td>{name}</td>" in evaluated for name in conventions.CHOICES)  # every convention, with its value
+    assert "rating >= 4" in text and "no NaN score in 'score'" in text
+    counts = tables(evaluated)[1]
+    assert counts[0] == ["model", "n_users", "n_skipped", "n_unranked", "n_no_relevant", "n_no_truth"]
+    assert counts[2] == ["popular", "287", "13", "5", "13", "0"]
+    assert f"recframe {recframe.__version__}" in page and " UTC" in page
+
+
+def test_the_page_is_self_contained(page):
+    assert page.startswith("<!DOCTYPE html>") and page.rstrip().endswith("</html>")
+    assert network_references(page) == []
+    assert not re.search(r"<(script|link|iframe|object|embed|img)\b", page) and "@import" not in page
+    assert "<?xml" not in page and "<!DOCTYPE svg" not in page
+    assert page.count("<svg") == 3 and page.count("<table>") >= 8
+    # the ids of the inline SVGs are unique in the document
+    ids = re.findall(r'\bid="([^"]+)"', page)
+    assert len(ids) == len(set(ids))
+    assert "Not shown: this recframe has no recframe.inspect" in page or hasattr(recframe, "inspect")
+
+
+def test_without_matplotlib_the_page_has_every_table_and_names_the_extra(monkeypatch):
+    monkeypatch.setitem(sys.modules, "matplotlib", None)  # import matplotlib raises ImportError
+    monkeypatch.setitem(sys.modules, "matplotlib.pyplot", None)
+    page = recframe.report_page(RECS, truth=TRUTH, baseline="popular", metrics=["ndcg", "recall"], seed=0, **OPTIONS)
+    assert "<svg" not in page and page.count("<table>") >= 7
+    assert 'pip install "recframe[plot]" draws them' in html.unescape(page)
+
+
+def test_segments_folds_beyond_accuracy_and_item_groups_have_their_sections():
+    folds = [RECS.with_columns(fold=pl.lit(f)) for f in (1, 2)]
+    recs = pl.concat(folds)
+    truth = pl.concat([TRUTH.with_columns(fold=pl.lit(f)) for f in (1, 2)])
+    users = (
+        TRUTH.select("user_id")
+        .unique()
+        .with_columns(segment=pl.when(pl.col("user_id") % 3 == 0).then(pl.lit("new")).otherwise(pl.lit("returning")))
+    )
+    train = TRUTH.select("user_id", "item_id")
+    items = pl.DataFrame({"item_id": pl.concat([RECS["item_id"], TRUTH["item_id"]]).unique()}).with_columns(
+        genre=pl.col("item_id").str.slice(1).cast(pl.Int64) % 3
+    )
+    page = recframe.report_page(
+        recs, truth=truth, baseline="popular", k=[5, 10], metrics=["ndcg", "recall"], train=train, items=items,
+        users=users, item_group="genre", seed=0, n_resamples=200, **{**OPTIONS, "by": ["model", "fold", "segment"]},
+    )  # fmt: skip
+    for anchor in (
+        "evaluated",
+        "summary",
+        "comparison",
+        "curves",
+        "distributions",
+        "segment-segment",
+        "fold-fold",
+        "beyond",
+        "fairness",
+    ):
+        section(page, anchor)
+    gaps = tables(section(page, "segment-segment"))[0]
+    assert gaps[0][:3] == ["model", "fold", "metric"] and len(gaps) == 1 + 2 * 2 * 2  # model x fold x metric
+    beyond = tables(section(page, "beyond"))[0]
+    assert {"catalog_coverage@10", "gini@10", "novelty@10"} <= set(beyond[0])
+    assert "Keys: model keys: model; truth keys (folds): fold; user attributes (segments): segment." in page
+    assert network_references(page) == []
+
+
+def test_values_are_escaped_and_out_writes_the_page(tmp_path):
+    hostile = "<script>alert(1)</script>"
+    recs = RECS.with_columns(pl.col("model").replace("personal", hostile))
+    out = tmp_path / "page.html"
+    page = recframe.report_page(
+        recs, truth=TRUTH, baseline="popular", metrics=["ndcg"], seed=0, out=out,
+        inputs=[{"input": "recs", "file": '"><img src=x onerror=alert(1)>.parquet', "rows": recs.height}], **OPTIONS,
+    )  # fmt: skip
+    assert "<script" not in page and "<img" not in page and "&lt;script&gt;alert(1)&lt;/script&gt;" in page
+    assert out.read_text(encoding="utf-8") == page
+
+
+@pytest.mark.parametrize(
+    ("arguments", "named"),
+    [
+        ({"out": 3}, "out=3"),
+        ({"out": "."}, "out='.' is a folder"),
+        ({"out": "no/such/folder/page.html"}, "does not exist"),
+        ({"inputs": "recs.parquet"}, "inputs="),
+        ({"inputs": [{"input": "recs", "path": "x"}]}, "inputs="),
+        ({"inputs": [{"input": "recs", "rows": -1}]}, "inputs="),
+        ({"precision": 40}, "precision=40"),
+        ({"k": 0}, "k=0"),
+        ({"ci": 2.0}, "ci="),
+        ({"colour": "red"}, "report_page() has no option 'colour'"),
+        ({"baseline": "nobody"}, "baseline='nobody'"),
+        ({"baseline": "popular", "by": None}, "baseline='popular'"),
+    ],
+)
+def test_hostile_input_is_refused_naming_the_argument(arguments, named):
+    kwargs = {**OPTIONS, "metrics": ["ndcg"], **arguments}
+    with pytest.raises(recframe.RecframeError, match=re.escape(named)):
+        recframe.report_page(RECS, truth=TRUTH, **kwargs)
+
+
+def test_the_command_line_writes_the_page_for_an_html_out(tmp_path, capsys):
+    recs, truth = tmp_path / "recs.parquet", tmp_path / "truth.parquet"
+    RECS.write_parquet(recs)
+    TRUTH.write_parquet(truth)
+    flags = ["--truth", str(truth), "--relevance", "rating", "--threshold", "4", "--by", "model", "--score", "score"]
+    out = tmp_path / "report.html"
+    code = main(
+        ["report", str(recs), *flags, "--metrics", "ndcg", "--seed", "0", "--baseline", "popular", "--out", str(out), "--quiet"]
+    )
+    assert code == 0, capsys.readouterr().err
+    page = out.read_text(encoding="utf-8")
+    assert page.startswith("<!DOCTYPE html>")
+    files = {row[1]: row for row in tables(section(page, "evaluated"))[0][1:]}
+    assert files[str(recs)] == ["recs", str(recs), f"{RECS.height:,}", hashlib.sha256(recs.read_bytes()).hexdigest()]
+    assert files[str(truth)][2] == f"{TRUTH.height:,}"
+    # --format html stays the bare table; --format page writes the page whatever the suffix
+    assert main(["report", str(recs), *flags, "--metrics", "ndcg", "--format", "html", "--out", str(out), "--quiet"]) == 0
+    assert out.read_text().startswith("<table>")
+    txt = tmp_path / "page.txt"
+    assert main(["report", str(recs), *flags, "--metrics", "ndcg", "--format", "page", "--out", str(txt), "--quiet"]) == 0
+    assert txt.read_text().startswith("<!DOCTYPE html>")
+    # bad input: exit 2, one line
+    code = main(["report", str(recs), *flags[:-4], "--score", "score", "--baseline", "popular", "--out", str(out)])
+    err = capsys.readouterr().err
+    assert code == 2 and err.count("\n") == 1 and "--baseline popular names a model" in err
