@@ -326,7 +326,20 @@ def join(part: nw.LazyFrame, spec: Spec, side: SideInputs, needs: set[str], lf: 
     """`part` (rows of one pass) with the side columns `needs` asks for; with the catalog flag
     when the call reads the catalog. `lf` is the whole prepared frame (the baseline's lists)."""
     item_level = needs & _ITEM_LEVEL
-    if item_level or needs_catalog(spec):
+    popular = item_level & {"popularity", "popularity_rank", "in_head"}
+    if side.items is not None and popular:
+        # the catalog (items=) and the popularity (train=) joined one after the other: the
+        # same columns as item_table's full join of the two, without building it (both are
+        # unique per item; 10M rows: a summary with aclt 0.72 s -> 0.60 s)
+        table = item_table(spec, side, item_level - popular)
+        popularity = _popularity(side.train) if side.train is not None else None
+        assert popularity is not None  # the metrics' requires made sure of it
+        if popular & {"in_head", "popularity_rank"}:
+            popularity = popularity.join(_levels(spec, popularity), on=n.POPULARITY, how="left")
+        part = part.join(table, on=n.ITEM, how="left").join(popularity, on=n.ITEM, how="left")
+        fills = {n.POPULARITY: 0, n.IN_HEAD: 0}
+        part = part.with_columns(nw.col(c).fill_null(v) for c, v in fills.items() if c in popularity.columns)
+    elif item_level or needs_catalog(spec):
         table = item_table(spec, side, item_level)
         part = part.join(table, on=n.ITEM, how="left")
         fills = {n.POPULARITY: 0, n.IN_HEAD: 0}
