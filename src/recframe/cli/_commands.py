@@ -319,7 +319,8 @@ def curve_command(args: argparse.Namespace, progress: Progress) -> int:
     return emit(args, fmt, table, progress)
 
 
-#: --out suffixes that make ``report`` write the evaluation page when --format is not given
+#: --out suffixes that make ``report`` write the evaluation page, and ``inspect`` the side-by-side
+#: page, when --format is not given
 PAGE_SUFFIXES = (".html", ".htm")
 
 
@@ -384,10 +385,6 @@ def report_command(args: argparse.Namespace, progress: Progress) -> int:
     return emit_text(args, text if text.endswith("\n") else text + "\n", fmt, progress)
 
 
-#: suffixes of --out that write the side-by-side page
-_PAGE_SUFFIXES = (".html", ".htm")
-
-
 def _user_ids(text: str, recs: pl.LazyFrame, user: str) -> list[Any]:
     """--users 1,2,3 as ids of the user column's type (numbers for a numeric column)."""
     ids = [part.strip() for part in text.split(",")]
@@ -409,7 +406,7 @@ def _user_ids(text: str, recs: pl.LazyFrame, user: str) -> list[Any]:
 def inspect_command(args: argparse.Namespace, progress: Progress) -> int:
     """``recframe inspect``: a few users' lists (recframe.inspect), as the long table or, to an
     .html --out, the side-by-side page (recframe.side_by_side)."""
-    page = args.format == "html" or (args.format is None and bool(args.out) and Path(args.out).suffix.lower() in _PAGE_SUFFIXES)
+    page = args.format == "html" or (args.format is None and bool(args.out) and Path(args.out).suffix.lower() in PAGE_SUFFIXES)
     if page:
         if args.out and Path(args.out).is_dir():
             raise UsageError(f"--out {args.out!r} is a folder. Hint: pass a file name, e.g. --out inspect.html.")
