@@ -93,6 +93,11 @@ def test_the_page_holds_the_summary_numbers_to_the_printed_precision(page):
     assert all("†" in rows[m][0] and "†" not in rows[m][1] for m in metrics)
 
 
+def test_the_namespace_writes_the_same_page(page):
+    again = RECS.recmetrics.report_page(truth=TRUTH, baseline="popular", seed=0, **OPTIONS)
+    assert tables(section(again, "summary")) == tables(section(page, "summary"))
+
+
 def test_the_page_holds_the_comparison_the_counts_and_the_conventions(page):
     per_user = recframe.per_user(RECS, truth=TRUTH, k=10, **OPTIONS)
     comparison = recframe.compare(per_user, baseline="popular")

@@ -14,7 +14,7 @@ from typing import Any
 import pandas as pd
 import polars as pl
 
-from recframe import _inspect, api
+from recframe import _inspect, api, page
 from recframe.compare import compare_recommendations
 from recframe.curve import curve
 from recframe.disparity import disparity
@@ -40,7 +40,8 @@ class RecMetrics:
     and :func:`recframe.compare_recommendations` (per-user metrics by model, then
     :func:`recframe.compare`) with this frame as their first argument; on a per-user frame,
     :func:`recframe.disparity` (gaps between groups of users); :func:`recframe.item_groups` (what
-    each group of items gets).
+    each group of items gets); :func:`recframe.inspect` (a few users' lists) and
+    :func:`recframe.report_page` (the evaluation as one HTML page).
     """
 
     def __init__(self, frame: Any) -> None:
@@ -51,6 +52,7 @@ class RecMetrics:
     curve = _forward(curve)
     item_groups = _forward(api.item_groups)
     inspect = _forward(_inspect.inspect)
+    report_page = _forward(page.report_page)
 
     compare = _forward(compare_recommendations)
     #: on a per-user frame (``per_user_frame.recmetrics.disparity(group="segment")``)
