@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 import narwhals as nw
 import polars as pl
@@ -156,12 +156,13 @@ def curve(
         # the summary is a few rows: reshaped once it is computed, so that the plan runs once
         # (each k's selection of the lazy plan would run it again: 1M rows, k = 1..10: 2 s -> 0.3 s)
         empty = _long(nw.from_native(pl.DataFrame(schema=wide.collect_schema())), names, k_max, suffixes)
-        return wide.map_batches(
+        reshaped = wide.map_batches(
             lambda table: _long(nw.from_native(table), names, k_max, suffixes).to_native(),
             schema=empty.to_native().schema,
             streamable=False,
         )
-    long = _long(nw.from_native(wide, pass_through=False), names, k_max, suffixes)  # type: ignore[call-overload]
+        return cast(FrameT, reshaped)  # lazy in, lazy out
+    long = _long(nw.from_native(wide, pass_through=False), names, k_max, suffixes)
     if isinstance(long, nw.DataFrame):
         long = nw.maybe_reset_index(long)  # pandas: a fresh 0..n-1 index, like summary's
     return long.to_native()
