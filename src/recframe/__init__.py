@@ -44,8 +44,8 @@ __all__ = [
     "read_trec_qrels",
     "read_trec_run",
     "report",
-    "side_by_side",
     "report_page",
+    "side_by_side",
     "stats",
     "summary",
 ]

@@ -255,7 +255,7 @@ def _overlaps(frame: Any, options: dict[str, Any], k: int) -> tuple[pl.DataFrame
 def _check_rows(run: api.Inputs) -> None:
     """The call's data checks on the chosen users' rows (duplicates, bad ranks, items outside
     items=): a defect in a list shown is refused, as per_user would refuse it."""
-    plan = _engine.evaluate(run.lf, run.truth, run.spec, run.kind == "engine", run.users, run.exclude, run.side)
+    plan = api.evaluated(run)
     if run.kind != "engine":  # a SQL engine ran them while the plan was built
         plan.per_user.select(nw.len()).collect()
 

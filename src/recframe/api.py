@@ -226,6 +226,12 @@ class Inputs:
 
 def _plan(frame: Any, kwargs: dict[str, Any]) -> tuple[_engine.Plan, v.Spec, _frames.Kind]:
     i = _inputs(frame, kwargs)
+    return evaluated(i), i.spec, i.kind
+
+
+def evaluated(i: Inputs) -> _engine.Plan:
+    """The plan of checked inputs; a SQL engine refusing it while it is built or checked (the
+    checks run then) raises a RecframeError that says why, as every call does."""
     try:
         plan = _engine.evaluate(i.lf, i.truth, i.spec, i.kind == "engine", i.users, i.exclude, i.side)
     except RecframeError:
@@ -235,7 +241,7 @@ def _plan(frame: Any, kwargs: dict[str, Any]) -> tuple[_engine.Plan, v.Spec, _fr
         if known is None:
             raise
         raise known from None
-    return plan, i.spec, i.kind
+    return plan
 
 
 def _inputs(frame: Any, kwargs: dict[str, Any]) -> Inputs:
