@@ -8,7 +8,7 @@ import pytest
 from polars.testing import assert_frame_equal
 
 import recframe
-from recframe.data import load_workflow
+from recframe.data import load_sample, load_workflow
 from recframe.data.make_workflow import make
 
 
@@ -30,6 +30,8 @@ def test_frames_and_dtypes():
     assert isinstance(load_workflow("pandas").train, __import__("pandas").DataFrame)
     with pytest.raises(recframe.RecframeError, match="kind='arrow'"):
         load_workflow("arrow")  # type: ignore[arg-type]
+    with pytest.raises(recframe.RecframeError, match="kind='arrow'"):
+        load_sample("arrow")  # type: ignore[arg-type]
 
 
 def test_split_by_time_with_cold_users_and_no_repeated_pair():

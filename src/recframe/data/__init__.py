@@ -28,7 +28,7 @@ def load_sample(kind: Literal["polars", "pandas"] = "polars") -> tuple[Any, Any]
     (['model', 'user_id', 'item_id', 'rank', 'score'], ['user_id', 'item_id', 'rating'])
     """
     if kind not in ("polars", "pandas"):
-        raise ValueError(f'kind={kind!r}: pass "polars" or "pandas".')
+        raise RecframeError(f'kind={kind!r} is not a known kind. Hint: pass "polars" or "pandas".')
     recs = pl.read_csv(HERE / "recs.csv")
     truth = pl.read_csv(HERE / "truth.csv")
     if kind == "pandas":
