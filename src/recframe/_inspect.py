@@ -110,16 +110,19 @@ def _id_list(users: Any) -> list[Any]:
 
 def _check_id_types(ids: list[Any], dtype: Any, user: str) -> None:
     """Ids of the type of the user column: a number for a numeric column, a string for a string one."""
+    example: list[Any]
     if dtype.is_numeric():
         bad = [i for i in ids if isinstance(i, bool) or not isinstance(i, (int, float))]
+        example = [int(bad[0])] if bad and str(bad[0]).isdigit() else [1, 2, 3]
     elif dtype == nw.String:
         bad = [i for i in ids if not isinstance(i, str)]
+        example = [str(bad[0])] if bad else []
     else:
         return
     if bad:
         raise RecframeError(
             f"{ref('users')} holds {bad[0]!r} ({type(bad[0]).__name__}), but the user column {user!r} holds {dtype} values.",
-            f"pass ids of that type, e.g. {fix('users', [int(bad[0]) if str(bad[0]).isdigit() else str(bad[0])])}.",
+            f"pass ids of that type, e.g. {fix('users', example)}.",
         )
 
 
