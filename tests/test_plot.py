@@ -3,6 +3,8 @@ skipped without it, and the report tests in test_report_plot.py still run)."""
 
 from __future__ import annotations
 
+import warnings
+
 import polars as pl
 import pytest
 
@@ -67,6 +69,14 @@ def test_plot_distribution_one_histogram_per_model():
     assert [p.get_label() for p in ax.patches] == ["A", "B"]
     assert [t.get_text() for t in ax.get_legend().get_texts()] == ["A", "B"]
     assert (ax.get_xlabel(), ax.get_ylabel()) == ("rr@10", "users")
+
+
+def test_plot_distribution_of_no_value_is_empty_without_a_warning():
+    per_user = pl.DataFrame({"model": ["A"], "user_id": [1], "rr@10": [None]}, schema_overrides={"rr@10": pl.Float64})
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # matplotlib warned of a legend without labels
+        fig = recframe.plot.distribution(per_user, "rr@10")
+    assert fig.axes[0].get_legend() is None and not fig.axes[0].patches
 
 
 @pytest.mark.parametrize(

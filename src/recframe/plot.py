@@ -218,7 +218,8 @@ def distribution(per_user_frame: Any, metric: str, *, by: str | None = "model", 
     axis.set_xlabel(metric)
     axis.set_ylabel("users")
     axis.set_title(f"per-user {metric}")
-    axis.legend()
+    if groups:  # (no value at all: an empty plot, and no legend to warn about)
+        axis.legend()
     fig.tight_layout()
     return fig
 
