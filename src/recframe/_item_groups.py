@@ -79,7 +79,7 @@ def weights(spec: Spec, side: _side.SideInputs) -> nw.LazyFrame:
     """ITEM, ITEM_GROUP, GROUP_WEIGHT: one row per (catalog item, group of the item), the weight
     being 1 / the item's number of distinct groups (1 for a plain column)."""
     if spec.selection.item_group == "popularity":
-        table = _side.item_table(spec, side, {"in_head"}).filter(nw.col(n.IN_CATALOG) == 1)
+        table = _side.item_table(spec, side, {"in_head"})
         head = nw.col(n.IN_HEAD).fill_null(0) == 1  # an item of items= not in train= is in the tail
         return table.select(
             n.ITEM,
