@@ -40,7 +40,7 @@ SOURCES = ("history", "recommended", "held_out")
 OWN_COLUMNS = ("source", "rank", "relevant")
 
 _SOURCE, _RELEVANT, _ORDER, _SOURCE_ORDER = "__rf_source", "__rf_relevant_out", "__rf_order", "__rf_source_order"
-_VALUE, _COUNT, _TIE = "__rf_value", "__rf_count", "__rf_tie"
+VALUE, _COUNT, _TIE = "__rf_value", "__rf_count", "__rf_tie"
 # past this many users the result is sorted by user id, not by the order they were chosen in
 # (the order is a chain of conditions, one per user)
 _ORDERED_USERS = 1000
@@ -194,29 +194,34 @@ def _values(frame: Any, options: dict[str, Any], metric: str, k: int, select: st
             f"pass one of them, e.g. {fix('metric', produced[0])}.",
         )
     attrs = list(spec.columns.attr_keys)
+    if select == "disagree" and not spec.columns.model_keys:
+        raise RecframeError(
+            f"{fix('select', 'disagree')} compares the models, and {ref('by', list(spec.columns.by) or None)} has no model key "
+            "(a column of the recommendations only).",
+            f"pass the model column, e.g. {fix('by', 'model')}.",
+        )
+    return _to_polars(user_values(rows, column, select, list(spec.columns.truth_keys), attrs)), attrs
+
+
+def user_values(rows: nw.LazyFrame, column: str, select: str, truth_keys: list[str], attrs: list[str]) -> nw.LazyFrame:
+    """Per user (and user attribute) of a per-user frame (the user as USER), VALUE: the mean of
+    `column` over the user's lists ("worst", "best"), or for "disagree" the largest gap between
+    two models' values within a list of the truth keys (a fold)."""
     value = nw.col(column)
-    if select == "disagree":
-        if not spec.columns.model_keys:
-            raise RecframeError(
-                f"{fix('select', 'disagree')} compares the models, and {ref('by', list(spec.columns.by) or None)} has no model key "
-                "(a column of the recommendations only).",
-                f"pass the model column, e.g. {fix('by', 'model')}.",
-            )
-        per_list = _frames.group_agg(
-            rows,
-            [*spec.columns.truth_keys, *attrs, n.USER],
-            value.max().alias("__rf_hi"),
-            value.min().alias("__rf_lo"),
-            value.count().alias(_COUNT),
-        )
-        # the gap where two models or more have a value: a user every model skips is no disagreement
-        per_list = per_list.with_columns(
-            nw.when(nw.col(_COUNT) >= 2).then(nw.col("__rf_hi") - nw.col("__rf_lo")).otherwise(None).alias(_VALUE)
-        )
-        table = _frames.group_agg(per_list, [*attrs, n.USER], nw.col(_VALUE).max())
-    else:
-        table = _frames.group_agg(rows, [*attrs, n.USER], value.mean().cast(nw.Float64).alias(_VALUE))
-    return _to_polars(table), attrs
+    if select != "disagree":
+        return _frames.group_agg(rows, [*attrs, n.USER], value.mean().cast(nw.Float64).alias(VALUE))
+    per_list = _frames.group_agg(
+        rows,
+        [*truth_keys, *attrs, n.USER],
+        value.max().alias("__rf_hi"),
+        value.min().alias("__rf_lo"),
+        value.count().alias(_COUNT),
+    )
+    # the gap where two models or more have a value: a user every model skips is no disagreement
+    per_list = per_list.with_columns(
+        nw.when(nw.col(_COUNT) >= 2).then(nw.col("__rf_hi") - nw.col("__rf_lo")).otherwise(None).alias(VALUE)
+    )
+    return _frames.group_agg(per_list, [*attrs, n.USER], nw.col(VALUE).max())
 
 
 def _overlaps(frame: Any, options: dict[str, Any], k: int) -> tuple[pl.DataFrame, list[str]]:
@@ -241,18 +246,18 @@ def _overlaps(frame: Any, options: dict[str, Any], k: int) -> tuple[pl.DataFrame
     # one row per (list, model, item): an item repeated in a list counts once
     held = _frames.group_agg(top, [*lists, *models, n.ITEM], nw.len().alias(_COUNT)).select(*lists, *models, n.ITEM)
     per_item = _frames.group_agg(held, [*lists, n.ITEM], nw.len().cast(nw.Float64).alias(_COUNT))
-    per_item = per_item.with_columns((nw.col(_COUNT) * (nw.col(_COUNT) - 1) / 2).alias(_VALUE))
-    shared = _frames.group_agg(per_item, lists, nw.col(_VALUE).sum())
+    per_item = per_item.with_columns((nw.col(_COUNT) * (nw.col(_COUNT) - 1) / 2).alias(VALUE))
+    shared = _frames.group_agg(per_item, lists, nw.col(VALUE).sum())
     served = _frames.group_agg(held.select(*lists, *models).unique(), lists, nw.len().cast(nw.Float64).alias(_COUNT))
     per_list = served.join(shared, on=lists, how="left").with_columns(
         nw.when(nw.col(_COUNT) >= 2)
-        .then(nw.col(_VALUE).fill_null(0.0) / (nw.col(_COUNT) * (nw.col(_COUNT) - 1) / 2 * k))
+        .then(nw.col(VALUE).fill_null(0.0) / (nw.col(_COUNT) * (nw.col(_COUNT) - 1) / 2 * k))
         .otherwise(None)
-        .alias(_VALUE)
+        .alias(VALUE)
     )
     attrs = list(spec.columns.attr_keys)
     per_list = _engine._attach_attrs(per_list, spec, run.users)
-    return _to_polars(_frames.group_agg(per_list, [*attrs, n.USER], nw.col(_VALUE).min())), attrs
+    return _to_polars(_frames.group_agg(per_list, [*attrs, n.USER], nw.col(VALUE).min())), attrs
 
 
 def _check_rows(run: api.Inputs) -> None:
@@ -263,7 +268,7 @@ def _check_rows(run: api.Inputs) -> None:
         plan.per_user.select(nw.len()).collect()
 
 
-def _choose(table: pl.DataFrame, groups: list[str], n_users: int, seed: int, by_value: str | None) -> list[Any]:
+def choose(table: pl.DataFrame, groups: list[str], n_users: int, seed: int, by_value: str | None) -> list[Any]:
     """The ids of `n_users` users per group of `groups`: by the value (ascending for "worst",
     descending for "best" and "disagree"), ties and "random" in a seeded random order.
 
@@ -276,8 +281,8 @@ def _choose(table: pl.DataFrame, groups: list[str], n_users: int, seed: int, by_
     table = table.with_columns(pl.Series(_TIE, np.random.default_rng(seed).permutation(table.height)))
     keys, descending = [*groups], [False] * len(groups)
     if by_value is not None:
-        table = table.with_columns(pl.col(_VALUE).round(_DIGITS))
-        keys.append(_VALUE)
+        table = table.with_columns(pl.col(VALUE).round(_DIGITS))
+        keys.append(VALUE)
         descending.append(by_value not in ("worst", "overlap"))  # the lowest value first for these two
     table = table.sort([*keys, _TIE], descending=[*descending, False], nulls_last=True)
     chosen = table.group_by(groups, maintain_order=True).head(n_users) if groups else table.head(n_users)
@@ -487,29 +492,29 @@ def _inspect(
         else:
             lf, _ = _frames.to_lazy(frame, "frame")
             table = _to_polars(lf.select(nw.col(user).alias(n.USER)).unique())
-        ids = _choose(table.filter(pl.col(n.USER).is_not_null()), groups, n_users, seed, None)
+        ids = choose(table.filter(pl.col(n.USER).is_not_null()), groups, n_users, seed, None)
     elif select == "overlap":
         table, attrs = _overlaps(frame, base, k)
         groups = attrs
-        valued = table.filter(pl.col(_VALUE).is_not_null())
+        valued = table.filter(pl.col(VALUE).is_not_null())
         if table.height and not valued.height:
             raise RecframeError(
                 f"no user has lists from two models or more to compare ({ref('select', select)}).",
                 f"check the model column of {ref('by')}, or use {fix('select', 'random')}.",
             )
-        ids = _choose(valued, groups, n_users, seed, select)
+        ids = choose(valued, groups, n_users, seed, select)
     else:
         chosen_by = metric if metric is not None else _default_metric(base, k)
         table, attrs = _values(frame, base, chosen_by, k, select)
         groups = attrs
-        valued = table.filter(pl.col(_VALUE).is_not_null())
+        valued = table.filter(pl.col(VALUE).is_not_null())
         if table.height and not valued.height:
             raise RecframeError(
                 f"no user has a value of {chosen_by!r} to choose by ({ref('select', select)}): every list is skipped "
                 "(no relevant item" + (", or fewer than two models with a value" if select == "disagree" else "") + ").",
                 f"check {ref('truth')} and {ref('threshold')}, or use {fix('select', 'random')}.",
             )
-        ids = _choose(valued, groups, n_users, seed, select)
+        ids = choose(valued, groups, n_users, seed, select)
 
     # only the chosen users' rows are read: the filter comes before the plan
     chosen = {**base, **{name: _restrict(value, user, ids, name) for name, value in inputs.items()}}

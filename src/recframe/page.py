@@ -22,10 +22,9 @@ from pathlib import Path
 from typing import Any
 
 import narwhals as nw
-import numpy as np
 import polars as pl
 
-from recframe import _checks, _engine, _frames, _intervals, _side, _tables, api, conventions, profiles
+from recframe import _checks, _engine, _frames, _inspect, _intervals, _side, _tables, api, conventions, profiles
 from recframe import _names as n
 from recframe import _validate as v
 from recframe import options as options_table
@@ -852,24 +851,16 @@ EXAMPLES = 3
 
 
 def _examples(per_user: pl.DataFrame, select: str, user: str, metric: str, truth_keys: Sequence[str], seed: int) -> list[Any]:
-    """The ids of the users to show: the lowest mean of `metric` over their lists ("worst"), the
-    largest gap between two models' values of it within a fold ("disagree"; ties by id), or
-    drawn at random with `seed` ("random", among every user of the per-user frame)."""
+    """The ids of the users to show, chosen from the page's per-user frame as
+    :func:`recframe.inspect` chooses them (its own functions, so the same seed gives the same
+    users): the lowest mean of `metric` over their lists ("worst"), the largest gap between two
+    models' values of it within a fold ("disagree"), or drawn at random with `seed`."""
+    rows = nw.from_native(per_user.rename({user: n.USER})).lazy()
     if select == "random":
-        ids = per_user.get_column(user).unique().sort().to_list()
-        picks = np.random.default_rng(seed).permutation(len(ids))[:EXAMPLES]
-        return [ids[i] for i in picks]
-    valued = per_user.filter(pl.col(metric).is_not_null() & pl.col(metric).is_not_nan())
-    if select == "worst":
-        table = valued.group_by(user).agg(pl.col(metric).mean().alias("value"))
-        order = table.sort(["value", user], descending=[False, False])
-    else:
-        gaps = valued.group_by([*truth_keys, user]).agg(
-            (pl.col(metric).max() - pl.col(metric).min()).alias("value"), pl.len().alias("lists")
-        )
-        table = gaps.filter(pl.col("lists") >= 2).group_by(user).agg(pl.col("value").max())
-        order = table.sort(["value", user], descending=[True, False])
-    return order.head(EXAMPLES).get_column(user).to_list()
+        table = rows.select(n.USER).unique().collect().to_native()
+        return _inspect.choose(table, [], EXAMPLES, seed, None)
+    values = _inspect.user_values(rows, metric, select, list(truth_keys), []).collect().to_native()
+    return _inspect.choose(values.filter(pl.col(_inspect.VALUE).is_not_null()), [], EXAMPLES, seed, select)
 
 
 def _example_users(
@@ -885,11 +876,6 @@ def _example_users(
 ) -> str:
     """The example-users section: a few users' lists side by side (recframe.inspect), chosen by
     rule from the per-user frame the page has, so that inspect reads only their rows."""
-    import recframe
-
-    inspect_fn, side_by_side = getattr(recframe, "inspect", None), getattr(recframe, "side_by_side", None)
-    if not (callable(inspect_fn) and callable(side_by_side)):
-        return '<p class="note">Not shown: this recframe has no recframe.inspect, which draws the lists of a few users side by side.</p>\n'
     if user is None or primary is None:
         return '<p class="note">Not shown: the evaluation has no user column (user=None) or no per-user metric.</p>\n'
     rules = {
@@ -903,12 +889,12 @@ def _example_users(
     rest = {name: value for name, value in options.items() if name != "users"}
     try:
         shown = every if given_users is None else _only(given_users, user, every)
-        inspected = _polars(inspect_fn(recs, k, select="given", users=shown, **rest), "inspected")
+        inspected = _polars(_inspect.inspect(recs, k, select="given", users=shown, **rest), "inspected")
     except RecframeError as error:
         return f'<p class="note">{_e(error)}</p>\n'
     body = ""
     for select, ids in chosen.items():
-        fragment = side_by_side(inspected.filter(pl.col(user).is_in(ids))).to_html()
+        fragment = _inspect.side_by_side(inspected.filter(pl.col(user).is_in(ids))).to_html()
         body += f'<h3>{_e(select.capitalize())}: {_e(rules[select])}</h3>\n<div class="scroll">{fragment}</div>\n'
     return body
 
