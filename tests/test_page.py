@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import hashlib
 import html
+import os
 import re
+import stat
 import sys
 from html.parser import HTMLParser
 
@@ -187,6 +189,14 @@ def test_values_are_escaped_and_out_writes_the_page(tmp_path):
     )  # fmt: skip
     assert "<script" not in page and "<img" not in page and "&lt;script&gt;alert(1)&lt;/script&gt;" in page
     assert out.read_text(encoding="utf-8") == page
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs /dev/null and /dev/full")
+def test_out_writes_a_device_in_place_and_a_full_disk_is_refused():
+    recframe.report_page(RECS, truth=TRUTH, metrics=["ndcg"], out="/dev/null", **OPTIONS)
+    assert stat.S_ISCHR(os.stat("/dev/null").st_mode)  # written through, never replaced by a file
+    with pytest.raises(recframe.RecframeError, match=r"out='/dev/full': could not write it .*Hint"):
+        recframe.report_page(RECS, truth=TRUTH, metrics=["ndcg"], out="/dev/full", **OPTIONS)
 
 
 @pytest.mark.parametrize(

@@ -15,7 +15,6 @@ import io
 import math
 import os
 import re
-import tempfile
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -24,7 +23,7 @@ from typing import Any
 import narwhals as nw
 import polars as pl
 
-from recframe import _checks, _engine, _frames, _inspect, _intervals, _side, _tables, api, conventions, profiles
+from recframe import _atomic, _checks, _engine, _frames, _inspect, _intervals, _side, _tables, api, conventions, profiles
 from recframe import _names as n
 from recframe import _validate as v
 from recframe import options as options_table
@@ -842,7 +841,13 @@ def report_page(
         lead += f'<p class="note"><strong>{_e(NO_PLOT)}</strong></p>\n'
     text = page.html("recframe evaluation", lead)
     if path is not None:
-        _write(path, text)
+        try:
+            _atomic.write_atomic(path, lambda temporary: temporary.write_text(text, encoding="utf-8"))
+        except OSError as error:
+            raise RecframeError(
+                f"{ref('out', str(path))}: could not write it ({error.strerror or error}); the previous file, if any, is "
+                "untouched. Hint: check the free space and permissions of its folder."
+            ) from None
     return text
 
 
@@ -911,21 +916,3 @@ def _models_of(summary: pl.DataFrame, model_keys: Sequence[str]) -> list[Any]:
 
 def _slug(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9_-]+", "-", text).strip("-") or "key"
-
-
-def _write(path: Path, text: str) -> None:
-    """Write `text` to `path` through a temporary file beside it, renamed onto it."""
-    target = Path(os.path.realpath(path)) if path.is_symlink() else path
-    with tempfile.NamedTemporaryFile(
-        "w", encoding="utf-8", dir=target.parent, prefix=f".{target.name}.", suffix=".tmp", delete=False
-    ) as handle:
-        handle.write(text)
-        temporary = Path(handle.name)
-    try:
-        mask = os.umask(0)
-        os.umask(mask)
-        os.chmod(temporary, 0o666 & ~mask)
-        os.replace(temporary, target)
-    except BaseException:
-        temporary.unlink(missing_ok=True)
-        raise

@@ -9,9 +9,7 @@ import glob
 import itertools
 import os
 import shutil
-import stat
 import sys
-import tempfile
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -20,6 +18,7 @@ from typing import TextIO
 
 import polars as pl
 
+from recframe import _atomic
 from recframe.cli._files import SIDE_INPUTS
 from recframe.cli._messages import EXIT_OK, UsageError
 from recframe.report import MAX_PRECISION  # decimals shown: float64 holds about 17 digits
@@ -235,12 +234,6 @@ def render(table: pl.DataFrame, fmt: str, precision: int = 4, width: int | None 
     return text if text.endswith("\n") else text + "\n"
 
 
-def _umask() -> int:
-    mask = os.umask(0)
-    os.umask(mask)
-    return mask
-
-
 #: the command-line flags that name a file a command writes
 OUTPUT_FLAGS = {"out": "--out", "plot": "--plot"}
 #: those that name a file a command reads
@@ -268,51 +261,16 @@ def check_outputs(args: argparse.Namespace) -> None:
 
 
 def write_atomic(path: Path, write: Callable[[Path], object], flag: str = "--out") -> None:
-    """Write `path` by calling ``write(a_path)``, so that it never holds a part of the output.
-
-    - A regular file (or a new one): ``write`` fills a temporary file beside it, renamed onto
-      it at the end. A reader (or the next scheduled job) sees the old file or the complete new
-      one; on any failure the temporary file is removed and `path` is untouched.
-    - A symlink to a regular file: the same beside its target, so the link stays a link and
-      its target gets the new content.
-    - A device, FIFO or socket (``/dev/null``, ``/dev/stdout``, a named pipe): written
-      directly, never replaced by a file (as root, renaming onto ``/dev/null`` would replace
-      the device node itself).
-    """
+    """Write `path` atomically (see :func:`recframe._atomic.write_atomic`); a file that cannot
+    be written is a usage error naming `flag`."""
     try:
-        special = path.exists() and not stat.S_ISREG(os.stat(path).st_mode)
-    except OSError:
-        special = False
-    try:
-        if special:
-            _write_through(path, write)
-            return
-        target = Path(os.path.realpath(path)) if path.is_symlink() else path
-        with tempfile.NamedTemporaryFile(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp", delete=False) as handle:
-            temporary = Path(handle.name)
-        try:
-            write(temporary)
-            os.chmod(temporary, 0o666 & ~_umask())  # the permissions a plain open() would give, not 0600
-            os.replace(temporary, target)
-        except BaseException:
-            temporary.unlink(missing_ok=True)
-            raise
+        _atomic.write_atomic(path, write)
     except OSError as error:
         # the output could not be written (a full disk, a read-only folder): say so, not "check the input"
         raise UsageError(
             f"{flag} {str(path)!r}: could not write it ({error.strerror or error}); the previous file, if any, is "
             "untouched. Hint: check the free space and permissions of its folder."
         ) from None
-
-
-def _write_through(path: Path, write: Callable[[Path], object]) -> None:
-    """Write to a device or FIFO in place: ``write`` fills a private temporary file (a writer
-    such as parquet's may seek), whose bytes are then copied into `path`, opened as it is."""
-    with tempfile.TemporaryDirectory(prefix="recframe-") as folder:
-        staged = Path(folder) / "output"
-        write(staged)
-        with open(staged, "rb") as source, open(path, "wb") as sink:
-            shutil.copyfileobj(source, sink)
 
 
 def output_format(args: argparse.Namespace) -> str:
