@@ -7,10 +7,13 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Callable
 from pathlib import Path
 
 import polars as pl
 import pytest
+from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import strategies as st
 
 import recframe
 from recframe import cli
@@ -148,3 +151,44 @@ def test_the_exact_join_when_pair_hashes_collide(monkeypatch: pytest.MonkeyPatch
     monkeypatch.setattr(module, "_with_hash", lambda frame: (real(frame)[0], False))
     assert cli.main(command(CASES["out.test.aqc"])) == 0
     assert capsys.readouterr().out == (DATA / "out.test.aqc").read_text()
+
+
+_QUERIES = st.sampled_from(["q1", "q2", "Q10", "3"])
+_DOCS = st.sampled_from(["d1", "D1", "d2", "10d", "2d", "d10", "x"])
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    run=st.lists(st.tuples(_QUERIES, _DOCS, st.sampled_from([0.5, 1.0, 2.0, 3.25])), max_size=25),
+    qrels=st.lists(st.tuples(_QUERIES, _DOCS, st.integers(-1, 3)), min_size=1, max_size=20),
+    flags=st.sampled_from([[], ["all_trec"], ["P.1,3", "ndcg_cut.2", "map_cut.2,1000", "bpref", "infAP", "Rprec_mult"]]),
+    version=st.sampled_from(["9", "10"]),
+    options=st.fixed_dictionaries(
+        {"complete": st.booleans(), "judged_only": st.booleans(), "level": st.integers(1, 2)},
+        optional={"max_retrieved": st.integers(1, 4)},
+    ),
+)
+def test_the_one_pass_path_prints_the_general_paths_text(
+    run: list[tuple[str, str, float]], qrels: list[tuple[str, str, int]], flags: list[str], version: str, options: dict
+) -> None:  # type: ignore[type-arg]
+    """The drop-in's one-pass path (trec_eval's own conventions) and the path through
+    recframe.per_user print the same text, flags, ties and unjudged grades included."""
+    import recframe.trec_eval as module
+
+    ranked = pl.DataFrame(
+        list(dict(((q, d), (q, d, s)) for q, d, s in run).values()), schema=["user_id", "item_id", "score"], orient="row"
+    )
+    judged = pl.DataFrame(
+        list(dict(((q, d), (q, d, g)) for q, d, g in qrels).values()), schema=["user_id", "item_id", "relevance"], orient="row"
+    )
+    request = Request(flags, per_query=True, version=version, **options)  # type: ignore[arg-type]
+
+    def text(path: Callable[[], str | None]) -> str:
+        try:
+            return path() or "deferred"
+        except recframe.RecframeError as error:
+            return f"refused: {error}"
+
+    fast = text(lambda: module._evaluate_fast(ranked, judged, request, "tag"))
+    assume(fast != "deferred")
+    assert fast == text(lambda: module._evaluate_generic(ranked, judged, request, "tag", None))

@@ -129,33 +129,46 @@ def _problems(bad: pl.Expr, number: pl.Expr, line: pl.Expr, undecoded: pl.Expr) 
 
 
 def _read_plain(path: str | os.PathLike[str], label: str, fields: dict[str, int], n_fields: int) -> pl.DataFrame | None:
-    """The file read by the CSV reader when it is plain ASCII with fields separated by single
-    spaces and every line well formed (about four times faster than splitting lines); None
-    otherwise, and the line-by-line reader then finds and names what is wrong."""
+    """The file read by the CSV reader, typed, when it is plain: ASCII, fields separated by
+    single spaces, every line well formed (several times faster than splitting lines); None
+    otherwise, and the line-by-line reader then reads it, or finds and names what is wrong.
+
+    What makes a file not plain is left to the reader and found in its result: an empty field
+    (a run of spaces, a space at either end of a line) or a missing one reads as null, a line
+    with more fields than the layout fails (a run line may have more: the line reader ignores
+    them), and so does a number that Polars' cast from text would not read (the CSV reader's
+    numbers are that cast's). A line of blanks only reads as a row of nulls and is skipped,
+    as the line reader skips it; comment lines start with '#' at the line's start."""
     p = Path(path)
     if not p.is_file():
         return None
     data = p.read_bytes()
-    # (a run of spaces, a blank line or a space at either end of a line leaves an empty field,
-    # which the checks below find)
-    if not data.isascii() or b"\t" in data or b"\r" in data:
+    # (\x1f: the line reader's separator; \r, \t: blanks the line reader normalises)
+    if not data.isascii() or b"\t" in data or b"\r" in data or b"\x1f" in data:
         return None
-    columns = [f"__f{i}" for i in range(n_fields + 1)]  # one more: a qrels line has exactly four
+    schema = RUN_SCHEMA if label == "run" else QRELS_SCHEMA
+    names = {position: name for name, position in fields.items()}
+    columns = [names.get(i, f"__f{i}") for i in range(n_fields)]
+    # the rank is never checked: read as a number, "2.0" is 2 and any other number null
+    types = {c: pl.Float64 if c == "rank" else schema.get(c, pl.String) for c in columns}
     try:
         raw = pl.read_csv(
-            data, separator=" ", has_header=False, comment_prefix="#", quote_char=None, truncate_ragged_lines=True,
-            new_columns=columns, schema=dict.fromkeys(columns, pl.String), missing_columns="insert",
+            data, separator=" ", has_header=False, comment_prefix="#", quote_char=None, new_columns=columns,
+            schema=types,
         )  # fmt: skip
     except pl.exceptions.PolarsError:
         return None
-    present = pl.sum_horizontal(pl.col(c).is_not_null() for c in columns)
-    values, bad = _parsed(lambda i: pl.col(columns[i]), present, label, fields, n_fields)
-    # an empty field: a run of spaces, a blank line, or a space at either end of a line
-    bad = bad | pl.any_horizontal(pl.col(columns[i]) == "" for i in range(n_fields)).fill_null(True)
-    frame = raw.select(*values.values(), bad.alias("__bad"))
-    if frame["__bad"].any():
-        return None
-    return frame.drop("__bad")
+    if any(raw.null_count().row(0)):
+        raw = raw.filter(~pl.all_horizontal(pl.all().is_null()))  # lines of blanks, skipped
+        if any(raw.null_count().row(0)):
+            return None
+    if label == "run":
+        if not raw.select(pl.col("score").is_finite().all()).item():
+            return None
+        number = pl.col("rank")
+        whole = number.is_finite() & (number == number.round(0)) & (number.abs() < 2**53)
+        raw = raw.with_columns(pl.when(whole).then(number).cast(pl.Int64).alias("rank"))
+    return raw.select(list(fields))
 
 
 def _parse(path: str | os.PathLike[str], label: str, fields: dict[str, int], layout: str, *, eager: bool = False) -> pl.LazyFrame:

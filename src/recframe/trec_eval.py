@@ -28,6 +28,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+import numpy as np
 import polars as pl
 
 from recframe.errors import RecframeError
@@ -683,8 +684,8 @@ def text(
     columns = [(m, name) for m, name in printed if m.family.per_query]
     block = ""
     if request.per_query and columns and frame.height:
-        # each measure's column formatted at once, then one line per query and measure, in order
-        cells = []
+        # each measure's column formatted at once, then each query's lines as one string
+        parts: list[pl.Expr] = []
         for measure, name in columns:
             column = frame[name]
             if measure.family.name == "relstring":
@@ -696,9 +697,8 @@ def text(
                 distinct = numbers.unique()
                 shown_values = list(map(f"%6.{request.decimals}f".__mod__, distinct.to_list()))
                 text_values = numbers.replace_strict(distinct, pl.Series(shown_values, dtype=pl.String))
-            cells.append(pl.lit(f"{name:<22}\t") + pl.col("user_id") + "\t" + pl.lit(text_values))
-        per_row = frame.select(pl.concat_list(cells).alias("line")).explode("line")
-        block = per_row.select(pl.col("line").str.join("\n")).item() + "\n"
+            parts += [pl.lit(f"{name:<22}\t"), pl.col("user_id"), pl.lit("\t"), pl.lit(text_values), pl.lit("\n")]
+        block = "".join(frame.select(pl.concat_str(parts)).to_series().to_list())
     if request.summary:
         for measure, name in printed:
             kind = measure.family.summary
@@ -785,34 +785,35 @@ def evaluate(
     P_2                   	all	0.5000
     utility               	all	-1.0000
     """
-    from recframe.api import per_user
-    from recframe.trec import WHOLE
-
     judged, ranked = qrels.collect(), run.select("user_id", "item_id", "score", "run").collect()
     runid = ranked["run"][-1] if ranked.height else ""  # trec_eval keeps the last line's tag
-    run = ranked.drop("run").lazy()  # (lazy: -c may add rows)
-    queries = judged.select("user_id").unique()
-    present = ranked.select("user_id").unique().join(queries, on="user_id", how="semi")
-    missing = queries.join(present, on="user_id", how="anti").sort("user_id")["user_id"].to_list()
+    ranked = ranked.drop("run")
+    if not options:  # trec_eval's own conventions: the one-pass path (None where it defers)
+        fast = _evaluate_fast(ranked, judged, request, runid)
+        if fast is not None:
+            return fast
+    return _evaluate_generic(ranked, judged, request, runid, options)
+
+
+def _refuse_missing(missing: list[str], n_present: int, request: Request) -> None:
+    """trec_eval's refusals of the query sets: a qrels query without a run line under 10.0
+    without -c, no query in both files without -c."""
     if missing and not request.complete and request.version == "10":
         raise RecframeError(
             f"qrels query {missing[0]!r} has no line in the run ({len(missing)} such queries): trec_eval 10.0 stops "
             "here (exit 4). Hint: pass -c to score them 0 (as TREC reports do), or --profile trec_eval9 to evaluate "
             "only the queries in both files, as trec_eval 9.0.8 does."
         )
-    if present.height == 0 and not request.complete:
+    if n_present == 0 and not request.complete:
         raise RecframeError(
             "no query has both results and relevance judgements (trec_eval evaluates only those). "
             "Hint: check that the run and the qrels use the same query ids."
         )
-    if missing and request.complete and request.version == "10":
-        # 10.0 evaluates a missing query as a ranking of one document outside the pool, then
-        # zeroes num_ret, utility, relstring, unj_* and rbp_resid (by those exact names)
-        bogus = pl.DataFrame({"user_id": missing}).with_columns(item_id=pl.lit(_BOGUS), score=pl.lit(1.0))
-        run = pl.concat([run, bogus.lazy()])
-        present = pl.concat([present, bogus.select("user_id")])
-    rows = ranked_codes(run.collect(), judged, request)
-    codes = rows.filter(pl.col("position").is_not_null())  # the retrieved documents, in order
+
+
+def _split(request: Request) -> tuple[list[Measure], dict[str, tuple[str | None, str]]]:
+    """The measures computed here, and the printed name -> (recframe metric, per-user column)
+    of the others (those recframe.per_user has)."""
     here = [m for m in request.chosen if computed_here(m)]
     engine = {}
     for measure in request.chosen:
@@ -824,6 +825,30 @@ def evaluate(
                 here.append(measure)
                 break
             engine[name] = found
+    return here, engine
+
+
+def _evaluate_generic(
+    ranked: pl.DataFrame, judged: pl.DataFrame, request: Request, runid: str, options: dict[str, Any] | None
+) -> str:
+    """:func:`evaluate` through recframe.per_user (any conventions `options` sets)."""
+    from recframe.api import per_user
+    from recframe.trec import WHOLE
+
+    run = ranked.lazy()  # (lazy: -c may add rows)
+    queries = judged.select("user_id").unique()
+    present = ranked.select("user_id").unique().join(queries, on="user_id", how="semi")
+    missing = queries.join(present, on="user_id", how="anti").sort("user_id")["user_id"].to_list()
+    _refuse_missing(missing, present.height, request)
+    if missing and request.complete and request.version == "10":
+        # 10.0 evaluates a missing query as a ranking of one document outside the pool, then
+        # zeroes num_ret, utility, relstring, unj_* and rbp_resid (by those exact names)
+        bogus = pl.DataFrame({"user_id": missing}).with_columns(item_id=pl.lit(_BOGUS), score=pl.lit(1.0))
+        run = pl.concat([run, bogus.lazy()])
+        present = pl.concat([present, bogus.select("user_id")])
+    rows = ranked_codes(run.collect(), judged, request)
+    codes = rows.filter(pl.col("position").is_not_null())  # the retrieved documents, in order
+    here, engine = _split(request)
     frame = present.select("user_id")
     if engine:
         metrics = sorted({m for m, _ in engine.values() if m is not None})
@@ -848,6 +873,20 @@ def evaluate(
     if here:
         n_rel = per_query_counts(codes, relevant, request)
         frame = frame.join(measures_here(here, codes, counts, n_rel, request), on="user_id", how="left")
+    return _finish(frame, relevant, missing, judged, queries.height, request, runid)
+
+
+def _finish(
+    frame: pl.DataFrame,
+    relevant: pl.DataFrame,
+    missing: list[str],
+    judged: pl.DataFrame,
+    n_queries: int,
+    request: Request,
+    runid: str,
+) -> str:
+    """The text of `frame` (one row per evaluated query, the printed measures): relevant counts
+    kept where nothing was ranked, 0 for every other missing value, -c's queries."""
     if "num_rel" in frame.columns:  # a query left with nothing ranked (-J) keeps its relevant count
         frame = (
             frame.join(relevant.rename({"num_rel": "n"}), on="user_id", how="left")
@@ -867,5 +906,308 @@ def evaluate(
         )
     totals: dict[str, int] = {}
     if request.complete:  # means over every query of the qrels; num_rel counts grades above 0
-        totals = {"n_queries": queries.height, "num_rel": judged.filter(pl.col("relevance") > 0).height}
+        totals = {"n_queries": n_queries, "num_rel": judged.filter(pl.col("relevance") > 0).height}
     return text(frame, request, runid, **totals)
+
+
+# ------------------------------------------------------------------------- the one-pass path
+#
+# The same numbers as recframe.per_user under the trec_eval profiles, for the measures it
+# has, from each query's ranked grades: query ids become their place among the qrels' sorted
+# ids (integers, in trec_eval's output order), the run is sorted only when it is not in order
+# already, the qrels grades are joined on a 64-bit hash of (query, document) and every match is
+# checked to be the same pair, and each measure is an aggregate over the relevant retrieved
+# rows (a tenth of the run, typically) with their counts of relevant, judged and pooled rows
+# above, taken from running sums.
+
+
+def _codes(ids: pl.Series, queries: pl.Series) -> tuple[np.ndarray, np.ndarray]:
+    """Each id's place in `queries` (sorted, distinct), -1 where it is not there, and the
+    places found; cast once per run of equal ids (a file lists each query's lines together)."""
+    runs = ids.rle()
+    places = runs.struct.field("value").cast(pl.Enum(queries), strict=False).to_physical().cast(pl.Int64)
+    places_np = places.fill_null(-1).to_numpy()
+    return np.repeat(places_np, runs.struct.field("len").to_numpy()), places_np
+
+
+def _pair_keys(query: np.ndarray, items: pl.Series) -> pl.Series:
+    """A 64-bit key of each (query place, document number): the document's hash mixed with
+    the place (equal pairs, equal keys; every match found through them is checked)."""
+    mixed = query.astype(np.uint64) * np.uint64(0x9E3779B97F4A7C15)
+    return pl.Series(_HASH, items.hash().to_numpy() ^ mixed)
+
+
+def _positions(query: np.ndarray) -> np.ndarray:
+    """1, 2, ... along each block of equal `query` values."""
+    n = len(query)
+    if n == 0:
+        return np.zeros(0, dtype=np.int64)
+    start = np.flatnonzero(np.r_[True, query[1:] != query[:-1]])
+    return np.arange(n, dtype=np.int64) - np.repeat(start, np.diff(np.r_[start, n])) + 1
+
+
+def _in_order(run: pl.DataFrame) -> bool:
+    """Whether each query's rows are one block, by score then document number, decreasing
+    (ranked_codes' check; the document numbers are compared only where scores tie)."""
+    query, value, item = pl.col("q"), pl.col("score"), pl.col("item_id")
+    same = (query == query.shift(1)).fill_null(False)
+    tie = same & (value == value.shift(1))
+    order, ties, blocks, queries = run.select(
+        (~same | (value < value.shift(1)) | tie).all().alias("order"),
+        tie.any().alias("ties"),
+        (~same).sum().alias("blocks"),
+        query.n_unique().alias("queries"),
+    ).row(0)
+    if not order or blocks != queries:
+        return False
+    return not ties or bool(run.select((~tie | (item < item.shift(1))).all()).item())
+
+
+#: per-user columns the one-pass path computes: bare names, and prefixes of "@k" or "_x" columns
+_ONE_PASS = frozenset(
+    {"num_ret", "n_relevant", "num_rel_ret", "num_nonrel_judged_ret", "r_precision", "bpref", "infap", "bin_g"}
+    | {"iprec_11pt_avg", "set_precision", "set_relative_precision", "set_recall", "set_map", "set_f1"}
+)
+_AT_K = ("precision", "recall", "hit_rate", "ap", "rr", "ndcg")
+_AT_LEVEL = ("iprec_at_recall", "rprec_mult")
+
+
+def _one_pass_column(column: str) -> tuple[str, int | None] | None:
+    """(measure, its cut-off or percentage) of a per-user column the one-pass path computes."""
+    if column in _ONE_PASS:
+        return column, None
+    name, at, k = column.partition("@")
+    if at and name in _AT_K and k.isdigit():
+        return name, int(k)
+    name, _, level = column.rpartition("_")
+    if name in _AT_LEVEL and level.isdigit():
+        return name, int(level)
+    return None
+
+
+def _trec_cut(percent: int, rounding: str) -> pl.Expr:
+    """recframe.metrics.ir's cut-off c = floor(x R + 0.9) (or + 0.5, 10.0's lround), x = percent/100."""
+    return (pl.lit(percent / 100) * pl.col("R").cast(pl.Float64) + (0.5 if rounding == "round" else 0.9)).floor()
+
+
+def _one_pass_values(
+    ret: pl.DataFrame,
+    stats: pl.DataFrame,
+    grades: pl.DataFrame,
+    request: Request,
+    wanted: dict[str, tuple[str, int | None]],
+) -> pl.DataFrame:
+    """Per query with a retrieved row (``q``): the per-user `wanted` columns (column ->
+    (measure, k)), as recframe.per_user computes them under the trec_eval profiles.
+
+    `ret` holds the retrieved rows (q, position, relevance) in query blocks, by position;
+    `stats` R (relevant) and J (judged) per query; `grades` the qrels (q, relevance)."""
+    from recframe.metrics.ir import INFAP_EPSILON
+
+    level = max(request.level, 0)  # a negative grade is never relevant (unjudged)
+    rounding = "add" if request.version == "9" else "round"
+    grade = ret["relevance"]
+    relevant = (grade >= level).fill_null(False).to_numpy()
+    judged = (grade >= 0).fill_null(False).to_numpy()
+    pooled = grade.is_not_null().to_numpy()
+    query, position = ret["q"].to_numpy(), ret["position"].to_numpy()
+    first = np.arange(len(position)) - position + 1  # the row where each row's query starts
+    rows = np.flatnonzero(relevant)
+
+    starting = first[rows]
+
+    def above(flag: np.ndarray) -> np.ndarray:  # rows of `flag` up to each relevant row, in its query
+        total = np.cumsum(flag, dtype=np.int64)
+        return total[rows] - total[starting] + flag[starting]
+
+    starts = np.flatnonzero(position == 1)
+    per_query = pl.DataFrame(
+        {
+            "q": query[starts],
+            "num_ret": np.diff(np.r_[starts, len(position)]),
+            "num_nonrel_judged_ret": np.add.reduceat(judged & ~relevant, starts) if len(starts) else np.zeros(0, np.int64),
+        }
+    )
+    per_query = per_query.join(stats, on="q", how="left")
+    hits = pl.DataFrame(
+        {
+            "q": query[rows],
+            "p": position[rows],
+            "j": above(relevant),
+            "judged": above(judged),
+            "pooled": above(pooled),
+        }
+    ).join(stats, on="q", how="left")
+    p, j, big_r = pl.col("p"), pl.col("j"), pl.col("R")
+    measures = {m for m, _ in wanted.values()}
+    ks = sorted({k for m, k in wanted.values() if k is not None and m in _AT_K})
+    cut = {k: min(k, 2**62 - 1) for k in ks}  # recframe.metrics._registry.position_cut
+    aggs: dict[str, pl.Expr] = {"num_rel_ret": pl.len(), "min_rank": p.min()}
+    aggs |= {f"hits{k}": (p <= cut[k]).sum() for k in ks}
+    aggs |= {f"ap{k}": pl.when(p <= cut[k]).then(j / p).otherwise(0.0).sum() for k in ks if "ap" in measures}
+    if "r_precision" in measures:
+        aggs["hits_r"] = (p <= big_r).sum()
+    if "bpref" in measures:
+        nonrelevant = pl.col("J") - big_r
+        share = pl.min_horizontal(pl.col("judged") - j, big_r) / pl.max_horizontal(pl.min_horizontal(big_r, nonrelevant), 1)
+        aggs["bpref"] = (1.0 - share).sum()
+    if "infap" in measures:
+        f = pl.Float64
+        at = p.cast(f)
+        term = 1.0 / at + (pl.col("pooled") - 1).cast(f) / at * ((j - 1).cast(f) + INFAP_EPSILON) / (
+            (pl.col("judged") - 1).cast(f) + 2 * INFAP_EPSILON
+        )
+        aggs["infap"] = term.sum()
+    if "bin_g" in measures:
+        aggs["bin_g"] = (1.0 / (2 + p - j).cast(pl.Float64).log(2)).sum()
+    levels = range(0, 101, 10)
+    if measures & {"iprec_at_recall", "iprec_11pt_avg"}:
+        for x in levels:
+            least = pl.max_horizontal(_trec_cut(x, rounding), pl.lit(1.0))
+            aggs[f"iprec{x}"] = pl.when(j >= least).then(j / p).otherwise(0.0).max()
+    if "rprec_mult" in measures:
+        aggs |= {f"rprec{x}": (p <= _trec_cut(x, "add")).sum() for x in range(20, 201, 20)}
+    per_query = per_query.join(hits.group_by("q").agg(**aggs), on="q", how="left")
+    zero = [c for c in aggs if c != "min_rank" and not c.startswith("iprec")]
+    per_query = per_query.with_columns(
+        pl.col(zero).fill_null(0), *(pl.col(c).fill_null(0.0) for c in aggs if c.startswith("iprec"))
+    )
+    if "ndcg" in measures:
+        per_query = per_query.join(
+            _dcg(ret, grades, [k for m, k in wanted.values() if m == "ndcg" and k is not None]), on="q", how="left"
+        )
+
+    one = pl.max_horizontal(big_r, 1)  # recframe.metrics._registry.at_least_one
+    n_rel_ret, n_ret = pl.col("num_rel_ret"), pl.col("num_ret")
+    set_p, set_r = n_rel_ret / pl.max_horizontal(n_ret, 1), n_rel_ret / one
+
+    def value(measure: str, k: int | None) -> pl.Expr:
+        if measure in ("num_ret", "num_rel_ret", "num_nonrel_judged_ret"):
+            return pl.col(measure)
+        if measure == "n_relevant":
+            return big_r
+        if measure == "precision":
+            return pl.col(f"hits{k}") / k
+        if measure == "recall":
+            return pl.col(f"hits{k}") / one
+        if measure == "hit_rate":
+            return (pl.col(f"hits{k}") > 0).cast(pl.Float64)
+        if measure == "ap":
+            return pl.col(f"ap{k}") / one
+        if measure == "rr":  # (trec_eval: no cut-off; any relevant document retrieved counts)
+            return pl.when(pl.col("min_rank").is_not_null()).then(1.0 / pl.col("min_rank")).otherwise(0.0)
+        if measure == "ndcg":
+            return pl.col(f"dcg{k}") / pl.col(f"idcg{k}")
+        if measure == "r_precision":
+            return pl.col("hits_r") / one
+        if measure in ("bpref", "infap", "bin_g"):
+            return pl.col(measure) / one
+        if measure == "iprec_at_recall":
+            return pl.col(f"iprec{k}")
+        if measure == "iprec_11pt_avg":
+            return pl.sum_horizontal(pl.col(f"iprec{x}") for x in levels) / len(levels)
+        if measure == "rprec_mult":
+            assert k is not None
+            return pl.col(f"rprec{k}") / pl.max_horizontal(_trec_cut(k, "add"), pl.lit(1.0))
+        if measure == "set_precision":
+            return set_p
+        if measure == "set_recall":
+            return set_r
+        if measure == "set_map":
+            return set_p * set_r
+        if measure == "set_f1":
+            return pl.when(n_rel_ret > 0).then(2 * set_p * set_r / (set_p + set_r)).otherwise(0.0)
+        assert measure == "set_relative_precision"
+        return n_rel_ret / pl.max_horizontal(pl.min_horizontal(n_ret, big_r), 1)
+
+    return per_query.select("q", *(value(m, k).alias(c) for c, (m, k) in wanted.items()))
+
+
+def _dcg(ret: pl.DataFrame, grades: pl.DataFrame, ks: list[int]) -> pl.DataFrame:
+    """q, ``dcg<k>`` and ``idcg<k>``: the DCG of the retrieved rows graded above 0 (the gain is the
+    grade, the discount log2(position + 1)) and of the query's grades sorted decreasing."""
+    g = pl.col("relevance")
+
+    def sums(rows: pl.DataFrame, name: str) -> pl.DataFrame:
+        at = pl.col("position")
+        term = pl.col("gain") / (at + 1).cast(pl.Float64).log(2)
+        return rows.group_by("q").agg(
+            pl.when(at <= min(k, 2**62 - 1)).then(term).otherwise(0.0).sum().alias(f"{name}{k}") for k in ks
+        )
+
+    gained = ret.filter(g > 0).select("q", "position", gain=g.cast(pl.Float64))
+    ideal = grades.filter(g > 0).sort("q", "relevance", descending=[False, True])
+    ideal = ideal.select("q", position=pl.int_range(1, pl.len() + 1).over("q"), gain=g.cast(pl.Float64))
+    dcg = sums(gained, "dcg")
+    return sums(ideal, "idcg").join(dcg, on="q", how="left").with_columns(pl.col(f"dcg{k}").fill_null(0.0) for k in ks)
+
+
+def _evaluate_fast(ranked: pl.DataFrame, judged: pl.DataFrame, request: Request, runid: str) -> str | None:
+    """:func:`evaluate` in one pass under trec_eval's conventions; None where the general path
+    decides instead (a document twice in a query, which it refuses, or a hash collision)."""
+    here, engine = _split(request)
+    wanted: dict[str, tuple[str, int | None]] = {}
+    for name, (_, column) in engine.items():
+        found = _one_pass_column(column)
+        if found is None:
+            return None
+        wanted[name] = found
+    if judged.height == 0 or ranked.height == 0:
+        return None
+    queries = judged["user_id"].unique().sort()  # trec_eval's output order; a query is its place here
+    judged_places = _codes(judged["user_id"], queries)[0]
+    grades = pl.DataFrame({"q": judged_places, "relevance": judged["relevance"]})
+    code, places = _codes(ranked["user_id"], queries)
+    in_run = np.zeros(len(queries), dtype=bool)
+    in_run[places[places >= 0]] = True
+    missing = queries.filter(pl.Series(~in_run)).to_list()
+    _refuse_missing(missing, int(in_run.sum()), request)
+    run = pl.DataFrame({"q": code, "item_id": ranked["item_id"], "score": ranked["score"]}).filter(pl.col("q") >= 0)
+    present = np.flatnonzero(in_run)
+    if missing and request.complete and request.version == "10":  # as _evaluate_generic
+        bogus = pl.DataFrame({"q": np.flatnonzero(~in_run), "item_id": _BOGUS, "score": 1.0})
+        run, present = pl.concat([run, bogus]), np.arange(len(queries))
+    run = run.with_columns(pl.col("score").cast(pl.Float32 if request.version == "9" else pl.Float64))
+    if not _in_order(run):
+        run = run.sort("q", "score", "item_id", descending=[False, True, True], nulls_last=True)
+    run = run.with_columns(position=_positions(run["q"].to_numpy()))
+    if request.max_retrieved is not None:
+        run = run.filter(pl.col("position") <= request.max_retrieved)
+    pairs = grades.with_columns(judged["item_id"], _pair_keys(judged_places, judged["item_id"]))
+    run = run.with_columns(_pair_keys(run["q"].to_numpy(), run["item_id"]))
+    if pairs[_HASH].n_unique() < pairs.height or run[_HASH].n_unique() < run.height:
+        return None  # a document twice (refused there) or two pairs of one hash
+    right = pairs.select(_HASH, "relevance", pl.int_range(pl.len(), dtype=pl.UInt32).alias("__row"))
+    run = run.join(right, on=_HASH, how="left", maintain_order="left")
+    found = run.filter(pl.col("__row").is_not_null())
+    same = pairs.select(pl.col("q", "item_id").gather(found["__row"]))
+    if not ((same["q"] == found["q"]).all() and (same["item_id"] == found["item_id"]).all()):
+        return None  # a hash collision
+    if request.judged_only:  # unjudged documents removed, the ranks closed up
+        run = run.filter(pl.col("relevance") >= 0)
+        run = run.with_columns(position=_positions(run["q"].to_numpy()))
+    g = pl.col("relevance")
+    level = max(request.level, 0)  # a negative grade is never relevant (unjudged)
+    grade = judged["relevance"].to_numpy()
+
+    def count(where: np.ndarray) -> np.ndarray:
+        return np.bincount(judged_places[where], minlength=len(queries))
+
+    stats = pl.DataFrame({"q": np.arange(len(queries)), "R": count(grade >= level), "J": count(grade >= 0)})
+    frame = pl.DataFrame({"q": present})
+    if wanted:
+        frame = frame.join(_one_pass_values(run, stats, grades, request, wanted), on="q", how="left")
+    names = pl.DataFrame({"q": np.arange(len(queries)), "user_id": queries})
+    frame = frame.join(names, on="q", how="left").drop("q")
+    relevant = stats.filter(pl.col("R") > 0).join(names, on="q").select("user_id", num_rel=pl.col("R"))
+    if here:  # the other measures, from the ranked codes as ranked_codes gives them
+        code_of = pl.when(g.is_null()).then(NONPOOL).when(g < 0).then(UNJUDGED).otherwise(g).cast(pl.Int64)
+        codes = run.join(names, on="q", how="left", maintain_order="left").select(
+            "user_id", "item_id", "position", "relevance", code_of.alias("code")
+        )
+        counts = (grades.filter(g >= 0).group_by("q", "relevance").agg(count=pl.len()).join(names, on="q").drop("q")).select(
+            "user_id", "relevance", "count"
+        )
+        n_rel = per_query_counts(codes, relevant, request)
+        frame = frame.join(measures_here(here, codes, counts, n_rel, request), on="user_id", how="left")
+    return _finish(frame, relevant, missing, judged, len(queries), request, runid)
