@@ -153,6 +153,27 @@ def test_the_exact_join_when_pair_hashes_collide(monkeypatch: pytest.MonkeyPatch
     assert capsys.readouterr().out == (DATA / "out.test.aqc").read_text()
 
 
+@pytest.mark.parametrize("keys", ["one key for all", "distinct keys of the wrong pairs"])
+def test_the_one_pass_path_defers_on_a_pair_hash_collision(
+    keys: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The one-pass path joins the run and the qrels on a 64-bit key of (query, document):
+    keys shared within a file, or a match between different pairs, send the call to the
+    general path, which prints the same text."""
+    import recframe.trec_eval as module
+
+    def fake(query: object, items: pl.Series) -> pl.Series:  # every key equal, or each row's place
+        values = [0] * len(items) if keys == "one key for all" else list(range(len(items)))
+        return pl.Series(module._HASH, values, dtype=pl.UInt64)
+
+    calls: list[object] = []
+    real = module._evaluate_generic
+    monkeypatch.setattr(module, "_pair_keys", fake)
+    monkeypatch.setattr(module, "_evaluate_generic", lambda *args: calls.append(args) or real(*args))
+    assert cli.main(command(CASES["out.test.aqc"])) == 0
+    assert calls and capsys.readouterr().out == (DATA / "out.test.aqc").read_text()
+
+
 _QUERIES = st.sampled_from(["q1", "q2", "Q10", "3"])
 _DOCS = st.sampled_from(["d1", "D1", "d2", "10d", "2d", "d10", "x"])
 
