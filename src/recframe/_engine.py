@@ -437,15 +437,31 @@ def _group_rows(lf: nw.LazyFrame, spec: v.Spec, users: nw.LazyFrame | None) -> n
     return lf if spec.columns.by else lf.with_columns(nw.lit(0).alias(n.GROUP))
 
 
-def _item_group_tables(
-    lf: nw.LazyFrame, spec: v.Spec, users: nw.LazyFrame | None, side: _side.SideInputs | None
-) -> tuple[nw.LazyFrame | None, nw.LazyFrame | None]:
-    """With item_group=: the per-(summary group, item group) counts of recframe._item_groups
-    and the group-level terms finished from them (None when not asked)."""
+def _item_group_rows(
+    lf: nw.LazyFrame, spec: v.Spec, users: nw.LazyFrame | None, side: _side.SideInputs | None, in_engine: bool
+) -> nw.LazyFrame | None:
+    """With item_group=: the rows ranked within the largest k or relevant (of the users= users,
+    with the summary group keys) joined once with their items' groups
+    (recframe._item_groups.joined), which the calibration and the counts both read: a SQL
+    engine computes them once (materialized), Polars shares them (a cache node)."""
     if spec.selection.item_group is None:
+        return None
+    assert side is not None  # item_group= needs items= or train=
+    used = lf.filter(_in_domain("top_k", spec) | (nw.col(n.RELEVANT) == 1))
+    grouped = _item_groups.joined(_group_rows(used, spec, users), spec, side)
+    return _frames.materialize(grouped) if in_engine else grouped
+
+
+def _item_group_tables(
+    grouped: nw.LazyFrame | None, spec: v.Spec, side: _side.SideInputs | None
+) -> tuple[nw.LazyFrame | None, nw.LazyFrame | None]:
+    """With item_group= (`grouped`: :func:`_item_group_rows`): the per-(summary group, item
+    group) counts of recframe._item_groups and the group-level terms finished from them
+    (None when not asked)."""
+    if grouped is None:
         return None, None
     assert side is not None  # item_group= needs items= or train=
-    table = _item_groups.counts(_group_rows(lf, spec, users), spec, side)
+    table = _item_groups.counts(grouped, spec, side)
     if not any(m in spec.selection.metrics for m in _item_groups.COMPARING):
         return table, None
     return table, _item_groups.summaries(table, spec)
@@ -535,10 +551,10 @@ def evaluate(
     if spec.facts.with_users:
         # users= fixes who is evaluated (recommended users it lacks were refused or dropped)
         table = table.filter(~nw.col(n.USER_ROWS).is_null())
+    grouped = _item_group_rows(lf, spec, users, side, in_engine)
     if {"miscalibration", "calibration_js"} & set(spec.selection.metrics):
-        assert side is not None  # calibration needs items= (or train=) and train=
-        top = with_position(lf.filter(_in_domain("top_k", spec)), spec)
-        table = table.join(_item_groups.calibration(top, spec, side), on=keys, how="left")
+        assert side is not None and grouped is not None  # calibration needs item_group=, items= (or train=) and train=
+        table = table.join(_item_groups.calibration(grouped, spec, side), on=keys, how="left")
     # unranked_users="skip", as trec_eval: a user with nothing recommended is not evaluated;
     # when only some metrics skip them (a profile's per-metric option) they get null there
     skip_all = set(spec.selection.unranked_skip) >= set(spec.selection.metrics)
@@ -571,7 +587,7 @@ def evaluate(
     if spec.columns.attr_keys:
         out = out.select(*spec.columns.by, *(c for c in out.columns if c not in spec.columns.by))
     groups = group_table(lf, spec, users, side)
-    counts, comparing = _item_group_tables(lf, spec, users, side)
+    counts, comparing = _item_group_tables(grouped, spec, side)
     if comparing is not None:
         groups = comparing if groups is None else groups.join(comparing, on=list(spec.columns.by) or [n.GROUP], how="left")
     return Plan(per_user=out, groups=groups, item_groups=counts)

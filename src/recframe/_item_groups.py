@@ -2,10 +2,11 @@
 the popularity-bias summaries and the calibration of each list (formulas in
 :mod:`recframe.metrics.item_groups`).
 
-Everything is a sum per (list or summary group, item group): the items' groups are joined onto
-the rows ranked within k and the relevant rows, the training pairs are summed per (user, item
-group) once, and the catalog per item group once. Nothing is computed per pair of user and
-item, so the cost stays linear in the rows.
+Everything is a sum per (list or summary group, item group): the items' groups are joined once
+onto the rows ranked within k and the relevant rows (:func:`joined`, read by both the
+calibration and the counts), the training pairs are summed per (user, item group) once, and the
+catalog per item group once. Nothing is computed per pair of user and item, so the cost stays
+linear in the rows.
 """
 
 from __future__ import annotations
@@ -107,11 +108,27 @@ def _column(name: str, k: int) -> str:
     return n.term_column(name, k)
 
 
-def calibration(top: nw.LazyFrame, spec: Spec, side: _side.SideInputs) -> nw.LazyFrame:
+def joined(rows: nw.LazyFrame, spec: Spec, side: _side.SideInputs) -> nw.LazyFrame:
+    """The rows :func:`calibration` and :func:`counts` read: `rows` (the prepared rows ranked
+    within the largest k or relevant, with the summary group keys, POSITION and RELEVANT) with
+    their items' groups, one row per (row, group of its item) with ITEM_GROUP and GROUP_WEIGHT;
+    a row whose item is not in the catalog keeps one row, of null group.
+
+    This is the one join of the ranked rows with the catalog in a call. A SQL engine gets the
+    rows materialized (see recframe._engine.evaluate); on Polars they are an explicit cache
+    node, which every reader shares: Polars' own common-subplan elimination does not nest, it
+    caches the outermost repeated parts (the served lists, the sums per item group), each of
+    which would join the catalog again (10M rows: three joins of the 1M-item catalog)."""
+    keys = [*(spec.columns.by or [n.GROUP]), n.USER]  # a list, with the summary keys it determines
+    used = rows.select(*keys, n.ITEM, n.POSITION, n.RELEVANT).join(weights(spec, side), on=n.ITEM, how="left")
+    return nw.from_native(used.to_native().cache()) if used.implementation is nw.Implementation.POLARS else used
+
+
+def calibration(rows: nw.LazyFrame, spec: Spec, side: _side.SideInputs) -> nw.LazyFrame:
     """Per list (list keys, USER) with an item ranked within the largest k: the columns of
-    ``miscalibration@k`` and ``calibration_js@k`` for each k. `top` is the prepared rows ranked
-    within the largest k (POSITION set). Null for a list with no item within k or whose user
-    has no training item in the catalog.
+    ``miscalibration@k`` and ``calibration_js@k`` for each k, from :func:`joined`'s rows
+    ranked within the largest k (those outside the catalog are refused by the catalog check).
+    Null for a list with no item within k or whose user has no training item in the catalog.
 
     Both mixes sum to 1, so each divergence needs only the groups the two share, and the
     list's groups are read once (no full join of the two mixes): with P the user's groups and
@@ -123,13 +140,13 @@ def calibration(top: nw.LazyFrame, spec: Spec, side: _side.SideInputs) -> nw.Laz
       group on one side only adds its own mass (log2 2 = 1).
 
     A group the list reaches beyond k (q = 0 at k) adds 0 to both sums, as it should."""
-    keys = [*spec.columns.list_keys, n.USER]
+    keys = [*(spec.columns.by or [n.GROUP]), n.USER]  # a list, with the summary keys it determines
     ks = spec.selection.ks
-    w = weights(spec, side)
-    mix = _train_mix(spec, side, w)
+    mix = _train_mix(spec, side, weights(spec, side))
     p = mix.with_columns((nw.col(_T) / nw.col(_T).sum().over(n.USER)).alias(_P)).select(n.USER, n.ITEM_GROUP, _P)
     trained = _frames.group_agg(mix, [n.USER], nw.col(_T).sum().alias("__rf_ig_p_total"))
-    rows = top.select(*keys, n.ITEM, n.POSITION).join(w, on=n.ITEM, how="inner")
+    within = (nw.col(n.POSITION) <= position_cut(max(ks))) & ~nw.col(n.ITEM_GROUP).is_null()
+    rows = rows.filter(within).select(*keys, n.ITEM_GROUP, n.GROUP_WEIGHT, n.POSITION)
     place = nw.lit(1.0)
     if spec.conventions.calibration_weight == "rank":
         place = 1.0 / (nw.col(n.POSITION) + 1).cast(nw.Float64).log(2)
@@ -173,14 +190,14 @@ def calibration(top: nw.LazyFrame, spec: Spec, side: _side.SideInputs) -> nw.Laz
             nw.when(defined).then(kl).otherwise(None).cast(nw.Float64).alias(_column("miscalibration@", k)),
             nw.when(defined).then(js).otherwise(None).cast(nw.Float64).alias(_column("calibration_js@", k)),
         ]
-    return per_list.select(*keys, *out)
+    return per_list.select(*spec.columns.list_keys, n.USER, *out)
 
 
 def counts(rows: nw.LazyFrame, spec: Spec, side: _side.SideInputs) -> nw.LazyFrame:
     """Per (summary group keys, item group): the group's catalog weight |g| and per k its
     slots, exposure and hits, its relevant items and (with train=) the denominator of
-    P(rec | g), from `rows` (the prepared rows with the summary group keys and POSITION). The
-    lists served are those with an item ranked within the largest k.
+    P(rec | g), from :func:`joined`'s rows. The lists served are those with an item ranked
+    within the largest k.
 
     Every item group of the catalog is there for every summary group with a relevant or a
     recommended item; the relevant items outside the catalog, which have no group, come as one
@@ -188,10 +205,7 @@ def counts(rows: nw.LazyFrame, spec: Spec, side: _side.SideInputs) -> nw.LazyFra
     keys = list(spec.columns.by) or [n.GROUP]
     ks = spec.selection.ks
     w = weights(spec, side)
-    top = max(ks)
-    used = rows.filter(((nw.col(n.POSITION) <= position_cut(top)) | (nw.col(n.RELEVANT) == 1)).fill_null(False))
-    served = used.filter(nw.col(n.POSITION) <= position_cut(top)).select(*keys, n.USER).unique()
-    used = used.select(*keys, n.ITEM, n.POSITION, n.RELEVANT).join(w, on=n.ITEM, how="left")
+    served = rows.filter(nw.col(n.POSITION) <= position_cut(max(ks))).select(*keys, n.USER).unique()
     weight = nw.col(n.GROUP_WEIGHT).fill_null(1.0)  # a relevant item outside the catalog: its own row
     per_k = []
     for k in ks:
@@ -202,16 +216,15 @@ def counts(rows: nw.LazyFrame, spec: Spec, side: _side.SideInputs) -> nw.LazyFra
             nw.when(inside).then(weight * discount).otherwise(0.0).alias(f"{_EXPOSURE}{k}"),
             nw.when(inside & (nw.col(n.RELEVANT) == 1)).then(weight).otherwise(0.0).alias(f"{_HITS}{k}"),
         ]
-    used = used.with_columns(*per_k, nw.when(nw.col(n.RELEVANT) == 1).then(weight).otherwise(0.0).alias(_RELEVANT))
-    sums = [nw.col(c).sum() for k in ks for c in (f"{_SLOTS}{k}", f"{_EXPOSURE}{k}", f"{_HITS}{k}")]
-    found = _frames.group_agg(used, [*keys, n.ITEM_GROUP], *sums, nw.col(_RELEVANT).sum())
+    used = rows.with_columns(*per_k, nw.when(nw.col(n.RELEVANT) == 1).then(weight).otherwise(0.0).alias(_RELEVANT))
+    filled = [f"{c}{k}" for k in ks for c in (_SLOTS, _EXPOSURE, _HITS)] + [_RELEVANT]
+    found = _frames.group_agg(used, [*keys, n.ITEM_GROUP], *(nw.col(c).sum() for c in filled))
     # every catalog group in every summary group, with its size |g|
     sizes = _frames.group_agg(w, [n.ITEM_GROUP], nw.col(n.GROUP_WEIGHT).sum().alias(_SIZE))
-    groups = used.select(keys).unique()
+    groups = found.select(keys).unique()
     grid = groups.join(sizes, how="cross")
     in_catalog = found.filter(~nw.col(n.ITEM_GROUP).is_null())
     out = grid.join(in_catalog, on=[*keys, n.ITEM_GROUP], how="left")
-    filled = [f"{c}{k}" for k in ks for c in (_SLOTS, _EXPOSURE, _HITS)] + [_RELEVANT]
     out = out.with_columns(nw.col(c).fill_null(0.0) for c in filled)
     # the relevant items outside the catalog: a row of their own (null group), where there are some
     outside = found.filter(nw.col(n.ITEM_GROUP).is_null() & (nw.col(_RELEVANT) > 0))
