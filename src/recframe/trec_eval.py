@@ -1047,11 +1047,12 @@ def _one_pass_values(
         return total[rows] - total[starting] + flag[starting]
 
     starts = np.flatnonzero(position == 1)
+    n_places = int(query.max()) + 1 if len(query) else 0
     per_query = pl.DataFrame(
         {
             "q": query[starts],
             "num_ret": np.diff(np.r_[starts, len(position)]),
-            "num_nonrel_judged_ret": np.add.reduceat(judged & ~relevant, starts) if len(starts) else np.zeros(0, np.int64),
+            "num_nonrel_judged_ret": np.bincount(query[judged & ~relevant], minlength=n_places)[query[starts]],
         }
     )
     per_query = per_query.join(stats, on="q", how="left")
