@@ -912,13 +912,15 @@ def _finish(
 
 # ------------------------------------------------------------------------- the one-pass path
 #
-# The same numbers as recframe.per_user under the trec_eval profiles, for the measures it
-# has, from each query's ranked grades: query ids become integers, their place in the run (the
-# queries of the qrels the run lacks after them; the text is sorted by id), the run is sorted only when it is not in order
-# already, the qrels grades are joined on a 64-bit hash of (query, document), a block of queries
-# at a time, and every match is checked to be the same pair, and each measure is an aggregate over the relevant retrieved
-# rows (a tenth of the run, typically) with their counts of relevant, judged and pooled rows
-# above, taken from running sums.
+# The same numbers as recframe.per_user under the trec_eval profiles, for the measures it has,
+# from each query's ranked grades:
+# - query ids become integers, their place in the run (the queries of the qrels that the run
+#   lacks come after them; the text is sorted by id when it is printed);
+# - the run is sorted only when it is not in order already, so its places increase;
+# - the qrels grades are joined on a 64-bit hash of (query, document), a block of queries at a
+#   time, and every match is checked to be the same pair;
+# - each measure is an aggregate over the relevant retrieved rows (a tenth of the run,
+#   typically) with their counts of relevant, judged and pooled rows above, from running sums.
 
 
 def _codes(ids: pl.Series, queries: pl.Series) -> tuple[np.ndarray, np.ndarray]:
