@@ -162,9 +162,9 @@ def test_the_one_pass_path_defers_on_a_pair_hash_collision(
     general path, which prints the same text."""
     import recframe.trec_eval as module
 
-    def fake(query: object, items: pl.Series) -> pl.Series:  # every key equal, or each row's place
-        values = [0] * len(items) if keys == "one key for all" else list(range(len(items)))
-        return pl.Series(module._HASH, values, dtype=pl.UInt64)
+    def fake() -> pl.Expr:  # every key equal, or each row's place
+        same = pl.lit(0, dtype=pl.UInt64) if keys == "one key for all" else pl.int_range(pl.len(), dtype=pl.UInt64)
+        return same.alias(module._HASH)
 
     calls: list[object] = []
     real = module._evaluate_generic

@@ -328,12 +328,16 @@ def join(part: nw.LazyFrame, spec: Spec, side: SideInputs, needs: set[str], lf: 
     """`part` (rows of one pass) with the side columns `needs` asks for; with the catalog flag
     when the call reads the catalog. `lf` is the whole prepared frame (the baseline's lists)."""
     item_level = needs & _ITEM_LEVEL
-    if item_level or needs_catalog(spec):
+    catalog = needs_catalog(spec)
+    if item_level or catalog:
         popular = item_level & {"popularity", "popularity_rank", "in_head"}
         if side.items is not None and popular:
-            # the catalog, then the popularity: a ranked training item outside items= keeps
-            # its popularity (and is flagged outside the catalog)
-            tables = [item_table(spec, side, item_level - popular), _popularity_table(spec, side, popular)]
+            # the popularity, and the catalog only where it is read (its flag, the item
+            # features; 10M rows: a join of 1M items saved): a ranked training item outside
+            # items= keeps its popularity (and is flagged outside the catalog)
+            tables = [_popularity_table(spec, side, popular)]
+            if catalog or item_level - popular:
+                tables.insert(0, item_table(spec, side, item_level - popular))
         else:
             tables = [item_table(spec, side, item_level)]
         for table in tables:

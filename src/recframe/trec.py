@@ -23,6 +23,7 @@ number descending. :mod:`recframe.trec_eval` prints trec_eval's whole output, fl
 from __future__ import annotations
 
 import codecs
+import mmap
 import os
 import sys
 from collections.abc import Callable, Collection, Sequence
@@ -30,6 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
+import numpy as np
 import polars as pl
 
 from recframe._engine import GMEAN_FLOOR
@@ -128,6 +130,17 @@ def _problems(bad: pl.Expr, number: pl.Expr, line: pl.Expr, undecoded: pl.Expr) 
     )
 
 
+def _plain_bytes(path: Path) -> bool:
+    """Whether the file is ASCII without tabs, carriage returns or 0x1F (the line reader's
+    separator), the blanks the line reader normalises: read through a memory map, not copied."""
+    with open(path, "rb") as handle:
+        if os.fstat(handle.fileno()).st_size == 0:
+            return False  # (an empty file cannot be mapped; the line reader reads it)
+        with mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as view:
+            high = int(np.frombuffer(view, dtype=np.uint8).max())  # (the array is freed before the map closes)
+            return high < 0x80 and all(view.find(byte) < 0 for byte in (b"\t", b"\r", b"\x1f"))
+
+
 def _read_plain(path: str | os.PathLike[str], label: str, fields: dict[str, int], n_fields: int) -> pl.DataFrame | None:
     """The file read by the CSV reader, typed, when it is plain: ASCII, fields separated by
     single spaces, every line well formed (several times faster than splitting lines); None
@@ -140,11 +153,7 @@ def _read_plain(path: str | os.PathLike[str], label: str, fields: dict[str, int]
     numbers are that cast's). A line of blanks only reads as a row of nulls and is skipped,
     as the line reader skips it; comment lines start with '#' at the line's start."""
     p = Path(path)
-    if not p.is_file():
-        return None
-    data = p.read_bytes()
-    # (\x1f: the line reader's separator; \r, \t: blanks the line reader normalises)
-    if not data.isascii() or b"\t" in data or b"\r" in data or b"\x1f" in data:
+    if not p.is_file() or not _plain_bytes(p):
         return None
     schema = RUN_SCHEMA if label == "run" else QRELS_SCHEMA
     names = {position: name for name, position in fields.items()}
@@ -153,7 +162,7 @@ def _read_plain(path: str | os.PathLike[str], label: str, fields: dict[str, int]
     types = {c: pl.Float64 if c == "rank" else schema.get(c, pl.String) for c in columns}
     try:
         raw = pl.read_csv(
-            data, separator=" ", has_header=False, comment_prefix="#", quote_char=None, new_columns=columns,
+            p, separator=" ", has_header=False, comment_prefix="#", quote_char=None, new_columns=columns,
             schema=types,
         )  # fmt: skip
     except pl.exceptions.PolarsError:

@@ -923,20 +923,20 @@ def _finish(
 #   typically) with their counts of relevant, judged and pooled rows above, from running sums.
 
 
-def _codes(ids: pl.Series, queries: pl.Series) -> tuple[np.ndarray, np.ndarray]:
-    """Each id's place in `queries` (distinct), -1 where it is not there, and the places
-    found; cast once per run of equal ids (a file lists each query's lines together)."""
-    runs = ids.rle()
+def _codes(runs: pl.Series, queries: pl.Series) -> np.ndarray:
+    """Each id's place in `queries` (distinct), -1 where it is not there, from the ids' runs
+    (``Series.rle()``: an id is cast once per run, and a file lists each query's lines
+    together)."""
     places = runs.struct.field("value").cast(pl.Enum(queries), strict=False).to_physical().cast(pl.Int64)
-    places_np = places.fill_null(-1).to_numpy()
-    return np.repeat(places_np, runs.struct.field("len").to_numpy()), places_np
+    return np.repeat(places.fill_null(-1).to_numpy(), runs.struct.field("len").to_numpy())
 
 
-def _pair_keys(query: np.ndarray, items: pl.Series) -> pl.Series:
-    """A 64-bit key of each (query place, document number): the document's hash mixed with
-    the place (equal pairs, equal keys; every match found through them is checked)."""
-    mixed = query.astype(np.uint64) * np.uint64(0x9E3779B97F4A7C15)
-    return pl.Series(_HASH, items.hash().to_numpy() ^ mixed)
+def _pair_keys() -> pl.Expr:
+    """A 64-bit key of each (query place ``q``, document number ``item_id``): the document's
+    hash mixed with the place (equal pairs, equal keys; every match found through them is
+    checked)."""
+    mixed = pl.col("q").cast(pl.UInt64) * pl.lit(0x9E3779B97F4A7C15, dtype=pl.UInt64)
+    return (pl.col("item_id").hash() ^ mixed).alias(_HASH)
 
 
 #: queries per block of :func:`_join_blocks` (some 50,000 rows: a block's hash table stays in cache)
@@ -971,7 +971,10 @@ def _positions(query: np.ndarray) -> np.ndarray:
     if n == 0:
         return np.zeros(0, dtype=np.int64)
     start = np.flatnonzero(np.r_[True, query[1:] != query[:-1]])
-    return np.arange(n, dtype=np.int64) - np.repeat(start, np.diff(np.r_[start, n])) + 1
+    # steps of 1, and back to 1 where a block starts; summed in place (one array of n)
+    step = np.ones(n, dtype=np.int64)
+    step[start[1:]] = 1 - np.diff(start)
+    return np.cumsum(step, out=step)
 
 
 def _in_order(run: pl.DataFrame) -> bool:
@@ -1039,10 +1042,8 @@ def _one_pass_values(
     judged = (grade >= 0).fill_null(False).to_numpy()
     pooled = grade.is_not_null().to_numpy()
     query, position = ret["q"].to_numpy(), ret["position"].to_numpy()
-    first = np.arange(len(position)) - position + 1  # the row where each row's query starts
     rows = np.flatnonzero(relevant)
-
-    starting = first[rows]
+    starting = rows - position[rows] + 1  # the row where each relevant row's query starts
 
     def above(flag: np.ndarray) -> np.ndarray:  # rows of `flag` up to each relevant row, in its query
         total = np.cumsum(flag, dtype=np.int64)
@@ -1058,16 +1059,16 @@ def _one_pass_values(
         }
     )
     per_query = per_query.join(stats, on="q", how="left")
-    at = query[rows]  # (stats has a row per place, in order: its R and J gathered by place)
+    hit_q = query[rows]  # (stats has a row per place, in order: its R and J gathered by place)
     hits = pl.DataFrame(
         {
-            "q": pl.Series(at).set_sorted() if (np.diff(at) >= 0).all() else at,
+            "q": pl.Series(hit_q).set_sorted() if (np.diff(hit_q) >= 0).all() else hit_q,
             "p": position[rows],
             "j": above(relevant),
             "judged": above(judged),
             "pooled": above(pooled),
-            "R": stats["R"].to_numpy()[at],
-            "J": stats["J"].to_numpy()[at],
+            "R": stats["R"].to_numpy()[hit_q],
+            "J": stats["J"].to_numpy()[hit_q],
         }
     )
     p, j, big_r = pl.col("p"), pl.col("j"), pl.col("R")
@@ -1188,19 +1189,20 @@ def _evaluate_fast(ranked: pl.DataFrame, judged: pl.DataFrame, request: Request,
         return None
     # a query is its place: the run's queries in the order they come, then those it lacks
     # (so the run's places increase, and the qrels' where the two files share an order)
-    judged_ids = judged["user_id"].unique()
-    seen = ranked["user_id"].rle().struct.field("value").unique(maintain_order=True)
+    judged_runs, ranked_runs = judged["user_id"].rle(), ranked["user_id"].rle()
+    judged_ids = judged_runs.struct.field("value").unique()
+    seen = ranked_runs.struct.field("value").unique(maintain_order=True)
     in_both = seen.filter(seen.is_in(judged_ids.implode()))
     missing_ids = judged_ids.filter(~judged_ids.is_in(seen.implode())).sort()
     queries = pl.concat([in_both, missing_ids])
     missing = missing_ids.to_list()
     _refuse_missing(missing, len(in_both), request)
-    judged_places = _codes(judged["user_id"], queries)[0]
+    judged_places = _codes(judged_runs, queries)
     if (np.diff(judged_places) < 0).any():  # the qrels in another order: sorted by place
         order = np.argsort(judged_places, kind="stable")
         judged, judged_places = judged[order], judged_places[order]
     grades = pl.DataFrame({"q": judged_places, "relevance": judged["relevance"]})
-    code = _codes(ranked["user_id"], queries)[0]
+    code = _codes(ranked_runs, queries)
     run = pl.DataFrame({"q": code, "item_id": ranked["item_id"], "score": ranked["score"]}).filter(pl.col("q") >= 0)
     present = np.arange(len(in_both))
     if missing and request.complete and request.version == "10":  # as _evaluate_generic
@@ -1212,15 +1214,15 @@ def _evaluate_fast(ranked: pl.DataFrame, judged: pl.DataFrame, request: Request,
     run = run.with_columns(position=_positions(run["q"].to_numpy()))
     if request.max_retrieved is not None:
         run = run.filter(pl.col("position") <= request.max_retrieved)
-    pairs = grades.with_columns(judged["item_id"], _pair_keys(judged_places, judged["item_id"]))
-    run = run.with_columns(_pair_keys(run["q"].to_numpy(), run["item_id"]))
+    pairs = grades.with_columns(judged["item_id"]).with_columns(_pair_keys())
+    run = run.with_columns(_pair_keys())
     matched = _join_blocks(run, pairs)
     if matched is None:
         return None  # a document twice (refused there) or two pairs of one hash
     run = run.hstack(matched)
-    found = run.select("q", "item_id", "__row").filter(pl.col("__row").is_not_null())
-    same = pairs.select(pl.col("q", "item_id").gather(found["__row"]))
-    if not ((same["q"] == found["q"]).all() and (same["item_id"] == found["item_id"]).all()):
+    matches = run.select("q", "item_id", "__row").filter(pl.col("__row").is_not_null())
+    same = pairs.select(pl.col("q", "item_id").gather(matches["__row"]))
+    if not ((same["q"] == matches["q"]).all() and (same["item_id"] == matches["item_id"]).all()):
         return None  # a hash collision
     if request.judged_only:  # unjudged documents removed, the ranks closed up
         run = run.filter(pl.col("relevance") >= 0)
