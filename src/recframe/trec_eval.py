@@ -1046,8 +1046,8 @@ def _one_pass_values(
     starting = rows - position[rows] + 1  # the row where each relevant row's query starts
 
     def above(flag: np.ndarray) -> np.ndarray:  # rows of `flag` up to each relevant row, in its query
-        total = np.cumsum(flag, dtype=np.int64)
-        return total[rows] - total[starting] + flag[starting]
+        total = np.cumsum(flag, dtype=np.int32 if len(flag) < 2**31 else np.int64)  # (half the memory)
+        return (total[rows] - total[starting] + flag[starting]).astype(np.int64)
 
     starts = np.flatnonzero(position == 1)
     n_places = int(query.max()) + 1 if len(query) else 0
@@ -1064,7 +1064,7 @@ def _one_pass_values(
         {
             "q": pl.Series(hit_q).set_sorted() if (np.diff(hit_q) >= 0).all() else hit_q,
             "p": position[rows],
-            "j": above(relevant),
+            "j": _positions(hit_q),  # (the relevant rows in order: the count of them so far)
             "judged": above(judged),
             "pooled": above(pooled),
             "R": stats["R"].to_numpy()[hit_q],
