@@ -50,10 +50,8 @@ class CheckPlan:
 
     ``row_flags`` are per-row 0/1 columns (added before the pass over every row);
     ``all_rows`` are aggregations over every row of a list (among them the flags' sums);
-    ``top_k_rows`` are aggregations the engine's pass over the rows ranked within the largest
-    k runs instead (a rank below 1 is always among them); ``duplicates`` says over which rows
-    ``duplicate_rows`` (aggregations) run: ``"all"`` in the pass over every row, ``"used"`` in
-    the pass over the relevant and top-k rows.
+    ``duplicates`` says over which rows ``duplicate_rows`` (aggregations) run: ``"all"`` in
+    the pass over every row, ``"used"`` in the pass over the relevant and top-k rows.
     """
 
     row_flags: dict[str, nw.Expr]
@@ -62,7 +60,6 @@ class CheckPlan:
     duplicate_rows: list[nw.Expr]
     #: every count column the plan adds (dropped once the check has read them)
     columns: tuple[str, ...]
-    top_k_rows: tuple[nw.Expr, ...] = ()
 
 
 def duplicate_scope(spec: Spec) -> DuplicateScope | None:
@@ -106,7 +103,7 @@ def plan(spec: Spec) -> CheckPlan:
     """The per-row flags and per-list counts the checks of this call read: only those that can
     be non-zero (no score: no NaN-score count; integer ranks: no whole-number count)."""
     rank, rel = nw.col(n.RANK), nw.col(n.REL)
-    flags: dict[str, nw.Expr] = {n.BAD_REL: ~rel.is_finite()}  # (NaN is not finite either)
+    flags: dict[str, nw.Expr] = {n.BAD_REL: rel.is_nan() | ~rel.is_finite()}
     if spec.columns.score is not None:
         flags[n.BAD_SCORE] = nw.col(n.SCORE).is_nan()
     if spec.conventions.gain == "exp2" and any(m in ("dcg", "ndcg") for m in spec.selection.metrics):
@@ -115,16 +112,13 @@ def plan(spec: Spec) -> CheckPlan:
     sums = list(flags)
     if spec.columns.rank is not None and not spec.facts.integer_rank:
         sums.append(n.BAD_RANK)  # set by the engine's prepare, where float ranks are cast
+    given_rank = nw.col(n.RAW_RANK) if spec.reranks else rank
     all_rows = [
         nw.len().alias(n.N_ROWS),
         nw.col(n.ITEM).count().alias(n.N_ITEMS_SET),
+        given_rank.min().alias(n.MIN_RANK),
         *(nw.col(c).sum().alias(c) for c in sums),
     ]
-    # the lowest given rank: a rank below 1 is within every cut-off, so the pass over the rows
-    # ranked within the largest k finds it on a small share of the rows; a re-ranked list's
-    # given ranks are not its positions, so there every row is read
-    top_k_rows: list[nw.Expr] = []
-    (all_rows if spec.reranks else top_k_rows).append((nw.col(n.RAW_RANK) if spec.reranks else rank).min().alias(n.MIN_RANK))
     columns = [n.N_ROWS, n.N_ITEMS_SET, n.MIN_RANK, *sums]
     if spec.columns.rank is not None and spec.conventions.rank_gaps == "error" and not spec.facts.with_exclude:
         all_rows.append(rank.max().alias(n.MAX_RANK))
@@ -149,7 +143,6 @@ def plan(spec: Spec) -> CheckPlan:
         duplicates=scope,
         duplicate_rows=duplicate_rows,
         columns=tuple(columns),
-        top_k_rows=tuple(top_k_rows),
     )
 
 

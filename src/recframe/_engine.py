@@ -250,8 +250,8 @@ def _aggregate(column: str, agg: str) -> nw.Expr:
 
 def _in_domain(domain: str, spec: v.Spec) -> nw.Expr:
     """The rows of a domain, as a condition on the flagged rows."""
-    if domain == "relevant":  # (the condition itself, not the flag: a filter the engine can push to the scan)
-        return _checks.is_relevant(spec)
+    if domain == "relevant":
+        return nw.col(n.RELEVANT) == 1
     if domain == "top_k":  # a null rank (not recommended) is outside
         return (nw.col(n.RANK) <= position_cut(max(spec.selection.ks))).fill_null(False)
     if domain == "judged":  # the pool: the judged rows, and the unjudged pooled rows infAP reads
@@ -344,9 +344,9 @@ def list_table(
     catalog_flags, catalog_counts = _side.outside_catalog(spec) if _side.needs_catalog(spec) else ({}, [])
     if checks.duplicates == "used":
         condition = _in_domain("relevant", spec) | _in_domain("top_k", spec)
-        passes.append(("top_k", condition, [*checks.duplicate_rows, *checks.top_k_rows, *catalog_counts]))
+        passes.append(("top_k", condition, [*checks.duplicate_rows, *catalog_counts]))
     else:
-        passes.append(("top_k", _in_domain("top_k", spec), [*checks.top_k_rows, *catalog_counts]))
+        passes.append(("top_k", _in_domain("top_k", spec), catalog_counts))
     zeros = [n.DUP_ROWS, n.DUP_ITEMS, n.DUP_RANKED, n.DUP_RANKS] if checks.duplicates == "used" else []
     zeros += [n.OUTSIDE_CATALOG] if catalog_counts else []
     for domain, condition, extra in passes:
@@ -367,11 +367,10 @@ def list_table(
         sums = _frames.group_agg(part, keys, *(_aggregate(column, t.agg) for t, column, _ in mine), *extra)
         table = table.join(sums, on=keys, how="left")
         # a list without such rows: each term's empty value, no duplicates
-        filled = [
+        table = table.with_columns(
             *(nw.col(column).fill_null(t.empty) for t, column, _ in mine),
             *(nw.col(c).fill_null(0) for c in (zeros if domain == "top_k" else [])),
-        ]
-        table = table.with_columns(filled) if filled else table
+        )
     if checks.duplicates is not None:
         counts += [n.DUP_ROWS, n.DUP_ITEMS, n.DUP_RANKED, n.DUP_RANKS]
     if catalog_counts:

@@ -41,8 +41,8 @@ def _idcg_value(rows: Rows, k: int | None) -> nw.Expr:
 
 
 declare(
-    # R, the user's relevant items, recommended or not (counted on the relevant rows' own pass)
-    Term("n_relevant", "relevant", lambda rows, k: rows.relevant),
+    # R, the user's relevant items, recommended or not
+    Term("n_relevant", "all", lambda rows, k: rows.relevant, reads="relevant"),
     # relevant items ranked <= k
     Term("hits@", "relevant", lambda rows, k: within(rows.rank, cutoff(k), 1.0), at_k=True),
     # relevant items ranked <= R
