@@ -446,7 +446,7 @@ def _item_group_rows(
     if spec.selection.item_group is None:
         return None
     assert side is not None  # item_group= needs items= or train=
-    used = lf.filter(_in_domain("top_k", spec) | (nw.col(n.RELEVANT) == 1))
+    used = lf.filter(_in_domain("top_k", spec) | _in_domain("relevant", spec))
     grouped = _item_groups.joined(_group_rows(used, spec, users), spec, side)
     return _frames.materialize(grouped) if in_engine else grouped
 

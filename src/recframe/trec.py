@@ -94,6 +94,13 @@ def _not_utf8(path: Path, label: str) -> RecframeError | None:
     return None
 
 
+def _whole_rank(number: pl.Expr) -> pl.Expr:
+    """A run's rank field read as a number: "2.0" is 2, any number that is not whole (or
+    nothing) null; trec_eval never reads it, so it is never refused."""
+    whole = number.is_finite() & (number == number.round(0)) & (number.abs() < 2**53)
+    return pl.when(whole).then(number).cast(pl.Int64).alias("rank")
+
+
 def _parsed(
     field: Callable[[int], pl.Expr], n_present: pl.Expr, label: str, fields: dict[str, int], n_fields: int
 ) -> tuple[dict[str, pl.Expr], pl.Expr]:
@@ -105,10 +112,8 @@ def _parsed(
     the fields after a run line's tag; a qrels line has exactly four."""
     schema = RUN_SCHEMA if label == "run" else QRELS_SCHEMA
     parsed = {name: field(position).cast(schema[name], strict=False).alias(name) for name, position in fields.items()}
-    if label == "run":  # "2.0" reads as 2; a field that is no whole number, as null
-        number = field(fields["rank"]).cast(pl.Float64, strict=False)
-        whole = number.is_finite() & (number == number.round(0)) & (number.abs() < 2**53)
-        parsed["rank"] = pl.when(whole).then(number).cast(pl.Int64).alias("rank")
+    if label == "run":
+        parsed["rank"] = _whole_rank(field(fields["rank"]).cast(pl.Float64, strict=False))
     bad = n_present < n_fields if label == "run" else n_present != n_fields
     for name, position in fields.items():
         if label == "run" and name == "rank":
@@ -174,9 +179,7 @@ def _read_plain(path: str | os.PathLike[str], label: str, fields: dict[str, int]
     if label == "run":
         if not raw.select(pl.col("score").is_finite().all()).item():
             return None
-        number = pl.col("rank")
-        whole = number.is_finite() & (number == number.round(0)) & (number.abs() < 2**53)
-        raw = raw.with_columns(pl.when(whole).then(number).cast(pl.Int64).alias("rank"))
+        raw = raw.with_columns(_whole_rank(pl.col("rank")))
     return raw.select(list(fields))
 
 

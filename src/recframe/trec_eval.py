@@ -32,6 +32,7 @@ import numpy as np
 import polars as pl
 
 from recframe.errors import RecframeError
+from recframe.metrics._registry import position_cut
 
 NONPOOL, UNJUDGED = -1, -2  # trec_eval's RELVALUE_NONPOOL and RELVALUE_UNJUDGED
 _BOGUS = "ceci_nest_pas_un_docno"  # trec_eval 10.0's one document of a query missing from the run
@@ -333,6 +334,30 @@ def _join_judged(ranked: pl.DataFrame, judged: pl.DataFrame, distinct: bool) -> 
     return pl.concat([matched, missed], how="diagonal_relaxed")
 
 
+def _in_trec_order(run: pl.DataFrame, query: str) -> pl.DataFrame:
+    """`run` (`query`, score, item_id) in trec_eval's order: each query's rows in one block, by
+    score, ties by document number, both decreasing. Runs are mostly written so: a linear check
+    finds it (comparing document numbers only where scores tie), and then nothing is sorted."""
+    user, value, item = pl.col(query), pl.col("score"), pl.col("item_id")
+    same = (user == user.shift(1)).fill_null(False)
+    tie = same & (value == value.shift(1))
+    order, ties, blocks, users = run.select(
+        (~same | (value < value.shift(1)) | tie).all().alias("order"),
+        tie.any().alias("ties"),
+        (~same).sum().alias("blocks"),
+        user.n_unique().alias("users"),
+    ).row(0)
+    if order and blocks == users and (not ties or run.select((~tie | (item < item.shift(1))).all()).item()):
+        return run
+    return run.sort(query, "score", "item_id", descending=[False, True, True], nulls_last=True)
+
+
+def _relevance_code(grade: pl.Expr) -> pl.Expr:
+    """A document's code: its qrels grade; :data:`NONPOOL` outside the pool; :data:`UNJUDGED`
+    for a negative grade (in the pool, not judged)."""
+    return pl.when(grade.is_null()).then(NONPOOL).when(grade < 0).then(UNJUDGED).otherwise(grade).cast(pl.Int64)
+
+
 def ranked_codes(run: pl.DataFrame, judged: pl.DataFrame, request: Request) -> pl.DataFrame:
     """Each query's documents in trec_eval's order with their relevance codes, and the judged
     documents it did not retrieve.
@@ -353,21 +378,13 @@ def ranked_codes(run: pl.DataFrame, judged: pl.DataFrame, request: Request) -> p
     judged, judged_distinct = _unique_pairs(judged.select("user_id", "item_id", "relevance"), "qrels")
     score = pl.col("score").cast(pl.Float32 if request.version == "9" else pl.Float64)
     ranked = run.filter(pl.col("user_id").is_in(judged["user_id"].unique().implode())).with_columns(score)
-    # trec_eval's order: by score, ties by document number, both decreasing. Runs are mostly
-    # written so, each query in one block: a linear check finds it, and then nothing is sorted
-    user, item, value = pl.col("user_id"), pl.col("item_id"), pl.col("score")
-    same = (user == user.shift(1)).fill_null(False)
-    ordered = ~same | (value < value.shift(1)) | ((value == value.shift(1)) & (item < item.shift(1)))
-    check = ranked.select(ordered.all().alias("ordered"), (~same).sum().alias("blocks"), user.n_unique().alias("users"))
-    if not (check["ordered"].item() and check["blocks"].item() == check["users"].item()):
-        ranked = ranked.sort("user_id", "score", "item_id", descending=[False, True, True], nulls_last=True)
+    ranked = _in_trec_order(ranked, "user_id")
     ranked = ranked.with_columns(position=pl.int_range(1, pl.len() + 1).over("user_id"))
     if request.max_retrieved is not None:
         ranked = ranked.filter(pl.col("position") <= request.max_retrieved)
     ranked, ranked_distinct = _unique_pairs(ranked.drop("score"), "run")
-    grade = pl.col("relevance")
     coded = _join_judged(ranked, judged, judged_distinct and ranked_distinct).with_columns(
-        code=pl.when(grade.is_null()).then(NONPOOL).when(grade < 0).then(UNJUDGED).otherwise(grade).cast(pl.Int64)
+        code=_relevance_code(pl.col("relevance"))
     )
     if request.judged_only:  # unjudged documents removed, the ranks closed up (ties keep their order)
         kept = coded.filter(pl.col("position").is_null() | (pl.col("code") >= 0))
@@ -977,23 +994,6 @@ def _positions(query: np.ndarray) -> np.ndarray:
     return np.cumsum(step, out=step)
 
 
-def _in_order(run: pl.DataFrame) -> bool:
-    """Whether each query's rows are one block, by score then document number, decreasing
-    (ranked_codes' check; the document numbers are compared only where scores tie)."""
-    query, value, item = pl.col("q"), pl.col("score"), pl.col("item_id")
-    same = (query == query.shift(1)).fill_null(False)
-    tie = same & (value == value.shift(1))
-    order, ties, blocks, queries = run.select(
-        (~same | (value < value.shift(1)) | tie).all().alias("order"),
-        tie.any().alias("ties"),
-        (~same).sum().alias("blocks"),
-        query.n_unique().alias("queries"),
-    ).row(0)
-    if not order or blocks != queries:
-        return False
-    return not ties or bool(run.select((~tie | (item < item.shift(1))).all()).item())
-
-
 #: per-user columns the one-pass path computes: bare names, and prefixes of "@k" or "_x" columns
 _ONE_PASS = frozenset(
     {"num_ret", "n_relevant", "num_rel_ret", "num_nonrel_judged_ret", "r_precision", "bpref", "infap", "bin_g"}
@@ -1074,7 +1074,7 @@ def _one_pass_values(
     p, j, big_r = pl.col("p"), pl.col("j"), pl.col("R")
     measures = {m for m, _ in wanted.values()}
     ks = sorted({k for m, k in wanted.values() if k is not None and m in _AT_K})
-    cut = {k: min(k, 2**62 - 1) for k in ks}  # recframe.metrics._registry.position_cut
+    cut = {k: position_cut(k) for k in ks}
     aggs: dict[str, pl.Expr] = {"num_rel_ret": pl.len(), "min_rank": p.min()}
     aggs |= {f"hits{k}": (p <= cut[k]).sum() for k in ks}
     aggs |= {f"ap{k}": pl.when(p <= cut[k]).then(j / p).otherwise(0.0).sum() for k in ks if "ap" in measures}
@@ -1165,7 +1165,7 @@ def _dcg(ret: pl.DataFrame, grades: pl.DataFrame, ks: list[int]) -> pl.DataFrame
         at = pl.col("position")
         term = pl.col("gain") / (at + 1).cast(pl.Float64).log(2)
         return rows.group_by("q").agg(
-            pl.when(at <= min(k, 2**62 - 1)).then(term).otherwise(0.0).sum().alias(f"{name}{k}") for k in ks
+            pl.when(at <= position_cut(k)).then(term).otherwise(0.0).sum().alias(f"{name}{k}") for k in ks
         )
 
     gained = ret.filter(g > 0).select("q", "position", gain=g.cast(pl.Float64))
@@ -1209,8 +1209,7 @@ def _evaluate_fast(ranked: pl.DataFrame, judged: pl.DataFrame, request: Request,
         bogus = pl.DataFrame({"q": np.arange(len(in_both), len(queries)), "item_id": _BOGUS, "score": 1.0})
         run, present = pl.concat([run, bogus]), np.arange(len(queries))
     run = run.with_columns(pl.col("score").cast(pl.Float32 if request.version == "9" else pl.Float64))
-    if not _in_order(run):
-        run = run.sort("q", "score", "item_id", descending=[False, True, True], nulls_last=True)
+    run = _in_trec_order(run, "q")
     run = run.with_columns(position=_positions(run["q"].to_numpy()))
     if request.max_retrieved is not None:
         run = run.filter(pl.col("position") <= request.max_retrieved)
@@ -1227,7 +1226,6 @@ def _evaluate_fast(ranked: pl.DataFrame, judged: pl.DataFrame, request: Request,
     if request.judged_only:  # unjudged documents removed, the ranks closed up
         run = run.filter(pl.col("relevance") >= 0)
         run = run.with_columns(position=_positions(run["q"].to_numpy()))
-    g = pl.col("relevance")
     level = max(request.level, 0)  # a negative grade is never relevant (unjudged)
     grade = judged["relevance"].to_numpy()
 
@@ -1242,13 +1240,9 @@ def _evaluate_fast(ranked: pl.DataFrame, judged: pl.DataFrame, request: Request,
     frame = frame.join(names, on="q", how="left").drop("q")
     relevant = stats.filter(pl.col("R") > 0).join(names, on="q").select("user_id", num_rel=pl.col("R"))
     if here:  # the other measures, from the ranked codes as ranked_codes gives them
-        code_of = pl.when(g.is_null()).then(NONPOOL).when(g < 0).then(UNJUDGED).otherwise(g).cast(pl.Int64)
         codes = run.join(names, on="q", how="left", maintain_order="left").select(
-            "user_id", "item_id", "position", "relevance", code_of.alias("code")
-        )
-        counts = (grades.filter(g >= 0).group_by("q", "relevance").agg(count=pl.len()).join(names, on="q").drop("q")).select(
-            "user_id", "relevance", "count"
+            "user_id", "item_id", "position", "relevance", _relevance_code(pl.col("relevance")).alias("code")
         )
         n_rel = per_query_counts(codes, relevant, request)
-        frame = frame.join(measures_here(here, codes, counts, n_rel, request), on="user_id", how="left")
+        frame = frame.join(measures_here(here, codes, level_counts(judged), n_rel, request), on="user_id", how="left")
     return _finish(frame, relevant, missing, judged, len(queries), request, runid)
