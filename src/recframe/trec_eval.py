@@ -1073,11 +1073,12 @@ def _one_pass_values(
     )
     p, j, big_r = pl.col("p"), pl.col("j"), pl.col("R")
     measures = {m for m, _ in wanted.values()}
-    ks = sorted({k for m, k in wanted.values() if k is not None and m in _AT_K})
-    cut = {k: position_cut(k) for k in ks}
+    # each sum at the cut-offs that read it only (the official measures: P at nine, AP at one)
+    hit_ks = sorted({k for m, k in wanted.values() if k is not None and m in ("precision", "recall", "hit_rate")})
+    ap_ks = sorted({k for m, k in wanted.values() if k is not None and m == "ap"})
     aggs: dict[str, pl.Expr] = {"num_rel_ret": pl.len(), "min_rank": p.min()}
-    aggs |= {f"hits{k}": (p <= cut[k]).sum() for k in ks}
-    aggs |= {f"ap{k}": pl.when(p <= cut[k]).then(j / p).otherwise(0.0).sum() for k in ks if "ap" in measures}
+    aggs |= {f"hits{k}": (p <= position_cut(k)).sum() for k in hit_ks}
+    aggs |= {f"ap{k}": pl.when(p <= position_cut(k)).then(j / p).otherwise(0.0).sum() for k in ap_ks}
     if "r_precision" in measures:
         aggs["hits_r"] = (p <= big_r).sum()
     if "bpref" in measures:
