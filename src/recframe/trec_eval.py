@@ -1021,6 +1021,31 @@ def _trec_cut(percent: int, rounding: str) -> pl.Expr:
     return (pl.lit(percent / 100) * pl.col("R").cast(pl.Float64) + (0.5 if rounding == "round" else 0.9)).floor()
 
 
+def _interpolated(
+    query: np.ndarray, found: np.ndarray, position: np.ndarray, big_r: np.ndarray, levels: range, rounding: str
+) -> pl.DataFrame:
+    """q and ``iprec<x>`` per query with a relevant row retrieved, from those rows (in query
+    blocks, by position; `found` is j for the j-th relevant row of its query, `big_r` each
+    row's R): the interpolated precision at recall x / 100, the largest precision at the
+    relevant rows from the c-th of its query on, c = max(cut(x, R), 1) (0 when fewer were
+    retrieved). Each maximum is over a contiguous run of rows, the c-th relevant row to its
+    query's last, so one ``maximum.reduceat`` per level."""
+    starts = np.flatnonzero(found == 1)
+    ends = np.r_[starts[1:], len(query)].astype(np.int64)
+    precision = np.r_[found / position, 0.0]  # (the j-th relevant row at position p; a last slot for the bounds)
+    r = big_r[starts].astype(np.float64)
+    out = {"q": query[starts]}
+    bounds = np.empty(2 * len(starts), dtype=np.intp)
+    for x in levels:
+        least = np.maximum(np.floor(x / 100 * r + (0.5 if rounding == "round" else 0.9)), 1.0)  # as _trec_cut
+        first = starts + np.minimum(least, ends - starts + 1).astype(np.int64) - 1
+        reached = first < ends
+        bounds[0::2], bounds[1::2] = np.where(reached, first, starts), ends
+        best = np.maximum.reduceat(precision, bounds)[0::2] if len(starts) else np.zeros(0)
+        out[f"iprec{x}"] = np.where(reached, best, 0.0)
+    return pl.DataFrame(out)
+
+
 def _one_pass_values(
     ret: pl.DataFrame,
     stats: pl.DataFrame,
@@ -1060,11 +1085,12 @@ def _one_pass_values(
     )
     per_query = per_query.join(stats, on="q", how="left")
     hit_q = query[rows]  # (stats has a row per place, in order: its R and J gathered by place)
+    found = _positions(hit_q)  # (the relevant rows in order: the count of them so far)
     hits = pl.DataFrame(
         {
             "q": pl.Series(hit_q).set_sorted() if (np.diff(hit_q) >= 0).all() else hit_q,
             "p": position[rows],
-            "j": _positions(hit_q),  # (the relevant rows in order: the count of them so far)
+            "j": found,
             "judged": above(judged),
             "pooled": above(pooled),
             "R": stats["R"].to_numpy()[hit_q],
@@ -1095,17 +1121,13 @@ def _one_pass_values(
     if "bin_g" in measures:
         aggs["bin_g"] = (1.0 / (2 + p - j).cast(pl.Float64).log(2)).sum()
     levels = range(0, 101, 10)
-    if measures & {"iprec_at_recall", "iprec_11pt_avg"}:
-        for x in levels:
-            least = pl.max_horizontal(_trec_cut(x, rounding), pl.lit(1.0))
-            aggs[f"iprec{x}"] = pl.when(j >= least).then(j / p).otherwise(0.0).max()
     if "rprec_mult" in measures:
         aggs |= {f"rprec{x}": (p <= _trec_cut(x, "add")).sum() for x in range(20, 201, 20)}
     per_query = per_query.join(hits.group_by("q").agg(**aggs), on="q", how="left")
-    zero = [c for c in aggs if c != "min_rank" and not c.startswith("iprec")]
-    per_query = per_query.with_columns(
-        pl.col(zero).fill_null(0), *(pl.col(c).fill_null(0.0) for c in aggs if c.startswith("iprec"))
-    )
+    per_query = per_query.with_columns(pl.col([c for c in aggs if c != "min_rank"]).fill_null(0))
+    if measures & {"iprec_at_recall", "iprec_11pt_avg"}:
+        iprec = _interpolated(hit_q, found, position[rows], stats["R"].to_numpy()[hit_q], levels, rounding)
+        per_query = per_query.join(iprec, on="q", how="left").with_columns(pl.col(iprec.columns[1:]).fill_null(0.0))
     if "ndcg" in measures:
         per_query = per_query.join(
             _dcg(ret, grades, [k for m, k in wanted.values() if m == "ndcg" and k is not None]), on="q", how="left"
