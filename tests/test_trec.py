@@ -317,6 +317,8 @@ def test_cli_trec_usage_errors_exit_2(
     "text",
     [
         "q1 Q0 d1 1 2.5 bm25\nq1 Q0 d2 2 1.5 bm25\n",  # plain: the CSV reader's path
+        "# a comment\nq1 Q0 d#1 1 2.5 bm25\n# another\nq1 Q0 d2 2 1.5 bm#25\n",  # plain, with '#': comments read as such
+        "q1 Q0 d#1 1 2.5 bm25\n",  # a '#' inside a field only
         "# a comment\nq1 Q0 d1 1 2.5 bm25\n\nq1 Q0 d2 2 1.5 bm25 more junk\n",  # blank line, extra fields
         "q1  Q0 d1 1 2.5 bm25\nq1\tQ0\td2\t2\t1.5\tbm25\n",  # runs of spaces, tabs: the line reader
         " q1 Q0 d1 1 2.5 bm25 \nq1 Q0 d2 x 1.5 bm25\n",  # spaces at either end; a rank that is no number
