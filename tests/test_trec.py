@@ -293,6 +293,11 @@ def test_cli_trec_format_metrics_and_cutoffs_as_trec_eval_m(tmp_path: Path, caps
         (["evaluate", "--run", "RUN", "--qrels", "QRELS", "--format", "trec", "--metrics", "dcg"], "--metrics dcg: trec_eval"),
         (["evaluate", "--run", "RUN", "--qrels", "OTHER", "--format", "trec"], "trec_eval 10.0 stops here (exit 4)"),
         (["evaluate", "--run", "RUN", "--qrels", "OTHER", "--format", "trec", "--profile", "trec_eval9"], "no query has both"),
+        # trec_eval 9.0.8 stops there with -c too (exit 7); 10.0 with -c scores the qrels' queries 0
+        (
+            ["evaluate", "--run", "RUN", "--qrels", "OTHER", "--format", "trec", "--profile", "trec_eval9", "-c"],
+            "no query has both",
+        ),
         (["curve", "RECS.csv", "--format", "trec"], "invalid choice"),
         (["curve", "RECS.csv", "-q"], "-q means per query"),  # -q was --quiet before
     ],

@@ -119,6 +119,42 @@ def test_refusals_exit_2_with_one_line(
     assert re.search(fragment, err), err
 
 
+def test_no_query_in_both_files_under_c(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """trec_eval 10.0 with -c scores every query of the qrels 0 (its output, built from source,
+    below); 9.0.8 stops there with -c too (exit 7), and recframe refuses under its profile."""
+    (tmp_path / "run").write_text("q1 Q0 a 1 2 t\n")
+    (tmp_path / "qrels").write_text("q2 0 a 1\nq3 0 b 0\n")
+    files = ["--run", str(tmp_path / "run"), "--qrels", str(tmp_path / "qrels")]
+    measures = ["-m", "num_q", "-m", "P.5", "-m", "num_rel", "-m", "map"]
+    assert cli.main(["evaluate", "--format", "trec", "-c", "-q", *measures, *files]) == 0
+    expected = [
+        ("num_rel", "q2", "1"), ("map", "q2", "0.0000"), ("P_5", "q2", "0.0000"),
+        ("num_rel", "q3", "0"), ("map", "q3", "0.0000"), ("P_5", "q3", "0.0000"),
+        ("num_q", "all", "2"), ("num_rel", "all", "1"), ("map", "all", "0.0000"), ("P_5", "all", "0.0000"),
+    ]  # fmt: skip
+    assert capsys.readouterr().out == "".join(f"{m:<22}\t{q}\t{v}\n" for m, q, v in expected)
+    assert cli.main(["evaluate", "--format", "trec", "--profile", "trec_eval9", "-c", *measures, *files]) == 2
+    assert "no query has both" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("profile", ["trec_eval", "trec_eval9"])
+def test_set_map_divides_once_as_trec_eval(tmp_path: Path, capsys: pytest.CaptureFixture[str], profile: str) -> None:
+    """3 relevant of 5 retrieved, R = 32: trec_eval (9.0.8 and 10.0) prints 9 / 160 = 0.05625 as
+    0.0563; (3/5) * (3/32) rounds to 0.0562."""
+    (tmp_path / "run").write_text("".join(f"q1 Q0 d{i} {i + 1} {10 - i} t\n" for i in range(5)))
+    relevant = [f"d{i}" for i in (0, 2, 4)] + [f"x{i}" for i in range(29)]
+    (tmp_path / "qrels").write_text("".join(f"q1 0 {doc} 1\n" for doc in relevant))
+    files = ["--run", str(tmp_path / "run"), "--qrels", str(tmp_path / "qrels")]
+    assert cli.main(["evaluate", "--format", "trec", "--profile", profile, "-q", "-m", "set_map", *files]) == 0
+    assert capsys.readouterr().out == "set_map               \tq1\t0.0563\nset_map               \tall\t0.0563\n"
+    frame = pl.DataFrame({"user_id": ["q1"] * 32, "item_id": relevant, "rank": [1, 3, 5, *[None] * 29], "relevance": [1] * 32})
+    frame = pl.concat(
+        [frame, pl.DataFrame({"user_id": ["q1", "q1"], "item_id": ["d1", "d3"], "rank": [2, 4], "relevance": [0, 0]})]
+    )
+    value = recframe.per_user(frame, metrics=["set_map"], profile=profile)["set_map"][0]
+    assert value == 9 / 160
+
+
 def test_trec_eval_flags_need_trec_files(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     recs = tmp_path / "recs.csv"
     pl.DataFrame({"user_id": [1], "item_id": [1], "rank": [1], "relevance": [1]}).write_csv(recs)

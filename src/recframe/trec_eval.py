@@ -814,14 +814,15 @@ def evaluate(
 
 def _refuse_missing(missing: list[str], n_present: int, request: Request) -> None:
     """trec_eval's refusals of the query sets: a qrels query without a run line under 10.0
-    without -c, no query in both files without -c."""
+    without -c; no query in both files, except under 10.0 with -c (which scores every query of
+    the qrels 0; 9.0.8 stops there with or without -c)."""
     if missing and not request.complete and request.version == "10":
         raise RecframeError(
             f"qrels query {missing[0]!r} has no line in the run ({len(missing)} such queries): trec_eval 10.0 stops "
             "here (exit 4). Hint: pass -c to score them 0 (as TREC reports do), or --profile trec_eval9 to evaluate "
             "only the queries in both files, as trec_eval 9.0.8 does."
         )
-    if n_present == 0 and not request.complete:
+    if n_present == 0 and not (request.complete and request.version == "10"):
         raise RecframeError(
             "no query has both results and relevance judgements (trec_eval evaluates only those). "
             "Hint: check that the run and the qrels use the same query ids."
@@ -1169,8 +1170,9 @@ def _one_pass_values(
             return set_p
         if measure == "set_recall":
             return set_r
-        if measure == "set_map":
-            return set_p * set_r
+        if measure == "set_map":  # (one division, as trec_eval and recframe.metrics.ir)
+            hits = n_rel_ret.cast(pl.Float64)
+            return hits * hits / (pl.max_horizontal(n_ret, 1).cast(pl.Float64) * one.cast(pl.Float64))
         if measure == "set_f1":
             return pl.when(n_rel_ret > 0).then(2 * set_p * set_r / (set_p + set_r)).otherwise(0.0)
         assert measure == "set_relative_precision"

@@ -29,9 +29,9 @@ column (no ``@k``) reads the whole list; ``@k`` the items ranked within k.
   c = floor(X/100 * R + 0.9) in double precision (0 when R = 0): precision at multiples of R
   (trec_eval's Rprec_mult).
 - ``set_precision`` = num_rel_ret / num_ret; ``set_recall`` = num_rel_ret / R; ``set_f1`` their
-  harmonic mean (0 when num_rel_ret = 0); ``set_map`` = set_precision * set_recall;
-  ``set_relative_precision`` = num_rel_ret / min(num_ret, R) (trec_eval's set_P, set_recall,
-  set_F, set_map, set_relative_P).
+  harmonic mean (0 when num_rel_ret = 0); ``set_map`` = set_precision * set_recall, computed as
+  num_rel_ret² / (num_ret R); ``set_relative_precision`` = num_rel_ret / min(num_ret, R)
+  (trec_eval's set_P, set_recall, set_F, set_map, set_relative_P).
 - ``bin_g`` = (1/R) * sum over relevant ranked i of 1 / log2(2 + p_i - j_i), p_i - j_i being the
   items ranked above i that are not relevant (trec_eval's binG).
 - ``rbp@k`` = (1 - q) * sum over relevant i ranked within k of q^(p_i - 1), q the
@@ -294,7 +294,16 @@ def _set_metric(name: str, finish: object, defined: str = "relevant") -> Metric:
 SET_PRECISION = _set_metric("set_precision", lambda k, o: _set_precision(), defined="always")
 SET_RECALL = _set_metric("set_recall", lambda k, o: _set_recall())
 SET_F1 = _set_metric("set_f1", _set_f1)
-SET_MAP = _set_metric("set_map", lambda k, o: _set_precision() * _set_recall())
+
+
+def _set_map(k: int | None, o: Conventions) -> nw.Expr:
+    # num_rel_ret^2 / (num_ret * R) in one division, as trec_eval computes it (the product of the
+    # two ratios rounds differently: 0.0562 where trec_eval prints 0.0563)
+    hits = col("n_rel_ret").cast(nw.Float64)
+    return hits * hits / (at_least_one(col("n_ret")).cast(nw.Float64) * at_least_one(col("n_relevant")).cast(nw.Float64))
+
+
+SET_MAP = _set_metric("set_map", _set_map)
 SET_RELATIVE_PRECISION = _set_metric(
     "set_relative_precision",
     lambda k, o: col("n_rel_ret") / at_least_one(nw.min_horizontal(col("n_ret"), col("n_relevant"))),
