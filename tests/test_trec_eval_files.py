@@ -155,6 +155,22 @@ def test_set_map_divides_once_as_trec_eval(tmp_path: Path, capsys: pytest.Captur
     assert value == 9 / 160
 
 
+@pytest.mark.parametrize("profile", ["trec_eval", "trec_eval9"])
+def test_means_on_half_a_unit_print_as_trec_eval(tmp_path: Path, capsys: pytest.CaptureFixture[str], profile: str) -> None:
+    """P_1000 of 2, 9, 4 and 4 relevant documents: 0.019 / 4 = 0.00475, which trec_eval (9.0.8
+    and 10.0) prints 0.0047. Divided as Polars divides by a scalar (by the reciprocal: 9 * 0.001
+    = 0.009000000000000001), the mean comes out a bit above and printed 0.0048."""
+    hits = {"1": 2, "a": 9, "b7": 4, "q1": 4}
+    run = [f"{q} Q0 d{i} {i + 1} {100 - i} t\n" for q, n in hits.items() for i in range(n)]
+    (tmp_path / "run").write_text("".join(run))
+    (tmp_path / "qrels").write_text("".join(f"{q} 0 d{i} 1\n" for q, n in hits.items() for i in range(n)))
+    files = ["--run", str(tmp_path / "run"), "--qrels", str(tmp_path / "qrels")]
+    assert cli.main(["evaluate", "--format", "trec", "--profile", profile, "-m", "P.1000", *files]) == 0
+    assert capsys.readouterr().out == "P_1000                \tall\t0.0047\n"
+    frame = pl.DataFrame({"user_id": ["a"] * 9, "item_id": list("abcdefghi"), "rank": range(1, 10), "relevance": [1] * 9})
+    assert recframe.per_user(frame, k=1000, metrics=["precision"])["precision@1000"][0] == 9 / 1000
+
+
 def test_trec_eval_flags_need_trec_files(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     recs = tmp_path / "recs.csv"
     pl.DataFrame({"user_id": [1], "item_id": [1], "rank": [1], "relevance": [1]}).write_csv(recs)

@@ -261,6 +261,16 @@ def col(name: str, k: int | None = None) -> nw.Expr:
     return nw.col(term(name, k))
 
 
+def divided(numerator: nw.Expr, by: int) -> nw.Expr:
+    """`numerator` / `by` (a cut-off, a count of levels), correctly rounded on every engine.
+
+    Polars divides by a scalar as a multiplication by its reciprocal (9 / 1000 gives
+    0.009000000000000001, not 0.009), which prints differently from trec_eval where a mean falls
+    on half a unit of the fourth decimal; dividing by a column of `by` divides, as trec_eval and
+    the SQL engines do. `numerator` is finite here (counts and sums of bounded terms)."""
+    return numerator / (numerator * 0 + by)
+
+
 def at_least_one(expr: nw.Expr) -> nw.Expr:
     """A denominator that is never 0 (the engine nulls the metric where it is undefined)."""
     return expr.clip(lower_bound=1)

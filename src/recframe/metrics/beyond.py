@@ -69,6 +69,7 @@ from recframe.metrics._registry import (
     col,
     cutoff,
     declare,
+    divided,
     position_cut,
     within,
 )
@@ -219,7 +220,7 @@ def _counted_items(o: Conventions) -> str:
 def _novelty(k: int | None, o: Conventions) -> nw.Expr:
     if o.novelty == "surprisal":
         # RePlay's Surprisal: over log2 N, summed over the top k and divided by k
-        value = col("novelty_sum@", k) / col("n_train_users").cast(nw.Float64).log(2) / cutoff(k)
+        value = divided(col("novelty_sum@", k) / col("n_train_users").cast(nw.Float64).log(2), cutoff(k))
         return nw.when(col("in_train@", k) > 0).then(value).otherwise(None) if o.cold_items == "skip" else value
     return _per_item_mean("novelty_sum@", k, _counted_items(o))
 
@@ -294,7 +295,7 @@ ILD = Metric(
 CATEGORY_DIVERSITY = Metric(
     name="category_diversity",
     terms=lambda o: ("new_categories@",),
-    finish=lambda k, o: col("new_categories@", k) / cutoff(k),
+    finish=lambda k, o: divided(col("new_categories@", k), cutoff(k)),
     defined="ranked",
     requires=("items", "item_features"),
 )
@@ -316,7 +317,7 @@ SERENDIPITY = Metric(
 UNEXPECTEDNESS = Metric(
     name="unexpectedness",
     terms=lambda o: ("baseline_hits@",),
-    finish=lambda k, o: 1 - col("baseline_hits@", k) / cutoff(k),
+    finish=lambda k, o: 1 - divided(col("baseline_hits@", k), cutoff(k)),
     defined="ranked",
     requires=("baseline",),
 )

@@ -58,7 +58,7 @@ import narwhals as nw
 
 from recframe._names import POSITION
 from recframe.conventions import Conventions
-from recframe.metrics._registry import Feature, Metric, Rows, Term, at_least_one, col, cutoff, declare, within
+from recframe.metrics._registry import Feature, Metric, Rows, Term, at_least_one, col, cutoff, declare, divided, within
 
 #: trec_eval's infAP smoothing (INFAP_EPSILON)
 INFAP_EPSILON = 1e-5
@@ -249,7 +249,7 @@ IPREC_AT_RECALL = Metric(
 IPREC_11PT_AVG = Metric(
     name="iprec_11pt_avg",
     terms=IPREC_AT_RECALL.terms,
-    finish=lambda k, o: nw.sum_horizontal(*(col(f"iprec_{level}") for level in RECALL_LEVELS)) / len(RECALL_LEVELS),
+    finish=lambda k, o: divided(nw.sum_horizontal(*(col(f"iprec_{level}") for level in RECALL_LEVELS)), len(RECALL_LEVELS)),
     bare=True,
     with_k=False,
     default=False,

@@ -5,15 +5,16 @@ from __future__ import annotations
 import narwhals as nw
 
 from recframe.conventions import Conventions
-from recframe.metrics._registry import NOT_RANKED, Metric, at_least_one, col, position_cut
+from recframe.metrics._registry import NOT_RANKED, Metric, at_least_one, col, cutoff, divided, position_cut
 
 
 def _ap(k: int | None, o: Conventions) -> nw.Expr:
+    if o.ap_denominator == "k":
+        return divided(col("ap_sum@", k), max(cutoff(k), 1))
     denominator = {
         "min_k_relevant": nw.min_horizontal(col("n_relevant"), nw.lit(k)),
         "relevant": col("n_relevant"),
         "hits": col("hits@", k),  # no hit: the sum is 0, and so is AP
-        "k": nw.lit(k),
     }[o.ap_denominator]
     return col("ap_sum@", k) / at_least_one(denominator)
 

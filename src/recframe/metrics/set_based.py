@@ -5,7 +5,7 @@ from __future__ import annotations
 import narwhals as nw
 
 from recframe.conventions import Conventions
-from recframe.metrics._registry import Metric, at_least_one, col
+from recframe.metrics._registry import Metric, at_least_one, col, cutoff, divided
 
 
 def _precision(k: int | None, o: Conventions) -> nw.Expr:
@@ -15,7 +15,7 @@ def _precision(k: int | None, o: Conventions) -> nw.Expr:
     if o.precision_denominator == "min_k_relevant":
         # RecTools' Precision(r_precision=True): the hits in the top k over what is achievable
         return col("hits@", k) / at_least_one(nw.min_horizontal(col("n_relevant"), nw.lit(k)))
-    return col("hits@", k) / k
+    return divided(col("hits@", k), cutoff(k))
 
 
 def _precision_terms(o: Conventions) -> tuple[str, ...]:
