@@ -46,6 +46,11 @@ CASES = {
     "out9.trunc": "--profile trec_eval9 qrels.test results.trunc",
     "out9.aql": "--profile trec_eval9 -m all_trec -mrelstring.20 -q -l2 qrels.rel_level results.test",
     "out9.ties.aq": "--profile trec_eval9 -q -m all_trec ties.qrels ties.run",
+    # written by trec_eval 10.0 and 9.0.8 on cases of tests/peers/trec_eval_differential.py
+    # whose means fall on half a unit of the fourth decimal (11pt_avg, rbp_resid)
+    "out9.diff1.aqcl1": "--profile trec_eval9 -q -c -l 1 -m all_trec diff1.qrels diff1.run",
+    "out10.diff1.aqcl1": "-q -c -l 1 -m all_trec diff1.qrels diff1.run",
+    "out10.diff2.aqM4": "-q -M 4 -m all_trec diff2.qrels diff2.run",
 }
 
 

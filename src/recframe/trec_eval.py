@@ -23,8 +23,10 @@ retrieved document has the code of its qrels grade; one not in the qrels is "not
 
 from __future__ import annotations
 
+import functools
 import math
-from collections.abc import Callable, Sequence
+import operator
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -425,6 +427,18 @@ def _divided(numerator: pl.Expr, by: int) -> pl.Expr:
     return numerator / (numerator * 0 + by)
 
 
+def _added(terms: Iterable[pl.Expr]) -> pl.Expr:
+    """The terms added one after the other, in their order (null adding nothing), as trec_eval
+    adds them: ``sum_horizontal`` adds in another order and can end a bit apart."""
+    return functools.reduce(operator.add, (term.fill_null(0.0) for term in terms))
+
+
+def _powers(p: float, n: int) -> np.ndarray:
+    """p^0, p^1, ..., p^n, each the previous one times p, as trec_eval's rbp and rbp_resid step
+    their weight down the ranking (a power function rounds differently)."""
+    return np.cumprod(np.r_[1.0, np.full(n, p)])
+
+
 def _is_int(text: str) -> bool:
     return text.lstrip("+-").isdigit()
 
@@ -512,8 +526,11 @@ def _gain_measure(
         )
         # a document whose code has no gain keeps 0 (trec_eval's get_gain), scaled or not
         scaled = pl.when(pl.col("gain") != 0).then(scaled).otherwise(0.0)
-        weight = pl.lit(p).pow(pl.col("position") - 1)
-        return frame.group_by(q).agg(((1 - p) * (scaled * weight).filter(pl.col("ret")).sum()).alias(_col(measure)))
+        positions = frame["position"].to_numpy()
+        frame = frame.with_columns(weight=_powers(p, int(positions.max()) if len(positions) else 0)[positions - 1])
+        # the weighted gains added in rank order, as trec_eval adds them
+        added = (scaled * pl.col("weight")).filter(pl.col("ret")).cum_sum().last().fill_null(0.0)
+        return frame.group_by(q).agg(((1 - p) * added).alias(_col(measure)))
     dcg_terms = pl.col("gain") / pl.col("discount")
     frame = frame.with_columns(
         dcg=dcg_terms.cum_sum().over(q),
@@ -593,7 +610,7 @@ def _precision_measures(measure: Measure, codes: pl.DataFrame, n_rel: pl.DataFra
             out = out.join(looked.select(q, value.alias(f"v{index}")), on=q)
         columns.append(f"v{index}")
     if measure.family.name == "11pt_avg":
-        return out.select(q, _divided(pl.sum_horizontal(columns), len(columns)).alias(_col(measure)))
+        return out.select(q, _divided(_added(pl.col(c) for c in reversed(columns)), len(columns)).alias(_col(measure)))
     return out.select(q, *(pl.col(c).alias(n) for c, n in zip(columns, measure.names())))
 
 
@@ -634,8 +651,15 @@ def _count_measures(measure: Measure, codes: pl.DataFrame, n_rel: pl.DataFrame, 
         return stats.select(q, *(_divided(pl.col(f"u{k}"), k).alias(n) for k, n in zip(_cuts(measure), measure.names())))
     if name == "rbp_resid":
         p = measure.pairs.get("p", 0.9)
-        weight = pl.lit(p).pow(position - 1)
-        resid = codes.group_by(q).agg(unjudged=(code < 0).sum(), sum=weight.filter(code < 0).sum(), depth=pl.lit(p).pow(pl.len()))
+        positions = codes["position"].to_numpy()
+        powers = _powers(p, int(positions.max()) if len(positions) else 0)
+        # (codes holds each query's retrieved documents in rank order: the weights of the
+        # unjudged ones added in that order, and p to the number retrieved, as trec_eval)
+        weighted = codes.with_columns(weight=powers[positions - 1])
+        resid = weighted.group_by(q).agg(
+            unjudged=(code < 0).sum(), sum=pl.col("weight").filter(code < 0).cum_sum().last().fill_null(0.0), n=pl.len()
+        )
+        resid = resid.with_columns(depth=powers[resid["n"].to_numpy()])
         value = pl.when(pl.col("unjudged") > 0).then(pl.col("depth") + (1 - p) * pl.col("sum")).otherwise(0.0)
         return stats.select(q).join(resid.select(q, value.alias(_col(measure))), on=q, how="left").fill_null(0.0)
     # set_F with its beta: (beta + 1) P R / (beta P + R), 0 when nothing relevant is retrieved
@@ -1193,7 +1217,7 @@ def _one_pass_values(
         if measure == "iprec_at_recall":
             return pl.col(f"iprec{k}")
         if measure == "iprec_11pt_avg":
-            return _divided(pl.sum_horizontal(pl.col(f"iprec{x}") for x in levels), len(levels))
+            return _divided(_added(pl.col(f"iprec{x}") for x in reversed(levels)), len(levels))
         if measure == "rprec_mult":
             assert k is not None
             return pl.col(f"rprec{k}") / pl.max_horizontal(_trec_cut(k, "add"), pl.lit(1.0))

@@ -68,12 +68,15 @@ def write_case(rng: random.Random, folder: Path, large: bool) -> tuple[Path, Pat
     return run_path, qrels_path, set(qrel_q) - set(run_q)
 
 
-def first_query_unjudged(run_path: Path, qrels_path: Path) -> bool:
-    """trec_eval's stop: the first query it evaluates (byte order) has only negative grades."""
+def first_query_unjudged(run_path: Path, qrels_path: Path, every_qrels_query: bool) -> bool:
+    """trec_eval's stop: the first query it evaluates (byte order) has only negative grades.
+    It evaluates the queries in both files, or under 10.0 with -c every query of the qrels."""
     qrels = [line.split() for line in qrels_path.read_text().splitlines()]
     in_run = {line.split()[0] for line in run_path.read_text().splitlines()}
-    both = sorted({q for q, *_ in qrels} & in_run, key=str.encode)
-    return bool(both) and all(int(grade) < 0 for q, _, _, grade in qrels if q == both[0])
+    evaluated = sorted(
+        {q for q, *_ in qrels} & (in_run | ({q for q, *_ in qrels} if every_qrels_query else set())), key=str.encode
+    )
+    return bool(evaluated) and all(int(grade) < 0 for q, _, _, grade in qrels if q == evaluated[0])
 
 
 def recframe_text(args: list[str]) -> tuple[int, str]:
@@ -118,7 +121,11 @@ def main() -> int:
             theirs = subprocess.run([binary, *flags, *measures, str(qrels_path), str(run_path)], capture_output=True, text=True)
             profile = ["--profile", "trec_eval" if version == "10" else "trec_eval9"]
             code, ours = recframe_text([*profile, *flags, *measures, "--qrels", str(qrels_path), "--run", str(run_path)])
-            if theirs.returncode == 4 and "Can't calculate" in theirs.stderr and first_query_unjudged(run_path, qrels_path):
+            if (
+                theirs.returncode == 4
+                and "Can't calculate" in theirs.stderr
+                and first_query_unjudged(run_path, qrels_path, version == "10" and "-c" in flags)
+            ):
                 stops += 1
                 continue
             if theirs.returncode != 0 or code != 0:

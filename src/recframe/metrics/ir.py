@@ -52,7 +52,9 @@ column (no ``@k``) reads the whole list; ``@k`` the items ranked within k.
 
 from __future__ import annotations
 
+import functools
 import math
+import operator
 
 import narwhals as nw
 
@@ -249,7 +251,11 @@ IPREC_AT_RECALL = Metric(
 IPREC_11PT_AVG = Metric(
     name="iprec_11pt_avg",
     terms=IPREC_AT_RECALL.terms,
-    finish=lambda k, o: divided(nw.sum_horizontal(*(col(f"iprec_{level}") for level in RECALL_LEVELS)), len(RECALL_LEVELS)),
+    # the eleven added from the highest level down, one after the other, as trec_eval adds them
+    finish=lambda k, o: divided(
+        functools.reduce(operator.add, (col(f"iprec_{level}").fill_null(0.0) for level in reversed(RECALL_LEVELS))),
+        len(RECALL_LEVELS),
+    ),
     bare=True,
     with_k=False,
     default=False,
