@@ -12,10 +12,11 @@ with ``--large`` so that the one-pass path joins several blocks of queries), pic
 ``-q``, ``-c``, ``-J``, ``-M``, ``-l`` and a measure set, runs one of the two versions and
 recframe under the matching profile, and compares the two outputs line for line.
 
-Not a test: it needs the binaries, which the test suite does not build. The differences it
-may print and that docs/ir.md explains are skipped: trec_eval's ``-nan`` lines (recframe prints
-0) and trec_eval's stop when the first query it evaluates has no grade of 0 or more. The exit
-code is the number of other differences (0: every output identical).
+Not a test: it needs the binaries, which the test suite does not build. The differences that
+docs/ir.md explains are skipped: trec_eval's ``-nan`` lines (recframe prints 0), its stop when
+the first query it evaluates has no grade of 0 or more, and the stale relevance levels such a
+query reads elsewhere when a gain is given to a negative level. The exit code is the number of
+other differences (0: every output identical).
 """
 
 from __future__ import annotations
@@ -42,7 +43,11 @@ MEASURES = [
     ["-m", "iprec_at_recall", "-m", "11pt_avg", "-m", "Rprec_mult"],
     ["-m", "bpref", "-m", "infAP", "-m", "recip_rank", "-m", "set_F", "-m", "binG"],
     ["-m", "success.1,5", "-m", "recall.3,10", "-m", "num_nonrel_judged_ret"],
+    ["-m", "ndcg.1=3,2=9,-1=1", "-m", "ndcg_cut.2,7", "-m", "G.1=2,2=1", "-m", "ndcg_rel.0=1,1=3", "-m", "Rndcg.2=5"],
+    ["-m", "utility.2,-1,0,0", "-m", "relstring.5", "-m", "set_F.0.5", "-m", "Rprec_mult.0.5,1.5", "-m", "11pt_avg..3,.6"],
 ]
+#: measures trec_eval 10.0 added (9.0.8 refuses them, and so does recframe under its profile)
+MEASURES_10 = [["-m", "rbp.p=0.5", "-m", "rbp_resid.p=0.7", "-m", "unj.1,3", "-m", "relative_P.2,50", "-m", "dcg"]]
 
 
 def write_case(rng: random.Random, folder: Path, large: bool) -> tuple[Path, Path, set[str]]:
@@ -79,6 +84,17 @@ def first_query_unjudged(run_path: Path, qrels_path: Path, every_qrels_query: bo
     return bool(evaluated) and all(int(grade) < 0 for q, _, _, grade in qrels if q == evaluated[0])
 
 
+def stale_levels(run_path: Path, qrels_path: Path, measures: list[str]) -> bool:
+    """trec_eval's other state: a query with only negative grades keeps the relevance levels of
+    the query evaluated before it (its buffers are not reset), which a gain given to a negative
+    level (``ndcg.-1=1``) then reads. recframe reads the query's own judgements."""
+    if not any("=" in m and "-" in m.split(".", 1)[-1] for m in measures):
+        return False
+    qrels = [line.split() for line in qrels_path.read_text().splitlines()]
+    queries = {q for q, *_ in qrels}
+    return any(all(int(grade) < 0 for q, _, _, grade in qrels if q == query) for query in queries)
+
+
 def recframe_text(args: list[str]) -> tuple[int, str]:
     out = io.StringIO()
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(io.StringIO()):
@@ -102,7 +118,7 @@ def main() -> int:
     parser.add_argument("--large", action="store_true", help="half the cases with 600 to 1,300 queries")
     args = parser.parse_args()
     rng = random.Random(args.seed)
-    differences = stops = compared = 0
+    differences = stops = compared = stale = 0
     with tempfile.TemporaryDirectory() as tmp:
         for case in range(args.cases):
             run_path, qrels_path, missing = write_case(rng, Path(tmp), args.large and rng.random() < 0.5)
@@ -116,7 +132,9 @@ def main() -> int:
                 flags += ["-M", str(rng.randint(1, 12))]
             if rng.random() < 0.3:
                 flags += ["-l", str(rng.choice([1, 2, 3]))]
-            measures = rng.choice(MEASURES)
+            measures = rng.choice(MEASURES + (MEASURES_10 if version == "10" else []))
+            if rng.random() < 0.1:
+                flags += ["-N", str(rng.randint(1, 12))]
             binary = args.te10 if version == "10" else args.te9
             theirs = subprocess.run([binary, *flags, *measures, str(qrels_path), str(run_path)], capture_output=True, text=True)
             profile = ["--profile", "trec_eval" if version == "10" else "trec_eval9"]
@@ -127,6 +145,9 @@ def main() -> int:
                 and first_query_unjudged(run_path, qrels_path, version == "10" and "-c" in flags)
             ):
                 stops += 1
+                continue
+            if stale_levels(run_path, qrels_path, measures):
+                stale += 1
                 continue
             if theirs.returncode != 0 or code != 0:
                 if (theirs.returncode == 0) != (code == 0):
@@ -141,7 +162,7 @@ def main() -> int:
                 print(f"case {case}: trec_eval {version} {flags} {measures}: {len(a)} and {len(b)} lines; {shown}")
     print(
         f"{differences} difference(s) in {args.cases} cases: {compared} outputs compared, the others refused by "
-        f"both; {stops} first-query stops of trec_eval skipped"
+        f"both; {stops} first-query stops and {stale} cases of stale levels of trec_eval skipped"
     )
     return differences
 
