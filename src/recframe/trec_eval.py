@@ -23,10 +23,8 @@ retrieved document has the code of its qrels grade; one not in the qrels is "not
 
 from __future__ import annotations
 
-import functools
 import math
-import operator
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -34,7 +32,7 @@ import numpy as np
 import polars as pl
 
 from recframe.errors import RecframeError
-from recframe.metrics._registry import position_cut
+from recframe.metrics._registry import added, divided, position_cut
 
 NONPOOL, UNJUDGED = -1, -2  # trec_eval's RELVALUE_NONPOOL and RELVALUE_UNJUDGED
 _BOGUS = "ceci_nest_pas_un_docno"  # trec_eval 10.0's one document of a query missing from the run
@@ -421,22 +419,11 @@ def _gain_table(measure: Measure, counts: pl.DataFrame) -> pl.DataFrame:
     return table.with_columns(gain=gain)
 
 
-def _divided(numerator: pl.Expr, by: int) -> pl.Expr:
-    """`numerator` / `by`, correctly rounded (see recframe.metrics._registry.divided: Polars
-    divides by a scalar as a multiplication by its reciprocal)."""
-    return numerator / (numerator * 0 + by)
-
-
-def _added(terms: Iterable[pl.Expr]) -> pl.Expr:
-    """The terms added one after the other, in their order (null adding nothing), as trec_eval
-    adds them: ``sum_horizontal`` adds in another order and can end a bit apart."""
-    return functools.reduce(operator.add, (term.fill_null(0.0) for term in terms))
-
-
-def _powers(p: float, n: int) -> np.ndarray:
-    """p^0, p^1, ..., p^n, each the previous one times p, as trec_eval's rbp and rbp_resid step
-    their weight down the ranking (a power function rounds differently)."""
-    return np.cumprod(np.r_[1.0, np.full(n, p)])
+def _powers(p: float, positions: np.ndarray) -> np.ndarray:
+    """p^0, p^1, ..., p^n, n the largest of `positions` (0 when none), each the previous one
+    times p, as trec_eval's rbp and rbp_resid step their weight down the ranking (a power
+    function rounds differently): position i weighs ``[i - 1]``, n documents leave ``[n]``."""
+    return np.cumprod(np.r_[1.0, np.full(int(positions.max()) if len(positions) else 0, p)])
 
 
 def _is_int(text: str) -> bool:
@@ -527,7 +514,7 @@ def _gain_measure(
         # a document whose code has no gain keeps 0 (trec_eval's get_gain), scaled or not
         scaled = pl.when(pl.col("gain") != 0).then(scaled).otherwise(0.0)
         positions = frame["position"].to_numpy()
-        frame = frame.with_columns(weight=_powers(p, int(positions.max()) if len(positions) else 0)[positions - 1])
+        frame = frame.with_columns(weight=_powers(p, positions)[positions - 1])
         # the weighted gains added in rank order, as trec_eval adds them
         added = (scaled * pl.col("weight")).filter(pl.col("ret")).cum_sum().last().fill_null(0.0)
         return frame.group_by(q).agg(((1 - p) * added).alias(_col(measure)))
@@ -610,7 +597,7 @@ def _precision_measures(measure: Measure, codes: pl.DataFrame, n_rel: pl.DataFra
             out = out.join(looked.select(q, value.alias(f"v{index}")), on=q)
         columns.append(f"v{index}")
     if measure.family.name == "11pt_avg":
-        return out.select(q, _divided(_added(pl.col(c) for c in reversed(columns)), len(columns)).alias(_col(measure)))
+        return out.select(q, divided(added(pl.col(c) for c in reversed(columns)), len(columns)).alias(_col(measure)))
     return out.select(q, *(pl.col(c).alias(n) for c, n in zip(columns, measure.names())))
 
 
@@ -648,11 +635,11 @@ def _count_measures(measure: Measure, codes: pl.DataFrame, n_rel: pl.DataFrame, 
             ),
         )
     if name == "unj":
-        return stats.select(q, *(_divided(pl.col(f"u{k}"), k).alias(n) for k, n in zip(_cuts(measure), measure.names())))
+        return stats.select(q, *(divided(pl.col(f"u{k}"), k).alias(n) for k, n in zip(_cuts(measure), measure.names())))
     if name == "rbp_resid":
         p = measure.pairs.get("p", 0.9)
         positions = codes["position"].to_numpy()
-        powers = _powers(p, int(positions.max()) if len(positions) else 0)
+        powers = _powers(p, positions)
         # (codes holds each query's retrieved documents in rank order: the weights of the
         # unjudged ones added in that order, and p to the number retrieved, as trec_eval)
         weighted = codes.with_columns(weight=powers[positions - 1])
@@ -1141,6 +1128,7 @@ def _one_pass_values(
     per_query = per_query.join(stats, on="q", how="left")
     hit_q = query[rows]  # (stats has a row per place, in order: its R and J gathered by place)
     found = _positions(hit_q)  # (the relevant rows in order: the count of them so far)
+    hit_r = stats["R"].to_numpy()[hit_q]
     hits = pl.DataFrame(
         {
             "q": pl.Series(hit_q).set_sorted() if (np.diff(hit_q) >= 0).all() else hit_q,
@@ -1148,7 +1136,7 @@ def _one_pass_values(
             "j": found,
             "judged": above(judged),
             "pooled": above(pooled),
-            "R": stats["R"].to_numpy()[hit_q],
+            "R": hit_r,
             "J": stats["J"].to_numpy()[hit_q],
         }
     )
@@ -1181,7 +1169,7 @@ def _one_pass_values(
     per_query = per_query.join(hits.group_by("q").agg(**aggs), on="q", how="left")
     per_query = per_query.with_columns(pl.col([c for c in aggs if c != "min_rank"]).fill_null(0))
     if measures & {"iprec_at_recall", "iprec_11pt_avg"}:
-        iprec = _interpolated(hit_q, found, position[rows], stats["R"].to_numpy()[hit_q], levels, rounding)
+        iprec = _interpolated(hit_q, found, position[rows], hit_r, levels, rounding)
         per_query = per_query.join(iprec, on="q", how="left").with_columns(pl.col(iprec.columns[1:]).fill_null(0.0))
     if "ndcg" in measures:
         per_query = per_query.join(
@@ -1199,7 +1187,7 @@ def _one_pass_values(
             return big_r
         if measure == "precision":
             assert k is not None  # an at-k column
-            return _divided(pl.col(f"hits{k}"), k)
+            return divided(pl.col(f"hits{k}"), k)
         if measure == "recall":
             return pl.col(f"hits{k}") / one
         if measure == "hit_rate":
@@ -1217,7 +1205,7 @@ def _one_pass_values(
         if measure == "iprec_at_recall":
             return pl.col(f"iprec{k}")
         if measure == "iprec_11pt_avg":
-            return _divided(_added(pl.col(f"iprec{x}") for x in reversed(levels)), len(levels))
+            return divided(added(pl.col(f"iprec{x}") for x in reversed(levels)), len(levels))
         if measure == "rprec_mult":
             assert k is not None
             return pl.col(f"rprec{k}") / pl.max_horizontal(_trec_cut(k, "add"), pl.lit(1.0))

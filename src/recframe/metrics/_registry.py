@@ -3,12 +3,17 @@ and metrics (how terms are finished), and the helpers their declarations share."
 
 from __future__ import annotations
 
+import functools
 import math
-from collections.abc import Callable
+import operator
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 import narwhals as nw
+
+if TYPE_CHECKING:
+    import polars as pl
 
 from recframe import _names as names
 from recframe.conventions import Conventions
@@ -261,7 +266,11 @@ def col(name: str, k: int | None = None) -> nw.Expr:
     return nw.col(term(name, k))
 
 
-def divided(numerator: nw.Expr, by: int) -> nw.Expr:
+#: a narwhals or a Polars expression (recframe.trec_eval computes some trec_eval measures in Polars)
+E = TypeVar("E", nw.Expr, "pl.Expr")
+
+
+def divided(numerator: E, by: int) -> E:
     """`numerator` / `by` (a cut-off, a count of levels), correctly rounded on every engine.
 
     Polars divides by a scalar as a multiplication by its reciprocal (9 / 1000 gives
@@ -269,6 +278,12 @@ def divided(numerator: nw.Expr, by: int) -> nw.Expr:
     on half a unit of the fourth decimal; dividing by a column of `by` divides, as trec_eval and
     the SQL engines do. `numerator` is finite here (counts and sums of bounded terms)."""
     return numerator / (numerator * 0 + by)
+
+
+def added(terms: Iterable[E]) -> E:
+    """The terms added one after the other, in their order (null adding nothing), as trec_eval
+    adds them: ``sum_horizontal`` adds in another order and can end a bit apart."""
+    return functools.reduce(operator.add, (term.fill_null(0.0) for term in terms))
 
 
 def at_least_one(expr: nw.Expr) -> nw.Expr:

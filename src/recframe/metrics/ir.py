@@ -52,15 +52,13 @@ column (no ``@k``) reads the whole list; ``@k`` the items ranked within k.
 
 from __future__ import annotations
 
-import functools
 import math
-import operator
 
 import narwhals as nw
 
 from recframe._names import POSITION
 from recframe.conventions import Conventions
-from recframe.metrics._registry import Feature, Metric, Rows, Term, at_least_one, col, cutoff, declare, divided, within
+from recframe.metrics._registry import Feature, Metric, Rows, Term, added, at_least_one, col, cutoff, declare, divided, within
 
 #: trec_eval's infAP smoothing (INFAP_EPSILON)
 INFAP_EPSILON = 1e-5
@@ -252,10 +250,7 @@ IPREC_11PT_AVG = Metric(
     name="iprec_11pt_avg",
     terms=IPREC_AT_RECALL.terms,
     # the eleven added from the highest level down, one after the other, as trec_eval adds them
-    finish=lambda k, o: divided(
-        functools.reduce(operator.add, (col(f"iprec_{level}").fill_null(0.0) for level in reversed(RECALL_LEVELS))),
-        len(RECALL_LEVELS),
-    ),
+    finish=lambda k, o: divided(added(col(f"iprec_{level}") for level in reversed(RECALL_LEVELS)), len(RECALL_LEVELS)),
     bare=True,
     with_k=False,
     default=False,
