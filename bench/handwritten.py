@@ -148,3 +148,79 @@ def polars_split(recs: Any, truth: Any, k: int, threshold: float) -> Any:
     )
     joined = ranked.join(truth, on=["user_id", "item_id"], how="full", coalesce=True)
     return polars(joined.select("user_id", "rank", pl.col("rating").alias("relevance")), [], k, threshold)
+
+
+# ---------------------------------------------------------------------------- Polars, issue 26
+
+FAIRNESS = ("aclt@{k}", "miscalibration@{k}", "calibration_js@{k}", "pop_rsp@{k}", "pop_reo@{k}", "exposure_disparity@{k}")
+
+
+def polars_fairness(lf: Any, train: Any, items: Any, group: str, k: int, threshold: float, head_share: float = 0.2, alpha: float = 0.01) -> list[Any]:
+    """The default summary's means (:func:`polars`) and the fairness metrics of
+    ``summary(frame, k=k, metrics=[...default, "aclt", "miscalibration", "calibration_js",
+    "pop_rsp", "pop_reo", "exposure_disparity"], item_group=group, train=train, items=items)``
+    over a long LazyFrame whose every user has a relevant and a recommended item, every item
+    in ``items`` (one item group per item): the plans to ``pl.collect_all``, the default means
+    first, then one row of the six fairness means. Written as an expert would for these
+    numbers alone: one join of the top-k and relevant rows with the catalog (its group and
+    head flag), the training mix per (user, group), sums per (user, group) and per group."""
+    import polars as pl
+
+    # the head: the most popular items (distinct training users) until head_share of the pairs
+    pairs = train.unique()
+    popularity = pairs.group_by("item_id").agg(popularity=pl.len())
+    levels = popularity.group_by("popularity").agg(level=pl.col("popularity").sum()).sort("popularity", descending=True)
+    levels = levels.with_columns(before=pl.col("level").cum_sum() - pl.col("level"), total=pl.col("level").sum())
+    head = popularity.join(levels.filter(pl.col("before") < head_share * pl.col("total")), on="popularity", how="semi")
+    catalog = items.select("item_id", pl.col(group).alias("g")).join(
+        head.select("item_id", in_head=pl.lit(1)), on="item_id", how="left"
+    )
+    top = (pl.col("rank") <= k).fill_null(False)
+    relevant = (pl.col("relevance") >= threshold).fill_null(False)
+    rows = lf.filter(top | relevant).join(catalog, on="item_id", how="left").with_columns(top=top, relevant=relevant)
+    rows = rows.cache()
+    # calibration: the user's training mix p, the top-k mix q, per (user, group)
+    p = pairs.join(catalog.select("item_id", "g"), on="item_id").group_by("user_id", "g").agg(t=pl.len())
+    p = p.with_columns(p=pl.col("t") / pl.col("t").sum().over("user_id"))
+    q = rows.filter("top").group_by("user_id", "g").agg(q=pl.len())
+    q = q.with_columns(q=pl.col("q") / pl.col("q").sum().over("user_id"))
+    both = q.join(p.select("user_id", "g", "p"), on=["user_id", "g"], how="full", coalesce=True).with_columns(
+        pl.col("p").fill_null(0.0), pl.col("q").fill_null(0.0)
+    )
+    pv, qv, m = pl.col("p"), pl.col("q"), (pl.col("p") + pl.col("q")) / 2
+    # a user without training items in the catalog has no mix p: left out of the mean
+    per_user = both.join(p.select("user_id").unique(), on="user_id", how="semi").group_by("user_id").agg(
+        kl=pl.when(pv > 0).then(pv * (pv / ((1 - alpha) * qv + alpha * pv)).log()).otherwise(0.0).sum(),
+        js=(
+            pl.when(pv > 0).then(pv * (pv / m).log(2)).otherwise(0.0) + pl.when(qv > 0).then(qv * (qv / m).log(2)).otherwise(0.0)
+        ).sum()
+        / 2,
+    )
+    aclt = rows.filter("top").group_by("user_id").agg(aclt=pl.col("in_head").is_null().sum())
+    # per item group: slots, exposure, hits and relevant items of the lists; |g|; the training
+    # pairs of the served users (every user here) in g
+    per_group = rows.group_by("g").agg(
+        slots=pl.col("top").sum(),
+        exposure=(1 / (pl.col("rank") + 1).log(2)).filter("top").sum(),
+        hits=(pl.col("top") & pl.col("relevant")).sum(),
+        relevant=pl.col("relevant").sum(),
+    )
+    sizes = catalog.group_by("g").agg(size=pl.len())
+    trained = p.group_by("g").agg(t=pl.col("t").sum())
+    n_served = rows.filter("top").select(pl.col("user_id").n_unique().alias("users"))
+    groups = sizes.join(per_group, on="g", how="left").join(trained, on="g", how="left").join(n_served, how="cross")
+    # (as floats: users x |g| overflows the 32-bit counts)
+    groups = groups.with_columns(pl.col("slots", "exposure", "hits", "relevant", "t", "size", "users").fill_null(0).cast(pl.Float64))
+    rsp = pl.col("slots") / (pl.col("users") * pl.col("size") - pl.col("t"))
+    reo = pl.col("hits") / pl.col("relevant")
+    disparity = (pl.col("exposure") / pl.col("exposure").sum()) / (pl.col("relevant") / pl.col("relevant").sum())
+    spread = groups.select(
+        (rsp.std(ddof=0) / rsp.mean()).alias(f"pop_rsp@{k}"),
+        (reo.std(ddof=0) / reo.mean()).alias(f"pop_reo@{k}"),
+        (disparity.max() / disparity.min()).alias(f"exposure_disparity@{k}"),
+    )
+    means = aclt.select(pl.col("aclt").cast(pl.Float64).mean().alias(f"aclt@{k}")).join(
+        per_user.select(pl.col("kl").mean().alias(f"miscalibration@{k}"), pl.col("js").mean().alias(f"calibration_js@{k}")),
+        how="cross",
+    )
+    return [polars(lf, [], k, threshold), means.join(spread, how="cross")]

@@ -37,6 +37,7 @@ engine-specific step is :func:`score_positions`, tested on every engine.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import narwhals as nw
 import polars as pl
@@ -299,6 +300,19 @@ def _with_side_terms(
     return table.join(values, how="cross")
 
 
+class _Pass(NamedTuple):
+    """One aggregation pass of :func:`list_table`: its domain, the condition on its rows, the
+    terms it aggregates, and whether it also counts the duplicates (then its rows are the
+    relevant and top-k ones, and each term is masked to its domain) or the items outside the
+    catalog."""
+
+    domain: str
+    condition: nw.Expr
+    terms: list[Term]
+    duplicates: bool = False
+    catalog: bool = False
+
+
 def list_table(
     lf: nw.LazyFrame,
     spec: v.Spec,
@@ -337,39 +351,44 @@ def list_table(
     # only here, on a small share of the rows), then the terms read there; then the top-k rows
     # (with the relevant ones when the duplicate check reads the rows that can change a
     # number), without windows
-    passes: list[tuple[str, nw.Expr, list[nw.Expr]]] = [
-        (d, _in_domain(d, spec), []) for d in ("relevant", "judged", "graded") if by_domain[d]
-    ]
+    passes = [_Pass(d, _in_domain(d, spec), by_domain[d]) for d in ("relevant", "judged", "graded") if by_domain[d]]
     # the catalog check (a recommended item outside items=) reads the rows ranked within k
     catalog_flags, catalog_counts = _side.outside_catalog(spec) if _side.needs_catalog(spec) else ({}, [])
+    top_k = _in_domain("top_k", spec)
     if checks.duplicates == "used":
-        condition = _in_domain("relevant", spec) | _in_domain("top_k", spec)
-        passes.append(("top_k", condition, [*checks.duplicate_rows, *catalog_counts]))
+        with_side = [t for t in by_domain["top_k"] if _side.side_columns([t.name])]
+        plain = [t for t in by_domain["top_k"] if t not in with_side]
+        # the duplicate counts (n_unique) on the rows as they come, sorted by list where the
+        # input is; the terms that read side columns in a pass of their own, over the top-k
+        # rows only: a join leaves its rows unordered, and distinct counts over unordered
+        # groups cost twice the pass (10M rows: 0.19 s against 0.05 s + 0.05 s)
+        passes.append(_Pass("top_k", _in_domain("relevant", spec) | top_k, plain, duplicates=True))
+        if with_side or catalog_counts:
+            passes.append(_Pass("top_k", top_k, with_side, catalog=bool(catalog_counts)))
     else:
-        passes.append(("top_k", _in_domain("top_k", spec), catalog_counts))
-    zeros = [n.DUP_ROWS, n.DUP_ITEMS, n.DUP_RANKED, n.DUP_RANKS] if checks.duplicates == "used" else []
-    zeros += [n.OUTSIDE_CATALOG] if catalog_counts else []
-    for domain, condition, extra in passes:
-        # the pass reads the domain's rows alone (no mask needed) unless a check reads more
-        only_domain = domain != "top_k" or checks.duplicates != "used"
-        mine = [(t, column, k) for t in by_domain[domain] for column, k in _term_columns(t, spec)]
+        passes.append(_Pass("top_k", top_k, by_domain["top_k"], catalog=bool(catalog_counts)))
+    for domain, condition, domain_terms, duplicates, catalog in passes:
+        mine = [(t, column, k) for t in domain_terms for column, k in _term_columns(t, spec)]
+        extra = [*(checks.duplicate_rows if duplicates else []), *(catalog_counts if catalog else [])]
         if not mine and not extra:
             continue
+        # the pass reads the domain's rows alone (no mask needed) unless the duplicate check reads more
         part = with_position(lf.filter(condition), spec)
         needs = _side.side_columns([t.name for t, _, _ in mine])
-        if needs or (domain == "top_k" and catalog_counts):
+        if needs or catalog:
             assert side is not None  # the metrics' requires made sure of the inputs
             part = _side.join(part, spec, side, needs, lf)
             if catalog_flags:
                 part = part.with_columns(e.alias(c) for c, e in catalog_flags.items())
         part = _with_features(part, [t for t, _, _ in mine], rows, keys, domain)
-        part = part.with_columns(_masked(t, k, spec, rows, only_domain).alias(column) for t, column, k in mine)
+        part = part.with_columns(_masked(t, k, spec, rows, not duplicates).alias(column) for t, column, k in mine)
         sums = _frames.group_agg(part, keys, *(_aggregate(column, t.agg) for t, column, _ in mine), *extra)
         table = table.join(sums, on=keys, how="left")
-        # a list without such rows: each term's empty value, no duplicates
+        # a list without such rows: each term's empty value, no duplicates, no item outside
+        zeros = [n.DUP_ROWS, n.DUP_ITEMS, n.DUP_RANKED, n.DUP_RANKS] if duplicates else []
+        zeros += [n.OUTSIDE_CATALOG] if catalog else []
         table = table.with_columns(
-            *(nw.col(column).fill_null(t.empty) for t, column, _ in mine),
-            *(nw.col(c).fill_null(0) for c in (zeros if domain == "top_k" else [])),
+            *(nw.col(column).fill_null(t.empty) for t, column, _ in mine), *(nw.col(c).fill_null(0) for c in zeros)
         )
     if checks.duplicates is not None:
         counts += [n.DUP_ROWS, n.DUP_ITEMS, n.DUP_RANKED, n.DUP_RANKS]
