@@ -15,7 +15,13 @@ query of bench/handwritten.py on the same engine (Polars plan, the same plan on 
 SQL, Spark SQL, the same SQL on the DuckDB connection Ibis holds), which checks nothing; each is compared with
 recframe's result to 1e-9 before any ratio is printed, and a disagreement is printed instead of
 the ratio. The engine's one-sum floor (read the columns, group by user, one sum) is a second
-column, for context.
+column, for context. A third anchor, "hand+chk", is the same hand-written query joined with
+recframe's default data checks written by hand on the same engine (per list: the facts of every
+row, null items, ranks below 1, gaps, NaN grades; distinct items and ranks over the relevant and
+top-k rows; bench/handwritten.py's checks_sql and polars_checks), for the long and models cases:
+its ratio is printed only when its numbers agree and its checks find no problem. It says what
+exact checks cost written by hand, which the targets below (against the unchecked query) do
+not allow for.
 
 Data (written once per size into --dir and kept): bench/run.py's shape, 100 recommendations
 and 20 relevant items per user (10 of them recommended, 10 never recommended), so 110 rows per
@@ -179,10 +185,14 @@ print(json.dumps({{"seconds": min(times), "peak_mib": kib("VmHWM") / 1024, "resu
 """
 
 
-def hand_setup(engine: str, root: Path, case: str) -> str | None:
+def hand_setup(engine: str, root: Path, case: str, checks: bool = False) -> str | None:
     """The child's code defining ``run``: the hand-written query (bench/handwritten.py) of
-    `case` on `engine`, reading the same files as recframe's call (None: no query for it)."""
+    `case` on `engine`, reading the same files as recframe's call, with recframe's default
+    data checks written by hand when `checks` (None: no query for it; the split case has no
+    checked query)."""
     by = CASES[case][1]
+    if checks and case == "split":
+        return None
     data = {"long": "long", "models": "models", "split": "recs"}[case]
     glob = f"'{root / data}/*.parquet'"
     if engine.startswith("polars"):
@@ -198,11 +208,12 @@ def hand_setup(engine: str, root: Path, case: str) -> str | None:
             read, lazy = "", (f"pl.scan_parquet({glob})", f"pl.scan_parquet('{root / 'truth'}/*.parquet')")
         if case == "split":
             return read + f"run = lambda: handwritten.polars_split({lazy[0]}, {lazy[1]}, {K}, {THRESHOLD}).{collect}"
-        return read + f"run = lambda: handwritten.polars({lazy[0]}, {by!r}, {K}, {THRESHOLD}).{collect}"
+        return read + f"run = lambda: handwritten.polars({lazy[0]}, {by!r}, {K}, {THRESHOLD}, checks={checks}).{collect}"
     truth = f"'{root / 'truth'}/*.parquet'"
     if engine in ("duckdb", "ibis"):
         sources = (f"read_parquet({glob})", f"read_parquet({truth})")
-        query = handwritten.sql(sources[0], by, K, THRESHOLD, split=sources if case == "split" else None)
+        split = sources if case == "split" else None
+        query = handwritten.sql(sources[0], by, K, THRESHOLD, split=split, checks="duckdb" if checks else None)
         if by:
             query += f" ORDER BY {', '.join(by)}"
         # (Ibis: the same SQL on the DuckDB connection Ibis holds; ibis 12's con.sql() calls a
@@ -212,19 +223,20 @@ def hand_setup(engine: str, root: Path, case: str) -> str | None:
     if engine == "spark":
         views = f"spark.read.parquet('{root / data}').createOrReplaceTempView('recs_view')\n"
         views += f"spark.read.parquet('{root / 'truth'}').createOrReplaceTempView('truth_view')\n"
-        query = handwritten.sql("recs_view", by, K, THRESHOLD, split=("recs_view", "truth_view") if case == "split" else None)
+        split = ("recs_view", "truth_view") if case == "split" else None
+        query = handwritten.sql("recs_view", by, K, THRESHOLD, split=split, checks="spark" if checks else None)
         return views + f"run = lambda: spark.sql({handwritten.spark_sql(query)!r}).collect()"
     return None
 
 
-def measure(engine: str, root: Path, case: str | None, repeat: int, hand: bool = False) -> dict:
+def measure(engine: str, root: Path, case: str | None, repeat: int, hand: bool = False, checks: bool = False) -> dict:
     """Time one case (None: the floor) of one engine in a fresh interpreter: recframe's call, or
-    with `hand` the hand-written query."""
+    with `hand` the hand-written query (with `checks`, the one that also runs the data checks)."""
     imports, load, finish = LOADERS[engine]
     if case is None:
         setup = f"frame = {load.format(path=root / 'long')}\nfloor = {FLOORS[engine]}\nrun = lambda: floor(frame)"
     elif hand:
-        setup = hand_setup(engine, root, case) or ""
+        setup = hand_setup(engine, root, case, checks) or ""
         if not setup:
             return {"error": "no hand-written query for this engine"}
     else:
@@ -324,7 +336,14 @@ def main() -> None:
             for case, (_, by) in CASES.items():
                 mine = measure(engine, root, case, args.repeat)
                 hand = measure(engine, root, case, args.repeat, hand=True) if engine != "pandas" else {}
-                entry[case] = {"recframe": mine, "hand": hand}
+                checked = measure(engine, root, case, args.repeat, hand=True, checks=True) if engine != "pandas" else {}
+                entry[case] = {"recframe": mine, "hand": hand, "hand_checked": checked}
+                checked_x = None
+                if "result" in mine and "result" in checked:
+                    same = agree(mine["result"], checked["result"], handwritten.columns(K, by))
+                    clean = not any(checked["result"].get("problems", [1]))
+                    if same is None and clean:
+                        checked_x = mine["seconds"] / checked["seconds"]
                 note, ratio = mine.get("error", ""), None
                 if not note and "result" in hand:
                     # an honest ratio needs the same numbers first
@@ -337,7 +356,19 @@ def main() -> None:
                     note = hand.get("error", "")
                 floor_x = mine["seconds"] / floor["seconds"] if "seconds" in mine and "seconds" in floor else None
                 rows_out.append(
-                    (engine, rows, case, mine.get("seconds"), hand.get("seconds"), ratio, floor_x, mine.get("peak_mib"), note)
+                    (
+                        engine,
+                        rows,
+                        case,
+                        mine.get("seconds"),
+                        hand.get("seconds"),
+                        ratio,
+                        checked.get("seconds"),
+                        checked_x,
+                        floor_x,
+                        mine.get("peak_mib"),
+                        note,
+                    )
                 )
                 if ratio is not None and engine in TARGETS:
                     target = SPLIT_TARGET if case == "split" else TARGETS[engine]
@@ -353,12 +384,24 @@ def main() -> None:
         big = measure("polars-streaming", root, "long", 1)
         figures.setdefault("polars-streaming", {})[args.streaming_rows] = {"long": {"recframe": big}}
 
-    header = ("engine", "rows", "case", "recframe s", "hand s", "x hand", "x floor", "peak RSS MiB", "note")
+    header = (
+        "engine",
+        "rows",
+        "case",
+        "recframe s",
+        "hand s",
+        "x hand",
+        "hand+chk s",
+        "x hand+chk",
+        "x floor",
+        "peak RSS MiB",
+        "note",
+    )
     if args.markdown:
         print("\n| " + " | ".join(header) + " |\n|" + "---|" * len(header))
     else:
         print("\n" + "  ".join(f"{h:>12}" for h in header[:-1]) + "  note")
-    for engine, rows, case, mine, hand, ratio, floor_x, peak, note in rows_out:
+    for engine, rows, case, mine, hand, ratio, checked, checked_x, floor_x, peak, note in rows_out:
         cells = (
             engine,
             f"{rows:,}",
@@ -366,6 +409,8 @@ def main() -> None:
             f"{mine:.3f}" if mine is not None else "-",
             f"{hand:.3f}" if hand is not None else "-",
             f"{ratio:.2f}" if ratio is not None else "-",
+            f"{checked:.3f}" if checked is not None else "-",
+            f"{checked_x:.2f}" if checked_x is not None else "-",
             f"{floor_x:.1f}" if floor_x is not None else "-",
             f"{peak:,.0f}" if peak is not None else "-",
         )

@@ -44,12 +44,16 @@ def columns(k: int, by: list[str]) -> list[str]:
 # ---------------------------------------------------------------------------- SQL (DuckDB, Spark, Ibis)
 
 
-def sql(source: str, by: list[str], k: int, threshold: float, split: tuple[str, str] | None = None) -> str:
+def sql(
+    source: str, by: list[str], k: int, threshold: float, split: tuple[str, str] | None = None, checks: str | None = None
+) -> str:
     """The query as SQL over `source` (a table or ``read_parquet(...)``); with `split`, over the
-    (recs, truth) sources ranked and joined."""
+    (recs, truth) sources ranked and joined. With `checks` (the dialect: "duckdb" or "spark";
+    not with `split`) it also runs recframe's default data checks (see :func:`checks_sql`) and
+    returns two more columns, ``problems`` and ``n_no_truth``."""
     keys = ", ".join([*by, "user_id"])
     if split is None:
-        base = f"SELECT {keys}, rank, relevance FROM {source}"
+        base = f"SELECT {keys}, {'item_id, ' if checks else ''}rank, relevance FROM {source}"
     else:
         recs, truth = split
         base = (
@@ -61,7 +65,7 @@ def sql(source: str, by: list[str], k: int, threshold: float, split: tuple[str, 
     one, zero = "CAST(1 AS DOUBLE)", "CAST(0 AS DOUBLE)"
     p, r = f"hits / CAST({k} AS DOUBLE)", "hits / R"
     group = ", ".join(by)
-    return f"""
+    text = f"""
 WITH rel AS (
   SELECT {keys}, rank, relevance,
     row_number() OVER (PARTITION BY {keys} ORDER BY rank ASC NULLS LAST) AS pos_rel,
@@ -90,6 +94,42 @@ SELECT {group + ", " if by else ""}count(*) AS n_users,
   avg(dcg) AS "dcg@{k}", avg(dcg / idcg) AS "ndcg@{k}"
 FROM per {"GROUP BY " + group if by else ""}
 """
+    if checks is None:
+        return text
+    assert split is None, "the checked query is written for one long frame"
+    means, problems = text.strip(), checks_sql(base, by, k, threshold, checks)
+    pair = f"JOIN ({problems}) AS c USING ({group})" if by else f"CROSS JOIN ({problems}) AS c"
+    return f"SELECT m.*, c.problems, c.n_no_truth FROM ({means}) AS m {pair}"
+
+
+def checks_sql(base: str, by: list[str], k: int, threshold: float, dialect: str) -> str:
+    """recframe's default data checks of the long frame, hand-written: per list, the facts of
+    every row (ranked and judged rows, null items, the lowest and highest rank, NaN or infinite
+    grades) and the duplicate counts over the rows that can change a number (relevant or ranked
+    within k: rows, distinct items, ranked rows, distinct ranks); then, per ``by`` group, the
+    lists with a problem (``problems``, 0 on clean data) and the lists without a judged row."""
+    keys = ", ".join([*by, "user_id"])
+    on = " AND ".join(f"f.{c} = d.{c}" for c in [*by, "user_id"])
+    bad = "isnan(relevance) OR isinf(relevance)" if dialect == "duckdb" else "isnan(relevance) OR abs(relevance) = double('inf')"
+    group = ", ".join(f"f.{c}" for c in by)
+    problem = (
+        "f.n_items < f.n_rows OR d.items < d.n OR d.ranks < d.ranked OR f.min_rank < 1 OR f.bad > 0 OR f.max_rank > f.n_ranked"
+    )
+    return f"""
+WITH base AS ({base}),
+facts AS (
+  SELECT {keys}, count(rank) AS n_ranked, count(relevance) AS n_judged, count(*) AS n_rows, count(item_id) AS n_items,
+    min(rank) AS min_rank, max(rank) AS max_rank, sum(CASE WHEN {bad} THEN 1 ELSE 0 END) AS bad
+  FROM base GROUP BY {keys}
+),
+dups AS (
+  SELECT {keys}, count(*) AS n, count(DISTINCT item_id) AS items, count(rank) AS ranked, count(DISTINCT rank) AS ranks
+  FROM base WHERE relevance >= {threshold} OR rank <= {k} GROUP BY {keys}
+)
+SELECT {group + ", " if by else ""}CAST(sum(CASE WHEN {problem} THEN 1 ELSE 0 END) AS BIGINT) AS problems,
+  CAST(sum(CASE WHEN f.n_judged = 0 THEN 1 ELSE 0 END) AS BIGINT) AS n_no_truth
+FROM facts f LEFT JOIN dups d ON {on} {"GROUP BY " + group if by else ""}
+"""
 
 
 def spark_sql(text: str) -> str:
@@ -100,8 +140,10 @@ def spark_sql(text: str) -> str:
 # ---------------------------------------------------------------------------- Polars
 
 
-def polars(lf: Any, by: list[str], k: int, threshold: float) -> Any:
-    """The query as a Polars plan over a (long) LazyFrame; collect it with the engine wanted."""
+def polars(lf: Any, by: list[str], k: int, threshold: float, checks: bool = False) -> Any:
+    """The query as a Polars plan over a (long) LazyFrame; collect it with the engine wanted.
+    With `checks`, it also runs recframe's default data checks (:func:`polars_checks`) and
+    returns two more columns, ``problems`` and ``n_no_truth``."""
     import polars as pl
 
     keys = [*by, "user_id"]
@@ -136,7 +178,48 @@ def polars(lf: Any, by: list[str], k: int, threshold: float) -> Any:
         pl.col("dcg").mean().alias(f"dcg@{k}"),
         (pl.col("dcg") / pl.col("idcg")).mean().alias(f"ndcg@{k}"),
     ]
-    return per.group_by(by).agg(means).sort(by) if by else per.select(means)
+    out = per.group_by(by).agg(means).sort(by) if by else per.select(means)
+    if not checks:
+        return out
+    problems = polars_checks(lf, by, k, threshold)
+    return out.join(problems, on=by, how="left").sort(by) if by else out.join(problems, how="cross")
+
+
+def polars_checks(lf: Any, by: list[str], k: int, threshold: float) -> Any:
+    """:func:`checks_sql` in Polars: per list the facts of every row and the duplicate counts
+    over the rows that can change a number, then per ``by`` group the lists with a problem
+    (``problems``) and the lists without a judged row (``n_no_truth``)."""
+    import polars as pl
+
+    keys = [*by, "user_id"]
+    rel = pl.col("relevance")
+    facts = lf.group_by(keys).agg(
+        n_ranked=pl.col("rank").count(),
+        n_judged=rel.count(),
+        n_rows=pl.len(),
+        n_items=pl.col("item_id").count(),
+        min_rank=pl.col("rank").min(),
+        max_rank=pl.col("rank").max(),
+        bad=(rel.is_nan() | rel.is_infinite()).sum(),
+    )
+    used = lf.filter((rel >= threshold).fill_null(False) | (pl.col("rank") <= k).fill_null(False))
+    dups = used.group_by(keys).agg(
+        n=pl.len(),
+        items=pl.col("item_id").n_unique(),
+        ranked=pl.col("rank").count(),
+        ranks=pl.col("rank").drop_nulls().n_unique(),
+    )
+    problem = (
+        (pl.col("n_items") < pl.col("n_rows"))
+        | (pl.col("items") < pl.col("n")).fill_null(False)
+        | (pl.col("ranks") < pl.col("ranked")).fill_null(False)
+        | (pl.col("min_rank") < 1).fill_null(False)
+        | (pl.col("bad") > 0)
+        | (pl.col("max_rank") > pl.col("n_ranked")).fill_null(False)
+    )
+    flagged = facts.join(dups, on=keys, how="left")
+    sums = [problem.sum().alias("problems"), (pl.col("n_judged") == 0).sum().alias("n_no_truth")]
+    return flagged.group_by(by).agg(sums) if by else flagged.select(sums)
 
 
 def polars_split(recs: Any, truth: Any, k: int, threshold: float) -> Any:
@@ -155,7 +238,9 @@ def polars_split(recs: Any, truth: Any, k: int, threshold: float) -> Any:
 FAIRNESS = ("aclt@{k}", "miscalibration@{k}", "calibration_js@{k}", "pop_rsp@{k}", "pop_reo@{k}", "exposure_disparity@{k}")
 
 
-def polars_fairness(lf: Any, train: Any, items: Any, group: str, k: int, threshold: float, head_share: float = 0.2, alpha: float = 0.01) -> list[Any]:
+def polars_fairness(
+    lf: Any, train: Any, items: Any, group: str, k: int, threshold: float, head_share: float = 0.2, alpha: float = 0.01
+) -> list[Any]:
     """The default summary's means (:func:`polars`) and the fairness metrics of
     ``summary(frame, k=k, metrics=[...default, "aclt", "miscalibration", "calibration_js",
     "pop_rsp", "pop_reo", "exposure_disparity"], item_group=group, train=train, items=items)``
@@ -189,12 +274,17 @@ def polars_fairness(lf: Any, train: Any, items: Any, group: str, k: int, thresho
     )
     pv, qv, m = pl.col("p"), pl.col("q"), (pl.col("p") + pl.col("q")) / 2
     # a user without training items in the catalog has no mix p: left out of the mean
-    per_user = both.join(p.select("user_id").unique(), on="user_id", how="semi").group_by("user_id").agg(
-        kl=pl.when(pv > 0).then(pv * (pv / ((1 - alpha) * qv + alpha * pv)).log()).otherwise(0.0).sum(),
-        js=(
-            pl.when(pv > 0).then(pv * (pv / m).log(2)).otherwise(0.0) + pl.when(qv > 0).then(qv * (qv / m).log(2)).otherwise(0.0)
-        ).sum()
-        / 2,
+    per_user = (
+        both.join(p.select("user_id").unique(), on="user_id", how="semi")
+        .group_by("user_id")
+        .agg(
+            kl=pl.when(pv > 0).then(pv * (pv / ((1 - alpha) * qv + alpha * pv)).log()).otherwise(0.0).sum(),
+            js=(
+                pl.when(pv > 0).then(pv * (pv / m).log(2)).otherwise(0.0)
+                + pl.when(qv > 0).then(qv * (qv / m).log(2)).otherwise(0.0)
+            ).sum()
+            / 2,
+        )
     )
     aclt = rows.filter("top").group_by("user_id").agg(aclt=pl.col("in_head").is_null().sum())
     # per item group: slots, exposure, hits and relevant items of the lists; |g|; the training
@@ -210,7 +300,9 @@ def polars_fairness(lf: Any, train: Any, items: Any, group: str, k: int, thresho
     n_served = rows.filter("top").select(pl.col("user_id").n_unique().alias("users"))
     groups = sizes.join(per_group, on="g", how="left").join(trained, on="g", how="left").join(n_served, how="cross")
     # (as floats: users x |g| overflows the 32-bit counts)
-    groups = groups.with_columns(pl.col("slots", "exposure", "hits", "relevant", "t", "size", "users").fill_null(0).cast(pl.Float64))
+    groups = groups.with_columns(
+        pl.col("slots", "exposure", "hits", "relevant", "t", "size", "users").fill_null(0).cast(pl.Float64)
+    )
     rsp = pl.col("slots") / (pl.col("users") * pl.col("size") - pl.col("t"))
     reo = pl.col("hits") / pl.col("relevant")
     disparity = (pl.col("exposure") / pl.col("exposure").sum()) / (pl.col("relevant") / pl.col("relevant").sum())
