@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+import narwhals as nw
 import polars as pl
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -19,6 +20,7 @@ from polars.testing import assert_frame_equal
 import recframe
 import reference
 from conftest import BACKENDS, to_polars
+from recframe import _frames
 
 SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
@@ -275,6 +277,36 @@ def test_categorical_ids_give_the_same_numbers(case: tuple[pl.DataFrame, dict[st
         rel_tol=1e-12,
         abs_tol=1e-12,  # parallel sums may differ in the last ulp
     )
+
+
+@SETTINGS
+@given(long_frames(with_score=False), st.integers(0, 2**32 - 1))
+def test_row_order_changes_no_number(case: tuple[pl.DataFrame, dict[str, Any]], seed: int) -> None:
+    # in memory, lists that come as contiguous runs of rows are grouped by their run number
+    # (recframe._frames.list_runs); shuffled rows split lists into several runs and take the
+    # keys' group-by, as a LazyFrame always does: the same numbers every way
+    df, options = case
+    shuffled = df.sample(fraction=1.0, shuffle=True, seed=seed)
+    want = recframe.per_user(df.lazy(), **call_options(options, lambda f: f.lazy())).collect()
+    for frame in (df, shuffled):
+        assert_frame_equal(recframe.per_user(frame, **options), want, rel_tol=1e-12, abs_tol=1e-12)
+        assert_frame_equal(
+            recframe.summary(frame, **options),
+            recframe.summary(df.lazy(), **call_options(options, lambda f: f.lazy())).collect(),
+            rel_tol=1e-12,
+            abs_tol=1e-12,
+        )
+
+
+def test_list_runs_number_contiguous_lists_only() -> None:
+    rows = pl.DataFrame({"model": ["A", "A", "B", "B", "A"], "user": [5, 5, 5, 6, 7]})
+    numbered = _frames.list_runs(nw.from_native(rows.lazy()), ["model", "user"], "list")
+    assert numbered is not None
+    # the same user on both sides of a model boundary: two lists, two runs
+    assert numbered.to_native().collect()["list"].to_list() == [0, 0, 1, 2, 3]
+    assert numbered.to_native().collect()["list"].flags["SORTED_ASC"]
+    split = pl.DataFrame({"model": ["A", "B", "A"], "user": [1, 1, 1]})  # (A, 1) in two runs
+    assert _frames.list_runs(nw.from_native(split.lazy()), ["model", "user"], "list") is None
 
 
 def test_the_reference_covers_every_metric_and_convention():

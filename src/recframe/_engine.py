@@ -94,6 +94,7 @@ def prepare(
     order_src = spec.columns.score if spec.columns.score is not None else spec.columns.rank
     assert order_src is not None  # check_arguments requires rank= or score=
     recs = [*_renamed_ids(frame, spec, keys), nw.col(order_src).alias(order_col)]
+    recs += [nw.col(n.LIST)] if spec.facts.list_runs else []  # (recframe._frames.list_runs)
     lf = frame.select(*recs) if truth is not None else frame.select(*recs, nw.col(spec.columns.relevance).alias(n.REL))
     seen = None
     if exclude is not None:
@@ -324,6 +325,9 @@ def list_table(
     N_JUDGED, and the data-check counts of `checks` (with users=, the user's rows there).
     The rows ranked within the largest k get the side columns their terms read (`side`)."""
     keys = [*spec.columns.list_keys, n.USER]
+    # what the passes group by: the list keys, or the number of each list's run of rows
+    # (sorted: the group-bys and windows then skip hashing), the keys then taken per run
+    lists = [n.LIST] if spec.facts.list_runs else keys
     rows = rows_of(spec)
     terms = [TERMS[name] for name in sorted(needed_terms(spec)) if TERMS[name].level == "user"]
     by_domain = {d: [t for t in terms if domain_of(t, spec.conventions) == d] for d in ("all", *_PASSES)}
@@ -335,7 +339,9 @@ def list_table(
             *(expr.alias(name) for name, expr in checks.row_flags.items()),
             *(_masked(t, k, spec, rows).alias(column) for t, column, k in every),
         ),
-        keys,
+        lists,
+        # (constant within a run)
+        *(nw.col(c).min() for c in (keys if spec.facts.list_runs else [])),
         nw.col(n.RANK).count().alias(n.N_RANKED),
         # (a query whose qrels are all "pooled, not judged" is still evaluated, as trec_eval does)
         (nw.col(n.POOLED).sum() if spec.conventions.negative_relevance == "unjudged" else nw.col(n.REL).count()).alias(
@@ -380,10 +386,10 @@ def list_table(
             part = _side.join(part, spec, side, needs, lf)
             if catalog_flags:
                 part = part.with_columns(e.alias(c) for c, e in catalog_flags.items())
-        part = _with_features(part, [t for t, _, _ in mine], rows, keys, domain)
+        part = _with_features(part, [t for t, _, _ in mine], rows, lists, domain)
         part = part.with_columns(_masked(t, k, spec, rows, not duplicates).alias(column) for t, column, k in mine)
-        sums = _frames.group_agg(part, keys, *(_aggregate(column, t.agg) for t, column, _ in mine), *extra)
-        table = table.join(sums, on=keys, how="left")
+        sums = _frames.group_agg(part, lists, *(_aggregate(column, t.agg) for t, column, _ in mine), *extra)
+        table = table.join(sums, on=lists, how="left")
         # a list without such rows: each term's empty value, no duplicates, no item outside
         zeros = [n.DUP_ROWS, n.DUP_ITEMS, n.DUP_RANKED, n.DUP_RANKS] if duplicates else []
         zeros += [n.OUTSIDE_CATALOG] if catalog else []
@@ -394,6 +400,8 @@ def list_table(
         counts += [n.DUP_ROWS, n.DUP_ITEMS, n.DUP_RANKED, n.DUP_RANKS]
     if catalog_counts:
         counts.append(n.OUTSIDE_CATALOG)
+    if spec.facts.list_runs:
+        table = table.drop(n.LIST)
     # DuckDB sums integers to INT128 and counts as UInt in places, which SQLFrame cannot type
     table = table.with_columns(nw.col(c).cast(nw.Int64) for c in counts)
     table = _with_side_terms(table, spec, terms, rows, side)

@@ -10,6 +10,9 @@ from __future__ import annotations
 USER, ITEM, RANK, SCORE, REL = "__rf_user", "__rf_item", "__rf_rank", "__rf_score", "__rf_rel"
 # the rank as given, kept for the range check when lists are re-ranked
 RAW_RANK = "__rf_raw_rank"
+# in an in-memory frame whose lists come as contiguous runs of rows: the run's number (0, 1,
+# 2, ... in row order), which the per-list passes group by alone (recframe._frames.list_runs)
+LIST = "__rf_list"
 # per row: the relevance flag (0/1), the gain of a relevant row (0 for the others) and the
 # position (the rank, NOT_RANKED where it is null)
 RELEVANT, GAIN, POSITION = "__rf_relevant", "__rf_gain", "__rf_position"

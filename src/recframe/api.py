@@ -322,7 +322,28 @@ def _inputs(frame: Any, kwargs: dict[str, Any]) -> Inputs:
         label_features=any(_side.is_label_list(items_schema[f]) for f in spec.selection.item_features if f in items_schema),
     )
     spec = dataclasses.replace(spec, facts=facts)
+    if _numbers_runs(spec, kind, truth_lf, exclude_lf):
+        runs = _frames.list_runs(lf, [*spec.columns.list_keys, str(spec.columns.user)], n.LIST)
+        if runs is not None:
+            lf = runs
+            spec = dataclasses.replace(spec, facts=dataclasses.replace(spec.facts, list_runs=True))
     return Inputs(lf, spec, kind, truth_lf, users_lf, exclude_lf, train_lf, items_lf, side)
+
+
+def _numbers_runs(spec: v.Spec, kind: str, truth: nw.LazyFrame | None, exclude: nw.LazyFrame | None) -> bool:
+    """Whether the per-list passes may group by the runs of rows of each list (see
+    recframe._frames.list_runs): an in-memory frame whose lists have keys besides the user (a
+    single user key is flagged sorted instead), ranked as given, whose rows stay in their
+    order up to the passes (no truth= or exclude= join)."""
+    return (
+        kind in ("polars", "pandas", "pyarrow")
+        and bool(spec.columns.list_keys)
+        and spec.columns.user is not None
+        and spec.columns.score is None
+        and not spec.reranks
+        and truth is None
+        and exclude is None
+    )
 
 
 def _side_inputs(
