@@ -21,6 +21,9 @@ What the duplicate check reads (``check_duplicates``):
   ``gain_threshold="positive"``), every row is checked, as with ``True``.
 - ``False``: no duplicate check.
 
+With ``score=`` the positions are counted (ordinal ranks), distinct in each list by
+construction: only repeated items are looked for.
+
 The catalog check (an item ranked within the largest k that is not in ``items=``, or in the
 items of ``train=`` without it) reads the rows ranked within the largest k, when a metric reads
 the catalog. Every other check reads every row.
@@ -126,13 +129,13 @@ def plan(spec: Spec) -> CheckPlan:
     scope = duplicate_scope(spec)
     duplicate_rows = []
     if scope is not None:
-        duplicate_rows = [
-            nw.len().alias(n.DUP_ROWS),
-            nw.col(n.ITEM).n_unique().alias(n.DUP_ITEMS),
-            rank.count().alias(n.DUP_RANKED),
-            rank.n_unique().alias(n.DUP_RANKS),
-        ]
-        columns += [n.DUP_ROWS, n.DUP_ITEMS, n.DUP_RANKED, n.DUP_RANKS]
+        duplicate_rows = [nw.len().alias(n.DUP_ROWS), nw.col(n.ITEM).n_unique().alias(n.DUP_ITEMS)]
+        columns += [n.DUP_ROWS, n.DUP_ITEMS]
+        if spec.columns.score is None:
+            # positions counted from score= are ordinal ranks, distinct in each list by
+            # construction: only given ranks can repeat (10M rows: a distinct count saved)
+            duplicate_rows += [rank.count().alias(n.DUP_RANKED), rank.n_unique().alias(n.DUP_RANKS)]
+            columns += [n.DUP_RANKED, n.DUP_RANKS]
     if spec.facts.with_users:
         columns += [n.USER_ROWS, *(n.attr_count(key) for key in spec.columns.attr_keys)]
     if _side.needs_catalog(spec):

@@ -53,6 +53,8 @@ _PASSES = ("relevant", "top_k", "judged", "graded")
 # the largest finite float32
 FLOAT32_MAX = 3.4028234663852886e38
 _ELIGIBLE = "__rf_eligible"
+# the duplicate check's per-list counts (recframe._checks.plan says which a call has)
+_DUPLICATE_COUNTS = (n.DUP_ROWS, n.DUP_ITEMS, n.DUP_RANKED, n.DUP_RANKS)
 
 
 def needed_terms(spec: v.Spec) -> set[str]:
@@ -391,13 +393,13 @@ def list_table(
         sums = _frames.group_agg(part, lists, *(_aggregate(column, t.agg) for t, column, _ in mine), *extra)
         table = table.join(sums, on=lists, how="left")
         # a list without such rows: each term's empty value, no duplicates, no item outside
-        zeros = [n.DUP_ROWS, n.DUP_ITEMS, n.DUP_RANKED, n.DUP_RANKS] if duplicates else []
+        zeros = [c for c in _DUPLICATE_COUNTS if c in checks.columns] if duplicates else []
         zeros += [n.OUTSIDE_CATALOG] if catalog else []
         table = table.with_columns(
             *(nw.col(column).fill_null(t.empty) for t, column, _ in mine), *(nw.col(c).fill_null(0) for c in zeros)
         )
     if checks.duplicates is not None:
-        counts += [n.DUP_ROWS, n.DUP_ITEMS, n.DUP_RANKED, n.DUP_RANKS]
+        counts += [c for c in _DUPLICATE_COUNTS if c in checks.columns]
     if catalog_counts:
         counts.append(n.OUTSIDE_CATALOG)
     if spec.facts.list_runs:
