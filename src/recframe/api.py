@@ -333,8 +333,9 @@ def _inputs(frame: Any, kwargs: dict[str, Any]) -> Inputs:
 def _numbers_runs(spec: v.Spec, kind: str, truth: nw.LazyFrame | None, exclude: nw.LazyFrame | None) -> bool:
     """Whether the per-list passes may group by the runs of rows of each list (see
     recframe._frames.list_runs): an in-memory frame whose lists have keys besides the user (a
-    single user key is flagged sorted instead), ranked as given, whose rows stay in their
-    order up to the passes (no truth= or exclude= join)."""
+    single user key is flagged sorted instead), ranked as given (a re-rank or a ranking by
+    score reads the keys in windows of its own), and no truth= (its truth-only rows, joined
+    in later, belong to no run of the frame)."""
     return (
         kind in ("polars", "pandas", "pyarrow")
         and bool(spec.columns.list_keys)
