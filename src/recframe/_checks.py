@@ -53,14 +53,15 @@ class CheckPlan:
 
     ``row_flags`` are per-row 0/1 columns (added before the pass over every row);
     ``all_rows`` are aggregations over every row of a list (among them the flags' sums);
-    ``duplicates`` says over which rows ``duplicate_rows`` (aggregations) run: ``"all"`` in
-    the pass over every row, ``"used"`` in the pass over the relevant and top-k rows.
+    ``duplicates`` says over which rows ``duplicate_rows`` (aggregations, by the count column
+    each makes) run: ``"all"`` in the pass over every row, ``"used"`` in the pass over the
+    relevant and top-k rows.
     """
 
     row_flags: dict[str, nw.Expr]
     all_rows: list[nw.Expr]
     duplicates: DuplicateScope | None
-    duplicate_rows: list[nw.Expr]
+    duplicate_rows: dict[str, nw.Expr]
     #: every count column the plan adds (dropped once the check has read them)
     columns: tuple[str, ...]
 
@@ -127,15 +128,14 @@ def plan(spec: Spec) -> CheckPlan:
         all_rows.append(rank.max().alias(n.MAX_RANK))
         columns.append(n.MAX_RANK)
     scope = duplicate_scope(spec)
-    duplicate_rows = []
+    duplicate_rows: dict[str, nw.Expr] = {}
     if scope is not None:
-        duplicate_rows = [nw.len().alias(n.DUP_ROWS), nw.col(n.ITEM).n_unique().alias(n.DUP_ITEMS)]
-        columns += [n.DUP_ROWS, n.DUP_ITEMS]
+        duplicate_rows = {n.DUP_ROWS: nw.len(), n.DUP_ITEMS: nw.col(n.ITEM).n_unique()}
         if spec.columns.score is None:
             # positions counted from score= are ordinal ranks, distinct in each list by
             # construction: only given ranks can repeat (10M rows: a distinct count saved)
-            duplicate_rows += [rank.count().alias(n.DUP_RANKED), rank.n_unique().alias(n.DUP_RANKS)]
-            columns += [n.DUP_RANKED, n.DUP_RANKS]
+            duplicate_rows |= {n.DUP_RANKED: rank.count(), n.DUP_RANKS: rank.n_unique()}
+        columns += list(duplicate_rows)
     if spec.facts.with_users:
         columns += [n.USER_ROWS, *(n.attr_count(key) for key in spec.columns.attr_keys)]
     if _side.needs_catalog(spec):
@@ -144,7 +144,7 @@ def plan(spec: Spec) -> CheckPlan:
         row_flags={name: expr.fill_null(False).cast(nw.Int64) for name, expr in flags.items()},
         all_rows=all_rows,
         duplicates=scope,
-        duplicate_rows=duplicate_rows,
+        duplicate_rows={name: expr.alias(name) for name, expr in duplicate_rows.items()},
         columns=tuple(columns),
     )
 

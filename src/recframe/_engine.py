@@ -53,8 +53,6 @@ _PASSES = ("relevant", "top_k", "judged", "graded")
 # the largest finite float32
 FLOAT32_MAX = 3.4028234663852886e38
 _ELIGIBLE = "__rf_eligible"
-# the duplicate check's per-list counts (recframe._checks.plan says which a call has)
-_DUPLICATE_COUNTS = (n.DUP_ROWS, n.DUP_ITEMS, n.DUP_RANKED, n.DUP_RANKS)
 
 
 def needed_terms(spec: v.Spec) -> set[str]:
@@ -350,7 +348,7 @@ def list_table(
             n.N_JUDGED
         ),
         *checks.all_rows,
-        *(checks.duplicate_rows if checks.duplicates == "all" else []),
+        *(checks.duplicate_rows.values() if checks.duplicates == "all" else []),
         *(_aggregate(column, t.agg) for t, column, _ in every),
     )
     counts = [n.N_RANKED, n.N_JUDGED, *(c for c in checks.columns if c in set(checks.row_flags) | {n.BAD_RANK})]
@@ -377,7 +375,7 @@ def list_table(
         passes.append(_Pass("top_k", top_k, by_domain["top_k"], catalog=bool(catalog_counts)))
     for domain, condition, domain_terms, duplicates, catalog in passes:
         mine = [(t, column, k) for t in domain_terms for column, k in _term_columns(t, spec)]
-        extra = [*(checks.duplicate_rows if duplicates else []), *(catalog_counts if catalog else [])]
+        extra = [*(checks.duplicate_rows.values() if duplicates else []), *(catalog_counts if catalog else [])]
         if not mine and not extra:
             continue
         # the pass reads the domain's rows alone (no mask needed) unless the duplicate check reads more
@@ -393,13 +391,13 @@ def list_table(
         sums = _frames.group_agg(part, lists, *(_aggregate(column, t.agg) for t, column, _ in mine), *extra)
         table = table.join(sums, on=lists, how="left")
         # a list without such rows: each term's empty value, no duplicates, no item outside
-        zeros = [c for c in _DUPLICATE_COUNTS if c in checks.columns] if duplicates else []
+        zeros = list(checks.duplicate_rows) if duplicates else []
         zeros += [n.OUTSIDE_CATALOG] if catalog else []
         table = table.with_columns(
             *(nw.col(column).fill_null(t.empty) for t, column, _ in mine), *(nw.col(c).fill_null(0) for c in zeros)
         )
     if checks.duplicates is not None:
-        counts += [c for c in _DUPLICATE_COUNTS if c in checks.columns]
+        counts += list(checks.duplicate_rows)
     if catalog_counts:
         counts.append(n.OUTSIDE_CATALOG)
     if spec.facts.list_runs:
