@@ -470,8 +470,9 @@ def _gain_frame(measure: Measure, codes: pl.DataFrame, counts: pl.DataFrame) -> 
     offset = np.cumsum(length) - length
     n = int(length.sum())
     gains, ideals, ret = np.zeros(n), np.zeros(n), np.zeros(n, dtype=bool)
-    gains[offset[run_q] + run_at - 1] = run["gain"].to_numpy()
-    ret[offset[run_q] + run_at - 1] = True
+    run_slot = offset[run_q] + run_at - 1
+    gains[run_slot] = run["gain"].to_numpy()
+    ret[run_slot] = True
     ideals[offset[ideal_q] + ideal_at - 1] = ideal["ideal"].to_numpy()
     query = np.repeat(np.arange(len(ids)), length)
     frame = pl.DataFrame(
