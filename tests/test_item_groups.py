@@ -419,6 +419,7 @@ def test_report_lays_out_an_item_groups_table() -> None:
     )
     # jazz: 2/3 of the relevant items, d2 / (2 + 2 d2) of the exposure: a ratio under 0.5, bold
     ratio = (1 / math.log2(3)) / (2 + 2 / math.log2(3)) / (2 / 3)
-    assert lines[3] == f"| jazz | 2.00 | 0.40 | 0.67 | 0.25 | 0.19 | **{ratio:.2f}** | 0.50 |"
-    assert lines[2].startswith("| folk | 1.00 | 0.20 | 0.00 | 0.00 | 0.00 |  |  |")  # no relevant item: no ratio, no recall
+    # n_items is a count: a whole number, printed as one (issue 38)
+    assert lines[3] == f"| jazz | 2 | 0.40 | 0.67 | 0.25 | 0.19 | **{ratio:.2f}** | 0.50 |"
+    assert lines[2].startswith("| folk | 1 | 0.20 | 0.00 | 0.00 | 0.00 |  |  |")  # no relevant item: no ratio, no recall
     assert "<table>" in recframe.report(table, format="html")

@@ -3,11 +3,13 @@
 
 from __future__ import annotations
 
+import errno
 import os
 import shutil
 import stat
 import tempfile
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 
@@ -23,7 +25,12 @@ def write_atomic(path: Path, write: Callable[[Path], object]) -> None:
       directly, never replaced by a file (as root, renaming onto ``/dev/null`` would replace
       the device node itself).
 
-    An OSError (a full disk, a read-only folder) is the caller's to word.
+    The new file keeps the permission bits of the file it replaces (a results file kept 0600
+    stays private), and its owner and group where the process may set them, as writing the file
+    in place would; a new file gets what a plain ``open()`` gives it (``0o666 & ~umask``).
+
+    An OSError (a full disk, a read-only folder) is the caller's to word; check the path first
+    with :func:`path_problem`.
     """
     try:
         special = path.exists() and not stat.S_ISREG(os.stat(path).st_mode)
@@ -37,11 +44,76 @@ def write_atomic(path: Path, write: Callable[[Path], object]) -> None:
         temporary = Path(handle.name)
     try:
         write(temporary)
-        os.chmod(temporary, 0o666 & ~_umask())  # the permissions a plain open() would give, not 0600
+        _take_mode(temporary, target)
         os.replace(temporary, target)
     except BaseException:
         temporary.unlink(missing_ok=True)
         raise
+
+
+@dataclass(frozen=True)
+class PathProblem:
+    """Why a path cannot be an output file (words that follow its name), and the way out: the
+    missing folder to create, else an example path that would do."""
+
+    problem: str
+    missing_folder: str | None
+    example: str
+
+
+def path_problem(path: str | os.PathLike[str], name: str = "results.csv") -> PathProblem | None:
+    """What makes `path` unusable as an output file, or None.
+
+    Checked before anything is read or written, so that a bad ``out=`` costs no evaluation:
+    a NUL byte, a trailing slash (a folder's name), an existing folder, a symlink loop, a name
+    too long for the file system, a parent that is missing or is not a folder. `name` is the
+    file name the example path suggests.
+
+    >>> path_problem("results/", "report.html")
+    PathProblem(problem='ends with a slash, which names a folder', missing_folder=None, example='results/report.html')
+    >>> path_problem("report.html") is None
+    True
+    """
+    text = os.fspath(path)
+    if "\0" in text:
+        return PathProblem("holds a NUL byte, which no file name can hold", None, name)
+    if text.endswith(("/", os.sep)):
+        return PathProblem("ends with a slash, which names a folder", None, os.path.join(text, name))
+    try:
+        if stat.S_ISDIR(os.stat(text).st_mode):
+            return PathProblem("is a folder", None, os.path.join(text, name))
+    except OSError as error:
+        known = {
+            errno.ELOOP: "is a symbolic link that loops (it never reaches a file)",
+            errno.ENAMETOOLONG: "is a name too long for the file system",
+            errno.ENOTDIR: "has a part of its folder that is a file, not a folder",
+        }
+        if error.errno in known:
+            return PathProblem(known[error.errno], None, name)
+        if error.errno != errno.ENOENT:
+            return PathProblem(f"cannot be reached ({error.strerror or error})", None, name)
+    folder = os.path.dirname(os.path.abspath(text))
+    if not os.path.isdir(folder):
+        return PathProblem(f"is in the folder {folder!r}, which does not exist", folder, name)
+    return None
+
+
+def _take_mode(temporary: Path, target: Path) -> None:
+    """Give `temporary` the mode (and owner and group, where allowed) of the file it replaces."""
+    try:
+        old = os.stat(target)
+    except FileNotFoundError:
+        os.chmod(temporary, 0o666 & ~_umask())  # what a plain open() would give, not mkstemp's 0600
+        return
+    os.chmod(temporary, stat.S_IMODE(old.st_mode))
+    for uid, gid in ((old.st_uid, old.st_gid), (-1, old.st_gid)):  # the group alone where the owner cannot be set
+        try:
+            os.chown(temporary, uid, gid)
+            break
+        except OSError:
+            continue
+    # set the mode again: chown clears the set-user-ID and set-group-ID bits
+    os.chmod(temporary, stat.S_IMODE(old.st_mode))
 
 
 def _umask() -> int:

@@ -21,9 +21,10 @@ from recframe import _validate as v
 SUFFIXES = ("_std", "_lo", "_hi")
 
 
-def check_options(ci: Any, ci_method: Any, n_resamples: Any, seed: Any) -> tuple[float, str, int, Any]:
-    """Check the interval options of :func:`recframe.summary`; raise naming the bad one."""
-    level = stats.check_level("ci", ci)
+def check_options(ci: Any, ci_method: Any, n_resamples: Any, seed: Any) -> tuple[float | None, str, int, Any]:
+    """Check the interval options of :func:`recframe.summary`, ``ci=None`` (no interval)
+    included: every one is checked whether or not the call reads it. Raise naming the bad one."""
+    level = None if ci is None else stats.check_level("ci", ci)
     method = stats.check_choice("ci_method", ci_method, stats.CI_METHODS)
     n, _ = stats.check_resampling(n_resamples, seed)
     return level, method, n, seed

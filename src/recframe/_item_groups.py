@@ -40,15 +40,20 @@ def check(items: nw.LazyFrame | None, spec: Spec, schema: dict[str, Any], side: 
     if group != "popularity":
         assert items is not None  # check_arguments made sure of it
         is_list = _side.is_label_list(schema[group])
-        exprs = [nw.col(n.ITEM_GROUP).null_count().alias("nulls")]
+        # NaN is a missing group too: pandas reads it as a null, so every backend refuses it alike
+        missing, nan = nw.col(n.ITEM_GROUP).is_null(), " or NaN" if schema[group].is_float() else ""
+        if nan:
+            missing = missing | nw.col(n.ITEM_GROUP).is_nan().fill_null(False)
+        exprs = [missing.cast(nw.Int64).sum().alias("nulls")]
         if is_list:
             exprs.append((nw.col(n.ITEM_GROUP).list.len() == 0).fill_null(False).cast(nw.Int64).sum().alias("empty"))
         row = items.select(*exprs).collect().rows(named=True)[0]
         if row["nulls"]:
             raise fail(
-                f"column {group!r} of {ref('items')} ({ref('item_group')}) has {row['nulls']} null value(s): an item "
+                f"column {group!r} of {ref('items')} ({ref('item_group')}) has {row['nulls']} null{nan} value(s): an item "
                 "without a group cannot be counted in any group's share.",
-                f"fill them first, e.g. items.with_columns(pl.col({group!r}).fill_null('unknown')).",
+                f"fill them first, e.g. items.with_columns(pl.col({group!r}).fill_null('unknown'))"
+                + (" (and fill_nan for NaN)." if nan else "."),
             )
         if row.get("empty"):
             raise fail(
@@ -58,9 +63,13 @@ def check(items: nw.LazyFrame | None, spec: Spec, schema: dict[str, Any], side: 
             )
         if is_list:
             labels = items.select(nw.col(n.ITEM_GROUP)).explode(n.ITEM_GROUP)
-            if int(labels.select(nw.col(n.ITEM_GROUP).null_count()).collect().item()):
+            inner = labels.collect_schema()[n.ITEM_GROUP]
+            missing, nan = nw.col(n.ITEM_GROUP).is_null(), " or NaN" if inner.is_float() else ""
+            if nan:
+                missing = missing | nw.col(n.ITEM_GROUP).is_nan().fill_null(False)
+            if int(labels.select(missing.cast(nw.Int64).sum()).collect().item()):
                 raise fail(
-                    f"column {group!r} of {ref('items')} ({ref('item_group')}) has a null group inside a list.",
+                    f"column {group!r} of {ref('items')} ({ref('item_group')}) has a null{nan} group inside a list.",
                     "drop the null values, e.g. items.with_columns(pl.col(...).list.drop_nulls()).",
                 )
     comparing = [m for m in spec.selection.metrics if m in COMPARING]
@@ -277,7 +286,10 @@ def shares(table: nw.LazyFrame, spec: Spec, checked: nw.LazyFrame | None = None)
             candidates = nw.col(_LISTS) * nw.col(_SIZE) - nw.col(_T)
             columns.append(_ratio(nw.col(f"{_SLOTS}{k}"), candidates).alias(f"p_rec@{k}"))
     name = str(spec.selection.item_group)
+    # a count of items, a whole number unless an item of a label list is shared by its groups
+    size = nw.col("n_items").cast(nw.Float64 if spec.facts.label_groups else nw.Int64)
     out = table.select(*spec.columns.by, nw.col(n.ITEM_GROUP).alias(name), *(c.cast(nw.Float64) for c in columns))
+    out = out.with_columns(size)
     if checked is not None:
         out = out.join(checked, how="cross").drop(checked.columns)
     return out.sort([*spec.columns.by, name], nulls_last=True)

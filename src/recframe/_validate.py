@@ -112,6 +112,9 @@ class Facts:
     categorical_item: bool = False
     #: set from the schema of items=: an item feature holds label lists (genres)
     label_features: bool = False
+    #: set from the schema of items=: the item_group= column holds label lists, so an item's
+    #: weight is shared by its groups and a group's n_items is a weighted count
+    label_groups: bool = False
     #: the frame is in memory and each list (by keys, user) is one contiguous run of rows: the
     #: LIST column numbers the runs, sorted, and the per-list passes group by it alone
     list_runs: bool = False

@@ -320,6 +320,8 @@ def _inputs(frame: Any, kwargs: dict[str, Any]) -> Inputs:
         or (schema[spec.columns.rank].is_integer() and schema[spec.columns.rank] != nw.UInt64),
         categorical_item=isinstance(schema[spec.columns.item], (nw.Enum, nw.Categorical)),
         label_features=any(_side.is_label_list(items_schema[f]) for f in spec.selection.item_features if f in items_schema),
+        label_groups=str(spec.selection.item_group) in items_schema
+        and _side.is_label_list(items_schema[str(spec.selection.item_group)]),
     )
     spec = dataclasses.replace(spec, facts=facts)
     if _numbers_runs(spec, kind, truth_lf, exclude_lf):
@@ -412,6 +414,7 @@ def summary(
     kwargs = _resolve(k, metrics, dict(options), SUMMARY_NAMES, "summary")
     interval = {name: kwargs.pop(name) for name in ("ci", "ci_method", "n_resamples", "seed")}
     aggregate, ci = kwargs.pop("aggregate"), interval["ci"]
+    level, method, n_resamples, seed = _intervals.check_options(**interval)  # read or not, every option is checked
     if aggregate not in ("mean", "gmean"):
         raise RecframeError(f'{ref("aggregate", aggregate)} is not a known aggregate. Hint: pass "mean" or "gmean".')
     if ci is None:
@@ -422,7 +425,6 @@ def summary(
             f"{ref('ci')} gives intervals of the mean, and {ref('aggregate', aggregate)} asks for another average. "
             f"Hint: leave out {ref('ci')}, or pass {fix('aggregate', 'mean')}."
         )
-    interval_options = _intervals.check_options(**interval)
     group = v.group_level(kwargs["metrics"])
     if group:
         raise RecframeError(
@@ -438,7 +440,8 @@ def summary(
             "larger than memory."
         )
     plan, spec, kind = _plan(frame, kwargs)
-    return _frames.from_lazy(_intervals.summary_with_ci(plan, spec, *interval_options), kind)
+    assert level is not None  # ci is given
+    return _frames.from_lazy(_intervals.summary_with_ci(plan, spec, level, method, n_resamples, seed), kind)
 
 
 def item_groups(
@@ -478,8 +481,9 @@ Its columns, per ``by`` group:
 
 - ``<item_group>``: the group (null on the row of relevant items outside the catalog, when
   there are any: they belong to no group and are shown, not dropped);
-- ``n_items``: the catalog items in the group (weighted), and ``catalog_share``, its share of
-  the catalog;
+- ``n_items``: the catalog items in the group, an integer; with a list column, an item counts
+  1 / (its number of groups) in each of its groups, so the count is weighted and a float; and
+  ``catalog_share``, the group's share of the catalog;
 - ``relevant_share``: the group's share of the relevant (user, item) pairs;
 - per k: ``rec_share@k``, the share of the recommendation slots (rows ranked <= k);
   ``exposure_share@k``, the share of the exposure, sum of 1 / log2(1 + rank) over the slots

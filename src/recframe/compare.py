@@ -186,18 +186,21 @@ def _compare_group(
             pairs = left.join(right, on=user, how="inner")
             b, m = pairs.get_column("b").to_numpy(), pairs.get_column("m").to_numpy()
             n = len(pairs)
+            # values near the float64 maximum: tests and intervals on exactly scaled values
+            scale = stats.overflow_scale(m, b)
+            ms, bs = m / scale, b / scale
             if test == "paired_t":
-                result = stats.paired_t_test(m, b)
-                lo, hi = stats.t_ci(m - b, 1 - alpha) if n >= 2 else (math.nan, math.nan)
+                result = stats.paired_t_test(ms, bs)
+                lo, hi = stats.t_ci(ms - bs, 1 - alpha) if n >= 2 else (math.nan, math.nan)
             else:
                 if test == "wilcoxon":
-                    result = stats.wilcoxon_test(m, b)
+                    result = stats.wilcoxon_test(ms, bs)
                 else:
-                    result = stats.randomization_test(m, b, n_resamples, rng)
+                    result = stats.randomization_test(ms, bs, n_resamples, rng)
                 # (no interval of one pair: nothing to resample, as for the t interval)
-                lo, hi = stats.bootstrap_ci(m - b, 1 - alpha, n_resamples, rng) if n >= 2 else (math.nan, math.nan)
-            b_mean = float(b.mean()) if n else math.nan
-            m_mean = float(m.mean()) if n else math.nan
+                lo, hi = stats.bootstrap_ci(ms - bs, 1 - alpha, n_resamples, rng) if n >= 2 else (math.nan, math.nan)
+            lo, hi = lo * scale, hi * scale
+            b_mean, m_mean = stats.mean(b), stats.mean(m)
             delta = m_mean - b_mean
             values = {
                 **stratum,
@@ -340,6 +343,7 @@ def compare(
     def run(df: pl.DataFrame) -> pl.DataFrame:
         rows = _rows(df, keys, baseline, user, chosen, test, correction, alpha, n_resamples, seed)
         out = pl.DataFrame(rows, schema=out_schema)
+        stats.refuse_overflow(out, [*keys[1:], "model"], "model and baseline means")
         # NaN marks an undefined value here: make it null, like a mean over no users
         return out.with_columns(pl.col(pl.Float64).fill_nan(None))
 

@@ -12,7 +12,7 @@ import narwhals as nw
 import numpy as np
 import polars as pl
 
-from recframe import _frames, stats
+from recframe import _frames, _tables, stats
 from recframe.compare import _check_columns, _keys, _user, polars_per_user, refuse_infinite, without_skipped
 from recframe.errors import RecframeError, fix, ref
 from recframe.stats import Correction, UnpairedTest
@@ -95,37 +95,41 @@ def _rows(
         for metric in metrics:
             arrays = {g: (a := values[g].get_column(metric).to_numpy())[~np.isnan(a)] for g in groups}
             present = [g for g in groups if arrays[g].size]
-            means = {g: float(arrays[g].mean()) for g in present}
+            means = {g: stats.mean(arrays[g]) for g in present}
+            # values near the float64 maximum: tests and intervals on exactly scaled values
+            scale = stats.overflow_scale(*arrays.values())
+            scaled = {g: arrays[g] / scale for g in groups}
             base = {**dict(zip(keys, stratum)), "metric": metric}
             if pairs == "all":
                 for a, b in itertools.combinations(groups, 2):
-                    result = _TESTS[test](arrays[a], arrays[b], n_resamples, rng)
-                    low, high = _gap_interval(arrays[a], arrays[b], alpha, n_resamples, rng)
+                    result = _TESTS[test](scaled[a], scaled[b], n_resamples, rng)
+                    low, high = _gap_interval(scaled[a], scaled[b], alpha, n_resamples, rng)
                     rows.append({
                         **base, "group_a": str(a), "group_b": str(b), "mean_a": means.get(a), "mean_b": means.get(b),
                         "n_a": arrays[a].size, "n_b": arrays[b].size,
                         "gap": means[a] - means[b] if a in means and b in means else None,
-                        "gap_lo": low, "gap_hi": high, "p_value": result.p_value,
+                        "gap_lo": low * scale, "gap_hi": high * scale, "p_value": result.p_value,
                     })  # fmt: skip
                 continue
             row: dict[str, Any] = {**dict.fromkeys(EXTREMES[1:]), **base, "n_groups": len(present)}
             if len(present) >= 2:
                 high_group = max(present, key=lambda g: (means[g], str(g)))
                 low_group = min(present, key=lambda g: (means[g], str(g)))
-                result = _TESTS[test](arrays[high_group], arrays[low_group], n_resamples, rng)
-                low, high = _gap_interval(arrays[high_group], arrays[low_group], alpha, n_resamples, rng)
+                result = _TESTS[test](scaled[high_group], scaled[low_group], n_resamples, rng)
+                low, high = _gap_interval(scaled[high_group], scaled[low_group], alpha, n_resamples, rng)
                 top, bottom = means[high_group], means[low_group]
-                differences = [abs(means[a] - means[b]) for a, b in itertools.combinations(present, 2)]
+                differences = np.array([abs(means[a] - means[b]) for a, b in itertools.combinations(present, 2)])
                 row |= {
                     "high_group": str(high_group), "low_group": str(low_group), "high_mean": top, "low_mean": bottom,
                     "n_high": arrays[high_group].size, "n_low": arrays[low_group].size, "difference": top - bottom,
-                    "ratio": bottom / top if top != 0 else None, "mad": float(np.mean(differences)),
-                    "gap_lo": low, "gap_hi": high, "p_value": result.p_value,
+                    "ratio": bottom / top if top != 0 else None, "mad": stats.mean(differences),
+                    "gap_lo": low * scale, "gap_hi": high * scale, "p_value": result.p_value,
                 }  # fmt: skip
             for g in groups:
                 row[f"mean_{g}"], row[f"n_{g}"] = means.get(g), arrays[g].size
             rows.append(row)
     out = pl.DataFrame(rows, infer_schema_length=None)
+    stats.refuse_overflow(out, keys, "group means")
     p_values = out.get_column("p_value").cast(pl.Float64).fill_null(np.nan).to_numpy()
     adjusted = stats.adjust_pvalues(p_values, correction)
     return out.with_columns(
@@ -241,6 +245,13 @@ def disparity(
         raise RecframeError(
             f"{ref('group', group)} is not a column of per_user_frame (columns: {schema.names()}). Hint: evaluate with "
             f"recframe.per_user(..., users=users, by=[..., {group!r}]) so that each row carries its group."
+        )
+    if _tables.is_metric_column(group) or group == "n_relevant" or (metrics is not None and group in metrics):
+        segments = [c for c in schema.names() if c not in keys and not _tables.is_metric_column(c) and c != "n_relevant"]
+        raise RecframeError(
+            f"{ref('group', group)} is a metric column: group must be a column that groups users (a segment, a market, "
+            f"a cohort), whose values are compared. Hint: pass one of the other columns ({segments}), or add one with "
+            "recframe.per_user(..., users=users, by=[..., 'segment'])."
         )
     user = _user(schema, user, [*keys, group])
     chosen = _check_columns(schema, keys, user, metrics)

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import sys
 from collections.abc import Iterator
 from typing import Any, Literal, NamedTuple
 
@@ -118,6 +119,52 @@ def check_resampling(n_resamples: Any, seed: Any) -> tuple[int, np.random.Genera
             f"Hint: pass {fix('seed', 0)} for results you can reproduce."
         )
     return int(n_resamples), np.random.default_rng(seed)
+
+
+#: values beyond this make sums and squares of a few thousand of them overflow float64
+_HUGE = 2.0**500
+
+
+def overflow_scale(*arrays: np.ndarray) -> float:
+    """A power of two to divide `arrays` by before their sums, squares and differences are
+    taken, when their largest magnitude is so large that those could overflow (else 1.0).
+
+    Dividing by a power of two is exact, so p-values and ratios are unchanged, and means,
+    differences and interval bounds are the scaled ones times the scale.
+
+    >>> overflow_scale(np.array([1e308, 0.5])) == 2.0**1023
+    True
+    >>> overflow_scale(np.array([3.0, -2.0]))
+    1.0
+    """
+    big = max((float(np.nanmax(np.abs(a))) for a in arrays if a.size and not np.isnan(a).all()), default=0.0)
+    return 1.0 if big < _HUGE else math.ldexp(1.0, math.frexp(big)[1] - 1)  # scaled values below 2 in magnitude
+
+
+def mean(values: np.ndarray) -> float:
+    """The mean of finite `values` (NaN for none), finite however close they come to the
+    float64 maximum: a plain sum of 1e308 and 1e308 overflows, the mean of the two does not."""
+    if not values.size:
+        return math.nan
+    scale = overflow_scale(values)
+    return float((values / scale).mean() * scale)
+
+
+def refuse_overflow(out: Any, keys: list[str], what: str) -> None:
+    """Refuse a result (a Polars frame with ``metric`` and the `keys`) in which a difference or
+    ratio of finite `what`, or an interval bound, went past the float64 maximum."""
+    import polars as pl  # stats itself works on numpy arrays
+
+    floats = [c for c, dtype in out.schema.items() if dtype == pl.Float64]
+    bad = out.filter(pl.any_horizontal(pl.col(floats).is_infinite())) if floats else out.clear()
+    if bad.height:
+        row = bad.row(0, named=True)
+        column = next(c for c in floats if row[c] is not None and math.isinf(row[c]))
+        where = ", ".join(f"{k}={row[k]!r}" for k in keys)
+        raise RecframeError(
+            f"{column} of metric {row['metric']!r} ({where}) is beyond the largest float64 ({sys.float_info.max:.4g}): the "
+            f"{what} are finite, but their {column} is not. Hint: rescale that metric column first, e.g. divide it by 1e10."
+        )
 
 
 def _columns(values: Any) -> tuple[np.ndarray, bool]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import csv
 import glob
+import io
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -86,16 +87,28 @@ def _check_csv_fields(path: str) -> None:
     records = quoted_records.group_by("record", maintain_order=True).agg(pl.col("number").first(), pl.col("line").str.join("\n"))
     parsed = {r["record"]: (r["number"], r["line"]) for r in records.iter_rows(named=True)}
 
-    def count(line: str) -> int:
-        return len(next(csv.reader([line])))
+    def count(number: int, text: str) -> int:
+        """The fields of the record starting at line `number` (RFC 4180: strict quoting)."""
+        try:
+            records = list(csv.reader(io.StringIO(text), strict=True))
+        except csv.Error as error:
+            records, problem = [], str(error)
+        else:
+            problem = f"its quotes make {len(records)} records of {text.count(chr(10)) + 1} lines"
+        if len(records) != 1:
+            raise UsageError(
+                f"{path}, line {number}: a quoted field is malformed ({problem}). Hint: quote a field with a quote in it "
+                'whole, and write each quote inside it twice ("a ""b"" c"), as RFC 4180 CSV does.'
+            )
+        return len(records[0])
 
     first = rows.row(0, named=True)
-    expected = count(parsed[first["record"]][1]) if first["record"] in parsed else first["fields"]
+    expected = count(*parsed[first["record"]]) if first["record"] in parsed else first["fields"]
     body = rows.filter(pl.col("record") != first["record"])
     plain = body.filter(~pl.col("record").is_in(list(parsed)) & (pl.col("fields") != expected)).head(1)
     candidates = [(r["number"], r["line"], r["fields"]) for r in plain.iter_rows(named=True)]
     for record, (number, text) in parsed.items():
-        n = count(text)
+        n = count(number, text)
         if record != first["record"] and n != expected:
             candidates.append((number, text, n))
             break

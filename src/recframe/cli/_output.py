@@ -246,6 +246,8 @@ def check_outputs(args: argparse.Namespace) -> None:
     spelling of its path), not by spelling."""
     for name, out_flag in OUTPUT_FLAGS.items():
         out = getattr(args, name, None)
+        if out:
+            check_output_path(out, out_flag)
         if not out or not os.path.exists(out):
             continue  # a new file is none of the inputs
         for source, in_flag in INPUT_FLAGS.items():
@@ -258,6 +260,18 @@ def check_outputs(args: argparse.Namespace) -> None:
                     f"{out_flag} {out!r} is the input file of {in_flag} ({pattern}): writing it would destroy the input. "
                     f"Hint: pass another {out_flag}."
                 )
+
+
+def check_output_path(out: str, out_flag: str) -> None:
+    """Refuse an output path no file can be written at (see :func:`recframe._atomic.path_problem`)."""
+    found = _atomic.path_problem(out, "results.png" if out_flag == "--plot" else "results.csv")
+    if found is not None:
+        hint = (
+            f"create it first (mkdir -p {found.missing_folder})"
+            if found.missing_folder
+            else f"pass a file's path, e.g. {out_flag} {found.example}"
+        )
+        raise UsageError(f"{out_flag} {out!r} {found.problem}. Hint: {hint}.")
 
 
 def write_atomic(path: Path, write: Callable[[Path], object], flag: str = "--out") -> None:
@@ -275,14 +289,7 @@ def write_atomic(path: Path, write: Callable[[Path], object], flag: str = "--out
 
 def output_format(args: argparse.Namespace) -> str:
     if args.out:
-        # where the output goes is checked first: its folder, then what it would overwrite
-        if Path(args.out).is_dir():
-            raise UsageError(
-                f"--out {args.out!r} is a folder. Hint: pass a file name, e.g. --out {os.path.join(args.out, 'metrics.csv')}."
-            )
-        folder = Path(args.out).resolve().parent
-        if not folder.is_dir():
-            raise UsageError(f"--out {args.out!r}: the folder {str(folder)!r} does not exist. Hint: create it first (mkdir -p).")
+        check_output_path(args.out, "--out")  # where the output goes is checked before anything is read
     if args.format:
         fmt = args.format
     elif args.out:
