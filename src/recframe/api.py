@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import dataclasses
+import textwrap
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any, TypeVar
 
 import narwhals as nw
 
@@ -13,10 +14,8 @@ from recframe import _names as n
 from recframe import _validate as v
 from recframe import options as options_table
 from recframe.errors import RecframeError, fix, ref
-from recframe.options import PER_USER_NAMES, SUMMARY_NAMES, Options, SummaryOptions
-
-if TYPE_CHECKING:
-    from typing_extensions import Unpack  # typing.Unpack from Python 3.11
+from recframe.metrics import REGISTRY
+from recframe.options import PER_USER_NAMES, SUMMARY_NAMES, Options, SummaryOptions, Unpack
 
 FrameT = TypeVar("FrameT")
 
@@ -30,25 +29,54 @@ _PARAMETERS = """
     k : int or list of int, default 10
         Cut-off(s): each metric gets one column per k, named ``"<metric>@<k>"``.
     metrics : list of str, optional
-        Any of ``"precision"``, ``"recall"``, ``"f1"``, ``"hit_rate"``, ``"r_precision"``,
-        ``"ap"``, ``"rr"``, ``"dcg"``, ``"ndcg"``, in the order wanted (default: all of
-        these), and the beyond-accuracy metrics of :mod:`recframe.metrics.beyond`:
-        ``"novelty"``, ``"popularity"``, ``"long_tail"`` (with ``train=``), ``"ild"`` and
-        ``"category_diversity"`` (``items=``, ``item_features=``), ``"intersection"`` and
-        ``"unexpectedness"`` (``baseline=``), ``"serendipity"`` (``train=`` and the
-        catalog) and, in :func:`summary` only, ``"catalog_coverage"``, ``"user_coverage"``,
-        ``"user_coverage_full"``, ``"gini"``, ``"entropy"``, ``"personalization"``. The rest of
-        the IR toolbox, asked for by name (:mod:`recframe.metrics.ir`): ``"judged"``,
-        ``"num_ret"``, ``"num_rel_ret"``, ``"num_nonrel_judged_ret"``, ``"bpref"``,
-        ``"infap"``, ``"iprec_at_recall"`` (columns ``iprec_at_recall_0`` .. ``_100``, recall
-        in percent), ``"iprec_11pt_avg"``, ``"rprec_mult"`` (``rprec_mult_20`` .. ``_200``,
-        percent of R), ``"set_precision"``, ``"set_recall"``, ``"set_f1"``, ``"set_map"``,
-        ``"set_relative_precision"``, ``"bin_g"``, ``"rbp"``, ``"rbp_residual"``, ``"err"``,
-        ``"auc"``; a bare column (no ``@k``) reads the whole list.
+{metrics_doc}
 {options_doc}
 """
-# every option's entry comes from its one declaration, in recframe.options
-_PARAMETERS = _PARAMETERS.replace("{options_doc}", options_table.parameters(PER_USER_NAMES))
+
+#: how the docs name what a metric requires (recframe.metrics.Metric.requires)
+_NEEDS = {
+    "train": "``train=``",
+    "items": "``items=``",
+    "item_features": "``item_features=``",
+    "baseline": "``baseline=``",
+    "catalog": "the catalog",
+    "item_group": "``item_group=``",
+}
+
+
+def _metrics_doc() -> str:
+    """The ``metrics`` entry of the docstrings, from the registry: every metric is listed, so
+    the list cannot fall behind it."""
+
+    def names(chosen: list[str]) -> str:
+        return ", ".join(f'``"{m}"``' for m in chosen)
+
+    def needs(chosen: list[str]) -> str:
+        return ", ".join(f'``"{m}"`` ({" and ".join(_NEEDS[r] for r in REGISTRY[m].requires)})' for m in chosen)
+
+    def variants(m: str) -> str:
+        found = REGISTRY[m].variants
+        return f'``"{m}"`` (columns ``{m}_{found[0]}`` .. ``_{found[-1]}``)' if found else f'``"{m}"``'
+
+    accuracy = list(v.default_metrics())
+    beyond = [m for m, metric in REGISTRY.items() if metric.level == "user" and metric.requires]
+    group = [m for m, metric in REGISTRY.items() if metric.level == "group"]
+    toolbox = [m for m, metric in REGISTRY.items() if metric.level == "user" and not metric.requires and not metric.default]
+    text = (
+        f"Any of {names(accuracy)}, in the order wanted (default: all of these); the metrics that "
+        f"need more than the frame: {needs(beyond)}; in :func:`summary` only, one value per ``by`` group: "
+        f"{needs([m for m in group if REGISTRY[m].requires])}, {names([m for m in group if not REGISTRY[m].requires])}; "
+        f"the rest of the IR toolbox (:mod:`recframe.metrics.ir`), asked for by name: "
+        f"{', '.join(variants(m) for m in toolbox)}. The catalog is ``items=``, else the items of ``train=``. A bare column (no ``@k``) "
+        "reads the whole list."
+    )
+    return textwrap.fill(text, width=92, initial_indent=" " * 8, subsequent_indent=" " * 8, break_on_hyphens=False)
+
+
+# every option's entry comes from its one declaration, in recframe.options; every metric from the registry
+_PARAMETERS = _PARAMETERS.replace("{options_doc}", options_table.parameters(PER_USER_NAMES)).replace(
+    "{metrics_doc}", _metrics_doc()
+)
 
 _NOTES = """
     Notes

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, TypeVar, cast
+from typing import Any, TypeVar, cast
 
 import narwhals as nw
 import polars as pl
@@ -13,10 +13,7 @@ from recframe import _validate, api, profiles
 from recframe import options as options_table
 from recframe.errors import RecframeError, fix, ref
 from recframe.metrics import REGISTRY
-from recframe.options import CURVE_NAMES, IntervalOptions
-
-if TYPE_CHECKING:
-    from typing_extensions import Unpack  # typing.Unpack from Python 3.11
+from recframe.options import CURVE_NAMES, IntervalOptions, Unpack
 
 FrameT = TypeVar("FrameT")
 

@@ -16,6 +16,7 @@ the call leaves them out.
 from __future__ import annotations
 
 import difflib
+import sys
 import typing
 from collections.abc import Sequence
 from typing import Annotated, Any, Literal, NamedTuple, TypedDict
@@ -47,6 +48,12 @@ from recframe.conventions import (
 )
 from recframe.errors import RecframeError, fix
 from recframe.stats import CIMethod
+
+# at run time too, so that typing.get_type_hints works on every function taking **options
+if sys.version_info >= (3, 11):
+    from typing import Unpack as Unpack
+else:  # pragma: no cover
+    from typing_extensions import Unpack as Unpack
 
 Aggregate = Literal["mean", "gmean"]
 

@@ -1,0 +1,44 @@
+"""What the structure promises a reader (issue 39): public functions that typing can read, the
+metric list written once (the registry), statistics defaults written once."""
+
+from __future__ import annotations
+
+import inspect
+import typing
+
+import pandas as pd
+import polars as pl
+import pytest
+
+import recframe
+from recframe.metrics import REGISTRY
+
+PUBLIC = [name for name in recframe.__all__ if inspect.isfunction(getattr(recframe, name))]
+
+
+@pytest.mark.parametrize("name", PUBLIC)
+def test_typing_reads_every_public_function(name: str) -> None:
+    hints = typing.get_type_hints(getattr(recframe, name))
+    assert "return" in hints
+
+
+@pytest.mark.parametrize("frame", [pl.DataFrame(), pl.LazyFrame(), pd.DataFrame()], ids=["polars", "lazy", "pandas"])
+def test_typing_reads_every_namespace_method(frame: object) -> None:
+    methods = inspect.getmembers(type(frame.recmetrics), inspect.isfunction)  # type: ignore[attr-defined]
+    assert len(methods) > 3
+    for _, method in methods:
+        typing.get_type_hints(method)
+
+
+def test_the_options_of_per_user_are_typed_at_run_time() -> None:
+    options = typing.get_type_hints(recframe.per_user)["options"]
+    fields = typing.get_type_hints(typing.get_args(options)[0])
+    assert {"threshold", "relevance", "ties", "empty_users"} <= set(fields)
+
+
+@pytest.mark.parametrize("function", [recframe.per_user, recframe.summary])
+def test_the_metric_list_in_the_docs_is_the_registry(function: object) -> None:
+    doc = function.__doc__ or ""  # type: ignore[attr-defined]
+    entry = doc[doc.index("metrics : list of str") : doc.index("user : str or None")]
+    missing = [name for name in REGISTRY if f'``"{name}"``' not in entry]
+    assert not missing, f"the metrics entry misses {missing}"
