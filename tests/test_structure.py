@@ -42,3 +42,18 @@ def test_the_metric_list_in_the_docs_is_the_registry(function: object) -> None:
     entry = doc[doc.index("metrics : list of str") : doc.index("user : str or None")]
     missing = [name for name in REGISTRY if f'``"{name}"``' not in entry]
     assert not missing, f"the metrics entry misses {missing}"
+
+
+def test_the_statistics_defaults_are_declared_once() -> None:
+    from recframe import options, stats
+
+    assert options.DEFAULTS["n_resamples"] == stats.INTERVAL_RESAMPLES
+    for function in (recframe.compare, recframe.disparity, recframe.compare_recommendations):
+        parameters = inspect.signature(function).parameters
+        assert parameters["n_resamples"].default == stats.TEST_RESAMPLES
+        assert parameters["alpha"].default == stats.ALPHA
+        assert parameters["correction"].default == stats.CORRECTION
+    for function in (recframe.compare, recframe.disparity, stats.bootstrap_ci, stats.randomization_test):
+        doc = function.__doc__ or ""
+        assert "_RESAMPLES}" not in doc and "{ALPHA}" not in doc and "{CORRECTION}" not in doc
+    assert f"n_resamples : int, default {stats.TEST_RESAMPLES}" in (recframe.compare.__doc__ or "")

@@ -222,6 +222,7 @@ def _compare_group(
                 out[name].append(value)
 
 
+@stats.with_defaults
 def compare(
     per_user_frame: FrameT,
     by: str | Sequence[str] = "model",
@@ -230,10 +231,10 @@ def compare(
     *,
     user: str | None = None,
     test: Test = "paired_t",
-    correction: Correction | None = "holm",
-    alpha: float = 0.05,
+    correction: Correction | None = stats.CORRECTION,
+    alpha: float = stats.ALPHA,
     seed: int | None = None,
-    n_resamples: int = 10_000,
+    n_resamples: int = stats.TEST_RESAMPLES,
 ) -> FrameT:
     """Compare every model with a baseline, user by user, with a paired test per metric.
 
@@ -258,15 +259,15 @@ def compare(
         The two-sided paired test: Student's t on the differences (needs scipy:
         ``pip install "recframe[stats]"``), the Wilcoxon signed-rank test, or the sign-flip
         randomization test of the mean difference (``n_resamples``, ``seed``).
-    correction : {"holm", "bonferroni"} or None, default "holm"
+    correction : {"holm", "bonferroni"} or None, default {CORRECTION}
         Multiple-testing correction of the p-values. The family is every row of the result:
         all (model, metric) pairs compared in this call.
-    alpha : float, default 0.05
+    alpha : float, default {ALPHA}
         Significance level: ``significant`` is ``p_adjusted < alpha``; the interval of the
         delta has coverage ``1 - alpha``.
     seed : int, optional
         Seed (``numpy.random.default_rng``) of the randomization test and the bootstrap.
-    n_resamples : int, default 10000
+    n_resamples : int, default {TEST_RESAMPLES}
         Sign patterns drawn by the randomization test (exact when ``2**n_pairs`` is not more)
         and bootstrap resamples for the delta interval.
 
@@ -359,10 +360,10 @@ def compare_recommendations(
     *,
     by: str | Sequence[str] = "model",
     test: Test = "paired_t",
-    correction: Correction | None = "holm",
-    alpha: float = 0.05,
+    correction: Correction | None = stats.CORRECTION,
+    alpha: float = stats.ALPHA,
     seed: int | None = None,
-    n_resamples: int = 10_000,
+    n_resamples: int = stats.TEST_RESAMPLES,
     **options: Any,
 ) -> Any:
     """Per-user metrics of recommendations by model, then :func:`compare` against a baseline.

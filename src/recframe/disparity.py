@@ -137,6 +137,7 @@ def _rows(
     ).with_columns(pl.col(pl.Float64).fill_nan(None))
 
 
+@stats.with_defaults
 def disparity(
     per_user_frame: FrameT,
     group: str = "segment",
@@ -146,10 +147,10 @@ def disparity(
     user: str | None = None,
     test: UnpairedTest = "welch",
     pairs: Pairs = "extremes",
-    correction: Correction | None = "holm",
-    alpha: float = 0.05,
+    correction: Correction | None = stats.CORRECTION,
+    alpha: float = stats.ALPHA,
     seed: int | None = None,
-    n_resamples: int = 10_000,
+    n_resamples: int = stats.TEST_RESAMPLES,
 ) -> FrameT:
     """How a metric differs between groups of users (segments, markets, cohorts), per model.
 
@@ -176,13 +177,13 @@ def disparity(
         Test the group with the highest mean against the one with the lowest (one row per
         model and metric, with every group's mean and count), or every pair of groups (one
         row per pair).
-    correction : {"holm", "bonferroni"} or None, default "holm"
+    correction : {"holm", "bonferroni"} or None, default {CORRECTION}
         Multiple-testing correction over every row of the result.
-    alpha : float, default 0.05
+    alpha : float, default {ALPHA}
         Significance level; the bootstrap interval of the gap has coverage ``1 - alpha``.
     seed : int, optional
         Seed of the permutation test and the bootstrap.
-    n_resamples : int, default 10000
+    n_resamples : int, default {TEST_RESAMPLES}
         Permutations (exact when the splits are not more) and bootstrap resamples.
 
     Returns

@@ -47,7 +47,7 @@ from recframe.conventions import (
     parameters_doc,
 )
 from recframe.errors import RecframeError, fix
-from recframe.stats import CIMethod
+from recframe.stats import INTERVAL_RESAMPLES, CIMethod
 
 # at run time too, so that typing.get_type_hints works on every function taking **options
 if sys.version_info >= (3, 11):
@@ -331,7 +331,7 @@ deviation of the per-user values, ddof=1), ``<col>_lo`` and ``<col>_hi``. Withou
     ]
     n_resamples: Annotated[
         int,
-        Opt(1000, "Bootstrap resamples (each draws ``n_users`` users with replacement)."),
+        Opt(INTERVAL_RESAMPLES, "Bootstrap resamples (each draws ``n_users`` users with replacement)."),
     ]
     seed: Annotated[
         int | None,

@@ -18,8 +18,8 @@ from __future__ import annotations
 import itertools
 import math
 import sys
-from collections.abc import Iterator
-from typing import Any, Literal, NamedTuple
+from collections.abc import Callable, Iterator
+from typing import Any, Literal, NamedTuple, TypeVar
 
 import numpy as np
 
@@ -35,6 +35,38 @@ TESTS: tuple[str, ...] = ("paired_t", "wilcoxon", "randomization")
 UnpairedTest = Literal["welch", "permutation", "mann_whitney"]
 UNPAIRED_TESTS: tuple[str, ...] = ("welch", "permutation", "mann_whitney")
 CORRECTIONS: tuple[str | None, ...] = ("holm", "bonferroni", None)
+
+# The statistics defaults, written once: every function, option and command-line flag reads
+# them here. An interval's percentile bootstrap settles with fewer resamples than a p-value
+# near alpha, whose Monte Carlo error must be small beside alpha itself (about 0.002 at 10**4).
+#: resamples of an interval of the means (summary's ci=, the page's distributions)
+INTERVAL_RESAMPLES = 1_000
+#: resamples of a test and of its interval of the difference (compare, disparity)
+TEST_RESAMPLES = 10_000
+#: significance level of the tests
+ALPHA = 0.05
+#: multiple-testing correction over every row of a comparison
+CORRECTION: Correction = "holm"
+
+_F = TypeVar("_F", bound=Callable[..., Any])
+
+
+def with_defaults(function: _F) -> _F:
+    """Write the defaults above into `function`'s docstring, where it says ``{ALPHA}``,
+    ``{CORRECTION}``, ``{INTERVAL_RESAMPLES}`` or ``{TEST_RESAMPLES}``: the docs cannot drift
+    from the values."""
+    shown = {
+        "ALPHA": ALPHA,
+        "CORRECTION": f'"{CORRECTION}"',
+        "INTERVAL_RESAMPLES": INTERVAL_RESAMPLES,
+        "TEST_RESAMPLES": TEST_RESAMPLES,
+    }
+    doc = function.__doc__ or ""
+    for name, value in shown.items():
+        doc = doc.replace("{" + name + "}", str(value))
+    function.__doc__ = doc
+    return function
+
 
 #: Upper bound on the entries of one resampling matrix (resamples x users): memory stays
 #: around 8 bytes x this many per chunk, whatever n_resamples and the number of users.
@@ -184,14 +216,15 @@ def _chunks(n_resamples: int, n: int) -> Iterator[int]:
         yield min(size, n_resamples - start)
 
 
-def bootstrap_means(values: Any, n_resamples: int = 1000, seed: Any = None) -> np.ndarray:
+@with_defaults
+def bootstrap_means(values: Any, n_resamples: int = INTERVAL_RESAMPLES, seed: Any = None) -> np.ndarray:
     """The means of ``n_resamples`` bootstrap resamples of the rows of ``values``.
 
     Parameters
     ----------
     values : array of shape (n,) or (n, m)
         One row per user; NaN marks a missing value, left out of that column's mean.
-    n_resamples : int, default 1000
+    n_resamples : int, default {INTERVAL_RESAMPLES}
         How many resamples of n rows, drawn with replacement.
     seed : int, numpy.random.Generator or None
         Seed of ``numpy.random.default_rng``: the same seed gives the same resamples.
@@ -239,7 +272,8 @@ def bootstrap_means(values: Any, n_resamples: int = 1000, seed: Any = None) -> n
     return out[:, 0] if flat else out
 
 
-def bootstrap_ci(values: Any, ci: float = 0.95, n_resamples: int = 1000, seed: Any = None) -> tuple[Any, Any]:
+@with_defaults
+def bootstrap_ci(values: Any, ci: float = 0.95, n_resamples: int = INTERVAL_RESAMPLES, seed: Any = None) -> tuple[Any, Any]:
     """Percentile bootstrap interval of the mean, per column.
 
     Parameters
@@ -248,7 +282,7 @@ def bootstrap_ci(values: Any, ci: float = 0.95, n_resamples: int = 1000, seed: A
         One row per user; NaN is missing and left out of that column.
     ci : float, default 0.95
         Coverage of the interval.
-    n_resamples : int, default 1000
+    n_resamples : int, default {INTERVAL_RESAMPLES}
         Bootstrap resamples.
     seed : int, numpy.random.Generator or None
         Seed for ``numpy.random.default_rng``.
@@ -462,14 +496,15 @@ def wilcoxon_test(model: Any, baseline: Any) -> TestResult:
     return TestResult(w_plus, min(1.0, math.erfc(abs(z) / math.sqrt(2))))
 
 
-def randomization_test(model: Any, baseline: Any, n_resamples: int = 10_000, seed: Any = None) -> TestResult:
+@with_defaults
+def randomization_test(model: Any, baseline: Any, n_resamples: int = TEST_RESAMPLES, seed: Any = None) -> TestResult:
     """Two-sided paired randomization (sign-flip permutation) test of the mean difference.
 
     Parameters
     ----------
     model, baseline : 1-D arrays of the same length
         Paired values (one per user).
-    n_resamples : int, default 10000
+    n_resamples : int, default {TEST_RESAMPLES}
         Random sign patterns drawn; when ``2**n <= n_resamples`` all 2**n patterns are used
         and the p-value is exact.
     seed : int, numpy.random.Generator or None
@@ -598,7 +633,7 @@ def mann_whitney_test(a: Any, b: Any) -> TestResult:
     return TestResult(u_a, min(1.0, math.erfc(z / math.sqrt(2))))
 
 
-def permutation_test(a: Any, b: Any, n_resamples: int = 10_000, seed: Any = None) -> TestResult:
+def permutation_test(a: Any, b: Any, n_resamples: int = TEST_RESAMPLES, seed: Any = None) -> TestResult:
     """Two-sided permutation test of mean(a) = mean(b), two independent groups of users.
 
     Returns
