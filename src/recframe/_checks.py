@@ -36,7 +36,7 @@ from typing import Any, Literal
 
 import narwhals as nw
 
-from recframe import _frames, _side
+from recframe import _engine, _frames, _side  # _engine: the relevance and gain rules the checks read
 from recframe import _names as n
 from recframe._validate import MAX_EXP2_GRADE, Spec
 from recframe._validate import _fail as fail
@@ -90,19 +90,6 @@ def duplicate_scope(spec: Spec) -> DuplicateScope | None:
     return "all" if past_k and not positions_given else "used"
 
 
-def is_relevant(spec: Spec) -> nw.Expr:
-    """relevance >= threshold (or > 0 without one); null relevance is not relevant."""
-    rel = nw.col(n.REL)
-    return (rel >= spec.selection.threshold if spec.selection.threshold is not None else rel > 0).fill_null(False)
-
-
-def gains(spec: Spec) -> nw.Expr:
-    """Whether a row gains in DCG: relevant, or graded above 0 (``gain_threshold="positive"``)."""
-    if spec.conventions.gain_threshold == "positive":
-        return (nw.col(n.REL) > 0).fill_null(False)
-    return is_relevant(spec)
-
-
 def plan(spec: Spec) -> CheckPlan:
     """The per-row flags and per-list counts the checks of this call read: only those that can
     be non-zero (no score: no NaN-score count; integer ranks: no whole-number count)."""
@@ -112,7 +99,7 @@ def plan(spec: Spec) -> CheckPlan:
         flags[n.BAD_SCORE] = nw.col(n.SCORE).is_nan()
     if spec.conventions.gain == "exp2" and any(m in ("dcg", "ndcg") for m in spec.selection.metrics):
         # 2**grade - 1 overflows float64 sums past this grade: refuse rather than give NaN
-        flags[n.BAD_GAIN] = gains(spec) & (rel > MAX_EXP2_GRADE)
+        flags[n.BAD_GAIN] = _engine.gains(spec) & (rel > MAX_EXP2_GRADE)
     sums = list(flags)
     if spec.columns.rank is not None and not spec.facts.integer_rank:
         sums.append(n.BAD_RANK)  # set by the engine's prepare, where float ranks are cast

@@ -208,6 +208,19 @@ def score_positions(lf: nw.LazyFrame, spec: v.Spec, lists: list[str]) -> nw.Lazy
     return lf.drop("__rf_item_order", *([] if descending else ["__rf_neg_score"]))
 
 
+def is_relevant(spec: v.Spec) -> nw.Expr:
+    """relevance >= threshold (or > 0 without one); null relevance is not relevant."""
+    rel = nw.col(n.REL)
+    return (rel >= spec.selection.threshold if spec.selection.threshold is not None else rel > 0).fill_null(False)
+
+
+def gains(spec: v.Spec) -> nw.Expr:
+    """Whether a row gains in DCG: relevant, or graded above 0 (``gain_threshold="positive"``)."""
+    if spec.conventions.gain_threshold == "positive":
+        return (nw.col(n.REL) > 0).fill_null(False)
+    return is_relevant(spec)
+
+
 def gain(spec: v.Spec) -> nw.Expr:
     """The gain of a relevant row under the call's ``gain`` convention."""
     rel = nw.col(n.REL)
@@ -222,14 +235,14 @@ def flag_rows(lf: nw.LazyFrame, spec: v.Spec) -> nw.LazyFrame:
         lf = lf.with_columns((~rel.is_null()).cast(nw.Int64).alias(n.POOLED)).with_columns(
             nw.when(rel >= 0).then(rel).otherwise(None).alias(n.REL)
         )
-    return lf.with_columns(_checks.is_relevant(spec).cast(nw.Int64).alias(n.RELEVANT))
+    return lf.with_columns(is_relevant(spec).cast(nw.Int64).alias(n.RELEVANT))
 
 
 def with_position(lf: nw.LazyFrame, spec: v.Spec) -> nw.LazyFrame:
     """Add the gain (0.0 on rows that do not gain) and the position (NOT_RANKED for a row
     never recommended) the terms read: after a pass's filter, on its rows only."""
     return lf.with_columns(
-        nw.when(_checks.gains(spec)).then(gain(spec)).otherwise(0.0).cast(nw.Float64).alias(n.GAIN),
+        nw.when(gains(spec)).then(gain(spec)).otherwise(0.0).cast(nw.Float64).alias(n.GAIN),
         nw.col(n.RANK).cast(nw.Int64).fill_null(NOT_RANKED).alias(n.POSITION),
     )
 
@@ -259,7 +272,7 @@ def _in_domain(domain: str, spec: v.Spec) -> nw.Expr:
     if domain == "judged":  # the pool: the judged rows, and the unjudged pooled rows infAP reads
         return nw.col(n.POOLED) == 1 if spec.conventions.negative_relevance == "unjudged" else ~nw.col(n.REL).is_null()
     if domain == "graded":  # (the relevant rows unless gain_threshold="positive": see domain_of)
-        return _checks.gains(spec)
+        return gains(spec)
     return nw.lit(True)
 
 
