@@ -106,9 +106,10 @@ by their names, not by their category order, on every engine.""",
     ),
     "score_dtype": Option(
         ScoreDtype,
-        """With ``score``: round scores to float32 before ranking, as trec_eval reads them, so
-scores equal in float32 tie.""",
-        "with --score: round scores to float32 before ranking, as trec_eval reads them",
+        """With ``score``: round scores to float32 before ranking, as pytrec_eval's bundled
+trec_eval (and trec_eval up to 9.0.7) reads them, so scores equal in float32 tie; trec_eval
+9.0.8 and 10.0 read a double.""",
+        "with --score: round scores to float32 before ranking, as pytrec_eval reads them",
     ),
     "empty_users": Option(
         EmptyUsers,

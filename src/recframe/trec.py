@@ -23,6 +23,7 @@ number descending. :mod:`recframe.trec_eval` prints trec_eval's whole output, fl
 from __future__ import annotations
 
 import codecs
+import math
 import mmap
 import os
 import sys
@@ -43,8 +44,31 @@ RUN_SCHEMA = {"user_id": pl.String, "item_id": pl.String, "rank": pl.Int64, "sco
 QRELS_SCHEMA = {"user_id": pl.String, "item_id": pl.String, "relevance": pl.Int64}
 
 _LINE, _NUMBER, _FIELDS = "__rf_line", "__rf_line_number", "__rf_fields"
-# a byte that never appears in a text line: each line is read as one field
-_NO_SEPARATOR = "\x1f"
+# bytes that a text line seldom holds: each line is read as one field, separated by one of
+# them that the file does not hold (0x1F first; not a line end, a tab or a space)
+_NO_SEPARATORS = b"\x1f\x1e\x1d\x1c\x01\x02\x03\x04\x05\x06\x07\x08\x0b\x0c\x0e\x0f" + bytes(range(0x10, 0x1C)) + b"\x7f"
+
+
+def _separator(path: Path) -> str | None:
+    """A byte of :data:`_NO_SEPARATORS` that the file does not hold (a line read with it as the
+    separator is one field, whatever bytes it holds); None when it holds every one of them."""
+    with open(path, "rb") as handle:
+        if os.fstat(handle.fileno()).st_size == 0:
+            return _NO_SEPARATORS[:1].decode()
+        with mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as view:
+            for byte in _NO_SEPARATORS:
+                if view.find(bytes([byte])) < 0:
+                    return chr(byte)
+    return None
+
+
+def _lines_in_memory(path: Path) -> pl.LazyFrame:
+    """The file's lines read by Python (a file holding every byte of :data:`_NO_SEPARATORS`:
+    random bytes, most likely), bytes that are not UTF-8 as U+FFFD, as the CSV reader reads them."""
+    lines = path.read_bytes().decode("utf-8", errors="replace").split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()  # (the file's last line break)
+    return pl.LazyFrame({_LINE: [line.removesuffix("\r") for line in lines]}, schema={_LINE: pl.String})
 
 
 def _lines(path: str | os.PathLike[str], label: str) -> pl.LazyFrame:
@@ -53,16 +77,20 @@ def _lines(path: str | os.PathLike[str], label: str) -> pl.LazyFrame:
     if not p.is_file():
         what = "a folder" if p.is_dir() else "not found"
         raise RecframeError(f"{label} file {str(path)!r}: {what}. Hint: pass the path of a TREC {label} file.")
-    lines = pl.scan_csv(
-        p,
-        has_header=False,
-        separator=_NO_SEPARATOR,
-        quote_char=None,
-        new_columns=[_LINE],
-        schema={_LINE: pl.String},
-        # bytes that are not UTF-8 read as U+FFFD here, and are refused by _parse's check
-        encoding="utf8-lossy",
-    ).with_row_index(_NUMBER, offset=1)
+    separator = _separator(p)
+    if separator is None:
+        lines = _lines_in_memory(p).with_row_index(_NUMBER, offset=1)
+    else:
+        lines = pl.scan_csv(
+            p,
+            has_header=False,
+            separator=separator,
+            quote_char=None,
+            new_columns=[_LINE],
+            schema={_LINE: pl.String},
+            # bytes that are not UTF-8 read as U+FFFD here, and are refused by _parse's check
+            encoding="utf8-lossy",
+        ).with_row_index(_NUMBER, offset=1)
     text = pl.col(_LINE).str.strip_chars()
     kept = lines.filter(text.is_not_null() & (text != "") & ~text.str.starts_with("#"))
     # fields split on single spaces unless some line has tabs or runs of blanks (a quick scan
@@ -109,7 +137,8 @@ def _parsed(
 
     A run's rank field is read when it is a whole number and is never checked: trec_eval
     ignores it (it orders by score), so ``2.0`` or ``-`` there is no error. trec_eval ignores
-    the fields after a run line's tag; a qrels line has exactly four."""
+    the fields after a run line's tag; a qrels line has exactly four. A score of ``inf`` or
+    ``-inf`` is a number, ranked first or last as trec_eval ranks it; NaN is refused."""
     schema = RUN_SCHEMA if label == "run" else QRELS_SCHEMA
     parsed = {name: field(position).cast(schema[name], strict=False).alias(name) for name, position in fields.items()}
     if label == "run":
@@ -120,19 +149,35 @@ def _parsed(
             continue
         bad = bad | (parsed[name].is_null() & field(position).is_not_null())
         if schema[name] == pl.Float64:
-            bad = bad | ~parsed[name].is_finite().fill_null(True)
+            bad = bad | parsed[name].is_nan().fill_null(False)
     return parsed, bad
 
 
-def _problems(bad: pl.Expr, number: pl.Expr, line: pl.Expr, undecoded: pl.Expr) -> tuple[pl.Expr, ...]:
-    """How many lines are malformed, the first one's number and text, and whether a byte did
-    not decode: what _parse refuses a file for."""
+def _problems(bad: pl.Expr, number: pl.Expr, line: pl.Expr, fields: pl.Expr, undecoded: pl.Expr) -> tuple[pl.Expr, ...]:
+    """How many lines are malformed, the first one's number, text and fields, and whether a
+    byte did not decode: what _parse refuses a file for."""
     return (
         bad.sum().alias("n"),
         number.filter(bad).first().alias(_NUMBER),
         line.filter(bad).first().alias(_LINE),
+        fields.filter(bad).first().alias(_FIELDS),
         undecoded.any().alias("undecoded"),
     )
+
+
+def _what_is_wrong(fields: Sequence[str], label: str, layout: str) -> str:
+    """What is wrong with a malformed line whose fields are `fields`, in the layout's words."""
+    names, n_fields = layout.split(), len(layout.split())
+    if len(fields) < n_fields or (label == "qrels" and len(fields) != n_fields):
+        return f"{len(fields)} field(s), expected {n_fields}"
+    if label == "qrels":
+        return f"the relevance {fields[3]!r} is not a whole number"
+    score = fields[names.index("score")]
+    try:
+        nan = math.isnan(float(score))
+    except ValueError:
+        nan = False
+    return f"the score {score!r} is {'NaN' if nan else 'not a number'}"
 
 
 def _plain_bytes(path: Path) -> tuple[bool, bool]:
@@ -183,7 +228,7 @@ def _read_plain(path: str | os.PathLike[str], label: str, fields: dict[str, int]
         if any(raw.null_count().row(0)):
             return None
     if label == "run":
-        if not raw.select(pl.col("score").is_finite().all()).item():
+        if raw.select(pl.col("score").is_nan().any()).item():
             return None
         raw = raw.with_columns(_whole_rank(pl.col("rank")))
     return raw.select(list(fields))
@@ -205,21 +250,33 @@ def _parse(path: str | os.PathLike[str], label: str, fields: dict[str, int], lay
     )
     undecoded = pl.col(_LINE).str.contains("\ufffd", literal=True)
     if eager:  # one pass: the values and the flags the checks read
-        flags = (bad.alias("__bad"), pl.col(_NUMBER), pl.when(bad).then(pl.col(_LINE)).alias(_LINE), undecoded.alias("__u"))
+        flags = (
+            bad.alias("__bad"),
+            pl.col(_NUMBER),
+            pl.when(bad).then(pl.col(_LINE)).alias(_LINE),
+            pl.when(bad).then(pl.col(_FIELDS)).alias(_FIELDS),
+            undecoded.alias("__u"),
+        )
         read = lines.select(*parsed.values(), *flags).collect()
-        problems = read.select(*_problems(pl.col("__bad"), pl.col(_NUMBER), pl.col(_LINE), pl.col("__u")))
+        problems = read.select(*_problems(pl.col("__bad"), pl.col(_NUMBER), pl.col(_LINE), pl.col(_FIELDS), pl.col("__u")))
     else:
-        problems = lines.select(*_problems(bad, pl.col(_NUMBER), pl.col(_LINE), undecoded)).collect(engine="streaming")
+        checks = lines.select(*_problems(bad, pl.col(_NUMBER), pl.col(_LINE), pl.col(_FIELDS), undecoded))
+        problems = checks.collect(engine="streaming")
     if problems["undecoded"][0] and (error := _not_utf8(Path(path), label)) is not None:
         raise error
     if problems["n"][0]:
         number, text, count = problems[_NUMBER][0], problems[_LINE][0], problems["n"][0]
         shown = text if len(text) <= 80 else text[:77] + "..."
+        wrong = _what_is_wrong(problems[_FIELDS][0].to_list(), label, layout)
+        what = (
+            "a number for the score (inf and -inf rank as numbers; NaN is refused)"
+            if label == "run"
+            else "a whole-number relevance"
+        )
         raise RecframeError(
-            f"{label} file {str(path)!r}, line {number}: {shown!r} is not '{layout}' "
+            f"{label} file {str(path)!r}, line {number}: {shown!r} is not '{layout}': {wrong} "
             f"({count} malformed line(s) in all). Hint: each line needs {n_fields} fields separated "
-            "by spaces or tabs, whole numbers where a rank or relevance goes and a finite number "
-            "for the score; comment lines start with '#'."
+            f"by spaces or tabs, with {what}; comment lines start with '#'."
         )
     if eager:
         return read.select(*fields).lazy()
@@ -250,9 +307,10 @@ def read_trec_run(path: str | os.PathLike[str], *, eager: bool = False) -> pl.La
     Raises
     ------
     RecframeError
-        When the file is missing, or a line has fewer than six fields, or lacks a whole-number rank and
-        a finite score: the message gives the first such line's number and text and how many
-        there are. The file is read once to check it when the function is called, and again
+        When the file is missing, or a line has fewer than six fields, or a score that is not a
+        number (NaN included; ``inf`` and ``-inf`` are numbers, ranked as trec_eval ranks them):
+        the message gives the first such line's number and text, what is wrong with it, and how
+        many such lines there are. The file is read once to check it when the function is called, and again
         when the frame is collected.
 
     Examples
@@ -293,8 +351,8 @@ def read_trec_qrels(path: str | os.PathLike[str], *, eager: bool = False) -> pl.
     ------
     RecframeError
         When the file is missing, or a line does not have four fields with a whole-number
-        relevance: the message gives the first such line's number and text and how many
-        there are. The file is read once to check it when the function is called, and again
+        relevance: the message gives the first such line's number and text, what is wrong with
+        it, and how many such lines there are. The file is read once to check it when the function is called, and again
         when the frame is collected.
 
     Examples

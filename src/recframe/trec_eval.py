@@ -15,7 +15,8 @@ prints, line for line. The work is split as follows:
   ranked relevance codes (no loop over queries).
 
 Each query's documents are ordered as trec_eval orders them: by score, highest first (a C
-double in 10.0, a float in 9.0.8), ties by document number in decreasing byte order. A
+double, in 10.0 and in the 9.0.8 release alike; ``inf`` and ``-inf`` are numbers), ties by
+document number in decreasing byte order. A
 retrieved document has the code of its qrels grade; one not in the qrels is "not in the pool"
 (``-1``, printed ``-`` by relstring); a negative grade is "in the pool, not judged" (``-2``,
 ``.``), which infAP's sampling reads and every other measure counts as not relevant.
@@ -24,6 +25,7 @@ retrieved document has the code of its qrels grade; one not in the qrels is "not
 from __future__ import annotations
 
 import math
+import operator
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -279,6 +281,22 @@ class Request:
                     f"-m {named[0]}: added in trec_eval 10.0; --profile trec_eval9 follows 9.0.8. Hint: use --profile trec_eval."
                 )
             marked -= new
+        for flag, value, example in (
+            ("-N", self.docs_in_collection, 100000),
+            ("-l", self.level, 2),
+            ("-M", self.max_retrieved, 100),
+        ):
+            if value is None and flag == "-M":  # (not given)
+                continue
+            try:
+                whole = value is not None and not isinstance(value, bool) and -(2**63) <= operator.index(value) < 2**63
+            except TypeError:
+                whole = False
+            if not whole:
+                raise RecframeError(
+                    f"{flag} {value!r}: trec_eval reads a whole number there (a C long, below 2**63 in size). "
+                    f"Hint: e.g. {flag} {example}."
+                )
         if self.max_retrieved is not None and self.max_retrieved < 0:
             raise RecframeError(
                 f"-M {self.max_retrieved}: the number of documents kept per query cannot be negative. Hint: e.g. -M 100."
@@ -376,7 +394,7 @@ def ranked_codes(run: pl.DataFrame, judged: pl.DataFrame, request: Request) -> p
         trec_eval refuses them.
     """
     judged, judged_distinct = _unique_pairs(judged.select("user_id", "item_id", "relevance"), "qrels")
-    score = pl.col("score").cast(pl.Float32 if request.version == "9" else pl.Float64)
+    score = pl.col("score").cast(pl.Float64)  # (a C double in 10.0 and 9.0.8 alike)
     ranked = run.filter(pl.col("user_id").is_in(judged["user_id"].unique().implode())).with_columns(score)
     ranked = _in_trec_order(ranked, "user_id")
     ranked = ranked.with_columns(position=pl.int_range(1, pl.len() + 1).over("user_id"))
@@ -396,7 +414,8 @@ def ranked_codes(run: pl.DataFrame, judged: pl.DataFrame, request: Request) -> p
 
 def level_counts(qrels: pl.DataFrame) -> pl.DataFrame:
     """Per query and grade >= 0: the number of judged documents (trec_eval's rel_levels)."""
-    return qrels.filter(pl.col("relevance") >= 0).group_by("user_id", "relevance").agg(count=pl.len())
+    # counts as Int64 (pl.len() is UInt32): they are subtracted from one another (utility)
+    return qrels.filter(pl.col("relevance") >= 0).group_by("user_id", "relevance").agg(count=pl.len().cast(pl.Int64))
 
 
 # ------------------------------------------------------------------- measures computed here
@@ -539,11 +558,11 @@ def _gain_measure(
         total = pl.col("ideal").sum()
         got = pl.col("term").filter(pl.col("ret") & (pl.col("gain") != 0)).sum()
         return frame.group_by(q).agg(pl.when(total > 0).then(got / total).otherwise(0.0).alias(_col(measure)))
-    n_pos = (pl.col("ideal") > 0).sum()
+    n_pos = (pl.col("ideal") > 0).sum().cast(pl.Int64)  # (signed: n_pos - found below)
     if name == "ndcg_rel":
         at_relevant = pl.col("ret") & (pl.col("gain") > 0)
         ratio = pl.col("dcg") / pl.col("idcg")
-        found = at_relevant.sum()
+        found = at_relevant.sum().cast(pl.Int64)
         total = ratio.filter(at_relevant).sum() + (n_pos - found).cast(pl.Float64) * final_dcg / total_ideal
         value = pl.when((n_pos > 0) & (total > 0)).then(total / n_pos).otherwise(0.0)
         return frame.group_by(q).agg(value.alias(_col(measure)))
@@ -554,7 +573,7 @@ def _gain_measure(
     n_ret = pl.col("ret").sum()
     tail = (n_ret > n_pos + 1).cast(pl.Float64)
     total = before.filter(changes).sum() + tail * final_dcg / total_ideal
-    count = changes.sum() + tail
+    count = changes.sum().cast(pl.Int64) + tail
     value = pl.when(count > 0).then(total / count).otherwise(0.0)
     out = frame.group_by(q).agg(value.alias(_col(measure))).with_columns(pl.col(q).cast(pl.String))
     # a query with nothing relevant at -l: 0
@@ -588,7 +607,7 @@ def _precision_measures(measure: Measure, codes: pl.DataFrame, n_rel: pl.DataFra
             hits = codes.join(per_query.select(q, name), on=q).filter(
                 (pl.col("position") <= pl.col(name)) & (pl.col("code") >= level)
             )
-            counted = per_query.join(hits.group_by(q).agg(h=pl.len()), on=q, how="left")
+            counted = per_query.join(hits.group_by(q).agg(h=pl.len().cast(pl.Int64)), on=q, how="left")
             value = pl.when(pl.col(name) > 0).then(pl.col("h").fill_null(0) / pl.col(name)).otherwise(0.0)
             out = out.join(counted.select(q, value.alias(f"v{index}")), on=q)
         else:
@@ -609,8 +628,8 @@ def _count_measures(measure: Measure, codes: pl.DataFrame, n_rel: pl.DataFrame, 
     stats = n_rel
     if _cuts(measure):  # relevant and unjudged documents within each cut-off
         within = codes.group_by(q).agg(
-            **{f"h{k}": ((code >= request.level) & (position <= k)).sum() for k in _cuts(measure)},
-            **{f"u{k}": ((code < 0) & (position <= k)).sum() for k in _cuts(measure)},
+            **{f"h{k}": ((code >= request.level) & (position <= k)).sum().cast(pl.Int64) for k in _cuts(measure)},
+            **{f"u{k}": ((code < 0) & (position <= k)).sum().cast(pl.Int64) for k in _cuts(measure)},
         )
         stats = stats.join(within, on=q, how="left").fill_null(0)
     if name == "relstring":
@@ -623,7 +642,9 @@ def _count_measures(measure: Measure, codes: pl.DataFrame, n_rel: pl.DataFrame, 
         return stats.select(q).join(text, on=q, how="left").with_columns(pl.col(_col(measure)).fill_null(""))
     if name == "utility":
         a, b, c, d = measure.values
-        rel_ret, ret, rel = pl.col("num_rel_ret"), pl.col("num_ret"), pl.col("num_rel")
+        # signed counts: the documents neither relevant nor retrieved are N + rel_ret - ret - rel,
+        # below 0 when -N is left at 0 (trec_eval's longs)
+        rel_ret, ret, rel = (pl.col(name).cast(pl.Int64) for name in ("num_rel_ret", "num_ret", "num_rel"))
         value = a * rel_ret + b * (ret - rel_ret) + c * (rel - rel_ret) + d * (request.docs_in_collection + rel_ret - ret - rel)
         return stats.select(q, value.cast(pl.Float64).alias(_col(measure)))
     if name == "relative_P":
@@ -645,7 +666,9 @@ def _count_measures(measure: Measure, codes: pl.DataFrame, n_rel: pl.DataFrame, 
         # unjudged ones added in that order, and p to the number retrieved, as trec_eval)
         weighted = codes.with_columns(weight=powers[positions - 1])
         resid = weighted.group_by(q).agg(
-            unjudged=(code < 0).sum(), sum=pl.col("weight").filter(code < 0).cum_sum().last().fill_null(0.0), n=pl.len()
+            unjudged=(code < 0).sum().cast(pl.Int64),
+            sum=pl.col("weight").filter(code < 0).cum_sum().last().fill_null(0.0),
+            n=pl.len().cast(pl.Int64),
         )
         resid = resid.with_columns(depth=powers[resid["n"].to_numpy()])
         value = pl.when(pl.col("unjudged") > 0).then(pl.col("depth") + (1 - p) * pl.col("sum")).otherwise(0.0)
@@ -678,14 +701,17 @@ def computed_here(measure: Measure) -> bool:
 
 def relevant_counts(counts: pl.DataFrame, request: Request) -> pl.DataFrame:
     """Per query of the qrels with a relevant document: ``num_rel``, those judged at least ``-l``."""
-    return counts.filter(pl.col("relevance") >= request.level).group_by("user_id").agg(num_rel=pl.col("count").sum())
+    relevant = counts.filter(pl.col("relevance") >= request.level)
+    return relevant.group_by("user_id").agg(num_rel=pl.col("count").sum().cast(pl.Int64))
 
 
 def per_query_counts(codes: pl.DataFrame, relevant: pl.DataFrame, request: Request) -> pl.DataFrame:
     """One row per query of `codes`: ``num_rel`` (:func:`relevant_counts`), ``num_ret`` and
     ``num_rel_ret``, as trec_eval's res_rels counts them."""
-    retrieved = codes.group_by("user_id").agg(num_ret=pl.len(), num_rel_ret=(pl.col("code") >= request.level).sum())
-    return retrieved.join(relevant, on="user_id", how="left").with_columns(pl.col("num_rel").fill_null(0))
+    retrieved = codes.group_by("user_id").agg(
+        num_ret=pl.len().cast(pl.Int64), num_rel_ret=(pl.col("code") >= request.level).sum().cast(pl.Int64)
+    )  # (signed: pl.len() and a sum of flags are UInt32, and utility subtracts them)
+    return retrieved.join(relevant, on="user_id", how="left").with_columns(pl.col("num_rel").fill_null(0).cast(pl.Int64))
 
 
 def measures_here(
@@ -826,8 +852,9 @@ def evaluate(
     Raises
     ------
     RecframeError
-        No query in both files; a query of the qrels missing from the run under trec_eval
-        10.0 without ``-c`` (trec_eval stops with exit 4 there); repeated documents.
+        No judgement in the qrels (with or without ``-c``); no query in both files; a query of
+        the qrels missing from the run under trec_eval 10.0 without ``-c`` (trec_eval stops
+        with exit 4 there); repeated documents.
 
     Examples
     --------
@@ -845,6 +872,12 @@ def evaluate(
     utility               	all	-1.0000
     """
     judged, ranked = qrels.collect(), run.select("user_id", "item_id", "score", "run").collect()
+    if judged.height == 0:  # (-c would average over no query: trec_eval stops there too)
+        raise RecframeError(
+            "the qrels hold no judgement: the file is empty or has only blank and comment lines, so there is no "
+            "query to evaluate (trec_eval stops here too). Hint: pass the qrels file of the run's queries, one "
+            "'qid iter docno relevance' line per judged document."
+        )
     runid = ranked["run"][-1] if ranked.height else ""  # trec_eval keeps the last line's tag
     ranked = ranked.drop("run")
     if not options:  # trec_eval's own conventions: the one-pass path (None where it defers)
@@ -1146,11 +1179,12 @@ def _one_pass_values(
     # each sum at the cut-offs that read it only (the official measures: P at nine, AP at one)
     hit_ks = sorted({k for m, k in wanted.values() if k is not None and m in ("precision", "recall", "hit_rate")})
     ap_ks = sorted({k for m, k in wanted.values() if k is not None and m == "ap"})
-    aggs: dict[str, pl.Expr] = {"num_rel_ret": pl.len(), "min_rank": p.min()}
-    aggs |= {f"hits{k}": (p <= position_cut(k)).sum() for k in hit_ks}
+    # (counts as Int64: pl.len() and sums of flags are UInt32)
+    aggs: dict[str, pl.Expr] = {"num_rel_ret": pl.len().cast(pl.Int64), "min_rank": p.min()}
+    aggs |= {f"hits{k}": (p <= position_cut(k)).sum().cast(pl.Int64) for k in hit_ks}
     aggs |= {f"ap{k}": pl.when(p <= position_cut(k)).then(j / p).otherwise(0.0).sum() for k in ap_ks}
     if "r_precision" in measures:
-        aggs["hits_r"] = (p <= big_r).sum()
+        aggs["hits_r"] = (p <= big_r).sum().cast(pl.Int64)
     if "bpref" in measures:
         nonrelevant = pl.col("J") - big_r
         share = pl.min_horizontal(pl.col("judged") - j, big_r) / pl.max_horizontal(pl.min_horizontal(big_r, nonrelevant), 1)
@@ -1166,7 +1200,7 @@ def _one_pass_values(
         aggs["bin_g"] = (1.0 / (2 + p - j).cast(pl.Float64).log(2)).sum()
     levels = range(0, 101, 10)
     if "rprec_mult" in measures:
-        aggs |= {f"rprec{x}": (p <= _trec_cut(x, "add")).sum() for x in range(20, 201, 20)}
+        aggs |= {f"rprec{x}": (p <= _trec_cut(x, "add")).sum().cast(pl.Int64) for x in range(20, 201, 20)}
     per_query = per_query.join(hits.group_by("q").agg(**aggs), on="q", how="left")
     per_query = per_query.with_columns(pl.col([c for c in aggs if c != "min_rank"]).fill_null(0))
     if measures & {"iprec_at_recall", "iprec_11pt_avg"}:
@@ -1277,7 +1311,7 @@ def _evaluate_fast(ranked: pl.DataFrame, judged: pl.DataFrame, request: Request,
     if missing and request.complete and request.version == "10":  # as _evaluate_generic
         bogus = pl.DataFrame({"q": np.arange(len(in_both), len(queries)), "item_id": _BOGUS, "score": 1.0})
         run, present = pl.concat([run, bogus]), np.arange(len(queries))
-    run = run.with_columns(pl.col("score").cast(pl.Float32 if request.version == "9" else pl.Float64))
+    run = run.with_columns(pl.col("score").cast(pl.Float64))  # (a C double in 10.0 and 9.0.8 alike)
     run = _in_trec_order(run, "q")
     run = run.with_columns(position=_positions(run["q"].to_numpy()))
     if request.max_retrieved is not None:

@@ -3,14 +3,24 @@
 Usage (from the repository root, with recframe installed)::
 
     python tests/peers/trec_eval_differential.py --te10 PATH --te9 PATH [--cases 250] [--seed 1] [--large]
+        [--special 0.15]
 
 PATH is a trec_eval binary built from source (github.com/usnistgov/trec_eval: ``make`` at the
-commit of 10.0 and at tag ``v9.0.8``; a C compiler is all it needs). Each case writes a random
+commit of 10.0 and at the release tag ``trec_eval-9.0.8``; the older tag ``v9.0.8`` holds 9.0.7's
+code, which reads scores as C floats; a C compiler is all it needs). Each case writes a random
 run and qrels (tied scores, docnos that differ in case or by a numeric prefix, negative, zero and
 two-digit grades, queries in one file only, qrels out of order; 1 to 6 queries, or 600 to 1,300
 with ``--large`` so that the one-pass path joins several blocks of queries), picks random
 ``-q``, ``-c``, ``-J``, ``-M``, ``-l`` and a measure set, runs one of the two versions and
 recframe under the matching profile, and compares the two outputs line for line.
+
+A share ``--special`` of the cases is then made into one of the cases issue 38 found (drawn
+from a second generator, so that a seed gives the same random files as before): a utility
+whose fourth coefficient is not 0, without ``-N`` (the documents neither relevant nor retrieved
+are then a negative count, which trec_eval keeps signed); scores in near-tied pairs, equal in
+float32 but not in double (0.1 and 0.10000000001: trec_eval sorts doubles); or qrels without a
+judgement (empty, with ``-c``: both must refuse, recframe with exit 2). A recframe exit 1 (an
+unexpected error) is always a difference.
 
 Not a test: it needs the binaries, which the test suite does not build. The differences that
 docs/ir.md explains are skipped: trec_eval's ``-nan`` lines (recframe prints 0), its stop when
@@ -95,6 +105,27 @@ def stale_levels(run_path: Path, qrels_path: Path, measures: list[str]) -> bool:
     return any(all(int(grade) < 0 for q, _, _, grade in qrels if q == query) for query in queries)
 
 
+def signed_utility(special: random.Random) -> list[str]:
+    """``-m utility.a,b,c,d`` with d not 0: without ``-N`` (N = 0), d multiplies
+    N + rel_ret - ret - rel, below 0 whenever a document is retrieved or relevant."""
+    a, b, c = (special.choice([-2, -1, 0, 0.5, 1, 2]) for _ in range(3))
+    d = special.choice([-1, -0.5, 1, 2])
+    return ["-m", f"utility.{a:g},{b:g},{c:g},{d:g}", *special.choice([[], ["-m", "set_P"], ["-m", "official"]])]
+
+
+def float32_ties(special: random.Random, run_path: Path) -> None:
+    """Rewrite the run's scores as near-tied pairs: each score is a base or the base moved by a
+    relative 1e-10 or so, far below float32's step (6e-8 of the value), so that a float32
+    comparison ties what a double comparison orders (and the document numbers then decide)."""
+    lines = []
+    for line in run_path.read_text().splitlines():
+        qid, q0, doc, rank, _, tag = line.split()
+        base = special.choice([0.1, 1.0, 2.5, -0.3, 7.0, 1e-3])
+        moved = base * (1 + special.choice([0.0, 1e-10, -1e-10, 3e-11, 2e-12]))
+        lines.append(f"{qid} {q0} {doc} {rank} {moved!r} {tag}")
+    run_path.write_text("\n".join(lines) + "\n")
+
+
 def recframe_text(args: list[str]) -> tuple[int, str]:
     out = io.StringIO()
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(io.StringIO()):
@@ -116,8 +147,10 @@ def main() -> int:
     parser.add_argument("--cases", type=int, default=250)
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--large", action="store_true", help="half the cases with 600 to 1,300 queries")
+    parser.add_argument("--special", type=float, default=0.15, help="share of the cases made into issue 38's cases")
     args = parser.parse_args()
     rng = random.Random(args.seed)
+    special = random.Random(f"special {args.seed}")  # (rng draws what it drew before)
     differences = stops = compared = stale = 0
     with tempfile.TemporaryDirectory() as tmp:
         for case in range(args.cases):
@@ -135,6 +168,15 @@ def main() -> int:
             measures = rng.choice(MEASURES + (MEASURES_10 if version == "10" else []))
             if rng.random() < 0.1:
                 flags += ["-N", str(rng.randint(1, 12))]
+            kind = special.choice(["utility", "float32", "empty qrels"]) if special.random() < args.special else ""
+            if kind == "utility":
+                measures = signed_utility(special)
+                flags = [flag for i, flag in enumerate(flags) if flag != "-N" and (i == 0 or flags[i - 1] != "-N")]
+            elif kind == "float32":
+                float32_ties(special, run_path)
+            elif kind == "empty qrels":
+                qrels_path.write_text("")
+                flags = [*flags, "-c"] if "-c" not in flags else flags
             binary = args.te10 if version == "10" else args.te9
             theirs = subprocess.run([binary, *flags, *measures, str(qrels_path), str(run_path)], capture_output=True, text=True)
             profile = ["--profile", "trec_eval" if version == "10" else "trec_eval9"]
@@ -148,6 +190,10 @@ def main() -> int:
                 continue
             if stale_levels(run_path, qrels_path, measures):
                 stale += 1
+                continue
+            if code == 1 or (kind == "empty qrels" and (code != 2 or theirs.returncode == 0)):
+                differences += 1  # an unexpected error of recframe's, or empty qrels not refused by both
+                print(f"case {case} ({kind or 'random'}): trec_eval {version} exit {theirs.returncode}, recframe exit {code}")
                 continue
             if theirs.returncode != 0 or code != 0:
                 if (theirs.returncode == 0) != (code == 0):

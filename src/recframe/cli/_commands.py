@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import difflib
 import hashlib
+import math
 import shlex
 import sys
 from collections.abc import Sequence
@@ -188,8 +189,13 @@ def _trec_eval_command(args: argparse.Namespace, progress: Progress) -> int:
             f"--profile {profile}: --format trec with --run prints trec_eval's measures under its conventions. "
             "Hint: --profile trec_eval (10.0, the default) or trec_eval9 (9.0.8)."
         )
-    if args.threshold is not None and args.threshold != int(args.threshold):
-        raise UsageError(f"-l {args.threshold:g}: trec_eval's relevance level is a whole number. Hint: e.g. -l 2.")
+    if args.threshold is not None and not (
+        math.isfinite(args.threshold) and args.threshold == int(args.threshold) and abs(args.threshold) < 2**63
+    ):  # (nan and inf too: trec_eval reads -l as a C long)
+        raise UsageError(
+            f"-l {args.threshold:g}: trec_eval's relevance level is a whole number (a C long, below 2**63 in size). "
+            "Hint: e.g. -l 2."
+        )
     request = trec_eval.Request(
         _trec_measures(args),
         per_query=args.per_user,
@@ -206,8 +212,8 @@ def _trec_eval_command(args: argparse.Namespace, progress: Progress) -> int:
     ordering = [flag(name) for name in ("ties", "score_dtype", "rank_gaps") if name in conventions]
     if ordering:
         raise UsageError(
-            f"{', '.join(ordering)}: the drop-in orders each query as trec_eval does (by score, a double, or a float "
-            "under --profile trec_eval9; ties by document number, decreasing). Hint: leave them out."
+            f"{', '.join(ordering)}: the drop-in orders each query as trec_eval does (by score, a double, under "
+            "both profiles; ties by document number, decreasing). Hint: leave them out."
         )
     progress.stage(f"run: {args.trec_run}, qrels: {args.trec_qrels}")
     with progress.running("reading and evaluating"):
