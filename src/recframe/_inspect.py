@@ -68,7 +68,9 @@ def _check_selection(select: Any, n_users: Any, seed: Any, show_images: Any) -> 
             f"pass one of {', '.join(repr(s) for s in SELECTS)}" + (f", e.g. {fix('select', close[0])}." if close else "."),
         )
     if isinstance(n_users, bool) or not isinstance(n_users, (int, np.integer)) or n_users < 1:
-        raise RecframeError(f"{ref('n', n_users)} must be a whole number >= 1: the users chosen (per segment).", "e.g. n=5.")
+        raise RecframeError(
+            f"{ref('n', n_users)} must be a whole number >= 1: the users chosen (per segment).", f"e.g. {fix('n', 5)}."
+        )
     if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
         raise RecframeError(f"{ref('seed', seed)} must be a whole number >= 0.", f"e.g. {fix('seed', 0)}.")
     if show_images is not None and not isinstance(show_images, str):
@@ -84,7 +86,8 @@ def _is_frame(value: Any) -> bool:
         return False
     if isinstance(value, (list, tuple, set, frozenset, range, np.ndarray, pl.Series)):
         return False
-    return hasattr(value, "columns") or type(value).__module__.split(".")[0] in (
+    # on the type: reading .columns of a Polars LazyFrame resolves its schema (a PerformanceWarning)
+    return hasattr(type(value), "columns") or type(value).__module__.split(".")[0] in (
         "duckdb",
         "pyspark",
         "sqlframe",
@@ -111,7 +114,24 @@ def _id_list(users: Any) -> list[Any]:
 def _check_id_types(ids: list[Any], dtype: Any, user: str) -> None:
     """Ids of the type of the user column: a number for a numeric column, a string for a string one."""
     example: list[Any]
-    if dtype.is_numeric():
+    if dtype.is_integer():
+        # a float id is refused, integral or not: 67.0 is how a pandas column with a null gives
+        # the id 67, and 1.5 is no id at all; an id past the column's range names no user either
+        bad = [i for i in ids if isinstance(i, bool) or not isinstance(i, int)]
+        if not bad:
+            name = str(dtype)
+            bits = int(name.removeprefix("U").removeprefix("Int"))
+            low, high = (0, 2**bits - 1) if name.startswith("U") else (-(2 ** (bits - 1)), 2 ** (bits - 1) - 1)
+            outside = [i for i in ids if not low <= i <= high]
+            if outside:
+                raise RecframeError(
+                    f"{ref('users')} holds {outside[0]!r}, outside the range of the user column {user!r} "
+                    f"({dtype}: {low} to {high}), so no user has it.",
+                    f"pass ids of that column, e.g. {fix('users', [1, 2, 3])}.",
+                )
+        whole = bool(bad) and isinstance(bad[0], float) and bad[0].is_integer() and abs(bad[0]) < 2**63
+        example = [int(bad[0])] if whole or (bad and str(bad[0]).isdigit()) else [1, 2, 3]
+    elif dtype.is_numeric():
         bad = [i for i in ids if isinstance(i, bool) or not isinstance(i, (int, float))]
         example = [int(bad[0])] if bad and str(bad[0]).isdigit() else [1, 2, 3]
     elif dtype == nw.String:
@@ -277,6 +297,7 @@ def choose(table: pl.DataFrame, groups: list[str], n_users: int, seed: int, by_v
     engine (the values are compared rounded to 12 digits, where engines agree)."""
     if not table.height:
         return []
+    n_users = min(n_users, table.height)  # more than there are users: all of them (and a size Polars takes)
     table = table.sort([*groups, n.USER], nulls_last=True)
     table = table.with_columns(pl.Series(_TIE, np.random.default_rng(seed).permutation(table.height)))
     keys, descending = [*groups], [False] * len(groups)
@@ -303,8 +324,9 @@ def _ordered(lf: nw.LazyFrame, spec: v.Spec, lists: list[str], score: nw.Expr) -
     return _engine.score_positions(lf, spec, lists).drop(n.SCORE, _engine._ELIGIBLE)
 
 
-def _rows(inputs: api.Inputs, k: int) -> nw.LazyFrame:
-    """The long frame, internal names: list keys, USER, SOURCE, RANK, ITEM, RELEVANT."""
+def _rows(inputs: api.Inputs, k: int, ids: list[Any]) -> nw.LazyFrame:
+    """The long frame, internal names: list keys, USER, SOURCE, RANK, ITEM, RELEVANT; the history
+    of the users `ids` (train= is whole)."""
     spec = inputs.spec
     c = spec.columns
     prepared = _engine.flag_rows(_engine.prepare(inputs.lf, inputs.truth, spec, inputs.users, inputs.exclude), spec)
@@ -335,7 +357,8 @@ def _rows(inputs: api.Inputs, k: int) -> nw.LazyFrame:
     judged = _ordered(judged, spec, [*truth_keys, n.USER], nw.col(n.REL)).with_columns(_relevant_out(spec))
     parts.append(shaped(judged, "held_out"))
     if inputs.train is not None:
-        parts.insert(0, shaped(_history(inputs.train, spec), "history"))
+        train = inputs.train.filter(nw.col(str(c.user)).is_in(ids))
+        parts.insert(0, shaped(_history(train, spec), "history"))
     return nw.concat(parts, how="vertical")
 
 
@@ -471,7 +494,9 @@ def _inspect(
             f"pass their ids, e.g. {fix('users', [1, 2, 3])}, or another select, e.g. {fix('select', 'random')}.",
         )
 
-    inputs = {name: options.get(name) for name in ("truth", "exclude", "train")}
+    # the per-user inputs, read for the chosen users only; train= is read whole: item popularity
+    # is counted over every user, and a cold-start user (no training row) has an empty history
+    inputs = {name: options.get(name) for name in ("truth", "exclude")}
     base = {**options, "users": users_frame}
     if ids_given is not None:
         # a list of ids: only these users are read, whatever the selection among them
@@ -523,7 +548,7 @@ def _inspect(
     run = api._inputs(_restrict(frame, user, ids, "frame"), {**kwargs, **{name: chosen[name] for name in (*inputs, "users")}})
     if ids:
         _check_rows(run)
-    rows = _rows(run, k)
+    rows = _rows(run, k, ids)
     spec = run.spec
     if spec.columns.attr_keys:
         rows = _engine._attach_attrs(rows, spec, run.users)
@@ -539,8 +564,10 @@ def _inspect(
         missing = [i for i in ids if i not in found]
         if missing:
             shown = ", ".join(repr(i) for i in missing[:5]) + (f" and {len(missing) - 5} more" if len(missing) > 5 else "")
+            which = f"user {shown} is" if len(missing) == 1 else f"{len(missing)} of the {len(ids)} users given are"
             raise RecframeError(
-                f"{ref('users')}: {len(missing)} of the {len(ids)} users given have no recommendation, truth or history row: {shown}.",
+                f"{ref('users')}: {which} not in the frame (no recommendation, truth or history row)"
+                + (f": {shown}." if len(missing) > 1 else "."),
                 f"check the ids against the {user!r} column (its type: {recs_schema[user]}).",
             )
     source_order = nw.when(nw.col(_SOURCE) == "history").then(0).when(nw.col(_SOURCE) == "recommended").then(1).otherwise(2)
@@ -584,7 +611,8 @@ select : {{"random", "given", "worst", "best", "disagree", "overlap"}}, default 
     :func:`recframe.summary`. Every selection picks ``n`` users per segment when a ``by`` key is
     a user attribute (a column of ``users=``).
 n : int, default 5
-    Users chosen (per segment); not read by ``"given"``.
+    Users chosen (per segment); not read by ``"given"``. A number larger than the users there
+    are (``2**70``) chooses all of them.
 seed : int, default 0
     Seed of the random order: of ``"random"``, and of the ties of ``"worst"``, ``"best"`` and
     ``"disagree"`` (many users score 0). The candidates are sorted by user id and permuted by
@@ -618,7 +646,7 @@ frame of the same type as ``frame``
     - ``"recommended"``: each model's top ``k``, exactly as :func:`recframe.per_user` ranks and
       cuts them (``score=`` ranked highest first, ties by item; ``exclude=`` removed and the
       lists re-ranked); ``rank`` is the position, 1 to k;
-    - ``"history"``: the user's ``train=`` items, one row per item, ordered by the
+    - ``"history"``: the user's ``train=`` items (none for a cold-start user), one row per item, ordered by the
       ``relevance`` column when ``train=`` has it (highest first; ``relevant`` then marks the
       items at or above the threshold), else by item (``relevant`` null); ``rank`` is that order;
     - ``"held_out"``: the judged items (the rows of ``truth=``, or without it the rows with a
@@ -636,7 +664,10 @@ Notes
 Cost: for ``"given"`` and ``"random"`` users only their rows are read: every input is filtered
 by ``is_in`` on the user column before the plan is built, so a ``pl.scan_parquet``, DuckDB or
 Spark input reads only those users' rows (``"random"`` first reads the distinct users, one
-column). ``"worst"``, ``"best"`` and ``"disagree"`` cost one :func:`recframe.per_user` pass
+column). ``train=`` is the exception: it is checked whole (one small query: its rows and null
+ids), item popularity (novelty) counts every training user, and only the history shown is
+the chosen users'. A user with no training row (a cold-start user) has no history row; its
+history column in :func:`side_by_side` is empty. ``"worst"``, ``"best"`` and ``"disagree"`` cost one :func:`recframe.per_user` pass
 of the one metric (its data checks run then), ``"overlap"`` one pass over the rows ranked
 within k (counts per item, no pair of models joined), then the same filter. The data checks
 of :func:`recframe.per_user` run on the chosen users' rows: a defect in a list shown (a
@@ -779,6 +810,9 @@ class SideBySide:
                 words.insert(0, _LABELS.get(str(source), str(source)))
             label = " · ".join(words)
             columns.append(self._column(str(source), label, part))
+        if "history" not in rows["source"] and "history" in self.table["source"]:
+            # train= was given and this user has no row in it (a cold-start user): an empty history
+            columns.insert(0, self._column("history", _LABELS["history"], rows.clear()))
         return (
             f'<section class="rf-user"><h3>{_text(self.user)} {_text(user)}{attrs}</h3>'
             f'<div class="rf-cols">{"".join(columns)}</div></section>'
@@ -834,7 +868,8 @@ def side_by_side(inspected: Any, *, image: str | None = None, max_users: int | N
         object shows itself. For each user: a column for the history (``train=``), one per
         model (and fold), one for the held-out items, items in rank order with the columns of
         ``items=`` beside them, relevant items marked ✓ (class ``rf-hit``), unjudged ones grey.
-        All text is escaped.
+        When the frame has history rows (``train=``), a user without any (a cold-start user)
+        gets an empty history column ("nothing"). All text is escaped.
 
     Examples
     --------

@@ -634,8 +634,11 @@ def report_page(
         if comparison is not None:
             strata = ", ".join(truth_keys)
             caption = (
-                f"Each model minus {baseline}, user by user: the delta of each metric with its {1 - 0.05:.0%} interval; "
-                "filled points are significant after Holm's correction" + (f" (within each {strata})" if strata else "") + "."
+                f"Each model minus {baseline}, user by user: the delta of each metric with its {1 - 0.05:.0%} interval, "
+                "not adjusted for multiple testing; a point is filled when that interval excludes 0, hollow when it "
+                f"includes 0; {MARKER}: significant after Holm's correction over every row (adjusted p-value below 0.05"
+                + (f"; compared within each {strata}" if strata else "")
+                + "), which a filled point may not be."
             )
 
             # a metric beyond [0, 1] (dcg) would squash the others' deltas: it is in the table only

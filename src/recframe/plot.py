@@ -17,6 +17,7 @@ import polars as pl
 
 from recframe import _tables
 from recframe.errors import RecframeError
+from recframe.report import MARKER
 
 
 def _pyplot() -> Any:
@@ -124,8 +125,21 @@ def compare(compare_frame: Any, *, ax: Any = None) -> Any:
     matplotlib.figure.Figure
         One horizontal row per (model, metric), labelled ``"model: metric"`` (led by the
         other keys' values when compare had several, ``"cold / itemknn: ndcg@10"``): a point at
-        ``delta`` with an error bar from ``delta_lo`` to ``delta_hi``, filled when
-        ``significant`` and hollow otherwise, and a vertical line at 0.
+        ``delta`` with an error bar from ``delta_lo`` to ``delta_hi``, filled when that drawn
+        interval excludes 0 and hollow when it includes 0 (or is null), a dagger (†) after the
+        interval where ``significant`` (the adjusted p-value below alpha), and a vertical line
+        at 0.
+
+    Notes
+    -----
+    The fill and the dagger are two statements, each true of what it marks: compare's interval
+    is not adjusted for multiple testing (its coverage is ``1 - alpha`` for each row alone),
+    while ``significant`` is the test after the correction (Holm by default). A point filled
+    because its own interval excludes 0 may so have no dagger; the fill never disagrees with the
+    interval drawn. Under the paired t test a dagger is only ever on a filled point (the t
+    interval excludes 0 exactly when the unadjusted p-value is below alpha, and the adjusted
+    p-value is never smaller); under the other tests the interval is a bootstrap one, which
+    may disagree with the test near the edge.
 
     Examples
     --------
@@ -151,21 +165,32 @@ def compare(compare_frame: Any, *, ax: Any = None) -> Any:
         for row in df.select(*strata, "model", "metric").iter_rows()
     ]
     rows = list(range(len(df)))[::-1]  # first row at the top
-    delta = df["delta"].to_numpy()
-    lower = delta - df["delta_lo"].fill_null(float("nan")).to_numpy()
-    upper = df["delta_hi"].fill_null(float("nan")).to_numpy() - delta
-    significant = df["significant"].to_numpy()
-    for flag, face, name in ((True, "C0", "significant"), (False, "white", "not significant")):
-        chosen = [i for i in range(len(df)) if bool(significant[i]) == flag]
+    delta = df["delta"].cast(pl.Float64).fill_null(float("nan")).to_numpy()
+    lo = df["delta_lo"].cast(pl.Float64).fill_null(float("nan")).to_numpy()
+    hi = df["delta_hi"].cast(pl.Float64).fill_null(float("nan")).to_numpy()
+    # the fill says what the drawn interval shows (NaN compares false: no interval, hollow)
+    excludes_zero = (lo > 0) | (hi < 0)
+    for flag, face, name in ((True, "C0", "interval excludes 0"), (False, "white", "interval includes 0")):
+        chosen = [i for i in range(len(df)) if bool(excludes_zero[i]) == flag]
         if chosen:
-            axis.errorbar(delta[chosen], [rows[i] for i in chosen], xerr=[lower[chosen], upper[chosen]],
+            axis.errorbar(delta[chosen], [rows[i] for i in chosen], xerr=[delta[chosen] - lo[chosen], hi[chosen] - delta[chosen]],
                           fmt="o", color="C0", markerfacecolor=face, capsize=3, label=name)  # fmt: skip
+    # the test after the multiple-testing correction, marked apart from the fill: a dagger
+    marked = [i for i in range(len(df)) if df["significant"][i] is True and not np.isnan(delta[i])]
+    for i in marked:
+        end = hi[i] if not np.isnan(hi[i]) else delta[i]
+        axis.annotate(MARKER, (end, rows[i]), xytext=(6, 0), textcoords="offset points", va="center", ha="left",
+                      fontsize=11, color="C3")  # fmt: skip
+    if marked:
+        axis.plot([], [], linestyle="none", marker=f"${MARKER}$", color="C3", label="significant after correction")
     axis.axvline(0.0, color="grey", linewidth=1)
     axis.set_yticks(rows, labels)
     baselines = df["baseline"].unique().to_list()
     axis.set_title(f"difference from {baselines[0]}" if len(baselines) == 1 else "difference from baseline")
     axis.set_xlabel("delta (model - baseline)")
-    axis.legend()
+    handles, names = axis.get_legend_handles_labels()
+    order = sorted(range(len(names)), key=lambda j: names[j] == "significant after correction")  # the dagger last
+    axis.legend([handles[j] for j in order], [names[j] for j in order])
     fig.tight_layout()
     return fig
 

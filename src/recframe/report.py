@@ -62,14 +62,23 @@ def _summary_cells(
     interval = {c + s for c in metrics for s in _tables.INTERVAL_SUFFIXES}
     shown = [c for c in df.columns if c not in interval]
     keys = shown[: shown.index("n_users")] if "n_users" in shown else []
-    significant: set[tuple[Any, str]] = set()
+    significant: set[tuple[Any, ...]] = set()
     baseline = None
+    marked_by: list[str] = []  # the summary's columns a significant (model, other keys) is found by
     if comparison is not None:
-        if len(keys) != 1:
+        # compare(by=[model, segment, ...]) compared within each value of the other keys (its
+        # first columns): the summary then has the model key and those keys
+        strata = comparison.columns[: comparison.columns.index("baseline")] if "baseline" in comparison.columns else []
+        model_keys = [k for k in keys if k not in strata]
+        if len(model_keys) != 1 or not set(strata) <= set(keys):
             raise RecframeError(
-                f"compare= marks significance by model, so the summary needs exactly one key "
-                f"column; it has {keys}. Hint: pass a summary computed with by='model'."
+                "compare= marks the summary's cells by model"
+                + (f" within each {', '.join(strata)}" if strata else "")
+                + f", so the summary needs the model column and {'those keys' if strata else 'no other key'}; "
+                f"its keys are {keys}. Hint: pass a summary and a comparison computed with the same by=, e.g. "
+                f"{fix('by', ['model', *strata] if strata else 'model')} for both."
             )
+        marked_by = [*model_keys, *strata]
         baselines = comparison.get_column("baseline").unique().to_list()
         baseline = baselines[0] if len(baselines) == 1 else None
         if baseline is None:
@@ -77,8 +86,8 @@ def _summary_cells(
                 f"compare= holds comparisons against several baselines {baselines}. "
                 "Hint: pass one recframe.compare result (one baseline)."
             )
-        rows = comparison.filter(pl.col("significant")).select("model", "metric").iter_rows()
-        significant = {(model, metric) for model, metric in rows}
+        rows = comparison.filter(pl.col("significant")).select("model", *strata, "metric").iter_rows()
+        significant = set(rows)
     best = {c: _best(df.get_column(c).to_list(), precision, _tables.higher_is_better(c)) for c in metrics}
     body = []
     for i, row in enumerate(df.iter_rows(named=True)):
@@ -88,7 +97,7 @@ def _summary_cells(
                 detail = ""
                 if f"{c}_lo" in df.columns and row[f"{c}_lo"] is not None:
                     detail = f" [{_number(row[c + '_lo'], precision)}, {_number(row[c + '_hi'], precision)}]"
-                marked = bool(keys) and (row[keys[0]], c) in significant
+                marked = bool(marked_by) and (*(row[k] for k in marked_by), c) in significant
                 text = _number(row[c], precision)
                 cells.append(Cell(text, numeric=True, bold=i in best[c], marked=marked, detail=detail))
             else:
@@ -103,14 +112,16 @@ def _summary_cells(
 
 
 def _compare_cells(df: pl.DataFrame, precision: int) -> tuple[list[str], list[list[Cell]], str | None]:
-    header = ["model", "metric", "n_pairs", "baseline_mean", "model_mean", "delta", "rel_delta", "p_value", "p_adjusted"]
-    # best delta per metric: the model that gains most over the baseline
+    # compare(by=[model, segment, ...]) puts the other keys first: each row is within their values
+    strata = df.columns[: df.columns.index("baseline")] if "baseline" in df.columns else []
+    header = [*strata, "model", "metric", "n_pairs", "baseline_mean", "model_mean", "delta", "rel_delta", "p_value", "p_adjusted"]
+    # best delta per metric (within each value of the other keys): the model that gains most over the baseline
     best: set[int] = set()
-    metric_of = df.get_column("metric").to_list()
+    metric_of = list(df.select(*strata, "metric").iter_rows())
     deltas = df.get_column("delta").to_list()
     for metric in dict.fromkeys(metric_of):
         rows = [i for i, m in enumerate(metric_of) if m == metric]
-        best |= {rows[j] for j in _best([deltas[i] for i in rows], precision, _tables.higher_is_better(metric))}
+        best |= {rows[j] for j in _best([deltas[i] for i in rows], precision, _tables.higher_is_better(metric[-1]))}
     body = []
     for i, row in enumerate(df.iter_rows(named=True)):
         interval = ""
@@ -118,6 +129,7 @@ def _compare_cells(df: pl.DataFrame, precision: int) -> tuple[list[str], list[li
             interval = f" [{_number(row['delta_lo'], precision)}, {_number(row['delta_hi'], precision)}]"
         rel = row["rel_delta"]
         body.append([
+            *(Cell("" if row[k] is None else str(row[k])) for k in strata),
             Cell(str(row["model"])),
             Cell(str(row["metric"])),
             Cell(str(row["n_pairs"]), numeric=True),
@@ -271,7 +283,9 @@ def report(frame: Any, format: Format = "markdown", precision: int = 3, *, compa
         Decimals of every non-integer number, from 0 to 17.
     compare : frame, optional
         With a summary: a :func:`recframe.compare` result whose significant rows mark the
-        summary's cells with a dagger (the summary needs one key column holding the models).
+        summary's cells with a dagger. The summary's keys are the models' column and the other
+        keys compare was given (``by=["model", "segment"]`` for both: each (model, segment)
+        cell is marked by the comparison within that segment).
 
     Returns
     -------
@@ -286,7 +300,7 @@ def report(frame: Any, format: Format = "markdown", precision: int = 3, *, compa
     registry entry says lower is better (``Metric.higher_is_better``); values that tie after
     rounding are all bold; a column with one value has no bold.
 
-    Comparison: model, metric, ``n_pairs``, the two means, delta with its interval, the
+    Comparison: the other keys compare was given (a segment, a fold), model, metric, ``n_pairs``, the two means, delta with its interval, the
     relative delta as a signed percentage, p-value and adjusted p-value (below
     10^-precision shown as ``<0.001``). The best delta of each metric is bold; a
     significant delta (``significant`` column) gets the dagger.

@@ -413,6 +413,11 @@ def inspect_command(args: argparse.Namespace, progress: Progress) -> int:
     """``recframe inspect``: a few users' lists (recframe.inspect), as the long table or, to an
     .html --out, the side-by-side page (recframe.side_by_side)."""
     page = args.format == "html" or (args.format is None and bool(args.out) and Path(args.out).suffix.lower() in PAGE_SUFFIXES)
+    if args.max_users is not None and args.max_users < 1:  # checked whether or not this call writes the page
+        raise UsageError(
+            f"--max-users {args.max_users} must be a whole number >= 1: the users the page shows. "
+            "Hint: pass e.g. --max-users 5, or leave it out to show all."
+        )
     if page:
         if args.out and Path(args.out).is_dir():
             raise UsageError(f"--out {args.out!r} is a folder. Hint: pass a file name, e.g. --out inspect.html.")

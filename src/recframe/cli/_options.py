@@ -413,7 +413,13 @@ def _add_inspect(commands: Any, common: argparse.ArgumentParser) -> None:
         "disagree most (largest gap of --metric), or whose models' top k overlap least",
     )  # fmt: skip
     n_default, seed_default = _default("n", recframe.inspect), _default("seed", recframe.inspect)
-    chosen.add_argument("--n", type=int, default=n_default, metavar="N", help=f"users chosen, per segment (default: {n_default})")
+    chosen.add_argument(
+        "--n",
+        type=int,
+        default=n_default,
+        metavar="N",
+        help=f"users chosen, per segment (default: {n_default}; more than there are: all of them)",
+    )
     chosen.add_argument(
         "--seed", type=int, default=seed_default, metavar="N", help=f"seed of the random order (default: {seed_default})"
     )
