@@ -106,8 +106,7 @@ def _api_kwargs(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def _intervals(args: argparse.Namespace) -> dict[str, Any]:
-    if args.ci is None:
-        return {}
+    # all four, --ci or not: summary checks every one whether or not it reads it
     return {"ci": args.ci, "ci_method": args.ci_method, "n_resamples": args.n_resamples, "seed": args.seed}
 
 
