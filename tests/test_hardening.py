@@ -141,7 +141,7 @@ def test_a_broadcast_that_dwarfs_the_input_is_refused(constructor, monkeypatch):
 
     if isinstance(constructor(FRAME), pl.LazyFrame):
         pytest.skip("not checked on a LazyFrame: counting would cost a pass over the data (docs/errors.md)")
-    monkeypatch.setattr(recframe.api, "BROADCAST_ROWS", 500)
+    monkeypatch.setattr(recframe._call, "BROADCAST_ROWS", 500)
     recs = pl.DataFrame({"run": list(range(50)), "user_id": [1] * 50, "item_id": ["a"] * 50, "rank": [1] * 50})
     truth = pl.DataFrame({"user_id": list(range(100)), "item_id": ["a"] * 100, "relevance": [1] * 100})
     with pytest.raises(

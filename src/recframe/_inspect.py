@@ -13,22 +13,19 @@ from __future__ import annotations
 import difflib
 import html
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any, TypeVar
 
 import narwhals as nw
 import numpy as np
 import polars as pl
 
-from recframe import _checks, _engine, _frames, api
+from recframe import _call, _engine, _frames
 from recframe import _names as n
 from recframe import _validate as v
 from recframe.errors import RecframeError, fix, ref
 from recframe.metrics import REGISTRY
 from recframe.metrics._registry import position_cut
-from recframe.options import PER_USER_NAMES, Options, parameters
-
-if TYPE_CHECKING:
-    from typing_extensions import Unpack
+from recframe.options import PER_USER_NAMES, Options, Unpack, parameters
 
 FrameT = TypeVar("FrameT")
 
@@ -184,7 +181,7 @@ def _parse_metric(metric: Any, k: int) -> tuple[str, int, str]:
 
 def _default_metric(options: dict[str, Any], k: int) -> str:
     """The first metric of the call's default list (its profile's), at k: nDCG when the list has it."""
-    metrics = api._resolve(k, None, options, PER_USER_NAMES, "inspect")["metrics"]
+    metrics = _call.resolve(k, None, options, PER_USER_NAMES, "inspect")["metrics"]
     names = [m for m in (metrics or v.default_metrics()) if REGISTRY[m].level == "user"]
     name = "ndcg" if "ndcg" in names else names[0]
     return _parse_metric(name, k)[2]
@@ -199,13 +196,13 @@ def _values(frame: Any, options: dict[str, Any], metric: str, k: int, select: st
     of the metric over the user's lists, or for "disagree" the largest gap between two models);
     returns it with the attribute keys."""
     name, cut, column = _parse_metric(metric, k)
-    kwargs = api._resolve([cut], [name], options, PER_USER_NAMES, "inspect")
+    kwargs = _call.resolve([cut], [name], options, PER_USER_NAMES, "inspect")
     if REGISTRY[name].level != "user":
         raise RecframeError(
             f"{ref('metric', metric)} has one value per model, not per user, so it cannot choose users.",
             f"pass a per-user metric, e.g. {fix('metric', f'ndcg@{k}')}.",
         )
-    plan, spec, _ = api._plan(frame, kwargs)
+    plan, spec, _ = _call.prepare(frame, kwargs)
     rows = _engine.per_user_rows(plan.per_user, spec)
     produced = [c for c, _, _ in _engine.metric_columns(spec, "user")]
     if column not in produced:
@@ -250,8 +247,8 @@ def _overlaps(frame: Any, options: dict[str, Any], k: int) -> tuple[pl.DataFrame
     whose top k holds item i: the mean over the m (m - 1) / 2 pairs of models of |A & B| / k,
     which is sum over i of c_i (c_i - 1) / 2 over (m (m - 1) / 2) k: counts per item, no pair of
     models is joined. Null where fewer than two models recommended the user anything."""
-    kwargs = api._resolve([k], ["hit_rate"], options, PER_USER_NAMES, "inspect")
-    run = api._inputs(frame, kwargs)
+    kwargs = _call.resolve([k], ["hit_rate"], options, PER_USER_NAMES, "inspect")
+    run = _call.inputs(frame, kwargs)
     spec = run.spec
     if not spec.columns.model_keys:
         raise RecframeError(
@@ -280,10 +277,10 @@ def _overlaps(frame: Any, options: dict[str, Any], k: int) -> tuple[pl.DataFrame
     return _to_polars(_frames.group_agg(per_list, [*attrs, n.USER], nw.col(VALUE).min())), attrs
 
 
-def _check_rows(run: api.Inputs) -> None:
+def _check_rows(run: _call.Inputs) -> None:
     """The call's data checks on the chosen users' rows (duplicates, bad ranks, items outside
     items=): a defect in a list shown is refused, as per_user would refuse it."""
-    plan = api.evaluated(run)
+    plan = _call.evaluated(run)
     if run.kind != "engine":  # a SQL engine ran them while the plan was built
         plan.per_user.select(nw.len()).collect()
 
@@ -315,7 +312,7 @@ def choose(table: pl.DataFrame, groups: list[str], n_users: int, seed: int, by_v
 
 def _relevant_out(spec: v.Spec) -> nw.Expr:
     """True or false where the row is judged (a relevance), null where it is not."""
-    return nw.when(~nw.col(n.REL).is_null()).then(_checks.is_relevant(spec)).cast(nw.Boolean).alias(_RELEVANT)
+    return nw.when(~nw.col(n.REL).is_null()).then(_engine.is_relevant(spec)).cast(nw.Boolean).alias(_RELEVANT)
 
 
 def _ordered(lf: nw.LazyFrame, spec: v.Spec, lists: list[str], score: nw.Expr) -> nw.LazyFrame:
@@ -324,7 +321,7 @@ def _ordered(lf: nw.LazyFrame, spec: v.Spec, lists: list[str], score: nw.Expr) -
     return _engine.score_positions(lf, spec, lists).drop(n.SCORE, _engine._ELIGIBLE)
 
 
-def _rows(inputs: api.Inputs, k: int, ids: list[Any]) -> nw.LazyFrame:
+def _rows(inputs: _call.Inputs, k: int, ids: list[Any]) -> nw.LazyFrame:
     """The long frame, internal names: list keys, USER, SOURCE, RANK, ITEM, RELEVANT; the history
     of the users `ids` (train= is whole)."""
     spec = inputs.spec
@@ -379,7 +376,7 @@ def _history(train: nw.LazyFrame, spec: v.Spec) -> nw.LazyFrame:
     return rows.with_columns(nw.lit(None).cast(nw.Boolean).alias(_RELEVANT))
 
 
-def _item_columns(inputs: api.Inputs, taken: list[str]) -> tuple[nw.LazyFrame | None, list[str]]:
+def _item_columns(inputs: _call.Inputs, taken: list[str]) -> tuple[nw.LazyFrame | None, list[str]]:
     """items= renamed for the join on ITEM, and its other columns (a name the result already has raises)."""
     spec = inputs.spec
     if inputs.items is None:
@@ -459,7 +456,7 @@ def _inspect(
     _check_selection(select, n_users, seed, show_images)
     if "users" in options:  # (only through **options: users is a keyword of its own)
         users = options.pop("users")
-    kwargs = api._resolve([k], None, options, PER_USER_NAMES, "inspect")
+    kwargs = _call.resolve([k], None, options, PER_USER_NAMES, "inspect")
     user = kwargs["user"]
     if user is None:
         raise RecframeError(
@@ -545,7 +542,7 @@ def _inspect(
     chosen = {**base, **{name: _restrict(value, user, ids, name) for name, value in inputs.items()}}
     if users_frame is not None:
         chosen["users"] = _restrict(users_frame, user, ids, "users")
-    run = api._inputs(_restrict(frame, user, ids, "frame"), {**kwargs, **{name: chosen[name] for name in (*inputs, "users")}})
+    run = _call.inputs(_restrict(frame, user, ids, "frame"), {**kwargs, **{name: chosen[name] for name in (*inputs, "users")}})
     if ids:
         _check_rows(run)
     rows = _rows(run, k, ids)

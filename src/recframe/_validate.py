@@ -11,7 +11,7 @@ import decimal
 import difflib
 import math
 import numbers
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -278,7 +278,7 @@ def _names(arg: str, value: Any) -> tuple[str, ...]:
     return names
 
 
-def check_conventions(options: dict[str, Any]) -> Conventions:
+def check_conventions(options: Mapping[str, Any]) -> Conventions:
     """The resolved convention options (a profile's values, explicit ones on top), checked
     against :data:`recframe.conventions.CHOICES`."""
     for option, choices in CHOICES.items():
@@ -301,47 +301,35 @@ def check_conventions(options: dict[str, Any]) -> Conventions:
     return Conventions(**{option: options[option] for option in CHOICES})
 
 
-def check_arguments(
-    *,
-    k: Any,
-    metrics: Any,
-    user: Any,
-    item: Any,
-    rank: Any,
-    score: Any,
-    relevance: Any,
-    threshold: Any,
-    by: Any,
-    truth: Any,
-    score_threshold: Any,
-    check_duplicates: Any,
-    users: Any,
-    exclude: Any,
-    unlisted_users: Any,
-    train: Any,
-    items: Any,
-    item_features: Any,
-    baseline: Any,
-    head_share: Any,
-    item_group: Any = None,
-    per_metric: dict[str, dict[str, Any]] | None = None,
-    no_cutoff: Sequence[str] = (),
-    **options: Any,
-) -> Spec:
+def check_arguments(call: Mapping[str, Any]) -> Spec:
     """Check every argument that can be checked without looking at the data.
 
-    ``options`` are the convention options (the names of ``CHOICES``), resolved: a profile's
-    values with the explicit ones on top.
+    `call` is a resolved call (:func:`recframe._call.resolve`): ``k``, ``metrics``, every
+    option at its value or default, the convention options with a profile's values under the
+    explicit ones, and a profile's ``per_metric`` and ``no_cutoff``. Names it does not read
+    (the interval options) are left to their own checks.
     """
-    conventions = check_conventions(options)
-    if not isinstance(check_duplicates, bool) and check_duplicates != "used":
-        raise _fail(
-            f'{ref("check_duplicates", check_duplicates)} must be True or False, or "used".',
-            'pass "used" (the rows that can change a number), True (every row) or False.',
-        )
-    if unlisted_users not in ("error", "drop"):
-        raise _fail(f"{ref('unlisted_users', unlisted_users)} is not a known option value.", 'choose "error" or "drop".')
-    if users is not None and user is None:
+    conventions = check_conventions(call)
+    columns = _check_columns(call, conventions)
+    metric_names = _metrics(call["metrics"])
+    _check_side_inputs(call, metric_names)
+    output_names = {"n_relevant", *COUNT_COLUMNS, *metric_names}
+    reserved = [c for c in (*columns.by, columns.user) if c in output_names or (c and "@" in c)]
+    if reserved:
+        raise _fail(f"column {reserved[0]!r} would collide with an output column of the same name.", "rename it.")
+    return Spec(
+        columns=columns,
+        conventions=conventions,
+        selection=_selection(call, conventions, metric_names),
+        facts=Facts(**{f"with_{name}": call[name] is not None for name in ("truth", "users", "exclude", "train", "items")}),
+    )
+
+
+def _check_columns(call: Mapping[str, Any], conventions: Conventions) -> Columns:
+    """The column arguments (user, item, rank, score, relevance, by): names, distinct, not
+    reserved; and the threshold, which must leave the gains defined."""
+    user, item, rank, score, relevance, by = (call[name] for name in ("user", "item", "rank", "score", "relevance", "by"))
+    if call["users"] is not None and user is None:
         raise _fail(
             f"{ref('users')} lists users, but {ref('user', None)} treats each frame as a single list.",
             f"pass {ref('user')} the user column, or leave out {ref('users')}.",
@@ -357,18 +345,12 @@ def check_arguments(
             f"{ref('rank', None)} and {ref('score', None)}: recframe needs one to order each list.",
             f"pass {fix('rank', 'rank')} or {fix('score', 'score')}.",
         )
-    thr = _number("threshold", threshold)
-    if thr is not None and thr <= 0 and conventions.gain != "binary":
+    threshold = _number("threshold", call["threshold"])
+    if threshold is not None and threshold <= 0 and conventions.gain != "binary":
         raise _fail(
-            f"{ref('threshold', threshold)} makes items with grade <= 0 relevant, but their {conventions.gain} gain "
+            f"{ref('threshold', call['threshold'])} makes items with grade <= 0 relevant, but their {conventions.gain} gain "
             "would be <= 0, which leaves nDCG undefined.",
             f"use a threshold > 0, or {fix('gain', 'binary')}.",
-        )
-    score_thr = _number("score_threshold", score_threshold)
-    if score_thr is not None and score is None:
-        raise _fail(
-            f"{ref('score_threshold', score_threshold)} needs {ref('score')}: it cuts the list by score.",
-            f"pass {fix('score', 'your_score_column')}, or drop score_threshold.",
         )
     by_names = _names("by", by)
     columns = [c for c in (user, item, score if score is not None else rank, relevance) if c is not None]
@@ -377,38 +359,52 @@ def check_arguments(
         raise _fail(f"{ref('by', by)} repeats the column {clash[0]!r}, which is already used as user/item/rank/relevance.")
     if len(set(columns)) != len(columns):
         raise _fail(f"user/item/rank/score/relevance name the same column twice: {columns}.")
-    for name in (*by_names, *(c for c in columns)):
+    for name in (*by_names, *columns):
         if name.startswith("__rf_"):
             raise _fail(f"column name {name!r} starts with '__rf_', which recframe reserves.", "rename it.")
-    metric_names = _metrics(metrics)
-    features = _names("item_features", item_features)
-    given_names = {"user": user, "item": item, "rank": rank, "score": score, "relevance": relevance, "by": by}
-    for arg, value in {**given_names, "item_features": item_features}.items():
+    named = {"user": user, "item": item, "rank": rank, "score": score, "relevance": relevance, "by": by}
+    for arg, value in {**named, "item_features": call["item_features"]}.items():
         if value == "" or (arg in ("by", "item_features") and "" in _names(arg, value)):
             # not every engine can group by or select a column without a name (narwhals on Polars fails)
             raise _fail(
                 f"{ref(arg, value)} names a column with an empty name.",
                 "rename the column first, e.g. df.rename({'': 'model'}), and pass that name.",
             )
-    given = {
-        "truth": truth is not None,
-        "users": users is not None,
-        "exclude": exclude is not None,
-        "train": train is not None,
-        "items": items is not None,
-        "item_features": bool(features),
-        "baseline": baseline is not None,
-        "item_group": item_group is not None,
-    }
+    return Columns(user=user, item=item, rank=None if score is not None else rank, score=score, relevance=relevance, by=by_names)
+
+
+def _check_side_inputs(call: Mapping[str, Any], metric_names: tuple[str, ...]) -> None:
+    """Each asked metric has the side inputs it reads, and each side input what it needs."""
+    features = _names("item_features", call["item_features"])
+    given = {name: call[name] is not None for name in ("truth", "users", "exclude", "train", "items", "baseline", "item_group")}
+    given["item_features"] = bool(features)
     _check_requires(metric_names, given)
-    _check_item_group(item_group, metric_names, given)
-    if train is not None and user is None:
+    _check_item_group(call["item_group"], metric_names, given)
+    if call["train"] is not None and call["user"] is None:
         raise _fail(
             f"{ref('train')} counts the distinct training users of each item, but {ref('user', None)} has no user column.",
             f"pass {ref('user')} the user column (of the frame and of train=).",
         )
-    if features and items is None:
+    if features and call["items"] is None:
         raise _fail(f"{ref('item_features', list(features))} names columns of {ref('items')}, which was not given.")
+
+
+def _selection(call: Mapping[str, Any], conventions: Conventions, metric_names: tuple[str, ...]) -> Selection:
+    """What is computed and which rows count, checked."""
+    check_duplicates, unlisted_users, head_share = call["check_duplicates"], call["unlisted_users"], call["head_share"]
+    if not isinstance(check_duplicates, bool) and check_duplicates != "used":
+        raise _fail(
+            f'{ref("check_duplicates", check_duplicates)} must be True or False, or "used".',
+            'pass "used" (the rows that can change a number), True (every row) or False.',
+        )
+    if unlisted_users not in ("error", "drop"):
+        raise _fail(f"{ref('unlisted_users', unlisted_users)} is not a known option value.", 'choose "error" or "drop".')
+    score_threshold = _number("score_threshold", call["score_threshold"])
+    if score_threshold is not None and call["score"] is None:
+        raise _fail(
+            f"{ref('score_threshold', call['score_threshold'])} needs {ref('score')}: it cuts the list by score.",
+            f"pass {fix('score', 'your_score_column')}, or drop score_threshold.",
+        )
     real = isinstance(head_share, (numbers.Real, decimal.Decimal)) and not isinstance(head_share, bool)
     share = float(head_share) if real else None
     if share is None or not 0 < share < 1:
@@ -417,42 +413,26 @@ def check_arguments(
             "the long-tail head holds.",
             f"e.g. {fix('head_share', 0.2)} (the default).",
         )
-    output_names = {"n_relevant", *COUNT_COLUMNS, *metric_names}
-    reserved = [c for c in (*by_names, user) if c in output_names or (c and "@" in c)]
-    if reserved:
-        raise _fail(f"column {reserved[0]!r} would collide with an output column of the same name.", "rename it.")
-    return Spec(
-        columns=Columns(
-            user=user, item=item, rank=None if score is not None else rank, score=score, relevance=relevance, by=by_names
+    per_metric = call.get("per_metric") or {}
+    return Selection(
+        ks=_ks(call["k"]),
+        metrics=metric_names,
+        threshold=_number("threshold", call["threshold"]),
+        score_threshold=score_threshold,
+        no_cutoff=tuple(call.get("no_cutoff", ())),
+        unranked_skip=tuple(
+            m
+            for m in metric_names
+            # a property of the list (novelty, diversity) has no value without a list
+            if REGISTRY[m].defined == "ranked"
+            or per_metric.get(m, {}).get("unranked_users", conventions.unranked_users) == "skip"
         ),
-        conventions=conventions,
-        selection=Selection(
-            ks=_ks(k),
-            metrics=metric_names,
-            threshold=thr,
-            score_threshold=score_thr,
-            no_cutoff=tuple(no_cutoff),
-            unranked_skip=tuple(
-                m
-                for m in metric_names
-                # a property of the list (novelty, diversity) has no value without a list
-                if REGISTRY[m].defined == "ranked"
-                or (per_metric or {}).get(m, {}).get("unranked_users", conventions.unranked_users) == "skip"
-            ),
-            check_duplicates=check_duplicates,
-            unlisted_users=unlisted_users,
-            item_features=features,
-            baseline=baseline,
-            head_share=share,
-            item_group=item_group,
-        ),
-        facts=Facts(
-            with_truth=truth is not None,
-            with_users=users is not None,
-            with_exclude=exclude is not None,
-            with_train=train is not None,
-            with_items=items is not None,
-        ),
+        check_duplicates=check_duplicates,
+        unlisted_users=unlisted_users,
+        item_features=_names("item_features", call["item_features"]),
+        baseline=call["baseline"],
+        head_share=share,
+        item_group=call["item_group"],
     )
 
 

@@ -23,7 +23,7 @@ from typing import Any
 import narwhals as nw
 import polars as pl
 
-from recframe import _atomic, _checks, _engine, _frames, _inspect, _intervals, _side, _tables, api, conventions, profiles
+from recframe import _atomic, _call, _checks, _engine, _frames, _inspect, _intervals, _side, _tables, conventions, profiles
 from recframe import _names as n
 from recframe import _validate as v
 from recframe import options as options_table
@@ -87,16 +87,11 @@ def _check_out(out: Any) -> Path | None:
         return None
     if not isinstance(out, (str, os.PathLike)) or not str(out).strip():
         raise RecframeError(f"{ref('out', out)} is not a file path. Hint: pass e.g. {fix('out', 'report.html')}.")
-    path = Path(out)
-    if path.is_dir():
-        raise RecframeError(
-            f"{ref('out', str(out))} is a folder. Hint: pass a file name, e.g. {fix('out', str(path / 'report.html'))}."
-        )
-    if not path.resolve().parent.is_dir():
-        raise RecframeError(
-            f"{ref('out', str(out))}: the folder {str(path.resolve().parent)!r} does not exist. Hint: create it first."
-        )
-    return path
+    found = _atomic.path_problem(out, "report.html")
+    if found is not None:
+        hint = "create it first" if found.missing_folder else f"pass a file's path, e.g. {fix('out', found.example)}"
+        raise RecframeError(f"{ref('out', str(out))} {found.problem}. Hint: {hint}.")
+    return Path(out)
 
 
 def _check_inputs(inputs: Any) -> list[dict[str, Any]] | None:
@@ -329,7 +324,7 @@ def _conventions_rows(options: dict[str, Any], k: list[int], metrics: Any, ci: A
 
 def _checks_run(kwargs: dict[str, Any]) -> list[str]:
     """The data checks the evaluation ran (each would have stopped it with an error)."""
-    spec = v.check_arguments(**kwargs)
+    spec = v.check_arguments(kwargs)
     c, conv = spec.columns, spec.conventions
     keys = ", ".join(["user", "item", *c.by]) if c.user is not None else ", ".join(["item", *c.by])
     out = [f"no null value in the {keys} columns"]
@@ -378,24 +373,25 @@ def _summary_and_per_user(
     which can run while the per-user frame is used) and the per-user frame. None where the calls
     must run themselves (no interval, another aggregate, group-level metrics, a SQL engine): they
     check and refuse as usual."""
-    kwargs = api._resolve(k, metrics, {**options, "ci": ci}, SUMMARY_NAMES, "summary")
+    kwargs = _call.resolve(k, metrics, {**options, "ci": ci}, SUMMARY_NAMES, "summary")
     interval = {name: kwargs.pop(name) for name in ("ci", "ci_method", "n_resamples", "seed")}
     aggregate = kwargs.pop("aggregate")
     if ci is None or aggregate != "mean" or _frames.sql_engine(frame) is not None:
         return None
     if v.group_level(kwargs["metrics"]):
         return None
-    interval_options = _intervals.check_options(**interval)
+    level, method, n_resamples, seed = _intervals.check_options(**interval)
+    assert level is not None  # ci is given
     v.check_per_user_metrics(kwargs["metrics"])
-    plan, spec, _ = api._plan(frame, kwargs)
+    plan, spec, _ = _call.prepare(frame, kwargs)
     users = plan.per_user.to_native().collect()  # (the data checks run here)
     once = _engine.Plan(nw.from_native(users.lazy()))
     rows = _engine.per_user_rows(once.per_user, spec).sort([*spec.columns.by, n.USER])
 
     def summary() -> pl.DataFrame:
-        return _intervals.summary_with_ci(once, spec, *interval_options).to_native().collect()
+        return _intervals.summary_with_ci(once, spec, level, method, n_resamples, seed).to_native().collect()
 
-    return summary, api._user_column(rows, spec).to_native().collect()
+    return summary, _call.user_column(rows, spec).to_native().collect()
 
 
 def _polars(frame: Any, arg: str) -> pl.DataFrame:

@@ -1,0 +1,320 @@
+"""One prepared call: every entry point (per_user, summary, curve, item_groups, inspect, the
+page, compare_recommendations, the command line) turns its arguments into a plan here.
+
+:func:`resolve` fills in the options (defaults, then a profile's conventions under the explicit
+ones); :func:`inputs` checks the arguments (:func:`recframe._validate.check_arguments`), reads
+the frames onto one engine, classifies the ``by`` keys, aligns join keys and checks the side
+inputs; :func:`prepare` builds the engine's plan from them (:func:`recframe._engine.evaluate`).
+Nothing here computes a metric.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+from typing import Any
+
+import narwhals as nw
+
+from recframe import _engine, _frames, _item_groups, _side, conventions, profiles
+from recframe import _names as n
+from recframe import _validate as v
+from recframe import options as options_table
+from recframe.errors import RecframeError, fix, ref
+
+
+def resolve(k: Any, metrics: Any, given: dict[str, Any], names: Sequence[str], function: str) -> dict[str, Any]:
+    """The call's arguments: every option (a name that is not one raises), at its default where
+    left out, and the conventions from the profile where left out (explicit options win)."""
+    kwargs = {"k": k, "metrics": metrics, **options_table.resolve(given, names, function)}
+    explicit = {name: kwargs.pop(name) for name in conventions.DEFAULTS}
+    resolved, kwargs["metrics"] = profiles.resolve(kwargs.pop("profile"), explicit, kwargs["metrics"])
+    return {**kwargs, **resolved}
+
+
+def _side_frame(frame: Any, arg: str, main: nw.LazyFrame, wanted: list[tuple[str, str]]) -> tuple[nw.LazyFrame, dict[str, Any]]:
+    """A side input (truth=, users=, exclude=) as a lazy frame on the engine of `main`, checked
+    to have the `wanted` (argument, column) pairs; returns it with its schema."""
+    lf, _ = _frames.to_lazy(frame, arg)
+    _frames.same_engine(main, lf, arg)
+    schema = _frames.schema_of(lf, ref(arg))
+    v.check_columns(schema, wanted, f"{arg} frame")
+    return lf, schema
+
+
+def _align_join_keys(
+    spec: v.Spec, lf: nw.LazyFrame, recs_schema: dict[str, Any], *sides: nw.LazyFrame | None
+) -> tuple[nw.LazyFrame | None, ...]:
+    """The frames with every join key cast to one dtype where they differ only in width or
+    string flavour; a real disagreement raises (see join_dtypes). A frame's own join keys
+    only: users= joins on the user, train= and items= on the item (a user column of items=
+    is not read), the truth and exclude= on the user, the item and the list keys they hold."""
+    c = spec.columns
+    ids = [x for x in (c.user, c.item) if x is not None]
+    joined = {
+        "the recommendations": [*ids, *c.list_keys],
+        ref("truth"): [*ids, *c.list_keys],
+        ref("users"): [x for x in (c.user,) if x is not None],
+        ref("exclude"): [*ids, *c.list_keys],
+        ref("train"): [c.item],
+        ref("items"): [c.item],
+    }
+    frames = dict(zip(joined, (lf, *sides)))
+    schemas = {label: recs_schema if f is lf else dict(f.collect_schema()) for label, f in frames.items() if f is not None}
+    for column in [*ids, *c.list_keys]:
+        dtypes = {label: schema[column] for label, schema in schemas.items() if column in schema and column in joined[label]}
+        target = v.join_dtypes(column, dtypes)
+        if target is not None:
+            for label in dtypes:
+                frames[label] = frames[label].with_columns(nw.col(column).cast(target))  # type: ignore[union-attr]
+    return tuple(frames.values())
+
+
+#: The truth broadcast over the model keys is refused past this many rows when it is also more
+#: than BROADCAST_FACTOR times the rows given: the mark of a by key with too many values.
+BROADCAST_ROWS, BROADCAST_FACTOR = 50_000_000, 20
+
+
+def _check_broadcast(spec: v.Spec, lf: nw.LazyFrame, truth: nw.LazyFrame) -> None:
+    """Refuse a truth broadcast over the model keys that would dwarf the inputs (three counts,
+    one small query each: the model groups, the truth rows and the recommendation rows)."""
+
+    def count(frame: nw.LazyFrame) -> int:
+        return int(frame.select(nw.len()).collect().item())
+
+    groups = count(lf.select(*spec.columns.model_keys).unique())
+    n_truth, n_recs = count(truth), count(lf)
+    built = groups * n_truth
+    if built > BROADCAST_ROWS and built > BROADCAST_FACTOR * (n_truth + n_recs):
+        keys = list(spec.columns.model_keys)
+        raise RecframeError(
+            f"{ref('by', keys)} would score every truth row under each of {groups:,} groups of {keys}: {built:,} rows to "
+            f"build from {n_recs + n_truth:,} rows given ({n_recs:,} recommendations, {n_truth:,} truth rows). A model "
+            "key with that many values is usually a mistake. Hint: a user attribute (segment, cohort) belongs in "
+            f"{ref('users')}, a fold or date in {ref('truth')} too (then it is joined, not broadcast); to evaluate "
+            "that many models, "
+            "call summary on batches of them."
+        )
+
+
+def _engine_error(error: Exception) -> RecframeError | None:
+    """A SQL engine's refusal of the plan, in words that say what to change (None: unknown)."""
+    if "different connections" in str(error):
+        return RecframeError(
+            f"the recommendations and a side frame ({ref('truth')}, {ref('users')} or {ref('exclude')}) are DuckDB relations of two "
+            "different connections, which DuckDB cannot join. Hint: create every frame from one connection, "
+            "e.g. con.from_arrow(...) or con.sql(...) with the same con."
+        )
+    return None
+
+
+def _check_engine_names(spec: v.Spec, lf: nw.LazyFrame) -> None:
+    """Spark and SQLFrame read a dot in a column name as a struct field and a backtick as
+    quoting: such names cannot be passed through safely, so they are refused up front."""
+    if lf.implementation not in (nw.Implementation.PYSPARK, nw.Implementation.PYSPARK_CONNECT, nw.Implementation.SQLFRAME):
+        return
+    c = spec.columns
+    for name in [x for x in (c.user, c.item, c.rank, c.score, c.relevance, *c.by) if x is not None]:
+        if "." in name or "`" in name:
+            raise RecframeError(
+                f"column {name!r} has a {'dot' if '.' in name else 'backtick'} in its name, which "
+                f"{_frames.engine_name(lf)} reads as {'a struct field' if '.' in name else 'quoting'}. "
+                f"Hint: rename it first, e.g. df.withColumnRenamed({name!r}, {name.replace('.', '_').replace('`', '')!r})."
+            )
+
+
+def _refuse_list_keys(spec: v.Spec, arg: str, schema: dict[str, Any]) -> None:
+    """train= and items= are read whole, for every list: a model or truth key among their
+    columns (a training set per fold) would be silently pooled, so it is refused."""
+    held = [b for b in spec.columns.list_keys if b in schema]
+    if held:
+        key = held[0]
+        raise RecframeError(
+            f"{ref(arg)} has a column {key!r}, which is a {ref('by')} key: recframe reads {ref(arg)} whole for every "
+            f"list and would pool its {key!r} values instead of joining on them. Hint: evaluate each {key} in a call "
+            f"of its own (filter both frames), or drop {key!r} from {ref(arg)} to pool them on purpose."
+        )
+
+
+@dataclasses.dataclass(frozen=True)
+class Inputs:
+    """One call's inputs, checked and aligned, before the plan is built: the recommendations
+    (`lf`), the side frames as lazy frames on its engine (``train`` and ``items`` as given, with
+    every column; ``side`` holds them renamed), the spec and the kind of frame to return."""
+
+    lf: nw.LazyFrame
+    spec: v.Spec
+    kind: _frames.Kind
+    truth: nw.LazyFrame | None
+    users: nw.LazyFrame | None
+    exclude: nw.LazyFrame | None
+    train: nw.LazyFrame | None
+    items: nw.LazyFrame | None
+    side: _side.SideInputs
+
+
+def prepare(frame: Any, kwargs: dict[str, Any]) -> tuple[_engine.Plan, v.Spec, _frames.Kind]:
+    i = inputs(frame, kwargs)
+    return evaluated(i), i.spec, i.kind
+
+
+def evaluated(i: Inputs) -> _engine.Plan:
+    """The plan of checked inputs; a SQL engine refusing it while it is built or checked (the
+    checks run then) raises a RecframeError that says why, as every call does."""
+    try:
+        plan = _engine.evaluate(i.lf, i.truth, i.spec, i.kind == "engine", i.users, i.exclude, i.side)
+    except RecframeError:
+        raise
+    except Exception as error:  # a SQL engine refusing the plan while it is built or checked
+        known = _engine_error(error) if i.kind == "engine" else None
+        if known is None:
+            raise
+        raise known from None
+    return plan
+
+
+def inputs(frame: Any, kwargs: dict[str, Any]) -> Inputs:
+    """The checks and conversions of a call, up to the plan (see :class:`Inputs`)."""
+    spec = v.check_arguments(kwargs)
+    lf, kind = _frames.to_lazy(frame, "frame", sorted_key=spec.columns.user if not spec.columns.by else None)
+    _check_engine_names(spec, lf)
+    schema = _frames.schema_of(lf, "frame")
+    recs_schema = dict(schema)
+    user_key = [("user", spec.columns.user)] if spec.columns.user is not None else []
+    ordering = ("score", spec.columns.score) if spec.columns.score is not None else ("rank", str(spec.columns.rank))
+    users_lf = exclude_lf = truth_lf = None
+    users_schema = truth_schema = None
+    if kwargs["users"] is not None:
+        users_lf, users_schema = _side_frame(kwargs["users"], "users", lf, user_key)
+    if kwargs["truth"] is None:
+        v.check_columns(
+            schema, [*user_key, ("item", spec.columns.item), ordering, ("relevance", spec.columns.relevance)], "frame"
+        )
+    else:
+        v.check_columns(schema, [*user_key, ("item", spec.columns.item), ordering], "frame")
+        if spec.columns.relevance in schema:
+            raise RecframeError(
+                f"the recommendations frame has a column {spec.columns.relevance!r} ({ref('relevance')}), but with "
+                f"{ref('truth')} relevance comes from the truth frame. Hint: drop that column from the "
+                f"recommendations, or pass {fix('truth', None)} to use it."
+            )
+        truth_lf, truth_schema = _side_frame(
+            kwargs["truth"], "truth", lf, [*user_key, ("item", spec.columns.item), ("relevance", spec.columns.relevance)]
+        )
+        schema[spec.columns.relevance] = truth_schema[spec.columns.relevance]
+    model, truth_keys, attr = v.classify_keys(
+        spec.columns.by,
+        list(schema),
+        None if truth_schema is None else list(truth_schema),
+        None if users_schema is None else [c for c in users_schema if c != spec.columns.user],
+    )
+    columns = dataclasses.replace(spec.columns, model_keys=model, truth_keys=truth_keys, attr_keys=attr)
+    spec = dataclasses.replace(spec, columns=columns)
+    if kwargs["exclude"] is not None:
+        exclude_lf, _ = _side_frame(kwargs["exclude"], "exclude", lf, [*user_key, ("item", spec.columns.item)])
+    train_lf = items_lf = None
+    items_schema: dict[str, Any] = {}
+    if kwargs["train"] is not None:
+        train_lf, train_schema = _side_frame(kwargs["train"], "train", lf, [*user_key, ("item", spec.columns.item)])
+        _refuse_list_keys(spec, "train", train_schema)
+    if kwargs["items"] is not None:
+        wanted = [("item", spec.columns.item), *(("item_features", f) for f in spec.selection.item_features)]
+        if spec.selection.item_group not in (None, "popularity"):
+            wanted.append(("item_group", str(spec.selection.item_group)))
+        items_lf, items_schema = _side_frame(kwargs["items"], "items", lf, wanted)
+        _refuse_list_keys(spec, "items", items_schema)
+    aligned, truth_lf, users_lf, exclude_lf, train_lf, items_lf = _align_join_keys(
+        spec, lf, recs_schema, truth_lf, users_lf, exclude_lf, train_lf, items_lf
+    )
+    assert aligned is not None
+    lf = aligned
+    side = _side_inputs(spec, train_lf, items_lf, items_schema)
+    if spec.selection.baseline is not None:
+        _check_baseline(spec, lf)
+    if (
+        truth_lf is not None
+        and spec.columns.model_keys
+        and (kind != "engine" or lf.implementation is nw.Implementation.DUCKDB)
+        and kind != "polars-lazy"
+    ):
+        # cheap where the data are in memory or in DuckDB; a LazyFrame or a Spark job would pay
+        # a pass over the data before the plan even starts, so there it is not checked
+        _check_broadcast(spec, lf, truth_lf)
+    key_schema = {**schema, **{b: users_schema[b] for b in attr}} if users_schema else schema
+    v.check_dtypes(key_schema, spec)
+    facts = dataclasses.replace(
+        spec.facts,
+        # 64-bit unsigned ranks go the checked way: values past 2**63 do not fit an Int64
+        integer_rank=spec.columns.rank is None
+        or (schema[spec.columns.rank].is_integer() and schema[spec.columns.rank] != nw.UInt64),
+        categorical_item=isinstance(schema[spec.columns.item], (nw.Enum, nw.Categorical)),
+        label_features=any(_side.is_label_list(items_schema[f]) for f in spec.selection.item_features if f in items_schema),
+        label_groups=str(spec.selection.item_group) in items_schema
+        and _side.is_label_list(items_schema[str(spec.selection.item_group)]),
+    )
+    spec = dataclasses.replace(spec, facts=facts)
+    if _numbers_runs(spec, kind, truth_lf, exclude_lf):
+        runs = _frames.list_runs(lf, [*spec.columns.list_keys, str(spec.columns.user)], n.LIST)
+        if runs is not None:
+            lf = runs
+            spec = dataclasses.replace(spec, facts=dataclasses.replace(spec.facts, list_runs=True))
+    return Inputs(lf, spec, kind, truth_lf, users_lf, exclude_lf, train_lf, items_lf, side)
+
+
+def _numbers_runs(spec: v.Spec, kind: str, truth: nw.LazyFrame | None, exclude: nw.LazyFrame | None) -> bool:
+    """Whether the per-list passes may group by the runs of rows of each list (see
+    recframe._frames.list_runs): an in-memory frame whose lists have keys besides the user (a
+    single user key is flagged sorted instead), ranked as given (a re-rank or a ranking by
+    score reads the keys in windows of its own), and no truth= (its truth-only rows, joined
+    in later, belong to no run of the frame)."""
+    return (
+        kind in ("polars", "pandas", "pyarrow")
+        and bool(spec.columns.list_keys)
+        and spec.columns.user is not None
+        and spec.columns.score is None
+        and not spec.reranks
+        and truth is None
+        and exclude is None
+    )
+
+
+def _side_inputs(
+    spec: v.Spec, train: nw.LazyFrame | None, items: nw.LazyFrame | None, items_schema: dict[str, Any]
+) -> _side.SideInputs:
+    """train= and items= renamed and checked (one small query each)."""
+    if train is not None:
+        train = _side.renamed(train, spec, "train")
+        _side.check_train(train, spec)
+    if items is not None:
+        _item_groups.refuse_bad_name(spec, items_schema)
+        items = _side.renamed(items, spec, "items")
+        _side.check_items(items, spec, items_schema)
+    side = _side.SideInputs(train=train, items=items)
+    _item_groups.check(items, spec, items_schema, side)
+    return side
+
+
+def _check_baseline(spec: v.Spec, lf: nw.LazyFrame) -> None:
+    """baseline= is a value of the one model key, present in the recommendations (one small
+    query): a baseline that matches no list would make every intersection 0."""
+    value = spec.selection.baseline
+    if len(spec.columns.model_keys) != 1:
+        found = list(spec.columns.model_keys)
+        raise RecframeError(
+            f"{ref('baseline', value)} names a model, which needs exactly one model key in {ref('by')} (a column of the "
+            f"recommendations only); the call has {found or 'none'}. Hint: pass e.g. {fix('by', 'model')} with "
+            "the column that names the models."
+        )
+    model = spec.columns.model_keys[0]
+    found_rows = int(lf.filter(_side.is_baseline(spec)).select(nw.len()).collect().item())
+    if not found_rows:
+        raise RecframeError(
+            f"{ref('baseline', value)} matches no row of column {model!r}, so there is no baseline list to compare with. "
+            f"Hint: pass one of the values of {model!r}."
+        )
+
+
+def user_column(lf: nw.LazyFrame, spec: v.Spec) -> nw.LazyFrame:
+    if spec.columns.user is None:
+        return lf.drop(n.USER)
+    return lf.rename({n.USER: spec.columns.user})
