@@ -287,15 +287,11 @@ def test_row_order_changes_no_number(case: tuple[pl.DataFrame, dict[str, Any]], 
     # keys' group-by, as a LazyFrame always does: the same numbers every way
     df, options = case
     shuffled = df.sample(fraction=1.0, shuffle=True, seed=seed)
-    want = recframe.per_user(df.lazy(), **call_options(options, lambda f: f.lazy())).collect()
+    lazy = call_options(options, lambda f: f.lazy())
+    want, want_summary = recframe.per_user(df.lazy(), **lazy).collect(), recframe.summary(df.lazy(), **lazy).collect()
     for frame in (df, shuffled):
         assert_frame_equal(recframe.per_user(frame, **options), want, rel_tol=1e-12, abs_tol=1e-12)
-        assert_frame_equal(
-            recframe.summary(frame, **options),
-            recframe.summary(df.lazy(), **call_options(options, lambda f: f.lazy())).collect(),
-            rel_tol=1e-12,
-            abs_tol=1e-12,
-        )
+        assert_frame_equal(recframe.summary(frame, **options), want_summary, rel_tol=1e-12, abs_tol=1e-12)
 
 
 def test_list_runs_number_contiguous_lists_only() -> None:

@@ -31,6 +31,7 @@ the catalog. Every other check reads every row.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -204,7 +205,14 @@ def raise_first_problem(table: nw.LazyFrame | nw.DataFrame, spec: Spec, checks: 
         rows = flagged.filter(nw.col(n.check_column(name)) > 0).sort(keys, nulls_last=False).head(1)
         return _collect(rows).rows(named=True)[0]
 
-    for key in keys:
+    # in this order: the first problem found is the one said
+    _raise_column_problem(total, first, spec, where)
+    _raise_list_problem(total, first, spec)
+
+
+def _raise_column_problem(total: dict[str, int], first: Callable[[str], dict[str, Any]], spec: Spec, where: str) -> None:
+    """Null keys and items, duplicate items, bad or duplicate ranks, bad relevance, scores and gains."""
+    for key in [*spec.columns.list_keys, n.USER]:
         if total.get(f"null:{key}"):
             name = spec.columns.source(key)
             raise fail(
@@ -260,6 +268,12 @@ def raise_first_problem(table: nw.LazyFrame | nw.DataFrame, spec: Spec, checks: 
             "2**grade - 1 overflows, and DCG and nDCG would be infinite or NaN.",
             f"use {fix('gain', 'linear')}, or rescale the grades (exp2 is meant for small integer grades such as 0-4).",
         )
+
+
+def _raise_list_problem(total: dict[str, int], first: Callable[[str], dict[str, Any]], spec: Spec) -> None:
+    """Problems of whole lists: users= attributes and rows, unlisted users, rank gaps, items
+    outside the catalog, users without a relevant item under empty_users="error"."""
+    rank = spec.columns.rank
     for key in spec.columns.attr_keys:
         if total.get(f"null_attr:{key}"):
             raise fail(
