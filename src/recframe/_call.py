@@ -25,10 +25,11 @@ from recframe.errors import RecframeError, fix, ref
 
 def resolve(k: Any, metrics: Any, given: dict[str, Any], names: Sequence[str], function: str) -> dict[str, Any]:
     """The call's arguments: every option (a name that is not one raises), at its default where
-    left out, and the conventions from the profile where left out (explicit options win)."""
+    left out, and the conventions from the profile where left out (explicit options win). The
+    profile's name stays (``profile``), with its ``per_metric`` options and ``no_cutoff`` metrics."""
     kwargs = {"k": k, "metrics": metrics, **options_table.resolve(given, names, function)}
     explicit = {name: kwargs.pop(name) for name in conventions.DEFAULTS}
-    resolved, kwargs["metrics"] = profiles.resolve(kwargs.pop("profile"), explicit, kwargs["metrics"])
+    resolved, kwargs["metrics"] = profiles.resolve(kwargs["profile"], explicit, kwargs["metrics"])
     return {**kwargs, **resolved}
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import textwrap
 from collections.abc import Sequence
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import narwhals as nw
 
@@ -141,7 +141,13 @@ def summary(
     metrics: Sequence[str] | None = None,
     **options: Unpack[SummaryOptions],
 ) -> FrameT:
-    kwargs = _call.resolve(k, metrics, dict(options), SUMMARY_NAMES, "summary")
+    return summary_of(frame, _call.resolve(k, metrics, dict(options), SUMMARY_NAMES, "summary"))
+
+
+def summary_of(frame: FrameT, call: dict[str, Any]) -> FrameT:
+    """:func:`summary` of a call resolved by :func:`recframe._call.resolve` (``aggregate`` and
+    the interval options included): what summary and curve compute."""
+    kwargs = dict(call)
     interval = {name: kwargs.pop(name) for name in ("ci", "ci_method", "n_resamples", "seed")}
     aggregate, ci = kwargs.pop("aggregate"), interval["ci"]
     level, method, n_resamples, seed = _intervals.check_options(**interval)  # read or not, every option is checked

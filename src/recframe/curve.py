@@ -9,8 +9,7 @@ from typing import Any, TypeVar, cast
 import narwhals as nw
 import polars as pl
 
-from recframe import _validate, api, profiles
-from recframe import options as options_table
+from recframe import _call, _validate, api, profiles
 from recframe.errors import RecframeError, fix, ref
 from recframe.metrics import REGISTRY
 from recframe.options import CURVE_NAMES, IntervalOptions, Unpack
@@ -106,25 +105,19 @@ def curve(
         >>> out.select("k", "precision", "recall").rows()  # hits 0, 1, 2 of R = 2
         [(1, 0.0, 0.0), (2, 0.5, 0.5), (3, 0.6666666666666666, 1.0)]
     """
-    # every argument summary takes as is (taken first, before any other local exists)
-    resolved = options_table.resolve(dict(options), CURVE_NAMES, "curve")
-    profile, ci = resolved["profile"], resolved["ci"]
     if isinstance(k_max, bool) or not isinstance(k_max, int) or k_max < 1:
         raise RecframeError(f"{ref('k_max', k_max)} is not a positive integer. Hint: pass {fix('k_max', 50)}.")
-    if isinstance(metrics, str):
-        metrics = [metrics]
-    chosen = profiles.PROFILES.get(profile) if isinstance(profile, str) else None
-    no_cutoff = chosen.no_cutoff if chosen is not None else frozenset()
-    if metrics is None:  # every metric the profile's peer has at a cut-off (all for "recframe")
-        metrics = [
-            m for m in _validate.default_metrics() if (chosen is None or profiles.has_metric(chosen, m)) and m not in no_cutoff
-        ]
-    names = list(metrics)
+    call = _call.resolve(1, metrics, dict(options), CURVE_NAMES, "curve")
+    profile, ci, no_cutoff = call["profile"], call["ci"], set(call["no_cutoff"])
+    if call["metrics"] is None or metrics is None:  # every metric the profile's peer has at a cut-off
+        names = [m for m in call["metrics"] or _validate.default_metrics() if m not in no_cutoff]
+    else:
+        names = [call["metrics"]] if isinstance(call["metrics"], str) else list(call["metrics"])
     flat = [m for m in names if m in no_cutoff]
-    if flat and chosen is not None:  # (no_cutoff is empty without a known profile)
+    if flat:
         raise RecframeError(
-            f"{ref('profile', profile)}: {chosen.peer} has {flat[0]!r} without a cut-off only, so it has no "
-            f"curve over k. Hint: leave {flat[0]!r} out of metrics, or use {fix('profile', 'recframe')}."
+            f"{ref('profile', profile)}: {profiles.PROFILES[profile].peer} has {flat[0]!r} without a cut-off only, so it "
+            f"has no curve over k. Hint: leave {flat[0]!r} out of metrics, or use {fix('profile', 'recframe')}."
         )
     # a metric of the whole list only (infap) or of fixed levels (iprec_at_recall) has no @k
     whole = [m for m in names if m in REGISTRY and (REGISTRY[m].variants or not REGISTRY[m].with_k)]
@@ -137,7 +130,7 @@ def curve(
     if k_max > DEFAULT_K_MAX:
         # each cut-off is a column of the plan: past the longest list, the work would be set by
         # the argument, not by the data (k_max=10**4 on 4 rows: 50 s)
-        longest = _longest_list(frame, resolved)
+        longest = _longest_list(frame, call)
         if longest is not None and k_max > max(longest, DEFAULT_K_MAX):
             capped = max(longest, DEFAULT_K_MAX)
             warnings.warn(
@@ -147,7 +140,7 @@ def curve(
                 stacklevel=2,
             )
             k_max = capped
-    wide = api.summary(frame, k=list(range(1, k_max + 1)), metrics=names, **resolved)
+    wide = api.summary_of(frame, {**call, "k": list(range(1, k_max + 1)), "metrics": names, "aggregate": "mean"})
     suffixes = ("", "_std", "_lo", "_hi") if ci is not None else ("",)
     if isinstance(wide, pl.LazyFrame):
         # the summary is a few rows: reshaped once it is computed, so that the plan runs once
