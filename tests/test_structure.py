@@ -57,3 +57,13 @@ def test_the_statistics_defaults_are_declared_once() -> None:
         doc = function.__doc__ or ""
         assert "_RESAMPLES}" not in doc and "{ALPHA}" not in doc and "{CORRECTION}" not in doc
     assert f"n_resamples : int, default {stats.TEST_RESAMPLES}" in (recframe.compare.__doc__ or "")
+
+
+def test_the_cut_off_and_test_defaults_are_declared_once() -> None:
+    from recframe import options, stats
+
+    for function in (recframe.per_user, recframe.summary, recframe.item_groups, recframe.compare_recommendations):
+        assert inspect.signature(function).parameters["k"].default == options.DEFAULT_K
+    assert inspect.signature(recframe.compare).parameters["test"].default == stats.PAIRED_TEST
+    assert inspect.signature(recframe.disparity).parameters["test"].default == stats.UNPAIRED_TEST
+    assert f'default "{stats.PAIRED_TEST}"' in (recframe.compare.__doc__ or "")

@@ -14,7 +14,7 @@ from recframe import _validate as v
 from recframe import options as options_table
 from recframe.errors import RecframeError, fix, ref
 from recframe.metrics import REGISTRY
-from recframe.options import PER_USER_NAMES, SUMMARY_NAMES, Options, SummaryOptions, Unpack
+from recframe.options import DEFAULT_K, PER_USER_NAMES, SUMMARY_NAMES, Options, SummaryOptions, Unpack
 
 FrameT = TypeVar("FrameT")
 
@@ -123,7 +123,7 @@ _NOTES = """
 
 def per_user(
     frame: FrameT,
-    k: int | Sequence[int] = 10,
+    k: int | Sequence[int] = DEFAULT_K,
     metrics: Sequence[str] | None = None,
     **options: Unpack[Options],
 ) -> FrameT:
@@ -137,7 +137,7 @@ def per_user(
 
 def summary(
     frame: FrameT,
-    k: int | Sequence[int] = 10,
+    k: int | Sequence[int] = DEFAULT_K,
     metrics: Sequence[str] | None = None,
     **options: Unpack[SummaryOptions],
 ) -> FrameT:
@@ -182,7 +182,7 @@ def summary_of(frame: FrameT, call: dict[str, Any]) -> FrameT:
 
 def item_groups(
     frame: FrameT,
-    k: int | Sequence[int] = 10,
+    k: int | Sequence[int] = DEFAULT_K,
     **options: Unpack[Options],
 ) -> FrameT:
     kwargs = _call.resolve(k, ["hit_rate"], dict(options), PER_USER_NAMES, "item_groups")

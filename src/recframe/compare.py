@@ -12,6 +12,7 @@ import polars as pl
 
 from recframe import _frames, _tables, _validate, stats
 from recframe.errors import RecframeError, fix, ref
+from recframe.options import DEFAULT_K
 from recframe.stats import Correction, Test
 
 FrameT = TypeVar("FrameT")
@@ -230,7 +231,7 @@ def compare(
     metrics: Sequence[str] | None = None,
     *,
     user: str | None = None,
-    test: Test = "paired_t",
+    test: Test = stats.PAIRED_TEST,
     correction: Correction | None = stats.CORRECTION,
     alpha: float = stats.ALPHA,
     seed: int | None = None,
@@ -255,7 +256,7 @@ def compare(
         Column identifying the user; values are paired on it. Default: the column
         :func:`recframe.per_user` puts right before ``n_relevant`` (its ``user=`` column), or
         the one column that is neither a key nor a metric.
-    test : {"paired_t", "wilcoxon", "randomization"}, default "paired_t"
+    test : {"paired_t", "wilcoxon", "randomization"}, default {PAIRED_TEST}
         The two-sided paired test: Student's t on the differences (needs scipy:
         ``pip install "recframe[stats]"``), the Wilcoxon signed-rank test, or the sign-flip
         randomization test of the mean difference (``n_resamples``, ``seed``).
@@ -355,11 +356,11 @@ def compare(
 def compare_recommendations(
     frame: Any,
     baseline: Any = None,
-    k: int | Sequence[int] = 10,
+    k: int | Sequence[int] = DEFAULT_K,
     metrics: Sequence[str] | None = None,
     *,
     by: str | Sequence[str] = "model",
-    test: Test = "paired_t",
+    test: Test = stats.PAIRED_TEST,
     correction: Correction | None = stats.CORRECTION,
     alpha: float = stats.ALPHA,
     seed: int | None = None,

@@ -145,7 +145,7 @@ def disparity(
     metrics: Sequence[str] | None = None,
     *,
     user: str | None = None,
-    test: UnpairedTest = "welch",
+    test: UnpairedTest = stats.UNPAIRED_TEST,
     pairs: Pairs = "extremes",
     correction: Correction | None = stats.CORRECTION,
     alpha: float = stats.ALPHA,
@@ -169,7 +169,7 @@ def disparity(
     user : str, optional
         The user column (default: as :func:`recframe.compare` finds it); users are never
         paired, it only tells the metric columns apart.
-    test : {"welch", "permutation", "mann_whitney"}, default "welch"
+    test : {"welch", "permutation", "mann_whitney"}, default {UNPAIRED_TEST}
         The unpaired two-sided test of two groups: Welch's t (needs scipy), a permutation test
         of the difference of means (``n_resamples``, ``seed``), or Mann-Whitney's U (normal
         approximation with tie and continuity corrections).

@@ -57,6 +57,9 @@ else:  # pragma: no cover
 
 Aggregate = Literal["mean", "gmean"]
 
+#: the cut-off of every call that takes ``k`` when it is left out
+DEFAULT_K = 10
+
 
 class Opt(NamedTuple):
     """An option's default and its documentation (numpydoc: the type line, then the text)."""

@@ -43,6 +43,9 @@ CORRECTIONS: tuple[str | None, ...] = ("holm", "bonferroni", None)
 INTERVAL_RESAMPLES = 1_000
 #: resamples of a test and of its interval of the difference (compare, disparity)
 TEST_RESAMPLES = 10_000
+#: the paired test of compare, and the unpaired test of disparity
+PAIRED_TEST: Test = "paired_t"
+UNPAIRED_TEST: UnpairedTest = "welch"
 #: significance level of the tests
 ALPHA = 0.05
 #: multiple-testing correction over every row of a comparison
