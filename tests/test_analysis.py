@@ -314,13 +314,14 @@ def test_a_lazy_curve_runs_its_summary_once(monkeypatch):
     """Lazy in, lazy out, the eager numbers; the summary's plan runs once, not once per k."""
     eager = recframe.curve(FRAME, metrics=["rr"], k_max=4, by="model")
     runs = []
-    real = recframe.summary
+    api = recframe.curve.__globals__["api"]
+    real = api.summary_of  # the summary of the curve's resolved call
 
     def counted(*args, **kwargs):
         out = real(*args, **kwargs)
         return out.map_batches(lambda t: runs.append(1) or t, schema=out.collect_schema(), streamable=False)
 
-    monkeypatch.setattr(recframe.curve.__globals__["api"], "summary", counted)
+    monkeypatch.setattr(api, "summary_of", counted)
     lazy = recframe.curve(FRAME.lazy(), metrics=["rr"], k_max=4, by="model")
     assert isinstance(lazy, pl.LazyFrame)
     assert lazy.collect().equals(eager) and len(runs) == 1

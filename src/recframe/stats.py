@@ -55,12 +55,14 @@ _F = TypeVar("_F", bound=Callable[..., Any])
 
 
 def with_defaults(function: _F) -> _F:
-    """Write the defaults above into `function`'s docstring, where it says ``{ALPHA}``,
-    ``{CORRECTION}``, ``{INTERVAL_RESAMPLES}`` or ``{TEST_RESAMPLES}``: the docs cannot drift
-    from the values."""
+    """Write the defaults above into `function`'s docstring, where it names one in braces
+    (``{ALPHA}``, ``{CORRECTION}``, ``{PAIRED_TEST}``, ``{TEST_RESAMPLES}``, ...): the docs
+    cannot drift from the values."""
     shown = {
         "ALPHA": ALPHA,
         "CORRECTION": f'"{CORRECTION}"',
+        "PAIRED_TEST": f'"{PAIRED_TEST}"',
+        "UNPAIRED_TEST": f'"{UNPAIRED_TEST}"',
         "INTERVAL_RESAMPLES": INTERVAL_RESAMPLES,
         "TEST_RESAMPLES": TEST_RESAMPLES,
     }
