@@ -12,8 +12,8 @@ see it, name it in a report and change it. The formulas are in the docstring of
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any, Literal, NamedTuple, get_args
+from dataclasses import make_dataclass
+from typing import TYPE_CHECKING, Annotated, Any, Literal, NamedTuple, TypedDict, get_args, get_type_hints
 
 PrecisionDenominator = Literal["k", "retrieved", "min_k_relevant"]
 RecallDenominator = Literal["relevant", "min_k_relevant"]
@@ -38,6 +38,17 @@ NegativeRelevance = Literal["grade", "unjudged"]
 CalibrationWeight = Literal["uniform", "rank"]
 
 
+class Convention(NamedTuple):
+    """A convention's documentation in per_user/summary/curve (generated from here), its one-line
+    ``--help`` and, for a ``float`` convention, its default and its bounds (low, high; each end
+    excluded)."""
+
+    doc: str
+    help: str
+    default: float | None = None
+    bounds: tuple[float, float] | None = None
+
+
 class Option(NamedTuple):
     """One convention option: its type (the values it accepts, the first the default), its
     documentation in per_user/summary/curve (generated from here) and its one-line ``--help``.
@@ -52,199 +63,265 @@ class Option(NamedTuple):
     bounds: tuple[float, float] | None = None
 
 
-#: option -> its definition: the one place a convention is defined.
-TABLE: dict[str, Option] = {
-    "precision_denominator": Option(
+class ConventionOptions(TypedDict, total=False):
+    """The convention options, declared once: each one's type (the values it accepts, the first
+    the default) and, in its :class:`Convention`, its documentation and one-line ``--help``.
+    :class:`recframe.options.Options` takes them all (so a type checker knows them); :data:`TABLE`,
+    :data:`CHOICES`, :data:`DEFAULTS` and :class:`Conventions` are derived from here."""
+
+    precision_denominator: Annotated[
         PrecisionDenominator,
-        """Divide precision@k by k, by the number of items actually recommended within the
+        Convention(
+            """Divide precision@k by k, by the number of items actually recommended within the
 top k (at least one), or by min(k, R) (RecTools' ``r_precision=True``).""",
-        "what precision@k divides by: k, the items recommended, or min(k, R)",
-    ),
-    "recall_denominator": Option(
+            "what precision@k divides by: k, the items recommended, or min(k, R)",
+        ),
+    ]
+    recall_denominator: Annotated[
         RecallDenominator,
-        """Divide recall@k by R, or by min(k, R) as LensKit (so a user with more relevant items
+        Convention(
+            """Divide recall@k by R, or by min(k, R) as LensKit (so a user with more relevant items
 than k can still reach 1).""",
-        "what recall@k divides by: R, or min(k, R) as LensKit",
-    ),
-    "ap_denominator": Option(
+            "what recall@k divides by: R, or min(k, R) as LensKit",
+        ),
+    ]
+    ap_denominator: Annotated[
         APDenominator,
-        """What AP@k divides its sum of precisions by: min(k, R), R (as trec_eval), the hits in
+        Convention(
+            """What AP@k divides its sum of precisions by: min(k, R), R (as trec_eval), the hits in
 the top k, or k.""",
-        "what AP@k divides by: min(k, R), R as trec_eval, the hits, or k",
-    ),
-    "gain": Option(
+            "what AP@k divides by: min(k, R), R as trec_eval, the hits, or k",
+        ),
+    ]
+    gain: Annotated[
         Gain,
-        """The gain of a relevant item in DCG: its grade, 1, or 2**grade - 1. Items that are not
+        Convention(
+            """The gain of a relevant item in DCG: its grade, 1, or 2**grade - 1. Items that are not
 relevant gain 0.""",
-        "the DCG gain of a relevant item: its grade, 1, or 2**grade - 1",
-    ),
-    "idcg": Option(
+            "the DCG gain of a relevant item: its grade, 1, or 2**grade - 1",
+        ),
+    ]
+    idcg: Annotated[
         IDCG,
-        """The ideal list nDCG divides by: the user's relevant gains in descending order, cut at
+        Convention(
+            """The ideal list nDCG divides by: the user's relevant gains in descending order, cut at
 k; or k items of gain 1 whatever the user has (RecTools' default).""",
-        "nDCG's ideal list: the user's relevant gains, or k items of gain 1 (RecTools)",
-    ),
-    "discount": Option(
+            "nDCG's ideal list: the user's relevant gains, or k items of gain 1 (RecTools)",
+        ),
+    ]
+    discount: Annotated[
         Discount,
-        """The DCG discount at rank i: log2(i + 1), or log2(max(i, 2)) as LensKit (ranks 1 and 2
+        Convention(
+            """The DCG discount at rank i: log2(i + 1), or log2(max(i, 2)) as LensKit (ranks 1 and 2
 both undiscounted).""",
-        "the DCG discount at rank i: log2(i + 1), or log2(max(i, 2)) as LensKit",
-    ),
-    "rr_cutoff": Option(
+            "the DCG discount at rank i: log2(i + 1), or log2(max(i, 2)) as LensKit",
+        ),
+    ]
+    rr_cutoff: Annotated[
         bool,
-        """True: rr@k is 0 when the first relevant item is ranked below k. False: rr@k is
+        Convention(
+            """True: rr@k is 0 when the first relevant item is ranked below k. False: rr@k is
 1 / rank of the first relevant item wherever it is in the list, as trec_eval's
 ``recip_rank`` (the column keeps its ``@k`` name).""",
-        "true: rr@k is 0 past k; false: 1/rank wherever the first hit is (trec_eval)",
-    ),
-    "ties": Option(
+            "true: rr@k is 0 past k; false: 1/rank wherever the first hit is (trec_eval)",
+        ),
+    ]
+    ties: Annotated[
         Ties,
-        """With ``score``: how equal scores are ordered, by item ascending or descending (as
+        Convention(
+            """With ``score``: how equal scores are ordered, by item ascending or descending (as
 trec_eval, which compares document ids as strings). Enum and Categorical items are ordered
 by their names, not by their category order, on every engine.""",
-        "with --score: order equal scores by item ascending or descending (trec_eval)",
-    ),
-    "score_dtype": Option(
+            "with --score: order equal scores by item ascending or descending (trec_eval)",
+        ),
+    ]
+    score_dtype: Annotated[
         ScoreDtype,
-        """With ``score``: round scores to float32 before ranking, as pytrec_eval's bundled
+        Convention(
+            """With ``score``: round scores to float32 before ranking, as pytrec_eval's bundled
 trec_eval (and trec_eval up to 9.0.7) reads them, so scores equal in float32 tie; trec_eval
 9.0.8 and 10.0 read a double.""",
-        "with --score: round scores to float32 before ranking, as pytrec_eval reads them",
-    ),
-    "empty_users": Option(
+            "with --score: round scores to float32 before ranking, as pytrec_eval reads them",
+        ),
+    ]
+    empty_users: Annotated[
         EmptyUsers,
-        """What to do with a user who has no relevant item: ``"skip"`` leaves them out of every
+        Convention(
+            """What to do with a user who has no relevant item: ``"skip"`` leaves them out of every
 mean in :func:`summary` and gives them null for every metric in :func:`per_user` (precision
 and hit rate too, though their formulas give 0), so that a plain mean of a ``per_user``
 column equals the summary's; ``"zero"`` scores them 0 on everything and counts them;
 ``"error"`` raises.""",
-        "a user with no relevant item: left out of the means, scored 0, or an error",
-    ),
-    "unranked_users": Option(
+            "a user with no relevant item: left out of the means, scored 0, or an error",
+        ),
+    ]
+    unranked_users: Annotated[
         UnrankedUsers,
-        """What to do with a user who has relevant items but no recommended item: ``"zero"``
+        Convention(
+            """What to do with a user who has relevant items but no recommended item: ``"zero"``
 scores them 0 and counts them; ``"skip"`` leaves them out, as trec_eval does (they still
 show in the ``n_unranked`` count of :func:`summary`).""",
-        "a user with relevant items but no recommendation: scored 0, or left out (trec_eval)",
-    ),
-    "unjudged_users": Option(
+            "a user with relevant items but no recommendation: scored 0, or left out (trec_eval)",
+        ),
+    ]
+    unjudged_users: Annotated[
         UnjudgedUsers,
-        """What to do with a user who has no judged item at all (recommended to, but absent
+        Convention(
+            """What to do with a user who has no judged item at all (recommended to, but absent
 from the truth, or with every relevance null): treat them as a user without relevant items
 (``"empty"``: ``empty_users`` decides), or leave them out of the output and of every mean
 (``"skip"``), as trec_eval does with a query that has no qrels (they still show in the
 ``n_no_truth`` count of :func:`summary`).""",
-        "a user with no judged item at all: as one without relevant items, or left out (trec_eval)",
-    ),
-    "rank_gaps": Option(
+            "a user with no judged item at all: as one without relevant items, or left out (trec_eval)",
+        ),
+    ]
+    rank_gaps: Annotated[
         RankGaps,
-        """With ``rank``: what to do with a list whose ranks skip positions (1, 3, 7), as left
+        Convention(
+            """With ``rank``: what to do with a list whose ranks skip positions (1, 3, 7), as left
 by removing rows after ranking: raise; use the ranks as positions (``"keep"``, so the
 third item counts at position 7); or re-rank each list densely (``"rerank"``). Lists
 ranked by ``score`` or cut by ``exclude=`` are re-ranked anyway.""",
-        "ranks that skip positions (1, 3, 7): an error, used as positions, or re-ranked",
-    ),
-    "novelty": Option(
+            "ranks that skip positions (1, 3, 7): an error, used as positions, or re-ranked",
+        ),
+    ]
+    novelty: Annotated[
         Novelty,
-        """``novelty@k``: the mean self-information -log2(u / N) of the items in the top k, u an
+        Convention(
+            """``novelty@k``: the mean self-information -log2(u / N) of the items in the top k, u an
 item's distinct training users (at least 1: an item not in ``train=`` counts as one user's)
 and N the training users (RecTools' MeanInvUserFreq); or RePlay's Surprisal: each divided by
 log2(N), so that it lies in [0, 1], summed over the top k and divided by k (a list shorter
 than k scores lower).""",
-        "novelty@k: mean -log2(users/N) (RecTools), or RePlay's Surprisal (/ log2 N, / k)",
-    ),
-    "popularity": Option(
+            "novelty@k: mean -log2(users/N) (RecTools), or RePlay's Surprisal (/ log2 N, / k)",
+        ),
+    ]
+    popularity: Annotated[
         Popularity,
-        """The popularity of an item in ``popularity@k``: its distinct training users, or their
+        Convention(
+            """The popularity of an item in ``popularity@k``: its distinct training users, or their
 share of all distinct training (user, item) pairs (RecTools' ``normalize=True``).""",
-        "popularity@k of an item: its training users, or their share of all training pairs",
-    ),
-    "cold_items": Option(
+            "popularity@k of an item: its training users, or their share of all training pairs",
+        ),
+    ]
+    cold_items: Annotated[
         ColdItems,
-        """The items of a list that are not in ``train=`` (cold items) in ``novelty@k`` and
+        Convention(
+            """The items of a list that are not in ``train=`` (cold items) in ``novelty@k`` and
 ``popularity@k``: counted, as an item of one training user in novelty and of popularity 0
 (RecTools, RePlay); or left out (``"skip"``, as Evidently): the mean is over the items ranked
 within k that are in ``train=`` (under ``novelty="surprisal"``, they are left out of the sum,
 still divided by k), and a list whose top k holds none of them is null there, left out of the
 mean as a user with nothing recommended.""",
-        "novelty/popularity of items not in train=: counted, or left out (Evidently)",
-    ),
-    "distance": Option(
+            "novelty/popularity of items not in train=: counted, or left out (Evidently)",
+        ),
+    ]
+    distance: Annotated[
         Distance,
-        """The distance between two items in ``ild@k``: Hamming, the number of
+        Convention(
+            """The distance between two items in ``ild@k``: Hamming, the number of
 ``item_features`` on which they differ (one categorical feature: 0 or 1); cosine,
 1 - cos(x, y) of their numeric feature vectors; or Jaccard, 1 - |A ∩ B| / |A ∪ B| of their
 label sets (list columns such as genres, a label repeated in a list counting once; a
 scalar column is a one-label set; several columns pool their labels). A list column is
 never compared as one value: under hamming or cosine it is refused.""",
-        "ild's item distance: features that differ (hamming), 1 - cosine of vectors, or 1 - Jaccard of label sets",
-    ),
-    "gain_threshold": Option(
+            "ild's item distance: features that differ (hamming), 1 - cosine of vectors, or 1 - Jaccard of label sets",
+        ),
+    ]
+    gain_threshold: Annotated[
         GainThreshold,
-        """Which items gain in ``dcg``, ``ndcg`` (and its ideal list) and ``err``: those at or
+        Convention(
+            """Which items gain in ``dcg``, ``ndcg`` (and its ideal list) and ``err``: those at or
 above the threshold (the relevant ones); or every item graded above 0, while the threshold
 still decides relevance for every other metric (trec_eval's ``-l``; ``profile="trec_eval"``).
 Under ``"positive"`` these metrics are defined for a user with a graded item even when none
 reaches the threshold.""",
-        "which items gain in dcg/ndcg/err: relevant ones, or every grade > 0 (trec_eval)",
-    ),
-    "persistence": Option(
+            "which items gain in dcg/ndcg/err: relevant ones, or every grade > 0 (trec_eval)",
+        ),
+    ]
+    persistence: Annotated[
         float,
-        """``rbp`` and ``rbp_residual``: the chance p that the user goes on to the next item
+        Convention(
+            """``rbp`` and ``rbp_residual``: the chance p that the user goes on to the next item
 (rank i weighs p**(i-1)); a number between 0 and 1, both excluded.""",
-        "rbp's persistence p, between 0 and 1",
-        default=0.8,
-        bounds=(0.0, 1.0),
-    ),
-    "max_grade": Option(
+            "rbp's persistence p, between 0 and 1",
+            default=0.8,
+            bounds=(0.0, 1.0),
+        ),
+    ]
+    max_grade: Annotated[
         float,
-        """``err``: the largest grade G; an item of grade g (at most G) stops the user with
+        Convention(
+            """``err``: the largest grade G; an item of grade g (at most G) stops the user with
 probability (2**g - 1) / 2**G. A number between 0 and 1000 (2**G must stay finite).""",
-        "err's largest grade G: stop probability (2**g - 1) / 2**G",
-        default=4.0,
-        bounds=(0.0, 1000.0),
-    ),
-    "auc_without_negatives": Option(
+            "err's largest grade G: stop probability (2**g - 1) / 2**G",
+            default=4.0,
+            bounds=(0.0, 1000.0),
+        ),
+    ]
+    auc_without_negatives: Annotated[
         AucWithoutNegatives,
-        """``auc``: the value of a list without a non-relevant item to order against its
+        Convention(
+            """``auc``: the value of a list without a non-relevant item to order against its
 relevant ones: 1 (RePlay's RocAuc) or 0.""",
-        "auc of a list without non-relevant items: 1 (RePlay) or 0",
-    ),
-    "recall_rounding": Option(
+            "auc of a list without non-relevant items: 1 (RePlay) or 0",
+        ),
+    ]
+    recall_rounding: Annotated[
         RecallRounding,
-        """How ``iprec_at_recall_X`` and ``iprec_11pt_avg`` turn a recall level x (X/100) into a
+        Convention(
+            """How ``iprec_at_recall_X`` and ``iprec_11pt_avg`` turn a recall level x (X/100) into a
 count c of relevant items: ``"add_0.9"``, c = floor(x * R + 0.9) in double precision
 (trec_eval 9.x and pytrec_eval); ``"round"``, c = x * R rounded half away from zero
 (trec_eval 10.0's ``lround``). They differ when the fraction of x * R is in [0.1, 0.5):
 R = 474, x = 0.1 gives 48 and 47.""",
-        "iprec_at_recall's count of relevant items: floor(x*R + 0.9) (trec_eval 9) or round(x*R) (10.0)",
-    ),
-    "negative_relevance": Option(
+            "iprec_at_recall's count of relevant items: floor(x*R + 0.9) (trec_eval 9) or round(x*R) (10.0)",
+        ),
+    ]
+    negative_relevance: Annotated[
         NegativeRelevance,
-        """What a relevance below 0 means: a grade like any other, judged and below every
+        Convention(
+            """What a relevance below 0 means: a grade like any other, judged and below every
 threshold (``"grade"``); or, as trec_eval reads its qrels, an item in the judgment pool
 that was not judged (``"unjudged"``): it counts as unjudged everywhere (``judged``,
 ``bpref``, ``num_nonrel_judged_ret``, ``rbp_residual``), and ``infap`` counts it among the
 pooled items ranked above a relevant one, as trec_eval's infAP does with sampled pools.""",
-        "a relevance < 0: a grade (judged), or in the pool but not judged (trec_eval)",
-    ),
-    "calibration_weight": Option(
+            "a relevance < 0: a grade (judged), or in the pool but not judged (trec_eval)",
+        ),
+    ]
+    calibration_weight: Annotated[
         CalibrationWeight,
-        """``miscalibration`` and ``calibration_js``: how the items of the top k weigh in the list's
+        Convention(
+            """``miscalibration`` and ``calibration_js``: how the items of the top k weigh in the list's
 item-group mix q(g|u): each the same (Steck 2018's uniform mix), or by rank, 1 / log2(rank + 1)
 (the DCG discount: the top of the list counts most).""",
-        "the weight of a top-k item in calibration's q(g|u): uniform, or 1/log2(rank+1)",
-    ),
-    "calibration_alpha": Option(
+            "the weight of a top-k item in calibration's q(g|u): uniform, or 1/log2(rank+1)",
+        ),
+    ]
+    calibration_alpha: Annotated[
         float,
-        """``miscalibration``: the share alpha of the user's training mix p blended into the list's
+        Convention(
+            """``miscalibration``: the share alpha of the user's training mix p blended into the list's
 mix q, q~ = (1 - alpha) q + alpha p, so that KL(p || q~) stays finite when the list misses a
 group the user had (Steck 2018 uses 0.01); a number between 0 and 1, both excluded.""",
-        "miscalibration's alpha: KL(p || (1 - alpha) q + alpha p)",
-        default=0.01,
-        bounds=(0.0, 1.0),
-    ),
-}
+            "miscalibration's alpha: KL(p || (1 - alpha) q + alpha p)",
+            default=0.01,
+            bounds=(0.0, 1.0),
+        ),
+    ]
+
+
+def _table() -> dict[str, Option]:
+    hints = get_type_hints(ConventionOptions, include_extras=True)
+    table = {}
+    for name, hint in hints.items():
+        kind, convention = get_args(hint)
+        table[name] = Option(kind, convention.doc, convention.help, convention.default, convention.bounds)
+    return table
+
+
+#: option -> its definition, from :class:`ConventionOptions`
+TABLE: dict[str, Option] = _table()
 
 #: option name -> the values it accepts (the first one is the default; a float option: its
 #: default alone, any number in its bounds being accepted).
@@ -278,42 +355,30 @@ def parameters_doc(indent: str = "    ") -> str:
     return "\n".join(lines)
 
 
-@dataclass(frozen=True)
-class Conventions:
-    """One call's convention values, checked: one field per :data:`TABLE` entry (whose default is
-    the one place a default is written: :meth:`default` reads it).
+_CONVENTIONS_DOC = """One call's convention values, checked: one field per :data:`TABLE` entry, made from
+:class:`ConventionOptions` (whose defaults are the one place a default is written:
+``Conventions.default`` reads them).
 
-    >>> Conventions.default().ap_denominator, Conventions.default(rr_cutoff=False).rr_cutoff
-    ('min_k_relevant', False)
-    """
+>>> Conventions.default().ap_denominator, Conventions.default(rr_cutoff=False).rr_cutoff
+('min_k_relevant', False)
+"""
 
-    precision_denominator: PrecisionDenominator
-    recall_denominator: RecallDenominator
-    ap_denominator: APDenominator
-    gain: Gain
-    idcg: IDCG
-    discount: Discount
-    rr_cutoff: bool
-    ties: Ties
-    score_dtype: ScoreDtype
-    empty_users: EmptyUsers
-    unranked_users: UnrankedUsers
-    unjudged_users: UnjudgedUsers
-    rank_gaps: RankGaps
-    novelty: Novelty
-    popularity: Popularity
-    cold_items: ColdItems
-    distance: Distance
-    gain_threshold: GainThreshold
-    persistence: float
-    max_grade: float
-    auc_without_negatives: AucWithoutNegatives
-    recall_rounding: RecallRounding
-    negative_relevance: NegativeRelevance
-    calibration_weight: CalibrationWeight
-    calibration_alpha: float
+if TYPE_CHECKING:  # the fields are those of ConventionOptions, made at import
 
-    @classmethod
-    def default(cls, **values: Any) -> Conventions:
-        """The defaults of :data:`TABLE`, with `values` on top."""
-        return cls(**{**DEFAULTS, **values})
+    class Conventions:
+        def __init__(self, **values: Any) -> None: ...
+        def __getattr__(self, name: str) -> Any: ...
+        @classmethod
+        def default(cls, **values: Any) -> Conventions: ...
+
+else:
+    Conventions = make_dataclass(
+        "Conventions",
+        [(name, option.kind) for name, option in TABLE.items()],
+        frozen=True,
+        namespace={
+            "__doc__": _CONVENTIONS_DOC,
+            "__module__": __name__,
+            "default": classmethod(lambda cls, **values: cls(**{**DEFAULTS, **values})),
+        },
+    )

@@ -19,31 +19,11 @@ import difflib
 import sys
 import typing
 from collections.abc import Sequence
-from typing import Annotated, Any, Literal, NamedTuple, TypedDict
+from typing import Annotated, Any, Literal, NamedTuple
 
 from recframe.conventions import (
-    IDCG,
     TABLE,
-    APDenominator,
-    AucWithoutNegatives,
-    CalibrationWeight,
-    ColdItems,
-    Discount,
-    Distance,
-    EmptyUsers,
-    Gain,
-    GainThreshold,
-    NegativeRelevance,
-    Novelty,
-    Popularity,
-    PrecisionDenominator,
-    RankGaps,
-    RecallDenominator,
-    RecallRounding,
-    ScoreDtype,
-    Ties,
-    UnjudgedUsers,
-    UnrankedUsers,
+    ConventionOptions,
     parameters_doc,
 )
 from recframe.errors import RecframeError, fix
@@ -70,8 +50,9 @@ class Opt(NamedTuple):
     shown: str | None = None
 
 
-class Options(TypedDict, total=False):
-    """The options of :func:`recframe.per_user` (and of summary and curve, which take them all)."""
+class Options(ConventionOptions, total=False):
+    """The options of :func:`recframe.per_user` (and of summary and curve, which take them all):
+    the conventions (declared in :class:`recframe.conventions.ConventionOptions`) and these."""
 
     user: Annotated[
         str | None,
@@ -259,32 +240,6 @@ overrides the profile. The defaults below are the ``"recframe"`` profile's;
 ``docs/conventions.md`` has the others.""",
         ),
     ]
-    # the conventions: values, defaults and documentation in recframe.conventions.TABLE
-    precision_denominator: PrecisionDenominator
-    recall_denominator: RecallDenominator
-    ap_denominator: APDenominator
-    gain: Gain
-    idcg: IDCG
-    discount: Discount
-    rr_cutoff: bool
-    ties: Ties
-    score_dtype: ScoreDtype
-    empty_users: EmptyUsers
-    unranked_users: UnrankedUsers
-    unjudged_users: UnjudgedUsers
-    rank_gaps: RankGaps
-    novelty: Novelty
-    popularity: Popularity
-    cold_items: ColdItems
-    distance: Distance
-    gain_threshold: GainThreshold
-    persistence: float
-    max_grade: float
-    auc_without_negatives: AucWithoutNegatives
-    recall_rounding: RecallRounding
-    negative_relevance: NegativeRelevance
-    calibration_weight: CalibrationWeight
-    calibration_alpha: float
     check_duplicates: Annotated[
         bool | Literal["used"],
         Opt(
@@ -366,8 +321,12 @@ The columns keep their names (``ap@10`` is then the geometric mean AP).""",
 def _declared(options: type) -> dict[str, tuple[Any, Opt | None]]:
     """name -> (annotation, its Opt; None for a convention) of a TypedDict of options."""
     hints = typing.get_type_hints(options, include_extras=True)
+    # the conventions (inherited, so first in the hints) stand after the profile that sets them
+    own = [name for name in hints if name not in TABLE]
+    at = own.index("profile") + 1 if "profile" in own else len(own)
+    order = [*own[:at], *(name for name in hints if name in TABLE), *own[at:]]
     out: dict[str, tuple[Any, Opt | None]] = {}
-    for name, hint in hints.items():
+    for name, hint in ((name, hints[name]) for name in order):
         extra = [m for m in getattr(hint, "__metadata__", ()) if isinstance(m, Opt)]
         out[name] = (hint, extra[0] if extra else None)
         assert extra or name in TABLE, f"option {name!r} needs an Opt (its default and documentation)"
