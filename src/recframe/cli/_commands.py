@@ -25,6 +25,7 @@ from recframe.conventions import CHOICES
 from recframe.data import load_sample
 from recframe.errors import RecframeError
 from recframe.metrics import REGISTRY
+from recframe.options import PER_USER_NAMES
 from recframe.profiles import PROFILES, has_metric
 from recframe.report import Format
 from recframe.trec import TREC_MEASURES, WHOLE, read_trec_qrels, read_trec_run, trec_eval_text
@@ -86,22 +87,21 @@ def _read(args: argparse.Namespace, progress: Progress) -> tuple[pl.LazyFrame, d
 
 
 def _api_kwargs(args: argparse.Namespace) -> dict[str, Any]:
-    """The API arguments the shared options give (only conventions given on the command line)."""
+    """The API arguments the command's flags give: every option of recframe.per_user that has a
+    flag here, by its name (recframe.options declares them). The side inputs are read from their
+    files apart; a flag left out (None) leaves the option to its default, or a convention to
+    the profile."""
+    flags = [name for name in PER_USER_NAMES if name not in SIDE_INPUTS and hasattr(args, name)]
+    given = {name: getattr(args, name) for name in flags if getattr(args, name) is not None}
     return {
         **({"k": args.k} if hasattr(args, "k") else {}),
         "metrics": args.metrics,
+        **given,
         **column_kwargs(args),
-        "threshold": args.threshold,
-        "score_threshold": args.score_threshold,
         "check_duplicates": CHECK_DUPLICATES[args.check_duplicates],
-        "unlisted_users": args.unlisted_users,
-        "item_features": args.item_features,
         # a baseline model for intersection and unexpectedness (compare's and report's
         # --baseline too): passed only when a metric reads it, which costs a query
         "baseline": args.baseline if reads(args.metrics or (), "baseline") else None,
-        "head_share": args.head_share,
-        "item_group": args.item_group,
-        **{name: getattr(args, name) for name in ("profile", *CHOICES) if getattr(args, name) is not None},
     }
 
 
