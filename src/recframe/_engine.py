@@ -594,27 +594,7 @@ def evaluate(
     if {"miscalibration", "calibration_js"} & set(spec.selection.metrics):
         assert side is not None and grouped is not None  # calibration needs item_group=, items= (or train=) and train=
         table = table.join(_item_groups.calibration(grouped, spec, side), on=keys, how="left")
-    # unranked_users="skip", as trec_eval: a user with nothing recommended is not evaluated;
-    # when only some metrics skip them (a profile's per-metric option) they get null there
-    skip_all = set(spec.selection.unranked_skip) >= set(spec.selection.metrics)
-    has_rel = nw.col(term("n_relevant")) > 0
-    outputs = []
-    for column, name, k in metric_columns(spec, "user"):
-        metric = REGISTRY[name]
-        value = metric.finish(k, spec.conventions)
-        # defined where the user has a relevant item (or, "graded", an item that gains)
-        has = has_rel
-        if metric.defined == "graded" and spec.conventions.gain_threshold == "positive":
-            has = nw.col(term("n_graded")) > 0
-        if metric.defined in ("always", "ranked"):
-            pass  # its formula holds for every user (for "ranked", nulled below where unranked)
-        elif spec.conventions.empty_users == "zero":
-            value = nw.when(has).then(value).otherwise(0.0)
-        else:
-            value = nw.when(has).then(value).otherwise(None)
-        if name in spec.selection.unranked_skip and not skip_all:
-            value = nw.when(nw.col(n.N_RANKED) > 0).then(value).otherwise(None)
-        outputs.append(value.cast(nw.Float64).alias(column))
+    outputs = [user_value(spec, name, k).alias(column) for column, name, k in metric_columns(spec, "user")]
     out = table.select(
         *keys,
         nw.col(term("n_relevant")).cast(nw.Int64).alias("n_relevant"),
@@ -630,6 +610,34 @@ def evaluate(
     if comparing is not None:
         groups = comparing if groups is None else groups.join(comparing, on=list(spec.columns.by) or [n.GROUP], how="left")
     return Plan(per_user=out, groups=groups, item_groups=counts)
+
+
+# ---- the user policies (empty_users, unranked_users, unjudged_users), applied here alone:
+# user_value shapes each value where it is undefined, per_user_rows and summary_plan count the
+# lists by _counted_base and counted_value
+
+
+def user_value(spec: v.Spec, name: str, k: int | None) -> nw.Expr:
+    """Metric `name` at `k` finished by the registry, where the user has no relevant item 0
+    (``empty_users="zero"``) or null, unless its formula holds for every user; null for a user
+    with nothing recommended where only some metrics skip such users (a profile's per-metric
+    ``unranked_users="skip"``, as trec_eval: a user with nothing recommended is not evaluated)."""
+    metric = REGISTRY[name]
+    value = metric.finish(k, spec.conventions)
+    # defined where the user has a relevant item (or, "graded", an item that gains)
+    has = nw.col(term("n_relevant")) > 0
+    if metric.defined == "graded" and spec.conventions.gain_threshold == "positive":
+        has = nw.col(term("n_graded")) > 0
+    if metric.defined in ("always", "ranked"):
+        pass  # its formula holds for every user (for "ranked", nulled below where unranked)
+    elif spec.conventions.empty_users == "zero":
+        value = nw.when(has).then(value).otherwise(0.0)
+    else:
+        value = nw.when(has).then(value).otherwise(None)
+    skip_all = set(spec.selection.unranked_skip) >= set(spec.selection.metrics)  # then the list is left out whole
+    if name in spec.selection.unranked_skip and not skip_all:
+        value = nw.when(nw.col(n.N_RANKED) > 0).then(value).otherwise(None)
+    return value.cast(nw.Float64)
 
 
 def per_user_rows(plan: nw.LazyFrame, spec: v.Spec) -> nw.LazyFrame:
