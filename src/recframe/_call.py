@@ -98,32 +98,6 @@ def _check_broadcast(spec: v.Spec, lf: nw.LazyFrame, truth: nw.LazyFrame) -> Non
         )
 
 
-def _engine_error(error: Exception) -> RecframeError | None:
-    """A SQL engine's refusal of the plan, in words that say what to change (None: unknown)."""
-    if "different connections" in str(error):
-        return RecframeError(
-            f"the recommendations and a side frame ({ref('truth')}, {ref('users')} or {ref('exclude')}) are DuckDB relations of two "
-            "different connections, which DuckDB cannot join. Hint: create every frame from one connection, "
-            "e.g. con.from_arrow(...) or con.sql(...) with the same con."
-        )
-    return None
-
-
-def _check_engine_names(spec: v.Spec, lf: nw.LazyFrame) -> None:
-    """Spark and SQLFrame read a dot in a column name as a struct field and a backtick as
-    quoting: such names cannot be passed through safely, so they are refused up front."""
-    if lf.implementation not in (nw.Implementation.PYSPARK, nw.Implementation.PYSPARK_CONNECT, nw.Implementation.SQLFRAME):
-        return
-    c = spec.columns
-    for name in [x for x in (c.user, c.item, c.rank, c.score, c.relevance, *c.by) if x is not None]:
-        if "." in name or "`" in name:
-            raise RecframeError(
-                f"column {name!r} has a {'dot' if '.' in name else 'backtick'} in its name, which "
-                f"{_frames.engine_name(lf)} reads as {'a struct field' if '.' in name else 'quoting'}. "
-                f"Hint: rename it first, e.g. df.withColumnRenamed({name!r}, {name.replace('.', '_').replace('`', '')!r})."
-            )
-
-
 def _refuse_list_keys(spec: v.Spec, arg: str, schema: dict[str, Any]) -> None:
     """train= and items= are read whole, for every list: a model or truth key among their
     columns (a training set per fold) would be silently pooled, so it is refused."""
@@ -167,7 +141,7 @@ def evaluated(i: Inputs) -> _engine.Plan:
     except RecframeError:
         raise
     except Exception as error:  # a SQL engine refusing the plan while it is built or checked
-        known = _engine_error(error) if i.kind == "engine" else None
+        known = _frames.engine_error(error) if i.kind == "engine" else None
         if known is None:
             raise
         raise known from None
@@ -178,7 +152,11 @@ def inputs(frame: Any, kwargs: dict[str, Any]) -> Inputs:
     """The checks and conversions of a call, up to the plan (see :class:`Inputs`)."""
     spec = v.check_arguments(kwargs)
     lf, kind = _frames.to_lazy(frame, "frame", sorted_key=spec.columns.user if not spec.columns.by else None)
-    _check_engine_names(spec, lf)
+    columns = spec.columns
+    _frames.check_names(
+        lf,
+        [x for x in (columns.user, columns.item, columns.rank, columns.score, columns.relevance, *columns.by) if x is not None],
+    )
     schema = _frames.schema_of(lf, "frame")
     recs_schema = dict(schema)
     user_key = [("user", spec.columns.user)] if spec.columns.user is not None else []
@@ -232,15 +210,8 @@ def inputs(frame: Any, kwargs: dict[str, Any]) -> Inputs:
     side = _side_inputs(spec, train_lf, items_lf, items_schema)
     if spec.selection.baseline is not None:
         _check_baseline(spec, lf)
-    if (
-        truth_lf is not None
-        and spec.columns.model_keys
-        and (kind != "engine" or lf.implementation is nw.Implementation.DUCKDB)
-        and kind != "polars-lazy"
-    ):
-        # cheap where the data are in memory or in DuckDB; a LazyFrame or a Spark job would pay
-        # a pass over the data before the plan even starts, so there it is not checked
-        _check_broadcast(spec, lf, truth_lf)
+    if truth_lf is not None and spec.columns.model_keys and _frames.counts_cheaply(lf, kind):
+        _check_broadcast(spec, lf, truth_lf)  # (a LazyFrame or a Spark job would pay a pass over the data first)
     key_schema = {**schema, **{b: users_schema[b] for b in attr}} if users_schema else schema
     v.check_dtypes(key_schema, spec)
     facts = dataclasses.replace(
@@ -269,7 +240,7 @@ def _numbers_runs(spec: v.Spec, kind: str, truth: nw.LazyFrame | None, exclude: 
     score reads the keys in windows of its own), and no truth= (its truth-only rows, joined
     in later, belong to no run of the frame)."""
     return (
-        kind in ("polars", "pandas", "pyarrow")
+        kind in _frames.IN_MEMORY
         and bool(spec.columns.list_keys)
         and spec.columns.user is not None
         and spec.columns.score is None

@@ -1,9 +1,16 @@
-"""Conversion between the user's frame type and the lazy frame the engine runs on.
+"""The backends: conversion between the user's frame type and the lazy frame the engine runs
+on, and each engine's traits, in one place.
 
 pandas and Arrow inputs cross into Polars through Arrow (cheap for numeric columns) and the
 result crosses back, so every in-memory input runs the same Polars plan. A Polars LazyFrame
 stays lazy: nothing is collected for the user. DuckDB relations, PySpark and SQLFrame
 DataFrames stay in their engine: the plan runs there and the result is that engine's frame.
+
+The traits: which engines run SQL (:data:`ENGINES`, :func:`sql_engine`), what is materialized
+on each (:func:`materialize`, :func:`cache`), where lists come as runs of rows
+(:data:`IN_MEMORY`, :func:`list_runs`), which column names an engine cannot take
+(:func:`check_names`) and how an engine's refusal is worded (:func:`engine_error`). The one
+engine-specific step of the plan, ranking by score, is :func:`recframe._engine.score_positions`.
 """
 
 from __future__ import annotations
@@ -31,6 +38,47 @@ ENGINES = {
     nw.Implementation.IBIS: "Ibis",
     nw.Implementation.SQLFRAME: "SQLFrame",
 }
+
+
+#: the kinds whose frames are in memory (in Polars by the time the plan runs)
+IN_MEMORY: tuple[Kind, ...] = ("polars", "pandas", "pyarrow")
+
+
+def cache(lf: nw.LazyFrame) -> nw.LazyFrame:
+    """`lf` as an explicit cache node on Polars, which every reader of the plan shares (Polars'
+    own common-subplan elimination does not nest); as it is elsewhere."""
+    return nw.from_native(lf.to_native().cache()) if lf.implementation is nw.Implementation.POLARS else lf
+
+
+def counts_cheaply(lf: nw.LazyFrame, kind: Kind) -> bool:
+    """Whether a count of `lf`'s rows is cheap enough to run while a call is prepared: in memory
+    or in DuckDB; a LazyFrame or a Spark job would pay a pass over the data first."""
+    return kind in IN_MEMORY or (kind == "engine" and lf.implementation is nw.Implementation.DUCKDB)
+
+
+def check_names(lf: nw.LazyFrame, names: list[str]) -> None:
+    """Spark and SQLFrame read a dot in a column name as a struct field and a backtick as
+    quoting: such names cannot be passed through safely, so they are refused up front."""
+    if lf.implementation not in (nw.Implementation.PYSPARK, nw.Implementation.PYSPARK_CONNECT, nw.Implementation.SQLFRAME):
+        return
+    for name in names:
+        if "." in name or "`" in name:
+            raise RecframeError(
+                f"column {name!r} has a {'dot' if '.' in name else 'backtick'} in its name, which "
+                f"{engine_name(lf)} reads as {'a struct field' if '.' in name else 'quoting'}. "
+                f"Hint: rename it first, e.g. df.withColumnRenamed({name!r}, {name.replace('.', '_').replace('`', '')!r})."
+            )
+
+
+def engine_error(error: Exception) -> RecframeError | None:
+    """A SQL engine's refusal of the plan, in words that say what to change (None: unknown)."""
+    if "different connections" in str(error):
+        return RecframeError(
+            f"the recommendations and a side frame ({ref('truth')}, {ref('users')} or {ref('exclude')}) are DuckDB relations of two "
+            "different connections, which DuckDB cannot join. Hint: create every frame from one connection, "
+            "e.g. con.from_arrow(...) or con.sql(...) with the same con."
+        )
+    return None
 
 
 def _flag_sorted(df: pl.DataFrame, key: str | None) -> pl.DataFrame:

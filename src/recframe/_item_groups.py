@@ -130,7 +130,7 @@ def joined(rows: nw.LazyFrame, spec: Spec, side: _side.SideInputs) -> nw.LazyFra
     which would join the catalog again (10M rows: three joins of the 1M-item catalog)."""
     keys = [*(spec.columns.by or [n.GROUP]), n.USER]  # a list, with the summary keys it determines
     used = rows.select(*keys, n.ITEM, n.POSITION, n.RELEVANT).join(weights(spec, side), on=n.ITEM, how="left")
-    return nw.from_native(used.to_native().cache()) if used.implementation is nw.Implementation.POLARS else used
+    return _frames.cache(used)
 
 
 def calibration(rows: nw.LazyFrame, spec: Spec, side: _side.SideInputs) -> nw.LazyFrame:

@@ -203,7 +203,7 @@ def _popularity(train: nw.LazyFrame) -> nw.LazyFrame:
     common-subplan elimination (recframe._frames.when_collected), which would otherwise
     count the training pairs three times (10M rows with aclt: about 0.1 s)."""
     out = train.group_by(n.ITEM).agg(nw.col(n.USER).n_unique().cast(nw.Int64).alias(n.POPULARITY))
-    return nw.from_native(out.to_native().cache()) if out.implementation is nw.Implementation.POLARS else out
+    return _frames.cache(out)
 
 
 def constants(spec: Spec, side: SideInputs) -> nw.LazyFrame:
