@@ -591,7 +591,7 @@ def evaluate(
         # users= fixes who is evaluated (recommended users it lacks were refused or dropped)
         table = table.filter(~nw.col(n.USER_ROWS).is_null())
     grouped = _item_group_rows(lf, spec, users, side, in_engine)
-    if {"miscalibration", "calibration_js"} & set(spec.selection.metrics):
+    if set(_item_groups.CALIBRATION) & set(spec.selection.metrics):
         assert side is not None and grouped is not None  # calibration needs item_group=, items= (or train=) and train=
         table = table.join(_item_groups.calibration(grouped, spec, side), on=keys, how="left")
     outputs = [user_value(spec, name, k).alias(column) for column, name, k in metric_columns(spec, "user")]

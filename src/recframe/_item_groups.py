@@ -21,14 +21,17 @@ from recframe import _names as n
 from recframe._validate import Spec
 from recframe._validate import _fail as fail
 from recframe.errors import fix, ref
+from recframe.metrics import REGISTRY
 from recframe.metrics._registry import position_cut
 
 # working columns
 _P, _T, _Q = "__rf_ig_p", "__rf_ig_train", "__rf_ig_q"
 _SLOTS, _EXPOSURE, _HITS, _RELEVANT = "__rf_ig_slots", "__rf_ig_exposure", "__rf_ig_hits", "__rf_ig_relevant"
 _SIZE, _LISTS = "__rf_ig_size", "__rf_ig_lists"
-#: the metrics that compare item groups with one another: they need two groups
-COMPARING = ("pop_rsp", "pop_reo", "exposure_disparity")
+#: the registry's item-group metrics: per list (calibration), or comparing the item groups with
+#: one another per summary group (they need two groups)
+CALIBRATION = tuple(m for m, metric in REGISTRY.items() if "item_group" in metric.requires and metric.level == "user")
+COMPARING = tuple(m for m, metric in REGISTRY.items() if "item_group" in metric.requires and metric.level == "group")
 
 
 def check(items: nw.LazyFrame | None, spec: Spec, schema: dict[str, Any], side: _side.SideInputs) -> None:
