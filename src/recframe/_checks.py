@@ -39,8 +39,7 @@ import narwhals as nw
 
 from recframe import _engine, _frames, _side  # _engine: the relevance and gain rules the checks read
 from recframe import _names as n
-from recframe._validate import MAX_EXP2_GRADE, Spec
-from recframe._validate import _fail as fail
+from recframe._validate import MAX_EXP2_GRADE, Spec, fail
 from recframe.errors import fix, ref
 from recframe.metrics import REGISTRY, TERMS, term
 from recframe.metrics._registry import domain_of

@@ -457,7 +457,7 @@ class Plan:
     item_groups: nw.LazyFrame | None = None
 
 
-def _attach_attrs(frame: nw.LazyFrame, spec: v.Spec, users: nw.LazyFrame | None) -> nw.LazyFrame:
+def attach_attrs(frame: nw.LazyFrame, spec: v.Spec, users: nw.LazyFrame | None) -> nw.LazyFrame:
     """Join the user attributes (segment, cohort) of users= onto each row by user."""
     if not spec.columns.attr_keys:
         return frame
@@ -472,7 +472,7 @@ def _group_rows(lf: nw.LazyFrame, spec: v.Spec, users: nw.LazyFrame | None) -> n
     if users is not None:
         # users= fixes who is evaluated: the lists of users it does not hold are not counted
         lf = lf.join(users.select(nw.col(str(spec.columns.user)).alias(n.USER)).unique(), on=n.USER, how="semi")
-    lf = with_position(_attach_attrs(lf, spec, users), spec)
+    lf = with_position(attach_attrs(lf, spec, users), spec)
     return lf if spec.columns.by else lf.with_columns(nw.lit(0).alias(n.GROUP))
 
 
@@ -602,7 +602,7 @@ def evaluate(
         nw.col(n.N_RANKED),
         nw.col(n.N_JUDGED),
     )
-    out = _attach_attrs(out, spec, users)
+    out = attach_attrs(out, spec, users)
     if spec.columns.attr_keys:
         out = out.select(*spec.columns.by, *(c for c in out.columns if c not in spec.columns.by))
     groups = group_table(lf, spec, users, side)

@@ -273,7 +273,7 @@ def _overlaps(frame: Any, options: dict[str, Any], k: int) -> tuple[pl.DataFrame
         .alias(VALUE)
     )
     attrs = list(spec.columns.attr_keys)
-    per_list = _engine._attach_attrs(per_list, spec, run.users)
+    per_list = _engine.attach_attrs(per_list, spec, run.users)
     return _to_polars(_frames.group_agg(per_list, [*attrs, n.USER], nw.col(VALUE).min())), attrs
 
 
@@ -548,7 +548,7 @@ def _inspect(
     rows = _rows(run, k, ids)
     spec = run.spec
     if spec.columns.attr_keys:
-        rows = _engine._attach_attrs(rows, spec, run.users)
+        rows = _engine.attach_attrs(rows, spec, run.users)
     item_col = spec.columns.item
     out_keys = list(spec.columns.by)
     taken = [*out_keys, user, *OWN_COLUMNS, item_col]

@@ -18,8 +18,7 @@ import narwhals as nw
 
 from recframe import _frames, _side
 from recframe import _names as n
-from recframe._validate import Spec
-from recframe._validate import _fail as fail
+from recframe._validate import Spec, fail
 from recframe.errors import fix, ref
 from recframe.metrics import REGISTRY
 from recframe.metrics._registry import position_cut

@@ -20,8 +20,7 @@ import narwhals as nw
 
 from recframe import _frames
 from recframe import _names as n
-from recframe._validate import Spec, reads
-from recframe._validate import _fail as fail
+from recframe._validate import Spec, fail, reads
 from recframe.errors import fix, ref
 from recframe.metrics import FEATURES, TERMS
 

@@ -135,23 +135,23 @@ class Spec:
         return self.columns.rank is not None and (self.conventions.rank_gaps == "rerank" or self.facts.with_exclude)
 
 
-def _fail(message: str, hint: str | None = None) -> RecframeError:
+def fail(message: str, hint: str | None = None) -> RecframeError:
     return RecframeError(f"{message} Hint: {hint}" if hint else message)
 
 
-def _ks(k: Any) -> tuple[int, ...]:
+def cutoffs(k: Any) -> tuple[int, ...]:
     values = list(k) if isinstance(k, (list, tuple)) else [k]
     if not values:
-        raise _fail(f"{ref('k', [])} is empty.", f"pass a positive int or a list of them, e.g. {fix('k', [5, 10])}.")
+        raise fail(f"{ref('k', [])} is empty.", f"pass a positive int or a list of them, e.g. {fix('k', [5, 10])}.")
     out: list[int] = []
     for v in values:
         if isinstance(v, bool) or not isinstance(v, numbers.Integral):
-            raise _fail(f"{ref('k', v)} is not an int.", f"pass a positive int or a list of them, e.g. {fix('k', [5, 10])}.")
+            raise fail(f"{ref('k', v)} is not an int.", f"pass a positive int or a list of them, e.g. {fix('k', [5, 10])}.")
         v = int(v)
         if v <= 0:
-            raise _fail(f"{ref('k', v)} must be >= 1.", f"k is the length of the list cut, e.g. {fix('k', 10)}.")
+            raise fail(f"{ref('k', v)} must be >= 1.", f"k is the length of the list cut, e.g. {fix('k', 10)}.")
         if v > 2**63 - 1:
-            raise _fail(f"{ref('k', v)} is larger than a 64-bit integer.", "for the whole list pass k=sys.maxsize.")
+            raise fail(f"{ref('k', v)} is larger than a 64-bit integer.", "for the whole list pass k=sys.maxsize.")
         if int(v) not in out:  # a repeated k would only repeat columns
             out.append(int(v))
     return tuple(out)
@@ -163,35 +163,35 @@ def default_metrics() -> tuple[str, ...]:
     return tuple(name for name, m in REGISTRY.items() if m.level == "user" and not m.requires and m.default)
 
 
-def _metrics(metrics: Any) -> tuple[str, ...]:
+def metric_names(metrics: Any) -> tuple[str, ...]:
     if metrics is None:
         return default_metrics()
     if not isinstance(metrics, (str, Iterable)):
-        raise _fail(
+        raise fail(
             f"{ref('metrics', metrics)} is not a metric name or a list of them.",
             f"e.g. {fix('metrics', ['ndcg', 'recall'])}; known: {', '.join(REGISTRY)}.",
         )
     names = [metrics] if isinstance(metrics, str) else list(metrics)
     if not names:
-        raise _fail(f"{ref('metrics', [])} is empty.", f"pass {fix('metrics', None)} for all, or some of {list(REGISTRY)}.")
+        raise fail(f"{ref('metrics', [])} is empty.", f"pass {fix('metrics', None)} for all, or some of {list(REGISTRY)}.")
     for name in names:
         if name not in REGISTRY:
             close = difflib.get_close_matches(str(name), REGISTRY, n=1)
             hint = f'did you mean "{close[0]}"? ' if close else ""
-            raise _fail(f"unknown metric {name!r}.", f"{hint}known metrics: {', '.join(REGISTRY)}.")
+            raise fail(f"unknown metric {name!r}.", f"{hint}known metrics: {', '.join(REGISTRY)}.")
     return tuple(dict.fromkeys(names))
 
 
 def group_level(metrics: Any) -> list[str]:
     """The group-level metrics (one value per summary group) among `metrics`."""
-    return [m for m in _metrics(metrics) if REGISTRY[m].level == "group"]
+    return [m for m in metric_names(metrics) if REGISTRY[m].level == "group"]
 
 
 def check_per_user_metrics(metrics: Any) -> None:
     """per_user has one row per list: a group-level metric (one value per group) is refused."""
     group = group_level(metrics)
     if group:
-        raise _fail(
+        raise fail(
             f"metric {group[0]!r} has one value per group (a group-level metric), not one per user.",
             f"use summary(..., metrics=[{group[0]!r}]) for it, and per_user for the user-level metrics.",
         )
@@ -219,14 +219,14 @@ def _check_requires(metrics: tuple[str, ...], given: dict[str, bool]) -> None:
         for arg in REGISTRY[name].requires:
             if arg == "catalog":
                 if not (given.get("items") or given.get("train")):
-                    raise _fail(
+                    raise fail(
                         f"metric {name!r} needs the catalog: {ref('items')} (one row per item), or {ref('train')} "
                         "(whose items are then the catalog); neither was given.",
                         f"pass {ref('items')} the catalog.",
                     )
             elif not given.get(arg, False):
                 what = _REQUIRED.get(arg, "the frame it reads")
-                raise _fail(f"metric {name!r} needs {ref(arg)}, which was not given.", f"pass {ref(arg)} {what}.")
+                raise fail(f"metric {name!r} needs {ref(arg)}, which was not given.", f"pass {ref(arg)} {what}.")
 
 
 def _check_item_group(item_group: Any, metrics: tuple[str, ...], given: dict[str, bool]) -> None:
@@ -235,25 +235,25 @@ def _check_item_group(item_group: Any, metrics: tuple[str, ...], given: dict[str
     if item_group is None:
         return
     if not isinstance(item_group, str) or not item_group:
-        raise _fail(
+        raise fail(
             f'{ref("item_group", item_group)} must be the name of a column of {ref("items")}, or "popularity".',
             f"e.g. {fix('item_group', 'genre')}.",
         )
     if item_group == "popularity" and not given["train"]:
-        raise _fail(
+        raise fail(
             f"{fix('item_group', 'popularity')} splits the items into the head and the tail of their popularity in "
             f"{ref('train')}, which was not given.",
             f"pass {ref('train')} the training interactions.",
         )
     if item_group != "popularity" and not given["items"]:
-        raise _fail(
+        raise fail(
             f"{ref('item_group', item_group)} names a column of {ref('items')}, which was not given.",
             f"pass {ref('items')} the catalog, one row per item with its {item_group!r}.",
         )
     for name in metrics:
         if name in ("miscalibration", "calibration_js", "pop_rsp") and not given["train"]:
             what = "the user's training mix of item groups" if name != "pop_rsp" else "the pairs of user and item not in train"
-            raise _fail(f"metric {name!r} needs {ref('train')} ({what}), which was not given.", f"pass {ref('train')}.")
+            raise fail(f"metric {name!r} needs {ref('train')} ({what}), which was not given.", f"pass {ref('train')}.")
 
 
 def _number(name: str, value: Any) -> float | None:
@@ -262,7 +262,7 @@ def _number(name: str, value: Any) -> float | None:
     # any real number: int, float, numpy scalars, Decimal and Fraction alike
     real = isinstance(value, (numbers.Real, decimal.Decimal)) and not isinstance(value, bool)
     if not real or not math.isfinite(float(value)):
-        raise _fail(f"{ref(name, value)} is not a finite number.", f"pass e.g. {fix(name, 2.0)}, or leave it out.")
+        raise fail(f"{ref(name, value)} is not a finite number.", f"pass e.g. {fix(name, 2.0)}, or leave it out.")
     return float(value)
 
 
@@ -272,9 +272,9 @@ def _names(arg: str, value: Any) -> tuple[str, ...]:
     names = (value,) if isinstance(value, str) else tuple(value)
     for name in names:
         if not isinstance(name, str):
-            raise _fail(f"{ref(arg, value)}: column names must be strings.", f"e.g. {fix(arg, 'model')}.")
+            raise fail(f"{ref(arg, value)}: column names must be strings.", f"e.g. {fix(arg, 'model')}.")
     if len(set(names)) != len(names):
-        raise _fail(f"{ref(arg, value)} names a column twice.")
+        raise fail(f"{ref(arg, value)} names a column twice.")
     return names
 
 
@@ -288,16 +288,16 @@ def check_conventions(options: Mapping[str, Any]) -> Conventions:
             low, high = bounds
             number = isinstance(value, numbers.Real) and not isinstance(value, bool)
             if not number or not math.isfinite(float(value)) or not low < float(value) < high:
-                raise _fail(
+                raise fail(
                     f"{ref(option, value)} must be a number between {low:g} and {high:g}.", f"e.g. {fix(option, choices[0])}."
                 )
             options = {**options, option: float(value)}
         elif all(isinstance(c, bool) for c in choices):
             if not isinstance(value, bool):
-                raise _fail(f"{ref(option, value)} must be True or False.", f"pass {fix(option, False)} or True.")
+                raise fail(f"{ref(option, value)} must be True or False.", f"pass {fix(option, False)} or True.")
         elif not isinstance(value, str) or value not in choices:
             shown = ", ".join(f'"{c}"' for c in choices)
-            raise _fail(f"{ref(option, value)} is not a known option value.", f"choose one of {shown}.")
+            raise fail(f"{ref(option, value)} is not a known option value.", f"choose one of {shown}.")
     return Conventions(**{option: options[option] for option in CHOICES})
 
 
@@ -311,16 +311,16 @@ def check_arguments(call: Mapping[str, Any]) -> Spec:
     """
     conventions = check_conventions(call)
     columns = _check_columns(call, conventions)
-    metric_names = _metrics(call["metrics"])
-    _check_side_inputs(call, metric_names)
-    output_names = {"n_relevant", *COUNT_COLUMNS, *metric_names}
+    asked = metric_names(call["metrics"])
+    _check_side_inputs(call, asked)
+    output_names = {"n_relevant", *COUNT_COLUMNS, *asked}
     reserved = [c for c in (*columns.by, columns.user) if c in output_names or (c and "@" in c)]
     if reserved:
-        raise _fail(f"column {reserved[0]!r} would collide with an output column of the same name.", "rename it.")
+        raise fail(f"column {reserved[0]!r} would collide with an output column of the same name.", "rename it.")
     return Spec(
         columns=columns,
         conventions=conventions,
-        selection=_selection(call, conventions, metric_names),
+        selection=_selection(call, conventions, asked),
         facts=Facts(**{f"with_{name}": call[name] is not None for name in ("truth", "users", "exclude", "train", "items")}),
     )
 
@@ -330,24 +330,24 @@ def _check_columns(call: Mapping[str, Any], conventions: Conventions) -> Columns
     reserved; and the threshold, which must leave the gains defined."""
     user, item, rank, score, relevance, by = (call[name] for name in ("user", "item", "rank", "score", "relevance", "by"))
     if call["users"] is not None and user is None:
-        raise _fail(
+        raise fail(
             f"{ref('users')} lists users, but {ref('user', None)} treats each frame as a single list.",
             f"pass {ref('user')} the user column, or leave out {ref('users')}.",
         )
     for arg, value in (("item", item), ("relevance", relevance)):
         if not isinstance(value, str):
-            raise _fail(f"{ref(arg, value)} must be a column name.", f"e.g. {fix(arg, arg)}.")
+            raise fail(f"{ref(arg, value)} must be a column name.", f"e.g. {fix(arg, arg)}.")
     for arg, value in (("user", user), ("rank", rank), ("score", score)):
         if value is not None and not isinstance(value, str):
-            raise _fail(f"{ref(arg, value)} must be a column name or None.")
+            raise fail(f"{ref(arg, value)} must be a column name or None.")
     if score is None and rank is None:
-        raise _fail(
+        raise fail(
             f"{ref('rank', None)} and {ref('score', None)}: recframe needs one to order each list.",
             f"pass {fix('rank', 'rank')} or {fix('score', 'score')}.",
         )
     threshold = _number("threshold", call["threshold"])
     if threshold is not None and threshold <= 0 and conventions.gain != "binary":
-        raise _fail(
+        raise fail(
             f"{ref('threshold', call['threshold'])} makes items with grade <= 0 relevant, but their {conventions.gain} gain "
             "would be <= 0, which leaves nDCG undefined.",
             f"use a threshold > 0, or {fix('gain', 'binary')}.",
@@ -356,73 +356,73 @@ def _check_columns(call: Mapping[str, Any], conventions: Conventions) -> Columns
     columns = [c for c in (user, item, score if score is not None else rank, relevance) if c is not None]
     clash = [c for c in by_names if c in columns]
     if clash:
-        raise _fail(f"{ref('by', by)} repeats the column {clash[0]!r}, which is already used as user/item/rank/relevance.")
+        raise fail(f"{ref('by', by)} repeats the column {clash[0]!r}, which is already used as user/item/rank/relevance.")
     if len(set(columns)) != len(columns):
-        raise _fail(f"user/item/rank/score/relevance name the same column twice: {columns}.")
+        raise fail(f"user/item/rank/score/relevance name the same column twice: {columns}.")
     for name in (*by_names, *columns):
         if name.startswith("__rf_"):
-            raise _fail(f"column name {name!r} starts with '__rf_', which recframe reserves.", "rename it.")
+            raise fail(f"column name {name!r} starts with '__rf_', which recframe reserves.", "rename it.")
     named = {"user": user, "item": item, "rank": rank, "score": score, "relevance": relevance, "by": by}
     for arg, value in {**named, "item_features": call["item_features"]}.items():
         if value == "" or (arg in ("by", "item_features") and "" in _names(arg, value)):
             # not every engine can group by or select a column without a name (narwhals on Polars fails)
-            raise _fail(
+            raise fail(
                 f"{ref(arg, value)} names a column with an empty name.",
                 "rename the column first, e.g. df.rename({'': 'model'}), and pass that name.",
             )
     return Columns(user=user, item=item, rank=None if score is not None else rank, score=score, relevance=relevance, by=by_names)
 
 
-def _check_side_inputs(call: Mapping[str, Any], metric_names: tuple[str, ...]) -> None:
+def _check_side_inputs(call: Mapping[str, Any], asked: tuple[str, ...]) -> None:
     """Each asked metric has the side inputs it reads, and each side input what it needs."""
     features = _names("item_features", call["item_features"])
     given = {name: call[name] is not None for name in ("truth", "users", "exclude", "train", "items", "baseline", "item_group")}
     given["item_features"] = bool(features)
-    _check_requires(metric_names, given)
-    _check_item_group(call["item_group"], metric_names, given)
+    _check_requires(asked, given)
+    _check_item_group(call["item_group"], asked, given)
     if call["train"] is not None and call["user"] is None:
-        raise _fail(
+        raise fail(
             f"{ref('train')} counts the distinct training users of each item, but {ref('user', None)} has no user column.",
             f"pass {ref('user')} the user column (of the frame and of train=).",
         )
     if features and call["items"] is None:
-        raise _fail(f"{ref('item_features', list(features))} names columns of {ref('items')}, which was not given.")
+        raise fail(f"{ref('item_features', list(features))} names columns of {ref('items')}, which was not given.")
 
 
-def _selection(call: Mapping[str, Any], conventions: Conventions, metric_names: tuple[str, ...]) -> Selection:
+def _selection(call: Mapping[str, Any], conventions: Conventions, asked: tuple[str, ...]) -> Selection:
     """What is computed and which rows count, checked."""
     check_duplicates, unlisted_users, head_share = call["check_duplicates"], call["unlisted_users"], call["head_share"]
     if not isinstance(check_duplicates, bool) and check_duplicates != "used":
-        raise _fail(
+        raise fail(
             f'{ref("check_duplicates", check_duplicates)} must be True or False, or "used".',
             'pass "used" (the rows that can change a number), True (every row) or False.',
         )
     if unlisted_users not in ("error", "drop"):
-        raise _fail(f"{ref('unlisted_users', unlisted_users)} is not a known option value.", 'choose "error" or "drop".')
+        raise fail(f"{ref('unlisted_users', unlisted_users)} is not a known option value.", 'choose "error" or "drop".')
     score_threshold = _number("score_threshold", call["score_threshold"])
     if score_threshold is not None and call["score"] is None:
-        raise _fail(
+        raise fail(
             f"{ref('score_threshold', call['score_threshold'])} needs {ref('score')}: it cuts the list by score.",
             f"pass {fix('score', 'your_score_column')}, or drop score_threshold.",
         )
     real = isinstance(head_share, (numbers.Real, decimal.Decimal)) and not isinstance(head_share, bool)
     share = float(head_share) if real else None
     if share is None or not 0 < share < 1:
-        raise _fail(
+        raise fail(
             f"{ref('head_share', head_share)} must be a number strictly between 0 and 1: the share of training pairs "
             "the long-tail head holds.",
             f"e.g. {fix('head_share', 0.2)} (the default).",
         )
     per_metric = call.get("per_metric") or {}
     return Selection(
-        ks=_ks(call["k"]),
-        metrics=metric_names,
+        ks=cutoffs(call["k"]),
+        metrics=asked,
         threshold=_number("threshold", call["threshold"]),
         score_threshold=score_threshold,
         no_cutoff=tuple(call.get("no_cutoff", ())),
         unranked_skip=tuple(
             m
-            for m in metric_names
+            for m in asked
             # a property of the list (novelty, diversity) has no value without a list
             if REGISTRY[m].defined == "ranked"
             or per_metric.get(m, {}).get("unranked_users", conventions.unranked_users) == "skip"
@@ -463,7 +463,7 @@ def classify_keys(
         ]
         if users is not None and key in users:
             if len(places) > 1:
-                raise _fail(
+                raise fail(
                     f"by key {key!r} is a column of {ref('users')} and of {' and '.join(places[:-1])}: a user attribute "
                     "must come from one place, or the two could disagree.",
                     f"drop {key!r} from one of them.",
@@ -471,7 +471,7 @@ def classify_keys(
             attr.append(key)
         elif truth is not None and key in truth:
             if key not in recs:
-                raise _fail(
+                raise fail(
                     f"by key {key!r} is a column of {ref('truth')} but not of the recommendations: a truth key "
                     "(a fold, a date) splits both, and each list needs its own value to be joined on.",
                     f"add {key!r} to the recommendations (the lists of each {key}), or leave it out of {ref('by')}.",
@@ -488,7 +488,7 @@ def classify_keys(
             )
             every = [*recs, *(truth or []), *(users or [])]
             close = difflib.get_close_matches(key, [str(c) for c in every], n=1)
-            raise _fail(
+            raise fail(
                 f"column {key!r} (the {ref('by')} argument) is not a column anywhere: looked in {'; '.join(looked)}.",
                 (f"did you mean {fix('by', close[0])}? " if close else "")
                 + f"a model key belongs in the recommendations, a fold or date in {ref('truth')} too, a user "
@@ -504,7 +504,7 @@ def _missing(arg: str, name: str, columns: Sequence[str], unclaimed: Sequence[st
     if arg == "user":
         hint += f" For a frame that is a single list, pass {fix('user', None)}."
     shown = ", ".join(map(str, columns)) or "(none)"
-    return _fail(f"column {name!r} (the {ref(arg)} argument) is not in the {label}. Columns there: {shown}.", hint)
+    return fail(f"column {name!r} (the {ref(arg)} argument) is not in the {label}. Columns there: {shown}.", hint)
 
 
 def check_columns(schema: dict[str, Any], wanted: Iterable[tuple[str, str]], label: str) -> None:
@@ -529,7 +529,7 @@ def check_dtypes(schema: dict[str, Any], spec: Spec) -> None:
                 if dtype == nw.String
                 else ""
             )
-            raise _fail(
+            raise fail(
                 f"column {name!r} ({ref(arg)}) holds {dtype}, not numbers{empty}.",
                 f"cast it to a number, e.g. pl.col({name!r}).cast(pl.Float64), or pass {ref(arg)} another column.",
             )
@@ -542,7 +542,7 @@ def check_dtypes(schema: dict[str, Any], spec: Spec) -> None:
         numeric("rank", spec.columns.rank, allow_bool=False)
     for arg, name in (("user", spec.columns.user), ("item", spec.columns.item), *(("by", b) for b in spec.columns.by)):
         if name is not None and name in schema and isinstance(schema[name], (nw.List, nw.Struct, nw.Array)):
-            raise _fail(
+            raise fail(
                 f"column {name!r} ({ref(arg)}) holds {schema[name]}; ids must be plain values.",
                 "pass a column of ints or strings.",
             )
@@ -583,7 +583,7 @@ def join_dtypes(column: str, dtypes: dict[str, Any]) -> Any:
     # name two frames that really disagree: the first one, and the first of another family
     (a, da), *others = dtypes.items()
     b, db = next((label, d) for label, d in others if _kind(d) != _kind(da) or _kind(d) is None and str(d) != str(da))
-    raise _fail(
+    raise fail(
         f"column {column!r} holds {da} in {a} but {db} in {b}; the frames are joined on it, so values such "
         "as 1 and '1' would never match.",
         f"cast one of them first, e.g. pl.col({column!r}).cast(pl.{da}) on {b}.",

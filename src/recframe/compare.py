@@ -63,7 +63,7 @@ def refuse_infinite(df: pl.DataFrame, metrics: list[str], user: str, by: str) ->
             )
 
 
-def _keys(by: Any) -> list[str]:
+def by_keys(by: Any) -> list[str]:
     keys = [by] if isinstance(by, str) else list(by) if by is not None else []
     if not keys or not all(isinstance(k, str) for k in keys):
         raise RecframeError(
@@ -73,7 +73,7 @@ def _keys(by: Any) -> list[str]:
     return keys
 
 
-def _user(schema: pl.Schema, user: str | None, keys: list[str]) -> str:
+def user_column_of(schema: pl.Schema, user: str | None, keys: list[str]) -> str:
     """The user column: as given, else the one per_user puts right before ``n_relevant``."""
     names = schema.names()
     if user is not None:
@@ -91,7 +91,7 @@ def _user(schema: pl.Schema, user: str | None, keys: list[str]) -> str:
     )
 
 
-def _check_columns(schema: pl.Schema, keys: list[str], user: str, metrics: Sequence[str] | None) -> list[str]:
+def metric_columns_of(schema: pl.Schema, keys: list[str], user: str, metrics: Sequence[str] | None) -> list[str]:
     names = schema.names()
     for arg, name in [*(("by", k) for k in keys), ("user", user)]:
         if name not in names:
@@ -322,7 +322,7 @@ def compare(
     stats.check_choice("test", test, stats.TESTS)
     stats.check_choice("correction", correction, stats.CORRECTIONS)
     n_resamples, _ = stats.check_resampling(n_resamples, seed)
-    keys = _keys(by)
+    keys = by_keys(by)
     if baseline is None:
         raise RecframeError(
             f"{ref('baseline')} is required: the value of {keys[0]!r} the other models are compared with. "
@@ -330,8 +330,8 @@ def compare(
         )
     native, kind = polars_per_user(per_user_frame)
     schema = native.collect_schema()
-    user = _user(schema, user, keys)
-    chosen = _check_columns(schema, keys, user, metrics)
+    user = user_column_of(schema, user, keys)
+    chosen = metric_columns_of(schema, keys, user, metrics)
     key_dtype = schema[keys[0]]
     columns: list[tuple[str, Any]] = [(k, schema[k]) for k in keys[1:]]
     out_schema = pl.Schema(
@@ -417,7 +417,7 @@ def compare_recommendations(
             f"Hint: pass {ref('user')} the user column."
         )
     # intersection and unexpectedness compare lists with the same baseline model
-    reads_baseline = _validate.reads(_validate._metrics(metrics), "baseline")
+    reads_baseline = _validate.reads(_validate.metric_names(metrics), "baseline")
     per_user = api.per_user(frame, k, metrics, by=by, **({"baseline": baseline} if reads_baseline else {}), **options)
     return compare(
         per_user, by=by, baseline=baseline, user=user, test=test, correction=correction,

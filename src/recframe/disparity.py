@@ -13,7 +13,7 @@ import numpy as np
 import polars as pl
 
 from recframe import _frames, _tables, stats
-from recframe.compare import _check_columns, _keys, _user, polars_per_user, refuse_infinite, without_skipped
+from recframe.compare import by_keys, metric_columns_of, polars_per_user, refuse_infinite, user_column_of, without_skipped
 from recframe.errors import RecframeError, fix, ref
 from recframe.stats import Correction, UnpairedTest
 
@@ -232,7 +232,7 @@ def disparity(
     stats.check_choice("pairs", pairs, PAIRS)
     stats.check_choice("correction", correction, stats.CORRECTIONS)
     n_resamples, _ = stats.check_resampling(n_resamples, seed)
-    keys = _keys(by)
+    keys = by_keys(by)
     if not isinstance(group, str):
         raise RecframeError(f"{ref('group', group)} must name one column. Hint: pass {fix('group', 'segment')}.")
     if group in keys:
@@ -254,8 +254,8 @@ def disparity(
             f"a cohort), whose values are compared. Hint: pass one of the other columns ({segments}), or add one with "
             "recframe.per_user(..., users=users, by=[..., 'segment'])."
         )
-    user = _user(schema, user, [*keys, group])
-    chosen = _check_columns(schema, keys, user, metrics)
+    user = user_column_of(schema, user, [*keys, group])
+    chosen = metric_columns_of(schema, keys, user, metrics)
     df = without_skipped(native, schema).select(*keys, group, user, *chosen).collect()
     refuse_infinite(df, chosen, user, keys[0])
     out = _rows(df, keys, group, chosen, test, pairs, correction, alpha, n_resamples, seed)

@@ -529,7 +529,7 @@ def report_page(
             f"pass e.g. {fix('by', 'model')}.",
         )
     item_group = given.pop("item_group", None)
-    chosen = v._metrics(metrics) if metrics is not None else None
+    chosen = v.metric_names(metrics) if metrics is not None else None
     beyond_inputs = {"train": train} if chosen is not None and v.reads(chosen, "train", "catalog") and train is not None else {}
     if chosen is not None and v.reads(chosen, "catalog", "items", "item_features") and items is not None:
         beyond_inputs["items"] = items

@@ -79,14 +79,14 @@ def _ks(text: str) -> list[int]:
                 f"{part!r} is not a whole number. Hint: pass cut-offs separated by commas, e.g. --k 5,10,20."
             ) from None
     try:
-        return list(_validate._ks(values))  # the API's own checks: >= 1, not empty
+        return list(_validate.cutoffs(values))  # the API's own checks: >= 1, not empty
     except RecframeError as error:
         raise argparse.ArgumentTypeError(cli_words(error)) from None
 
 
 def _metrics(text: str) -> list[str]:
     try:
-        return list(_validate._metrics(_split(text)))
+        return list(_validate.metric_names(_split(text)))
     except RecframeError as error:
         raise argparse.ArgumentTypeError(cli_words(error)) from None
 
