@@ -52,7 +52,6 @@ from recframe.metrics._registry import NOT_RANKED, domain_of, position_cut
 _PASSES = ("relevant", "top_k", "judged", "graded")
 # the largest finite float32
 FLOAT32_MAX = 3.4028234663852886e38
-_ELIGIBLE = "__rf_eligible"
 
 
 def needed_terms(spec: v.Spec) -> set[str]:
@@ -117,8 +116,8 @@ def prepare(
         eligible = ~nw.col(n.SCORE).is_null() & ~nw.col(n.SCORE).is_nan()
         if spec.selection.score_threshold is not None:
             eligible = eligible & (nw.col(n.SCORE) >= spec.selection.score_threshold)
-        lf = lf.with_columns(eligible.fill_null(False).cast(nw.Int64).alias(_ELIGIBLE))
-        lf = score_positions(lf, spec, [*keys, n.USER]).drop(_ELIGIBLE)
+        lf = lf.with_columns(eligible.fill_null(False).cast(nw.Int64).alias(n.ELIGIBLE))
+        lf = score_positions(lf, spec, [*keys, n.USER]).drop(n.ELIGIBLE)
     if truth is not None:
         truth_keys = list(spec.columns.truth_keys)
         t = truth.select(*_renamed_ids(truth, spec, truth_keys), nw.col(spec.columns.relevance).alias(n.REL))
@@ -186,25 +185,25 @@ def score_positions(lf: nw.LazyFrame, spec: v.Spec, lists: list[str]) -> nw.Lazy
         score = pl.when(pl.col(n.SCORE) == 0).then(0.0).otherwise(pl.col(n.SCORE))  # -0.0: not left to the row encoding
         key = pl.struct((score if descending else -score).alias("s"), pl.col("__rf_item_order").alias("i"))
         # a null key (a row not eligible) stays null and takes no position
-        ranked = pl.when(pl.col(_ELIGIBLE) == 1).then(key).rank("ordinal", descending=descending).over(lists)
+        ranked = pl.when(pl.col(n.ELIGIBLE) == 1).then(key).rank("ordinal", descending=descending).over(lists)
         native = lf.to_native().with_columns(ranked.cast(pl.Int64).alias(n.RANK))
         return nw.from_native(native).drop("__rf_item_order")
     if lf.implementation is nw.Implementation.DUCKDB:
         # the rows not eligible are a partition of their own
-        partition = ", ".join(_quoted(c) for c in [*lists, _ELIGIBLE])
+        partition = ", ".join(_quoted(c) for c in [*lists, n.ELIGIBLE])
         order = f"{_quoted(n.SCORE)} DESC, {_quoted('__rf_item_order')} {'DESC' if descending else 'ASC'}"
         number = f"CAST(row_number() OVER (PARTITION BY {partition} ORDER BY {order}) AS BIGINT)"
-        relation = lf.to_native().project(f"*, CASE WHEN {_quoted(_ELIGIBLE)} = 1 THEN {number} END AS {_quoted(n.RANK)}")
+        relation = lf.to_native().project(f"*, CASE WHEN {_quoted(n.ELIGIBLE)} = 1 THEN {number} END AS {_quoted(n.RANK)}")
         return nw.from_native(relation).drop("__rf_item_order")
     # counting only eligible rows makes where null scores sort irrelevant
     if descending:
         # (score, item) descending = a cumulative sum from the end of the ascending order
-        position = nw.col(_ELIGIBLE).cum_sum(reverse=True).over(*lists, order_by=[n.SCORE, "__rf_item_order"])
+        position = nw.col(n.ELIGIBLE).cum_sum(reverse=True).over(*lists, order_by=[n.SCORE, "__rf_item_order"])
     else:
         lf = lf.with_columns((-nw.col(n.SCORE)).alias("__rf_neg_score"))
-        position = nw.col(_ELIGIBLE).cum_sum().over(*lists, order_by=["__rf_neg_score", "__rf_item_order"])
+        position = nw.col(n.ELIGIBLE).cum_sum().over(*lists, order_by=["__rf_neg_score", "__rf_item_order"])
     # (cast: DuckDB sums integers to INT128, which SQLFrame cannot type)
-    lf = lf.with_columns(nw.when(nw.col(_ELIGIBLE) == 1).then(position).otherwise(None).cast(nw.Int64).alias(n.RANK))
+    lf = lf.with_columns(nw.when(nw.col(n.ELIGIBLE) == 1).then(position).otherwise(None).cast(nw.Int64).alias(n.RANK))
     return lf.drop("__rf_item_order", *([] if descending else ["__rf_neg_score"]))
 
 

@@ -317,8 +317,8 @@ def _relevant_out(spec: v.Spec) -> nw.Expr:
 
 def _ordered(lf: nw.LazyFrame, spec: v.Spec, lists: list[str], score: nw.Expr) -> nw.LazyFrame:
     """RANK = position in each list by `score` descending, ties by item as ``score=`` ranks them."""
-    lf = lf.with_columns(score.cast(nw.Float64).alias(n.SCORE), nw.lit(1).alias(_engine._ELIGIBLE))
-    return _engine.score_positions(lf, spec, lists).drop(n.SCORE, _engine._ELIGIBLE)
+    lf = lf.with_columns(score.cast(nw.Float64).alias(n.SCORE), nw.lit(1).alias(n.ELIGIBLE))
+    return _engine.score_positions(lf, spec, lists).drop(n.SCORE, n.ELIGIBLE)
 
 
 def _rows(inputs: _call.Inputs, k: int, ids: list[Any]) -> nw.LazyFrame:

@@ -13,6 +13,8 @@ RAW_RANK = "__rf_raw_rank"
 # in an in-memory frame whose lists come as contiguous runs of rows: the run's number (0, 1,
 # 2, ... in row order), which the per-list passes group by alone (recframe._frames.list_runs)
 LIST = "__rf_list"
+#: 1 on a row that takes a position when lists are ranked by score (a score, not cut by score_threshold)
+ELIGIBLE = "__rf_eligible"
 # per row: the relevance flag (0/1), the gain of a relevant row (0 for the others) and the
 # position (the rank, NOT_RANKED where it is null)
 RELEVANT, GAIN, POSITION = "__rf_relevant", "__rf_gain", "__rf_position"
