@@ -14,6 +14,7 @@ from recframe import options, plot, stats
 from recframe._inspect import inspect, side_by_side
 from recframe._namespace import RecMetrics, register
 from recframe.api import item_groups, per_user, summary
+from recframe.cohorts import item_strata, user_cohorts
 from recframe.compare import compare, compare_recommendations
 from recframe.curve import CappedWarning, curve
 from recframe.disparity import disparity
@@ -38,6 +39,7 @@ __all__ = [
     "curve",
     "disparity",
     "item_groups",
+    "item_strata",
     "inspect",
     "per_user",
     "plot",
@@ -48,6 +50,7 @@ __all__ = [
     "side_by_side",
     "stats",
     "summary",
+    "user_cohorts",
 ]
 
 register()

@@ -1,0 +1,210 @@
+"""Cohorts from the training data: users by how active they were, items by how popular.
+
+:func:`user_cohorts` returns a ``users=`` frame and :func:`item_strata` an ``items=`` frame
+with one label column, so every call that takes them (``summary``, ``per_user``, ``compare``,
+``disparity``, the page) breaks its numbers down by cohort without anything new: pass the
+frame as ``users=`` and its column in ``by=``, or as ``items=`` with ``item_group=``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, TypeVar
+
+import narwhals as nw
+import polars as pl
+
+from recframe import _frames
+from recframe.errors import RecframeError, fix, ref
+
+FrameT = TypeVar("FrameT")
+
+#: the label of the users without a training row, and of the items no training user had
+COLD = "cold"
+
+
+def _cut_points(counts: pl.DataFrame, bins: Any, edges: Any) -> list[int]:
+    """The lower bounds of the bins after the first, from `edges` or from the quantiles of the
+    counts (`counts`: one row per distinct count, ``n`` and ``weight``, the users or items
+    holding it)."""
+    if edges is not None:
+        if isinstance(edges, (str, bytes)) or not isinstance(edges, Sequence):
+            raise RecframeError(f"{ref('edges', edges)} must be a list of whole numbers. Hint: e.g. {fix('edges', [5, 20])}.")
+        values = list(edges)
+        if not all(isinstance(e, int) and not isinstance(e, bool) for e in values) or any(e < 2 for e in values):
+            raise RecframeError(
+                f"{ref('edges', values)} must hold whole numbers above 1: each is the smallest count of a bin after the "
+                f"first, which starts at 1. Hint: e.g. {fix('edges', [5, 20])}."
+            )
+        if any(b <= a for a, b in zip(values, values[1:])):
+            raise RecframeError(
+                f"{ref('edges', values)} is not increasing. Hint: sort them, e.g. {fix('edges', sorted(set(values)))}."
+            )
+        return values
+    if isinstance(bins, bool) or not isinstance(bins, int) or bins < 1:
+        raise RecframeError(f"{ref('bins', bins)} is not a positive whole number. Hint: pass e.g. {fix('bins', 4)}.")
+    counts = counts.sort("n")
+    total = int(counts["weight"].sum())
+    cumulative = counts["weight"].cum_sum().to_list()
+    points: list[int] = []
+    for i in range(1, bins):
+        # the smallest count at which the users (or items) so far reach i / bins of them
+        target = total * i / bins
+        at = next(j for j, c in enumerate(cumulative) if c >= target)
+        cut = int(counts["n"][at + 1]) if at + 1 < counts.height else None
+        if cut is not None and (not points or cut > points[-1]):
+            points.append(cut)
+    return points
+
+
+def _labels(points: list[int]) -> list[str]:
+    """``"1-3"``, ``"4-12"``, ..., the last bin open: ``"13+"``."""
+    lows = [1, *points]
+    return [f"{lo}" if lo == p - 1 else f"{lo}-{p - 1}" for lo, p in zip(lows, points)] + [f"{lows[-1]}+"]
+
+
+def _labelled(counted: nw.LazyFrame, points: list[int], name: str, polars: bool) -> nw.LazyFrame:
+    labels = _labels(points)
+    label: Any = nw.when(nw.col("__rf_n").is_null() | (nw.col("__rf_n") == 0)).then(nw.lit(COLD))
+    for cut, text in zip(points, labels):
+        label = label.when(nw.col("__rf_n") < cut).then(nw.lit(text))
+    label = label.otherwise(nw.lit(labels[-1]))
+    # Polars keeps the order of the bins (cold first, then by count); elsewhere they are text
+    dtype = nw.Enum([COLD, *labels]) if polars else nw.String
+    return counted.with_columns(label.cast(dtype).alias(name))
+
+
+def _check_column(schema: dict[str, Any], column: str, arg: str, frame: str) -> None:
+    if column not in schema:
+        raise RecframeError(
+            f"{ref(arg, column)} is not a column of {ref(frame)} (columns: {list(schema)}). Hint: pass {ref(arg)} the right column."
+        )
+
+
+def user_cohorts(
+    frame: FrameT,
+    train: Any,
+    bins: int = 4,
+    *,
+    edges: Sequence[int] | None = None,
+    truth: Any = None,
+    user: str = "user_id",
+    item: str = "item_id",
+    name: str = "cohort",
+) -> FrameT:
+    """Every evaluated user with a cohort by training activity: a ``users=`` frame.
+
+    Parameters
+    ----------
+    frame : a frame :func:`recframe.per_user` takes
+        The recommendations (or the long frame): its users, with those of ``truth``, are the
+        users the frame lists.
+    train : frame on the engine of `frame`
+        The training interactions, (user, item) pairs; a user's activity is their distinct
+        training items.
+    bins : int, default 4
+        Equal-size bins of the active users: the cut points are the counts at which 1/bins,
+        2/bins, ... of them are reached, so users with equal counts share a bin and the sizes
+        are as equal as the ties allow (fewer bins when ties leave no room).
+    edges : list of int, optional
+        The cut points instead: the smallest count of each bin after the first, which starts at
+        1 (``[5, 20]``: 1-4, 5-19, 20 and more). Whole numbers above 1, increasing.
+    truth : frame, optional
+        The ground truth of the call, when it is apart: its users are listed too.
+    user, item : str
+        The user and item columns of the frames.
+    name : str, default "cohort"
+        The cohort column.
+
+    Returns
+    -------
+    frame of the same type as `frame`
+        One row per user of ``frame`` and ``truth``: the user, ``n_train`` (distinct training
+        items, 0 for a user with none) and the cohort: ``"cold"`` (no training row), then the
+        bins labelled by their counts (``"1-3"``, ``"4-12"``, ``"13+"``). On Polars the
+        column is an Enum in that order; elsewhere text. Pass it as ``users=`` and ``name`` in
+        ``by=``.
+
+    Notes
+    -----
+    Every user the frame lists gets a cohort, so ``users=`` drops nobody, and the cohorts'
+    means weighted by their ``n_users`` equal the overall mean.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> import recframe
+    >>> recs = pl.DataFrame({"user_id": [1, 1, 2, 3, 4], "item_id": ["a", "b", "a", "c", "a"],
+    ...                      "rank": [1, 2, 1, 1, 1], "relevance": [1, 0, 0, 1, 1]})
+    >>> train = pl.DataFrame({"user_id": [1, 2, 2, 2, 3], "item_id": ["x", "x", "y", "z", "y"]})
+    >>> recframe.user_cohorts(recs, train, bins=2).rows()
+    [(1, 1, '1-2'), (2, 3, '3+'), (3, 1, '1-2'), (4, 0, 'cold')]
+    """
+    lf, kind = _frames.to_lazy(frame, "frame")
+    trained, _ = _frames.to_lazy(train, "train")
+    _frames.same_engine(lf, trained, "train")
+    for arg, column, where in (("user", user, "frame"), ("user", user, "train"), ("item", item, "train")):
+        _check_column(_frames.schema_of(lf if where == "frame" else trained, ref(where)), column, arg, where)
+    listed = lf.select(user)
+    if truth is not None:
+        truth_lf, _ = _frames.to_lazy(truth, "truth")
+        _frames.same_engine(lf, truth_lf, "truth")
+        _check_column(_frames.schema_of(truth_lf, ref("truth")), user, "user", "truth")
+        listed = nw.concat([listed, truth_lf.select(user)], how="vertical")
+    return _frames.from_lazy(_cohorts(listed, trained, user, item, bins, edges, name, "n_train"), kind)
+
+
+def item_strata(
+    train: FrameT,
+    bins: int = 3,
+    *,
+    edges: Sequence[int] | None = None,
+    items: Any = None,
+    user: str = "user_id",
+    item: str = "item_id",
+    name: str = "popularity",
+) -> FrameT:
+    """Every item with a popularity stratum: an ``items=`` frame for ``item_group=``.
+
+    The strata are as :func:`user_cohorts`' cohorts, by each item's distinct training users;
+    an item of ``items`` (the catalog) no training user had is ``"cold"``. Returns one row per
+    item of ``items`` (else of ``train``): the item, ``n_train`` and the stratum; pass it as
+    ``items=`` with ``item_group=name`` (join your item features onto it first).
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> import recframe
+    >>> train = pl.DataFrame({"user_id": [1, 2, 2, 3, 3, 3], "item_id": ["x", "x", "y", "x", "y", "z"]})
+    >>> recframe.item_strata(train, bins=2).rows()
+    [('x', 3, '3+'), ('y', 2, '1-2'), ('z', 1, '1-2')]
+    """
+    trained, kind = _frames.to_lazy(train, "train")
+    for arg, column in (("user", user), ("item", item)):
+        _check_column(_frames.schema_of(trained, ref("train")), column, arg, "train")
+    listed = trained.select(item)
+    if items is not None:
+        catalog, _ = _frames.to_lazy(items, "items")
+        _frames.same_engine(trained, catalog, "items")
+        _check_column(_frames.schema_of(catalog, ref("items")), item, "item", "items")
+        listed = catalog.select(item)
+    return _frames.from_lazy(_cohorts(listed, trained, item, user, bins, edges, name, "n_train"), kind)
+
+
+def _cohorts(
+    listed: nw.LazyFrame, train: nw.LazyFrame, key: str, other: str, bins: Any, edges: Any, name: str, count: str
+) -> nw.LazyFrame:
+    """One row per distinct `key` of `listed`: its distinct `other` values in `train` and its bin."""
+    pairs = train.select(key, other).unique()
+    counted = _frames.group_agg(pairs, [key], nw.len().cast(nw.Int64).alias("__rf_n"))
+    rows = listed.unique().filter(~nw.col(key).is_null()).join(counted, on=key, how="left")
+    distribution = (
+        _frames.group_agg(rows.filter(~nw.col("__rf_n").is_null()), ["__rf_n"], nw.len().cast(nw.Int64).alias("weight"))
+        .collect()
+        .to_polars()
+        .rename({"__rf_n": "n"})
+    )
+    points = _cut_points(distribution, bins, edges)
+    out = _labelled(rows, points, name, rows.implementation is nw.Implementation.POLARS)
+    out = out.with_columns(nw.col("__rf_n").fill_null(0).alias(count)).select(key, count, name)
+    return out.sort(key)

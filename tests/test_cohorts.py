@@ -1,0 +1,116 @@
+"""Cohorts from the training data (issue 40): users by activity, items by popularity, as
+users= and items= frames every call takes. Counts hand-worked; the invariant: the cohorts'
+means weighted by their n_users are the overall mean."""
+
+from __future__ import annotations
+
+import duckdb
+import pandas as pd
+import polars as pl
+import pytest
+
+import recframe
+from recframe import RecframeError
+from recframe.data import load_sample
+
+RECS = pl.DataFrame(
+    {
+        "user_id": [1, 1, 2, 3, 4, 5],
+        "item_id": ["a", "b", "a", "c", "a", "b"],
+        "rank": [1, 2, 1, 1, 1, 1],
+        "relevance": [1, 0, 0, 1, 1, None],
+    }
+)
+# distinct training items: user 1 -> 1, user 2 -> 3 (x twice counts once), user 3 -> 2, user 5 -> 6; user 4 none
+TRAIN = pl.DataFrame(
+    {
+        "user_id": [1, 2, 2, 2, 2, 3, 3, 5, 5, 5, 5, 5, 5],
+        "item_id": ["x", "x", "x", "y", "z", "y", "z", "p", "q", "r", "s", "t", "u"],
+    }
+)
+
+
+def test_hand_worked_cohorts_by_given_edges() -> None:
+    out = recframe.user_cohorts(RECS, TRAIN, edges=[2, 4])
+    assert out.rows() == [(1, 1, "1"), (2, 3, "2-3"), (3, 2, "2-3"), (4, 0, "cold"), (5, 6, "4+")]
+    assert out.schema["cohort"] == pl.Enum(["cold", "1", "2-3", "4+"])
+
+
+def test_equal_size_bins_cut_at_the_count_quantiles() -> None:
+    # active users' counts 1, 2, 3, 6: two bins of two users each, cut at count 3
+    out = recframe.user_cohorts(RECS, TRAIN, bins=2, name="activity")
+    assert dict(zip(out["user_id"], out["activity"].cast(pl.String))) == {1: "1-2", 2: "3+", 3: "1-2", 4: "cold", 5: "3+"}
+    # ties leave fewer bins than asked rather than splitting equal counts
+    same = recframe.user_cohorts(RECS, TRAIN.filter(pl.col("user_id") == 1), bins=3)
+    assert set(same["cohort"].cast(pl.String)) == {"1+", "cold"}
+
+
+def test_truth_users_are_listed_too() -> None:
+    truth = pl.DataFrame({"user_id": [9], "item_id": ["a"], "relevance": [1]})
+    out = recframe.user_cohorts(RECS.drop("relevance"), TRAIN, truth=truth, bins=1)
+    assert (
+        out["user_id"].to_list() == [1, 2, 3, 4, 5, 9]
+        and out.filter(pl.col("user_id") == 9)["cohort"].cast(pl.String).item() == "cold"
+    )
+
+
+def test_item_strata_by_popularity_with_a_catalog() -> None:
+    catalog = pl.DataFrame({"item_id": ["x", "y", "z", "w"]})
+    out = recframe.item_strata(TRAIN, edges=[3], items=catalog)
+    # x: users 1 and 2; y: 2, 3; z: 2, 3; w: nobody
+    assert out.rows() == [("w", 0, "cold"), ("x", 2, "1-2"), ("y", 2, "1-2"), ("z", 2, "1-2")]
+
+
+def test_cohort_means_weighted_by_their_users_are_the_overall_mean() -> None:
+    recs, truth = load_sample()
+    # a training log: some of the truth's pairs, none for a tenth of the users (cold)
+    train = truth.filter((pl.col("user_id") % 10 != 0) & (pl.col("item_id").hash(7) % 3 == 0)).select("user_id", "item_id")
+    options = {"k": 10, "score": "score", "relevance": "rating", "threshold": 4, "metrics": ["ndcg", "recall", "precision"]}
+    users = recframe.user_cohorts(recs, train, truth=truth, bins=3)
+    assert "cold" in set(users["cohort"].cast(pl.String))
+    overall = recframe.summary(recs, truth=truth, by="model", users=users.select("user_id"), **options).sort("model")
+    by_cohort = recframe.summary(recs, truth=truth, by=["model", "cohort"], users=users, **options)
+    for column in ("ndcg@10", "recall@10", "precision@10"):
+        weighted = (
+            by_cohort.group_by("model")
+            .agg(((pl.col(column) * pl.col("n_users")).sum() / pl.col("n_users").sum()).alias(column))
+            .sort("model")
+        )
+        assert weighted[column].to_list() == pytest.approx(overall[column].to_list(), rel=1e-12)
+    assert (
+        by_cohort.group_by("model").agg(pl.col("n_users").sum()).sort("model")["n_users"].to_list()
+        == overall["n_users"].to_list()
+    )
+
+
+@pytest.mark.parametrize("backend", ["pandas", "duckdb", "lazy"])
+def test_cohorts_on_other_backends_equal_polars(backend: str) -> None:
+    want = recframe.user_cohorts(RECS, TRAIN, bins=2).with_columns(pl.col("cohort").cast(pl.String))
+    if backend == "pandas":
+        got = pl.from_pandas(recframe.user_cohorts(RECS.to_pandas(), TRAIN.to_pandas(), bins=2))
+    elif backend == "lazy":
+        got = recframe.user_cohorts(RECS.lazy(), TRAIN.lazy(), bins=2).collect().with_columns(pl.col("cohort").cast(pl.String))
+    else:
+        con = duckdb.connect()
+        got = pl.from_arrow(
+            recframe.user_cohorts(con.from_arrow(RECS.to_arrow()), con.from_arrow(TRAIN.to_arrow()), bins=2).arrow()
+        )
+    assert got.sort("user_id").rows() == want.rows()
+    assert isinstance(recframe.user_cohorts(RECS.to_pandas(), TRAIN.to_pandas()), pd.DataFrame)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message", "argument"),
+    [
+        ({"edges": [5, 3]}, r"edges=\[5, 3\] is not increasing", "edges"),
+        ({"edges": [1, 3]}, r"whole numbers above 1", "edges"),
+        ({"edges": [2.5]}, r"whole numbers above 1", "edges"),
+        ({"edges": "5"}, r"must be a list of whole numbers", "edges"),
+        ({"bins": 0}, r"bins=0 is not a positive whole number", "bins"),
+        ({"user": "uid"}, r"user='uid' is not a column of frame=", "user"),
+    ],
+)
+def test_bad_cohort_arguments_are_refused(kwargs: dict[str, object], message: str, argument: str) -> None:
+    with pytest.raises(RecframeError, match=message) as caught:
+        recframe.user_cohorts(RECS, TRAIN, **kwargs)  # type: ignore[arg-type]
+    assert caught.value.argument == argument
