@@ -464,7 +464,7 @@ def test_geometric_mean_aggregate(constructor):
     expected = math.exp((math.log(1.0) + math.log(1e-5) + math.log(1 / 2)) / 3)
     assert out["ap@2"][0] == pytest.approx(expected, rel=1e-12)
     assert out["n_users"][0] == 3
-    with pytest.raises(recframe.RecframeError, match=r"aggregate='median' is not a known aggregate"):
-        recframe.summary(df, aggregate="median")
-    with pytest.raises(recframe.RecframeError, match=r"ci= gives intervals of the mean"):
+    with pytest.raises(recframe.RecframeError, match=r"aggregate='mode': 'mode' is not a known aggregate"):
+        recframe.summary(df, aggregate="mode")
+    with pytest.raises(recframe.RecframeError, match=r"ci= gives intervals of the mean and of quantiles"):
         recframe.summary(df, aggregate="gmean", ci=0.95)

@@ -378,3 +378,12 @@ def test_ir_toolbox_matches_polars(engine: Constructor, request: pytest.FixtureR
         want = function(df, metrics=metrics, **options)
         got = to_polars(function(engine(df), metrics=metrics, **options))
         assert_frame_equal(got, want, rel_tol=1e-12, abs_tol=1e-12)
+
+
+def test_quantile_aggregates_run_in_the_engine(engine: Constructor) -> None:
+    """summary(aggregate=[median, pNN]) is a group-by of the engine (Spark's exact percentile,
+    DuckDB's quantile_cont): numpy's linear interpolation, the numbers Polars gives."""
+    df = sample()
+    options = {"k": [2, 3], "metrics": ["ndcg", "recall"], "by": "model", "aggregate": ["mean", "median", "p10", "p75"]}
+    want = recframe.summary(df, **options)
+    assert_frame_equal(to_polars(recframe.summary(engine(df), **options)).sort("model"), want, rel_tol=1e-12, abs_tol=1e-12)

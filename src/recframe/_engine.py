@@ -36,6 +36,7 @@ engine-specific step is :func:`score_positions`, tested on every engine.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import NamedTuple
 
@@ -672,9 +673,33 @@ def counted_value(spec: v.Spec, column: str, name: str) -> nw.Expr:
 GMEAN_FLOOR = 1e-5
 
 
-def summary_plan(plan: Plan, spec: v.Spec, aggregate: str = "mean") -> nw.LazyFrame:
-    """Means over counted users, by group: by..., the counts, metrics (group-level ones
-    finished from their group terms, in the order asked).
+def _aggregated(column: str, aggregate: str) -> nw.Expr:
+    """One aggregate of a metric column over the counted users (nulls left out): the mean,
+    the mean of the logs (``gmean``, exponentiated after), or a quantile by numpy's default
+    linear interpolation (``median`` = ``p50``)."""
+    if aggregate in ("mean", "gmean"):
+        return nw.col(column).mean()
+    return nw.col(column).quantile(quantile_of(aggregate), interpolation="linear")
+
+
+def quantile_of(aggregate: str) -> float:
+    """``"median"`` -> 0.5, ``"p90"`` -> 0.9."""
+    return 0.5 if aggregate == "median" else float(aggregate[1:]) / 100
+
+
+def aggregate_column(column: str, aggregate: str, suffixed: bool) -> str:
+    """The output column of `aggregate` of metric `column`: its name alone for the mean (and
+    for a single aggregate), else suffixed (``ndcg@10_median``)."""
+    return f"{column}_{aggregate}" if suffixed and aggregate != "mean" else column
+
+
+def summary_plan(plan: Plan, spec: v.Spec, aggregate: str | Sequence[str] = "mean") -> nw.LazyFrame:
+    """Means (or the asked aggregates) over counted users, by group: by..., the counts,
+    metrics (group-level ones finished from their group terms, in the order asked).
+
+    `aggregate` is one aggregate (the columns keep the metrics' names) or a list of them (the
+    mean keeps the names, the others are suffixed: ``ndcg@10_p90``; a group-level metric has
+    its one value, under its name).
 
     A list is counted by a metric unless its user has no relevant item
     (``empty_users="skip"``), no judged item (``unjudged_users="skip"``) or nothing
@@ -703,9 +728,12 @@ def summary_plan(plan: Plan, spec: v.Spec, aggregate: str = "mean") -> nw.LazyFr
         *(counted_value(spec, c, name) for c, name, _ in columns),
         *([] if spec.columns.by else [nw.lit(0).alias(n.GROUP)]),
     )
-    if aggregate == "gmean":
+    suffixed = not isinstance(aggregate, str)
+    aggregates = [aggregate] if isinstance(aggregate, str) else list(aggregate)
+    named = {(c, a): aggregate_column(c, a, suffixed) for c in metric_cols for a in aggregates}
+    if "gmean" in aggregates:
         # exp(mean(log(max(value, floor)))): the mean of the logs, exponentiated below
-        lf = lf.with_columns(nw.col(c).clip(lower_bound=GMEAN_FLOOR).log() for c in metric_cols)
+        lf = lf.with_columns(nw.col(c).clip(lower_bound=GMEAN_FLOOR).log().alias(f"__rf_log:{c}") for c in metric_cols)
     agg = _frames.group_agg(
         lf,
         keys,
@@ -715,19 +743,26 @@ def summary_plan(plan: Plan, spec: v.Spec, aggregate: str = "mean") -> nw.LazyFr
         nw.col("__rf_unranked").sum().alias("n_unranked"),
         nw.col("__rf_no_relevant").sum().alias("n_no_relevant"),
         nw.col("__rf_no_truth").sum().alias("n_no_truth"),
-        *(nw.col(c).mean() for c in metric_cols),
+        *(_aggregated(f"__rf_log:{c}" if a == "gmean" else c, a).alias(out) for (c, a), out in named.items()),
     )
-    means = {c: (nw.col(c).exp() if aggregate == "gmean" else nw.col(c)) for c in metric_cols}
+    values: dict[str, nw.Expr] = {}
+    for column, name, _ in metric_columns(spec):
+        if REGISTRY[name].level == "user":
+            values.update(
+                {out: nw.col(out).exp() if a == "gmean" else nw.col(out) for (c, a), out in named.items() if c == column}
+            )
+        else:
+            values[column] = nw.lit(None)  # finished below, from its group terms
     if plan.groups is not None:
         agg = agg.join(plan.groups, on=keys, how="left")
         for column, name, k in metric_columns(spec, "group"):
-            means[column] = REGISTRY[name].finish(k, spec.conventions)
+            values[column] = REGISTRY[name].finish(k, spec.conventions)
     out = agg.select(
         *keys,
         nw.col("n_users").cast(nw.Int64),
         *(nw.col(f"n_users_{m}").cast(nw.Int64) for m in own),
         (nw.col(n.N_LISTS) - nw.col("n_users")).cast(nw.Int64).alias("n_skipped"),
         *(nw.col(c).cast(nw.Int64) for c in ("n_unranked", "n_no_relevant", "n_no_truth")),
-        *(means[c].cast(nw.Float64).alias(c) for c, _, _ in metric_columns(spec)),
+        *(value.cast(nw.Float64).alias(name) for name, value in values.items()),
     ).sort(keys)
     return out if spec.columns.by else out.drop(n.GROUP)

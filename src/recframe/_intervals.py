@@ -17,8 +17,7 @@ import polars as pl
 from recframe import _engine, stats
 from recframe import _names as n
 from recframe import _validate as v
-
-SUFFIXES = ("_std", "_lo", "_hi")
+from recframe.errors import RecframeError, fix, ref
 
 
 def check_options(ci: Any, ci_method: Any, n_resamples: Any, seed: Any) -> tuple[float | None, str, int, Any]:
@@ -30,25 +29,63 @@ def check_options(ci: Any, ci_method: Any, n_resamples: Any, seed: Any) -> tuple
     return level, method, n, seed
 
 
-def interval_columns(metric_cols: list[str]) -> list[str]:
-    """Output metric columns in order: each mean followed by its std, lo and hi."""
-    return [name for c in metric_cols for name in (c, *(c + s for s in SUFFIXES))]
+def interval_columns(metric_cols: list[str], aggregate: str | tuple[str, ...] = "mean") -> list[str]:
+    """Output metric columns in order: each aggregate (the mean, or the one asked, under the
+    metric's name) followed by its lo and hi, the metric's std after the first.
+
+    >>> interval_columns(["ndcg@10"], ("mean", "p90"))
+    ['ndcg@10', 'ndcg@10_std', 'ndcg@10_lo', 'ndcg@10_hi', 'ndcg@10_p90', 'ndcg@10_p90_lo', 'ndcg@10_p90_hi']
+    """
+    suffixed = not isinstance(aggregate, str)
+    aggregates = [aggregate] if isinstance(aggregate, str) else list(aggregate)
+    out = []
+    for c in metric_cols:
+        for i, a in enumerate(aggregates):
+            name = _engine.aggregate_column(c, a, suffixed)
+            out += [name, *([c + "_std"] if i == 0 else []), name + "_lo", name + "_hi"]
+    return out
 
 
-def summary_with_ci(plan: _engine.Plan, spec: v.Spec, ci: float, ci_method: str, n_resamples: int, seed: Any) -> nw.LazyFrame:
+def check_aggregates(aggregate: str | tuple[str, ...], ci_method: str) -> None:
+    """The aggregates an interval can be had for: the mean (bootstrap or t) and quantiles
+    (bootstrap)."""
+    aggregates = [aggregate] if isinstance(aggregate, str) else list(aggregate)
+    if "gmean" in aggregates:
+        raise RecframeError(
+            f"{ref('ci')} gives intervals of the mean and of quantiles, and {ref('aggregate', aggregate)} asks for the "
+            f"geometric mean. Hint: leave out {ref('ci')}, or pass {fix('aggregate', 'mean')}."
+        )
+    if ci_method == "t" and any(a != "mean" for a in aggregates):
+        raise RecframeError(
+            f"{fix('ci_method', 't')} gives an interval of the mean, and {ref('aggregate', aggregate)} asks for a quantile. "
+            f"Hint: pass {fix('ci_method', 'bootstrap')}, which resamples quantiles too."
+        )
+
+
+def summary_with_ci(
+    plan: _engine.Plan,
+    spec: v.Spec,
+    ci: float,
+    ci_method: str,
+    n_resamples: int,
+    seed: Any,
+    aggregate: str | tuple[str, ...] = "mean",
+) -> nw.LazyFrame:
     """The summary of `plan`'s per-user frame (internal key names) with ``<col>_std/_lo/_hi``
-    columns (user-level metrics only: a group-level one has no per-user values to resample)."""
+    columns (user-level metrics only: a group-level one has no per-user values to resample),
+    and ``<col>_<quantile>_lo/_hi`` for each quantile `aggregate` asks for."""
     per_user = plan.per_user
     metric_cols = [c for c, _, _ in _engine.metric_columns(spec, "user")]
     base_schema = _engine.summary_plan(plan, spec).to_native().collect_schema()
     counts = [c for c in base_schema.names() if v.is_count_column(c)]
     keys = [c for c in base_schema.names() if c not in metric_cols and c not in counts]
-    out_schema = pl.Schema(
-        [(name, base_schema[name]) for name in [*keys, *counts]] + [(name, pl.Float64) for name in interval_columns(metric_cols)]
-    )
+    columns = interval_columns(metric_cols, aggregate)
+    out_schema = pl.Schema([(name, base_schema[name]) for name in [*keys, *counts]] + [(name, pl.Float64) for name in columns])
+    suffixed = not isinstance(aggregate, str)
+    aggregates = [aggregate] if isinstance(aggregate, str) else list(aggregate)
 
     def finish(users: pl.DataFrame) -> pl.DataFrame:
-        means = _engine.summary_plan(_engine.Plan(nw.from_native(users.lazy())), spec).to_native().collect()
+        means = _engine.summary_plan(_engine.Plan(nw.from_native(users.lazy())), spec, aggregate).to_native().collect()
         # group-bys return rows in any order: fix it, or the same seed would resample differently
         users = users.sort([*spec.columns.by, n.USER])
         rng = np.random.default_rng(seed)  # one generator, groups in key order: reproducible
@@ -57,20 +94,25 @@ def summary_with_ci(plan: _engine.Plan, spec: v.Spec, ci: float, ci_method: str,
             *keys, *(_engine.counted_value(spec, c, name) for c, name, _ in _engine.metric_columns(spec, "user"))
         )
         values = counted.to_native().collect()
-        extra: dict[str, list[float]] = {c + s: [] for c in metric_cols for s in SUFFIXES}
+        extra: dict[str, list[float]] = {c: [] for c in columns if c not in means.columns}
         groups = values.partition_by(keys, as_dict=True, maintain_order=True) if keys else {(): values}
         rows = means.select(keys).iter_rows() if keys else [()] * means.height
         for row in rows:  # a loop over groups, never over users
             group = groups.get(row)
             matrix = group.select(metric_cols).to_numpy().astype(float) if group is not None else np.empty((0, len(metric_cols)))
-            if ci_method == "t":
-                lo, hi = stats.t_ci(matrix, ci)
-            else:
-                lo, hi = stats.bootstrap_ci(matrix, ci, n_resamples, rng)
             for j, c in enumerate(metric_cols):
                 extra[c + "_std"].append(float(stats.std(matrix[:, j])))
-                extra[c + "_lo"].append(float(lo[j]))
-                extra[c + "_hi"].append(float(hi[j]))
+            for a in aggregates:  # (a call asking for the mean alone draws as it always did)
+                if a != "mean":
+                    lo, hi = stats.bootstrap_quantile_ci(matrix, _engine.quantile_of(a), ci, n_resamples, rng)
+                elif ci_method == "t":
+                    lo, hi = stats.t_ci(matrix, ci)
+                else:
+                    lo, hi = stats.bootstrap_ci(matrix, ci, n_resamples, rng)
+                for j, c in enumerate(metric_cols):
+                    name = _engine.aggregate_column(c, a, suffixed)
+                    extra[name + "_lo"].append(float(lo[j]))
+                    extra[name + "_hi"].append(float(hi[j]))
         out = means.with_columns(pl.Series(name, data, dtype=pl.Float64) for name, data in extra.items())
         # NaN (undefined: no or one user) is a missing value, like a mean over no users
         return out.with_columns(pl.col(extra).fill_nan(None)).select(out_schema.names())

@@ -11,6 +11,7 @@ import decimal
 import difflib
 import math
 import numbers
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -276,6 +277,31 @@ def _names(arg: str, value: Any) -> tuple[str, ...]:
     if len(set(names)) != len(names):
         raise fail(f"{ref(arg, value)} names a column twice.")
     return names
+
+
+#: a quantile aggregate: p0 .. p100, whole percents (a dot in a column name is a struct field
+#: on Spark)
+_QUANTILE = re.compile(r"p(100|[0-9]{1,2})")
+
+
+def aggregates(aggregate: Any) -> str | tuple[str, ...]:
+    """``aggregate=`` checked: one aggregate (a string) or a list of distinct ones.
+
+    >>> aggregates("p90"), aggregates(["mean", "median"])
+    ('p90', ('mean', 'median'))
+    """
+    names = [aggregate] if isinstance(aggregate, str) else list(aggregate) if isinstance(aggregate, (list, tuple)) else None
+    hint = f'pass "mean", "gmean", "median", a quantile such as "p90", or a list, e.g. {fix("aggregate", ["mean", "median"])}.'
+    if not names:
+        raise fail(f"{ref('aggregate', aggregate)} names no aggregate.", hint)
+    for name in names:
+        if not isinstance(name, str) or not (name in ("mean", "gmean", "median") or _QUANTILE.fullmatch(name)):
+            outside = isinstance(name, str) and re.fullmatch(r"p[0-9]+", name) is not None
+            problem = "is a quantile outside 0-100" if outside else "is not a known aggregate (quantiles are whole percents: p0 .. p100)"
+            raise fail(f"{ref('aggregate', aggregate)}: {name!r} {problem}.", hint)
+    if len(set(names)) < len(names):
+        raise fail(f"{ref('aggregate', aggregate)} names an aggregate twice.", "name each once.")
+    return aggregate if isinstance(aggregate, str) else tuple(names)
 
 
 def check_conventions(options: Mapping[str, Any]) -> Conventions:

@@ -149,18 +149,12 @@ def summary_of(frame: FrameT, call: dict[str, Any]) -> FrameT:
     the interval options included): what summary and curve compute."""
     kwargs = dict(call)
     interval = {name: kwargs.pop(name) for name in ("ci", "ci_method", "n_resamples", "seed")}
-    aggregate, ci = kwargs.pop("aggregate"), interval["ci"]
+    aggregate, ci = v.aggregates(kwargs.pop("aggregate")), interval["ci"]
     level, method, n_resamples, seed = _intervals.check_options(**interval)  # read or not, every option is checked
-    if aggregate not in ("mean", "gmean"):
-        raise RecframeError(f'{ref("aggregate", aggregate)} is not a known aggregate. Hint: pass "mean" or "gmean".')
     if ci is None:
         plan, spec, kind = _call.prepare(frame, kwargs)
         return _frames.from_lazy(_engine.summary_plan(plan, spec, aggregate), kind)
-    if aggregate != "mean":
-        raise RecframeError(
-            f"{ref('ci')} gives intervals of the mean, and {ref('aggregate', aggregate)} asks for another average. "
-            f"Hint: leave out {ref('ci')}, or pass {fix('aggregate', 'mean')}."
-        )
+    _intervals.check_aggregates(aggregate, method)
     group = v.group_level(kwargs["metrics"])
     if group:
         raise RecframeError(
@@ -177,7 +171,7 @@ def summary_of(frame: FrameT, call: dict[str, Any]) -> FrameT:
         )
     plan, spec, kind = _call.prepare(frame, kwargs)
     assert level is not None  # ci is given
-    return _frames.from_lazy(_intervals.summary_with_ci(plan, spec, level, method, n_resamples, seed), kind)
+    return _frames.from_lazy(_intervals.summary_with_ci(plan, spec, level, method, n_resamples, seed, aggregate), kind)
 
 
 def item_groups(

@@ -35,7 +35,7 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover
     from typing_extensions import Unpack as Unpack
 
-Aggregate = Literal["mean", "gmean"]
+Aggregate = Literal["mean", "gmean", "median"]
 
 #: the cut-off of every call that takes ``k`` when it is left out
 DEFAULT_K = 10
@@ -307,13 +307,19 @@ class SummaryOptions(IntervalOptions, total=False):
     means are taken."""
 
     aggregate: Annotated[
-        Aggregate,
+        Aggregate | Sequence[Aggregate | str],
         Opt(
             "mean",
-            """How each metric column is averaged over the counted users: the arithmetic mean, or
-the geometric mean as trec_eval's ``gm_map`` and ``gm_bpref``:
-exp(mean(log(max(value, 1e-5)))), so one user at 0 pulls it down without zeroing it.
-The columns keep their names (``ap@10`` is then the geometric mean AP).""",
+            """How each metric column is summarised over the counted users: ``"mean"``;
+``"gmean"``, the geometric mean as trec_eval's ``gm_map`` and ``gm_bpref``,
+exp(mean(log(max(value, 1e-5)))), so one user at 0 pulls it down without zeroing it;
+``"median"``; or a quantile ``"pNN"`` (``"p10"``, ``"p90"``: whole percents from 0 to 100),
+by numpy's default linear interpolation on every engine. One of them: the columns keep
+their names (``ap@10`` is then the median AP). A list (``["mean", "median", "p90"]``):
+the mean keeps the names and each other aggregate follows it suffixed
+(``ndcg@10_median``, ``ndcg@10_p90``). The counts stay the same; a group-level metric
+keeps its one value.""",
+            '{"mean", "gmean", "median", "pNN"} or a list of them',
         ),
     ]
 

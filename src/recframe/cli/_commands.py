@@ -106,8 +106,13 @@ def _api_kwargs(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def _intervals(args: argparse.Namespace) -> dict[str, Any]:
-    # all four, --ci or not: summary checks every one whether or not it reads it
-    return {"ci": args.ci, "ci_method": args.ci_method, "n_resamples": args.n_resamples, "seed": args.seed}
+    """summary's own options: the four of the intervals, --ci or not (summary checks every one
+    whether or not it reads it), and --aggregate where the command has it."""
+    aggregate = getattr(args, "aggregate", None)
+    return {
+        "ci": args.ci, "ci_method": args.ci_method, "n_resamples": args.n_resamples, "seed": args.seed,
+        **({"aggregate": aggregate[0] if len(aggregate) == 1 else aggregate} if aggregate else {}),
+    }  # fmt: skip
 
 
 def evaluate(args: argparse.Namespace, progress: Progress) -> int:
@@ -121,6 +126,8 @@ def evaluate(args: argparse.Namespace, progress: Progress) -> int:
         raise UsageError(f"{' '.join(given)}: trec_eval's flags go with --format trec. Hint: add --format trec.")
     if args.per_user and args.ci is not None:
         raise UsageError("--ci gives intervals of the means; --per-user has no means. Hint: leave out one of them.")
+    if args.per_user and args.aggregate:
+        raise UsageError("--aggregate summarises the users; --per-user lists them. Hint: leave out one of them.")
     recs, sides = _read(args, progress)
     kwargs = {**_api_kwargs(args), **(TREC_COLUMNS if args.trec_run else {})}
     with progress.running("reading and evaluating"):
@@ -373,6 +380,11 @@ def report_command(args: argparse.Namespace, progress: Progress) -> int:
         raise UsageError(f"--out {args.out!r} is a folder. Hint: pass a file name, e.g. --out report.{example}.")
     check_precision(args)
     if fmt == "page":
+        if args.aggregate:
+            raise UsageError(
+                "--aggregate goes with the report table: the page shows the means, and each metric's distribution in "
+                "its own section. Hint: leave out --aggregate, or pass --format markdown."
+            )
         return _report_page(args, progress)
     recs, sides = _read(args, progress)
     kwargs = _api_kwargs(args)

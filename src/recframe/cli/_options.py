@@ -233,6 +233,14 @@ def _add_output(p: argparse.ArgumentParser, formats: Sequence[str] = FORMATS) ->
     return out
 
 
+def _add_aggregate(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--aggregate", type=_split, metavar="A[,A]",
+        help="how each metric is summarised: mean (default), gmean, median, pNN (p10, p90); several: the mean keeps "
+        "the metric's name, the others are suffixed (ndcg@10_median)",
+    )  # fmt: skip
+
+
 def _add_intervals(p: argparse.ArgumentParser) -> None:
     group = p.add_argument_group("intervals (recframe.summary's ci=)")
     group.add_argument("--ci", type=float, metavar="LEVEL", help="add an interval of each mean at this coverage, e.g. 0.95")
@@ -263,6 +271,7 @@ def _add_evaluate(commands: Any, common: argparse.ArgumentParser) -> None:
     )
     _add_inputs(p, trec=True)
     _add_intervals(p)
+    _add_aggregate(p)
     out = _add_output(p, (*FORMATS, "trec"))
     out.add_argument(
         "--per-user", "-q", action="store_true",
@@ -383,6 +392,7 @@ def _add_reporting(commands: Any, common: argparse.ArgumentParser) -> None:
     )
     _add_inputs(r, baseline=False)
     _add_intervals(r)
+    _add_aggregate(r)
     r.add_argument("--baseline", metavar="MODEL", help="also compare every model with this one (paired t test, Holm)")
     out = r.add_argument_group("output")
     out.add_argument(
