@@ -387,3 +387,11 @@ def test_quantile_aggregates_run_in_the_engine(engine: Constructor) -> None:
     options = {"k": [2, 3], "metrics": ["ndcg", "recall"], "by": "model", "aggregate": ["mean", "median", "p10", "p75"]}
     want = recframe.summary(df, **options)
     assert_frame_equal(to_polars(recframe.summary(engine(df), **options)).sort("model"), want, rel_tol=1e-12, abs_tol=1e-12)
+
+
+def test_per_item_runs_in_the_engine(engine: Constructor) -> None:
+    """recframe.per_item is one group-by of the prepared rows on every engine: the Polars numbers."""
+    df = sample()
+    options = {"k": [1, 3], "by": "model"}
+    want = recframe.per_item(df, **options)
+    assert_frame_equal(to_polars(recframe.per_item(engine(df), **options)).sort("model", "item_id"), want, rel_tol=1e-12, abs_tol=1e-12)

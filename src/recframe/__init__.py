@@ -11,9 +11,10 @@ Importing recframe registers the ``.recmetrics`` namespace on ``pl.DataFrame``,
 from __future__ import annotations
 
 from recframe import options, plot, stats
-from recframe._inspect import inspect, side_by_side
+from recframe._inspect import inspect
 from recframe._namespace import RecMetrics, register
-from recframe.api import item_groups, per_user, summary
+from recframe._page.inspect_html import side_by_side
+from recframe.api import item_groups, per_item, per_user, summary
 from recframe.cohorts import item_strata, user_cohorts
 from recframe.compare import compare, compare_recommendations
 from recframe.curve import CappedWarning, curve
@@ -41,6 +42,7 @@ __all__ = [
     "item_groups",
     "item_strata",
     "inspect",
+    "per_item",
     "per_user",
     "plot",
     "read_trec_qrels",

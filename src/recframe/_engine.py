@@ -455,6 +455,8 @@ class Plan:
     groups: nw.LazyFrame | None = None
     #: with item_group=: per (summary group, item group), the counts of recframe._item_groups
     item_groups: nw.LazyFrame | None = None
+    #: for recframe.per_item: per (by keys, item), the counts of :func:`item_table`
+    items: nw.LazyFrame | None = None
 
 
 def attach_attrs(frame: nw.LazyFrame, spec: v.Spec, users: nw.LazyFrame | None) -> nw.LazyFrame:
@@ -474,6 +476,52 @@ def _group_rows(lf: nw.LazyFrame, spec: v.Spec, users: nw.LazyFrame | None) -> n
         lf = lf.join(users.select(nw.col(str(spec.columns.user)).alias(n.USER)).unique(), on=n.USER, how="semi")
     lf = with_position(attach_attrs(lf, spec, users), spec)
     return lf if spec.columns.by else lf.with_columns(nw.lit(0).alias(n.GROUP))
+
+
+def item_table(lf: nw.LazyFrame, spec: v.Spec, users: nw.LazyFrame | None) -> nw.LazyFrame:
+    """Per (by keys, item), from the prepared rows (of the users= users): ``n_users``, the lists
+    that rank the item at all; ``n_relevant``, the users for whom it is relevant; and per k
+    ``recommended@k`` (lists ranking it within k), ``hits@k`` (of them, the users for whom it
+    is relevant), ``recall@k`` = hits@k / n_relevant (null where it is relevant to nobody) and
+    ``exposure@k``, the sum of 1 / log2(1 + rank) over the lists ranking it within k. One
+    group-by over the rows ranked or relevant: sums, no pair of user and item is formed."""
+    rows = _group_rows(lf.filter(~nw.col(n.RANK).is_null() | (nw.col(n.RELEVANT) == 1)), spec, users)
+    keys = [*(spec.columns.by or [n.GROUP]), n.ITEM]
+    ranked = nw.col(n.POSITION) != NOT_RANKED
+    per_k = []
+    for k in spec.selection.ks:
+        within = nw.col(n.POSITION) <= position_cut(k)
+        per_k += [
+            within.cast(nw.Int64).alias(f"__rf_in@{k}"),
+            (within & (nw.col(n.RELEVANT) == 1)).cast(nw.Int64).alias(f"__rf_hit@{k}"),
+            nw.when(within).then(1.0 / (nw.col(n.POSITION) + 1).cast(nw.Float64).log(2)).otherwise(0.0).alias(f"__rf_exp@{k}"),
+        ]
+    rows = rows.with_columns(
+        ranked.cast(nw.Int64).alias("__rf_ranked"), nw.col(n.RELEVANT).cast(nw.Int64).alias("__rf_rel"), *per_k
+    )
+    sums = ["__rf_ranked", "__rf_rel", *(f"{c}{k}" for k in spec.selection.ks for c in ("__rf_in@", "__rf_hit@", "__rf_exp@"))]
+    table = _frames.group_agg(rows, keys, *(nw.col(c).sum() for c in sums))
+    relevant = nw.col("__rf_rel")
+    out = table.select(
+        *keys,
+        nw.col("__rf_ranked").cast(nw.Int64).alias("n_users"),
+        relevant.cast(nw.Int64).alias("n_relevant"),
+        *(
+            expr
+            for k in spec.selection.ks
+            for expr in (
+                nw.col(f"__rf_in@{k}").cast(nw.Int64).alias(f"recommended@{k}"),
+                nw.col(f"__rf_hit@{k}").cast(nw.Int64).alias(f"hits@{k}"),
+                nw.when(relevant > 0)
+                .then(nw.col(f"__rf_hit@{k}") / relevant)
+                .otherwise(None)
+                .cast(nw.Float64)
+                .alias(f"recall@{k}"),
+                nw.col(f"__rf_exp@{k}").cast(nw.Float64).alias(f"exposure@{k}"),
+            )
+        ),
+    )
+    return out if spec.columns.by else out.drop(n.GROUP)
 
 
 def _item_group_rows(
@@ -566,8 +614,9 @@ def evaluate(
     users: nw.LazyFrame | None = None,
     exclude: nw.LazyFrame | None = None,
     side: _side.SideInputs | None = None,
+    per_item: bool = False,
 ) -> Plan:
-    """The plan of one call (see :class:`Plan`).
+    """The plan of one call (see :class:`Plan`); with `per_item`, the per-item table too.
 
     The data checks of :func:`_checks.plan` read the per-list table the metrics are finished
     from (:func:`_checks.attach`): on a SQL engine (`in_engine`) they run now, on Polars when
@@ -609,7 +658,8 @@ def evaluate(
     counts, comparing = _item_group_tables(grouped, spec, side)
     if comparing is not None:
         groups = comparing if groups is None else groups.join(comparing, on=list(spec.columns.by) or [n.GROUP], how="left")
-    return Plan(per_user=out, groups=groups, item_groups=counts)
+    items = item_table(lf, spec, users) if per_item else None
+    return Plan(per_user=out, groups=groups, item_groups=counts, items=items)
 
 
 # ---- the user policies (empty_users, unranked_users, unjudged_users), applied here alone:

@@ -40,7 +40,7 @@ class RecMetrics:
     and :func:`recframe.compare_recommendations` (per-user metrics by model, then
     :func:`recframe.compare`) with this frame as their first argument; on a per-user frame,
     :func:`recframe.disparity` (gaps between groups of users); :func:`recframe.item_groups` (what
-    each group of items gets); :func:`recframe.inspect` (a few users' lists) and
+    each group of items gets); :func:`recframe.per_item` (who each item reaches); :func:`recframe.inspect` (a few users' lists) and
     :func:`recframe.report_page` (the evaluation as one HTML page).
     """
 
@@ -51,6 +51,7 @@ class RecMetrics:
     summary = _forward(api.summary)
     curve = _forward(curve)
     item_groups = _forward(api.item_groups)
+    per_item = _forward(api.per_item)
     inspect = _forward(_inspect.inspect)
     report_page = _forward(page.report_page)
 

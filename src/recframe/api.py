@@ -195,6 +195,66 @@ def item_groups(
     return _frames.from_lazy(_item_groups.shares(plan.item_groups, spec, checked), kind)
 
 
+def per_item(
+    frame: FrameT,
+    k: int | Sequence[int] = DEFAULT_K,
+    **options: Unpack[Options],
+) -> FrameT:
+    kwargs = _call.resolve(k, ["hit_rate"], dict(options), PER_USER_NAMES, "per_item")
+    plan, spec, kind = _call.prepare(frame, kwargs, per_item=True)
+    assert plan.items is not None  # asked for
+    table = plan.items
+    if kind != "engine":
+        # the data checks ride along the per-list table (a SQL engine ran them already): one
+        # count of it makes them run before the items are returned
+        table = table.join(plan.per_user.select(nw.len().alias("__rf_checked")), how="cross").drop("__rf_checked")
+    table = table.rename({n.ITEM: spec.columns.item}).sort([*spec.columns.by, spec.columns.item])
+    return _frames.from_lazy(table, kind)
+
+
+per_item.__doc__ = f"""Who each item reaches: one row per (``by`` group, item), the per-item view of the
+same evaluation as :func:`per_user` (the same options, data checks and engines).
+
+Its columns, after the ``by`` keys and the item:
+
+- ``n_users``: the lists that rank the item (at any rank);
+- ``n_relevant``: the users for whom the item is relevant (ranked or not);
+- per k: ``recommended@k``, the lists that rank it within k; ``hits@k``, those of them whose
+  user finds it relevant; ``recall@k`` = hits@k / n_relevant, the item's recall (null where
+  it is relevant to nobody: undefined); ``exposure@k``, the sum over the lists that rank it
+  within k of 1 / log2(1 + rank).
+
+An item that is only relevant (never ranked) has a row with ``n_users`` 0; one that is
+neither ranked nor relevant to anybody has none. With ``users=``,
+only the listed users count; with ``exclude=``, the lists are re-ranked first.
+
+Parameters
+----------
+frame : a frame :func:`per_user` takes
+k : int or list of int, default {DEFAULT_K}
+{options_table.parameters(PER_USER_NAMES)}
+
+Returns
+-------
+frame of the same type as ``frame``
+    Sorted by the ``by`` keys and the item. Lazy in, lazy out.
+
+Examples
+--------
+>>> import polars as pl
+>>> import recframe
+>>> recs = pl.DataFrame({{
+...     "user_id": [1, 1, 1, 2, 2],
+...     "item_id": ["a", "b", "c", "a", "c"],
+...     "rank": [1, 2, None, 2, 1],
+...     "relevance": [1, None, 1, 1, None],
+... }})
+>>> out = recframe.per_item(recs, k=1)
+>>> out.select("item_id", "n_users", "n_relevant", "recommended@1", "hits@1", "recall@1").rows()
+[('a', 2, 2, 1, 1, 0.5), ('b', 1, 0, 0, 0, None), ('c', 1, 1, 1, 0, 0.0)]
+"""
+
+
 item_groups.__doc__ = f"""What each item group gets, against what it has and what users liked: one row per
 (``by`` group, item group).
 

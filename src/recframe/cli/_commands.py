@@ -316,6 +316,18 @@ def item_groups_command(args: argparse.Namespace, progress: Progress) -> int:
     return emit(args, fmt, table, progress)
 
 
+def per_item_command(args: argparse.Namespace, progress: Progress) -> int:
+    """``recframe per-item``: recframe.per_item, one row per (group, item)."""
+    fmt = output_format(args)
+    if args.metrics:
+        raise UsageError("per-item computes its own columns. Hint: leave out --metrics.")
+    recs, sides = _read(args, progress)
+    kwargs = {name: value for name, value in _api_kwargs(args).items() if name != "metrics"}
+    with progress.running("reading and evaluating"):
+        table = recframe.per_item(recs, **sides, **kwargs).collect(engine="streaming")
+    return emit(args, fmt, table, progress)
+
+
 def curve_command(args: argparse.Namespace, progress: Progress) -> int:
     """``recframe curve``: every cut-off 1..--k-max, long format, and an optional plot."""
     fmt = output_format(args)

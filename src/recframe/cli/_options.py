@@ -17,6 +17,7 @@ from recframe.cli._commands import (
     evaluate,
     inspect_command,
     item_groups_command,
+    per_item_command,
     report_command,
     schema,
 )
@@ -364,6 +365,17 @@ def _add_reporting(commands: Any, common: argparse.ArgumentParser) -> None:
     _add_output(g)
     g.set_defaults(run=item_groups_command)
 
+    i = commands.add_parser(
+        "per-item",
+        parents=[common],
+        help="who each item reaches: the lists that rank it, the users it is relevant to, and per k its "
+        "recommendations, hits, recall and exposure",
+        description="recframe.per_item: one row per (--by group, item). Exit codes as evaluate.",
+    )
+    _add_inputs(i)
+    _add_output(i)
+    i.set_defaults(run=per_item_command)
+
     k = commands.add_parser(
         "curve",
         parents=[common],
@@ -450,7 +462,11 @@ def build_parser() -> argparse.ArgumentParser:
     common.add_argument("--debug", action="store_true", help="print the traceback of errors")
     parser = _Parser(prog="recframe", description=f"recframe {recframe.__version__}: ranking metrics on DataFrames.")
     parser.add_argument("--version", action="version", version=f"recframe {recframe.__version__}")
-    commands = parser.add_subparsers(dest="command", required=True, metavar="{evaluate,compare,curve,report,inspect,demo,schema}")
+    commands = parser.add_subparsers(
+        dest="command",
+        required=True,
+        metavar="{evaluate,compare,disparity,item-groups,per-item,curve,report,inspect,demo,schema}",
+    )
     _add_evaluate(commands, common)
     _add_reporting(commands, common)
     _add_inspect(commands, common)
