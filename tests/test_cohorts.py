@@ -114,3 +114,41 @@ def test_bad_cohort_arguments_are_refused(kwargs: dict[str, object], message: st
     with pytest.raises(RecframeError, match=message) as caught:
         recframe.user_cohorts(RECS, TRAIN, **kwargs)  # type: ignore[arg-type]
     assert caught.value.argument == argument
+
+
+def test_the_command_line_writes_a_users_file_for_by_cohort(tmp_path) -> None:
+    import contextlib
+    import io
+
+    from recframe import cli
+
+    RECS.write_csv(tmp_path / "recs.csv")
+    TRAIN.write_csv(tmp_path / "train.csv")
+
+    def main(*argv: str) -> tuple[int, str]:
+        err = io.StringIO()
+        with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(err):
+            return cli.main(list(argv)), err.getvalue()
+
+    users = tmp_path / "users.parquet"
+    code, err = main(
+        "cohorts",
+        str(tmp_path / "recs.csv"),
+        "--train",
+        str(tmp_path / "train.csv"),
+        "--edges",
+        "2,4",
+        "--out",
+        str(users),
+        "--quiet",
+    )
+    assert code == 0, err
+    assert pl.read_parquet(users).rows() == recframe.user_cohorts(RECS, TRAIN, edges=[2, 4]).rows()
+    code, err = main("evaluate", str(tmp_path / "recs.csv"), "--users", str(users), "--by", "cohort", "--k", "2", "--quiet")
+    assert code == 0, err
+    for bad, words in (
+        (["--edges", "4,2"], "--edges 4,2 is not increasing"),
+        (["--bins", "2", "--edges", "3"], "--bins and --edges"),
+    ):
+        code, err = main("cohorts", str(tmp_path / "recs.csv"), "--train", str(tmp_path / "train.csv"), *bad)
+        assert code == 2 and words in err

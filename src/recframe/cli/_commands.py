@@ -328,6 +328,25 @@ def per_item_command(args: argparse.Namespace, progress: Progress) -> int:
     return emit(args, fmt, table, progress)
 
 
+def cohorts_command(args: argparse.Namespace, progress: Progress) -> int:
+    """``recframe cohorts``: recframe.user_cohorts, a users file for --users and --by cohort."""
+    fmt = output_format(args)
+    if args.bins is not None and args.edges is not None:
+        raise UsageError("--bins and --edges both say how to cut the counts. Hint: pass one of them.")
+    source, train = find_source(args.recs, "RECS"), find_source(args.train, "--train")
+    truth = find_source(args.truth, "--truth") if args.truth else None
+    for name, found in (("recs", source), ("train", train), ("truth", truth)):
+        if found is not None:
+            progress.stage(f"{name}: {found.describe()}")
+            found.check_rows()
+    with progress.running("counting the training interactions"):
+        table = recframe.user_cohorts(
+            source.scan(), train.scan(), args.bins if args.bins is not None else 4, edges=args.edges,
+            truth=truth.scan() if truth else None, user=args.user, item=args.item, name=args.name,
+        ).collect()  # fmt: skip
+    return emit(args, fmt, table, progress)
+
+
 def curve_command(args: argparse.Namespace, progress: Progress) -> int:
     """``recframe curve``: every cut-off 1..--k-max, long format, and an optional plot."""
     fmt = output_format(args)

@@ -10,6 +10,7 @@ from typing import Any
 import recframe
 from recframe import _validate, stats
 from recframe.cli._commands import (
+    cohorts_command,
     compare_command,
     curve_command,
     demo,
@@ -64,6 +65,14 @@ def _boolean(text: str) -> bool:
     if value is None:
         raise argparse.ArgumentTypeError(f"{text!r} is not true or false")
     return value
+
+
+def _edges(text: str) -> list[int]:
+    """--edges 5,20: whole numbers; recframe.user_cohorts checks the rest (above 1, increasing)."""
+    try:
+        return [int(part) for part in text.split(",")]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} holds a value that is not a whole number. Hint: e.g. --edges 5,20.") from None
 
 
 def _ks(text: str) -> list[int]:
@@ -376,6 +385,25 @@ def _add_reporting(commands: Any, common: argparse.ArgumentParser) -> None:
     _add_output(i)
     i.set_defaults(run=per_item_command)
 
+    c = commands.add_parser(
+        "cohorts",
+        parents=[common],
+        help="every user of RECS (and --truth) with a cohort by training activity: a --users file for --by cohort",
+        description="recframe.user_cohorts: one row per user with n_train (distinct training items) and the cohort, "
+        "'cold' for a user without a training row, then equal-size bins (--bins) or bins cut at --edges. Write it "
+        "with --out users.parquet and pass it as --users with --by model,cohort. Exit codes as evaluate.",
+    )
+    c.add_argument("recs", metavar="RECS", help="the recommendations (parquet or CSV, or a quoted glob)")
+    c.add_argument("--train", required=True, metavar="TRAIN", help="the training interactions (user, item)")
+    c.add_argument("--truth", metavar="TRUTH", help="the ground truth, when apart: its users are listed too")
+    c.add_argument("--bins", type=int, metavar="N", help="equal-size bins of the active users (default: 4)")
+    c.add_argument("--edges", type=_edges, metavar="E[,E]", help="the smallest count of each bin after the first, e.g. 5,20")
+    c.add_argument("--user", default="user_id", metavar="COLUMN", help="the user column (default: user_id)")
+    c.add_argument("--item", default="item_id", metavar="COLUMN", help="the item column (default: item_id)")
+    c.add_argument("--name", default="cohort", metavar="COLUMN", help="the cohort column (default: cohort)")
+    _add_output(c)
+    c.set_defaults(run=cohorts_command)
+
     k = commands.add_parser(
         "curve",
         parents=[common],
@@ -465,7 +493,7 @@ def build_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(
         dest="command",
         required=True,
-        metavar="{evaluate,compare,disparity,item-groups,per-item,curve,report,inspect,demo,schema}",
+        metavar="{evaluate,compare,disparity,item-groups,per-item,cohorts,curve,report,inspect,demo,schema}",
     )
     _add_evaluate(commands, common)
     _add_reporting(commands, common)
