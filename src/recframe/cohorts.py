@@ -16,6 +16,7 @@ import polars as pl
 
 from recframe import _frames
 from recframe.errors import RecframeError, fix, ref
+from recframe.options import DEFAULTS
 
 FrameT = TypeVar("FrameT")
 
@@ -88,8 +89,8 @@ def user_cohorts(
     *,
     edges: Sequence[int] | None = None,
     truth: Any = None,
-    user: str = "user_id",
-    item: str = "item_id",
+    user: str = DEFAULTS["user"],
+    item: str = DEFAULTS["item"],
     name: str = "cohort",
 ) -> FrameT:
     """Every evaluated user with a cohort by training activity: a ``users=`` frame.
@@ -160,8 +161,8 @@ def item_strata(
     *,
     edges: Sequence[int] | None = None,
     items: Any = None,
-    user: str = "user_id",
-    item: str = "item_id",
+    user: str = DEFAULTS["user"],
+    item: str = DEFAULTS["item"],
     name: str = "popularity",
 ) -> FrameT:
     """Every item with a popularity stratum: an ``items=`` frame for ``item_group=``.

@@ -398,8 +398,9 @@ def _add_reporting(commands: Any, common: argparse.ArgumentParser) -> None:
     c.add_argument("--truth", metavar="TRUTH", help="the ground truth, when apart: its users are listed too")
     c.add_argument("--bins", type=int, metavar="N", help="equal-size bins of the active users (default: 4)")
     c.add_argument("--edges", type=_edges, metavar="E[,E]", help="the smallest count of each bin after the first, e.g. 5,20")
-    c.add_argument("--user", default="user_id", metavar="COLUMN", help="the user column (default: user_id)")
-    c.add_argument("--item", default="item_id", metavar="COLUMN", help="the item column (default: item_id)")
+    for name in ("user", "item"):
+        default = OPTION_DEFAULTS[name]
+        c.add_argument(f"--{name}", default=default, metavar="COLUMN", help=f"the {name} column (default: {default})")
     c.add_argument("--name", default="cohort", metavar="COLUMN", help="the cohort column (default: cohort)")
     _add_output(c)
     c.set_defaults(run=cohorts_command)
