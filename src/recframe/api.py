@@ -288,7 +288,7 @@ The group-level summaries of these columns are the metrics ``pop_rsp``, ``pop_re
 Parameters
 ----------
 frame : a frame :func:`per_user` takes
-k : int or list of int, default 10
+k : int or list of int, default {DEFAULT_K}
 {options_table.parameters(PER_USER_NAMES)}
 
 Returns

@@ -304,28 +304,28 @@ def disparity_command(args: argparse.Namespace, progress: Progress) -> int:
     return emit(args, fmt, table, progress)
 
 
-def item_groups_command(args: argparse.Namespace, progress: Progress) -> int:
-    """``recframe item-groups``: recframe.item_groups, one row per (group, item group)."""
-    fmt = output_format(args)
-    if args.metrics:
-        raise UsageError("item-groups computes its own columns. Hint: leave out --metrics (summary has pop_rsp, ...).")
-    recs, sides = _read(args, progress)
-    kwargs = {name: value for name, value in _api_kwargs(args).items() if name != "metrics"}
-    with progress.running("reading and evaluating"):
-        table = recframe.item_groups(recs, **sides, **kwargs).collect(engine="streaming")
-    return emit(args, fmt, table, progress)
+def _long_table_command(function: Any, name: str, hint: str) -> Any:
+    """A command writing `function`'s long table (one row per group and item group, or item),
+    which computes its own columns: --metrics is refused with `hint`."""
+
+    def command(args: argparse.Namespace, progress: Progress) -> int:
+        fmt = output_format(args)
+        if args.metrics:
+            raise UsageError(f"{name} computes its own columns. Hint: leave out --metrics{hint}.")
+        recs, sides = _read(args, progress)
+        kwargs = {key: value for key, value in _api_kwargs(args).items() if key != "metrics"}
+        with progress.running("reading and evaluating"):
+            table = function(recs, **sides, **kwargs).collect(engine="streaming")
+        return emit(args, fmt, table, progress)
+
+    command.__doc__ = f"``recframe {name}``: recframe.{function.__name__}."
+    return command
 
 
-def per_item_command(args: argparse.Namespace, progress: Progress) -> int:
-    """``recframe per-item``: recframe.per_item, one row per (group, item)."""
-    fmt = output_format(args)
-    if args.metrics:
-        raise UsageError("per-item computes its own columns. Hint: leave out --metrics.")
-    recs, sides = _read(args, progress)
-    kwargs = {name: value for name, value in _api_kwargs(args).items() if name != "metrics"}
-    with progress.running("reading and evaluating"):
-        table = recframe.per_item(recs, **sides, **kwargs).collect(engine="streaming")
-    return emit(args, fmt, table, progress)
+#: ``recframe item-groups``: one row per (group, item group)
+item_groups_command = _long_table_command(recframe.item_groups, "item-groups", " (summary has pop_rsp, ...)")
+#: ``recframe per-item``: one row per (group, item)
+per_item_command = _long_table_command(recframe.per_item, "per-item", "")
 
 
 def cohorts_command(args: argparse.Namespace, progress: Progress) -> int:
