@@ -128,16 +128,16 @@ class Inputs:
     side: _side.SideInputs
 
 
-def prepare(frame: Any, kwargs: dict[str, Any], per_item: bool = False) -> tuple[_engine.Plan, v.Spec, _frames.Kind]:
+def prepare(frame: Any, kwargs: dict[str, Any]) -> tuple[_engine.Plan, v.Spec, _frames.Kind]:
     i = inputs(frame, kwargs)
-    return evaluated(i, per_item), i.spec, i.kind
+    return evaluated(i), i.spec, i.kind
 
 
-def evaluated(i: Inputs, per_item: bool = False) -> _engine.Plan:
+def evaluated(i: Inputs) -> _engine.Plan:
     """The plan of checked inputs; a SQL engine refusing it while it is built or checked (the
     checks run then) raises a RecframeError that says why, as every call does."""
     try:
-        plan = _engine.evaluate(i.lf, i.truth, i.spec, i.kind == "engine", i.users, i.exclude, i.side, per_item)
+        plan = _engine.evaluate(i.lf, i.truth, i.spec, i.kind == "engine", i.users, i.exclude, i.side)
     except RecframeError:
         raise
     except Exception as error:  # a SQL engine refusing the plan while it is built or checked

@@ -455,8 +455,10 @@ class Plan:
     groups: nw.LazyFrame | None = None
     #: with item_group=: per (summary group, item group), the counts of recframe._item_groups
     item_groups: nw.LazyFrame | None = None
-    #: for recframe.per_item: per (by keys, item), the counts of :func:`item_table`
-    items: nw.LazyFrame | None = None
+    #: the prepared rows of the users= users, with the user attributes and POSITION (a constant
+    #: GROUP key without by): what recframe.per_item and recframe.agreement read (lazy: built
+    #: only when read)
+    rows: nw.LazyFrame | None = None
 
 
 def attach_attrs(frame: nw.LazyFrame, spec: v.Spec, users: nw.LazyFrame | None) -> nw.LazyFrame:
@@ -478,14 +480,14 @@ def _group_rows(lf: nw.LazyFrame, spec: v.Spec, users: nw.LazyFrame | None) -> n
     return lf if spec.columns.by else lf.with_columns(nw.lit(0).alias(n.GROUP))
 
 
-def item_table(lf: nw.LazyFrame, spec: v.Spec, users: nw.LazyFrame | None) -> nw.LazyFrame:
-    """Per (by keys, item), from the prepared rows (of the users= users): ``n_users``, the lists
+def item_table(rows: nw.LazyFrame, spec: v.Spec) -> nw.LazyFrame:
+    """Per (by keys, item), from the prepared rows (:attr:`Plan.rows`): ``n_users``, the lists
     that rank the item at all; ``n_relevant``, the users for whom it is relevant; and per k
     ``recommended@k`` (lists ranking it within k), ``hits@k`` (of them, the users for whom it
     is relevant), ``recall@k`` = hits@k / n_relevant (null where it is relevant to nobody) and
     ``exposure@k``, the sum of 1 / log2(1 + rank) over the lists ranking it within k. One
     group-by over the rows ranked or relevant: sums, no pair of user and item is formed."""
-    rows = _group_rows(lf.filter(~nw.col(n.RANK).is_null() | (nw.col(n.RELEVANT) == 1)), spec, users)
+    rows = rows.filter((nw.col(n.POSITION) != NOT_RANKED) | (nw.col(n.RELEVANT) == 1))
     keys = [*(spec.columns.by or [n.GROUP]), n.ITEM]
     ranked = nw.col(n.POSITION) != NOT_RANKED
     per_k = []
@@ -614,9 +616,8 @@ def evaluate(
     users: nw.LazyFrame | None = None,
     exclude: nw.LazyFrame | None = None,
     side: _side.SideInputs | None = None,
-    per_item: bool = False,
 ) -> Plan:
-    """The plan of one call (see :class:`Plan`); with `per_item`, the per-item table too.
+    """The plan of one call (see :class:`Plan`).
 
     The data checks of :func:`_checks.plan` read the per-list table the metrics are finished
     from (:func:`_checks.attach`): on a SQL engine (`in_engine`) they run now, on Polars when
@@ -658,8 +659,7 @@ def evaluate(
     counts, comparing = _item_group_tables(grouped, spec, side)
     if comparing is not None:
         groups = comparing if groups is None else groups.join(comparing, on=list(spec.columns.by) or [n.GROUP], how="left")
-    items = item_table(lf, spec, users) if per_item else None
-    return Plan(per_user=out, groups=groups, item_groups=counts, items=items)
+    return Plan(per_user=out, groups=groups, item_groups=counts, rows=_group_rows(lf, spec, users))
 
 
 # ---- the user policies (empty_users, unranked_users, unjudged_users), applied here alone:

@@ -201,9 +201,9 @@ def per_item(
     **options: Unpack[Options],
 ) -> FrameT:
     kwargs = _call.resolve(k, ["hit_rate"], dict(options), PER_USER_NAMES, "per_item")
-    plan, spec, kind = _call.prepare(frame, kwargs, per_item=True)
-    assert plan.items is not None  # asked for
-    table = plan.items
+    plan, spec, kind = _call.prepare(frame, kwargs)
+    assert plan.rows is not None  # every plan has them
+    table = _engine.item_table(plan.rows, spec)
     if kind != "engine":
         # the data checks ride along the per-list table (a SQL engine ran them already): one
         # count of it makes them run before the items are returned
