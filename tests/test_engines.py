@@ -394,4 +394,15 @@ def test_per_item_runs_in_the_engine(engine: Constructor) -> None:
     df = sample()
     options = {"k": [1, 3], "by": "model"}
     want = recframe.per_item(df, **options)
-    assert_frame_equal(to_polars(recframe.per_item(engine(df), **options)).sort("model", "item_id"), want, rel_tol=1e-12, abs_tol=1e-12)
+    assert_frame_equal(
+        to_polars(recframe.per_item(engine(df), **options)).sort("model", "item_id"), want, rel_tol=1e-12, abs_tol=1e-12
+    )
+
+
+def test_agreement_runs_in_the_engine(engine: Constructor) -> None:
+    """recframe.agreement: joins and sums of two models' top k on every engine, the Polars numbers."""
+    df = sample()
+    want = recframe.agreement(df, k=3, by="model")
+    assert_frame_equal(
+        to_polars(recframe.agreement(engine(df), k=3, by="model")).sort("user_id"), want, rel_tol=1e-12, abs_tol=1e-12
+    )

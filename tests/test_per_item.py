@@ -9,9 +9,9 @@ from collections import defaultdict
 import numpy as np
 import polars as pl
 import pytest
-from conftest import to_polars
 
 import recframe
+from conftest import to_polars
 from recframe import RecframeError
 
 RECS = pl.DataFrame(
@@ -29,7 +29,13 @@ def test_hand_worked_by_model() -> None:
     out = recframe.per_item(RECS, k=[1, 2], by="model")
     a = {row["item_id"]: row for row in out.filter(pl.col("model") == "A").iter_rows(named=True)}
     # model A: a at 1 for u1 (relevant), at 2 for u2 (relevant); b at 2 for u1; c at 1 for u2, relevant to u1 (unranked)
-    assert (a["a"]["n_users"], a["a"]["n_relevant"], a["a"]["recommended@1"], a["a"]["hits@1"], a["a"]["recall@1"]) == (2, 2, 1, 1, 0.5)
+    assert (a["a"]["n_users"], a["a"]["n_relevant"], a["a"]["recommended@1"], a["a"]["hits@1"], a["a"]["recall@1"]) == (
+        2,
+        2,
+        1,
+        1,
+        0.5,
+    )
     assert (a["a"]["recommended@2"], a["a"]["hits@2"], a["a"]["recall@2"]) == (2, 2, 1.0)
     assert a["a"]["exposure@2"] == pytest.approx(1 / math.log2(2) + 1 / math.log2(3))
     assert a["b"]["recall@2"] is None and a["b"]["n_relevant"] == 0
@@ -127,7 +133,9 @@ def test_the_command_line_writes_the_per_item_table(tmp_path) -> None:
     assert code == 0, err.getvalue()
     got = pl.read_csv(io.StringIO(out.getvalue()))
     want = recframe.per_item(RECS, k=[1, 2], by="model")
-    assert got.select("model", "item_id", "n_users", "hits@2").rows() == want.select("model", "item_id", "n_users", "hits@2").rows()
+    assert (
+        got.select("model", "item_id", "n_users", "hits@2").rows() == want.select("model", "item_id", "n_users", "hits@2").rows()
+    )
     with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(err := io.StringIO()):
         code = cli.main(["per-item", str(path), "--metrics", "ndcg"])
     assert code == 2 and "--metrics" in err.getvalue()

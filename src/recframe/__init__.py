@@ -14,9 +14,10 @@ from recframe import options, plot, stats
 from recframe._inspect import inspect
 from recframe._namespace import RecMetrics, register
 from recframe._page.inspect_html import side_by_side
+from recframe.agreement import agreement
 from recframe.api import item_groups, per_item, per_user, summary
 from recframe.cohorts import item_strata, user_cohorts
-from recframe.compare import compare, compare_recommendations
+from recframe.compare import combine_folds, compare, compare_letters, compare_recommendations
 from recframe.curve import CappedWarning, curve
 from recframe.disparity import disparity
 from recframe.errors import RecframeError
@@ -34,7 +35,10 @@ __all__ = [
     "CappedWarning",
     "RecMetrics",
     "RecframeError",
+    "agreement",
+    "combine_folds",
     "compare",
+    "compare_letters",
     "compare_recommendations",
     "options",
     "curve",

@@ -15,6 +15,7 @@ import pandas as pd
 import polars as pl
 
 from recframe import _inspect, api, page
+from recframe.agreement import agreement
 from recframe.compare import compare_recommendations
 from recframe.curve import curve
 from recframe.disparity import disparity
@@ -40,7 +41,8 @@ class RecMetrics:
     and :func:`recframe.compare_recommendations` (per-user metrics by model, then
     :func:`recframe.compare`) with this frame as their first argument; on a per-user frame,
     :func:`recframe.disparity` (gaps between groups of users); :func:`recframe.item_groups` (what
-    each group of items gets); :func:`recframe.per_item` (who each item reaches); :func:`recframe.inspect` (a few users' lists) and
+    each group of items gets); :func:`recframe.per_item` (who each item reaches);
+    :func:`recframe.agreement` (how far the models' lists agree); :func:`recframe.inspect` (a few users' lists) and
     :func:`recframe.report_page` (the evaluation as one HTML page).
     """
 
@@ -52,6 +54,7 @@ class RecMetrics:
     curve = _forward(curve)
     item_groups = _forward(api.item_groups)
     per_item = _forward(api.per_item)
+    agreement = _forward(agreement)
     inspect = _forward(_inspect.inspect)
     report_page = _forward(page.report_page)
 

@@ -328,6 +328,22 @@ item_groups_command = _long_table_command(recframe.item_groups, "item-groups", "
 per_item_command = _long_table_command(recframe.per_item, "per-item", "")
 
 
+def agreement_command(args: argparse.Namespace, progress: Progress) -> int:
+    """``recframe agreement``: recframe.agreement, per user and pair of models."""
+    fmt = output_format(args)
+    if args.metrics:
+        raise UsageError("agreement computes its own columns. Hint: leave out --metrics.")
+    if len(args.k) != 1:
+        raise UsageError(f"--k {','.join(map(str, args.k))}: agreement compares the lists to one depth. Hint: e.g. --k 10.")
+    recs, sides = _read(args, progress)
+    kwargs = {key: value for key, value in _api_kwargs(args).items() if key not in ("metrics", "k", "baseline")}
+    with progress.running("reading and comparing the lists"):
+        table = recframe.agreement(recs, k=args.k[0], p=args.p, baseline=args.baseline, **sides, **kwargs).collect(
+            engine="streaming"
+        )
+    return emit(args, fmt, table, progress)
+
+
 def cohorts_command(args: argparse.Namespace, progress: Progress) -> int:
     """``recframe cohorts``: recframe.user_cohorts, a users file for --users and --by cohort."""
     fmt = output_format(args)

@@ -10,6 +10,7 @@ from typing import Any
 import recframe
 from recframe import _validate, stats
 from recframe.cli._commands import (
+    agreement_command,
     cohorts_command,
     compare_command,
     curve_command,
@@ -385,6 +386,18 @@ def _add_reporting(commands: Any, common: argparse.ArgumentParser) -> None:
     _add_output(i)
     i.set_defaults(run=per_item_command)
 
+    a = commands.add_parser(
+        "agreement",
+        parents=[common],
+        help="how far the models' top-k lists agree, per user and pair of models: overlap, Jaccard, RBO, Kendall's tau",
+        description="recframe.agreement: one row per (pair of models, user), --by naming the model column first. "
+        "Exit codes as evaluate.",
+    )
+    _add_inputs(a)
+    a.add_argument("--p", type=float, default=_default("p", recframe.agreement), help="RBO's persistence (default: 0.9)")
+    _add_output(a)
+    a.set_defaults(run=agreement_command)
+
     c = commands.add_parser(
         "cohorts",
         parents=[common],
@@ -494,7 +507,7 @@ def build_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(
         dest="command",
         required=True,
-        metavar="{evaluate,compare,disparity,item-groups,per-item,cohorts,curve,report,inspect,demo,schema}",
+        metavar="{evaluate,compare,disparity,item-groups,per-item,agreement,cohorts,curve,report,inspect,demo,schema}",
     )
     _add_evaluate(commands, common)
     _add_reporting(commands, common)

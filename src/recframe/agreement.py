@@ -1,0 +1,243 @@
+"""How far two models' lists agree, user by user: the overlap of their top k, rank-biased
+overlap and Kendall's tau on the items both rank.
+
+Computed in the engine from the prepared rows of one call (:attr:`recframe._engine.Plan.rows`):
+a join of two models' top k on (user, item) per pair of models, sums per user, and for Kendall's
+tau a join of each user's common items with themselves (at most k(k-1)/2 pairs per user). No
+loop runs over users; the loop over pairs of models is over the models' names.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from typing import Any, TypeVar
+
+import narwhals as nw
+
+from recframe import _call, _frames
+from recframe import _names as n
+from recframe.errors import RecframeError, fix, ref
+from recframe.metrics._registry import NOT_RANKED
+from recframe.options import DEFAULT_K, PER_USER_NAMES, Options, Unpack
+
+FrameT = TypeVar("FrameT")
+
+#: the per-user columns of :func:`agreement`, after the keys, the two models and the user
+COLUMNS = ("n_a", "n_b", "n_common", "overlap", "jaccard", "rbo", "kendall_tau")
+
+
+def _check_p(p: Any) -> float:
+    if isinstance(p, bool) or not isinstance(p, (int, float)) or not 0 < p < 1 or not math.isfinite(p):
+        raise RecframeError(
+            f"{ref('p', p)} must be a number strictly between 0 and 1: the chance the reader goes on to the next rank. "
+            f"Hint: e.g. {fix('p', 0.9)} (the top 10 carry about 86% of the weight)."
+        )
+    return float(p)
+
+
+def _by_depth(depth: nw.Expr, values: list[float]) -> nw.Expr:
+    """``values[d - 1]`` at depth d (1..len(values)), 0.0 past it: a table as a chain of
+    conditions, which every engine runs without a join."""
+    out: Any = nw.when(depth == 1).then(nw.lit(values[0]))
+    for d, value in enumerate(values[1:], start=2):
+        out = out.when(depth == d).then(nw.lit(value))
+    return out.otherwise(nw.lit(0.0))
+
+
+def _tables(k: int, p: float) -> tuple[list[float], list[float], list[float]]:
+    """H(m) = sum_{d=m..k} p^d / d and S(m) = sum_{d=m..k} p^d for m = 1..k+1 (0 at k + 1),
+    and p^d for d = 1..k: the depth tables of :func:`_rbo`."""
+    suffix = [sum(p**d / d for d in range(m, k + 1)) for m in range(1, k + 2)]
+    geometric = [sum(p**d for d in range(m, k + 1)) for m in range(1, k + 2)]
+    return suffix, geometric, [p**d for d in range(1, k + 1)]
+
+
+def agreement(
+    frame: FrameT,
+    k: int = DEFAULT_K,
+    *,
+    p: float = 0.9,
+    **options: Unpack[Options],
+) -> FrameT:
+    """Per user and pair of models, how far their top-k lists agree.
+
+    Parameters
+    ----------
+    frame : a frame :func:`recframe.per_user` takes
+        Recommendations of several models: ``by=`` names the model column first, then any keys
+        to keep apart (folds, segments): lists are compared within each of their combinations.
+    k : int, default {DEFAULT_K}
+        The depth compared: each model's first k items.
+    p : float, default 0.9
+        RBO's persistence: the weight of depth d is proportional to p^(d - 1).
+    **options
+        ``baseline=``: compare every model with this one (a value of the model column); by
+        default every pair of models. And the options of :func:`recframe.per_user` (``score=``, ``truth=``, ``users=``,
+        ``exclude=``, ``ties=``, ...), with its data checks: the lists are ranked, re-ranked and
+        checked as there. Relevance plays no part.
+
+    Returns
+    -------
+    frame of the same type as ``frame``
+        One row per (other ``by`` keys, ``model_a``, ``model_b``, user) for every user of
+        either list: ``n_a``, ``n_b`` (the lists' lengths within k), ``n_common``; ``overlap``
+        = n_common / k; ``jaccard`` = n_common / (n_a + n_b - n_common) (null for two empty
+        lists); ``rbo``, the extrapolated rank-biased overlap (RBO_ext of Webber et al. 2010,
+        eq. 30 for lists of equal length and eq. 32 for uneven ones; null when a list is
+        empty); ``kendall_tau``, Kendall's tau-b of the common items' two rankings (positions
+        within a list are distinct, so tau-b is (concordant - discordant) / pairs; null with
+        fewer than two common items). Sorted by the keys and the user; lazy in, lazy out.
+
+    Notes
+    -----
+    Positions are those :func:`recframe.per_user` ranks by: given ranks (``rank_gaps``
+    decides about gaps) or ``score=`` with its ``ties=`` order, so ties in the scores are broken
+    as the metrics break them. Average them with a group-by for a summary, e.g.
+    ``out.group_by("model_a", "model_b").agg(pl.col("rbo").mean())``.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> import recframe
+    >>> recs = pl.DataFrame({
+    ...     "model": ["A"] * 3 + ["B"] * 3,
+    ...     "user_id": [1] * 6,
+    ...     "item_id": ["x", "y", "z", "y", "x", "w"],
+    ...     "rank": [1, 2, 3, 1, 2, 3],
+    ... })
+    >>> out = recframe.agreement(recs, k=3, by="model")
+    >>> out.select("model_a", "model_b", "n_common", "overlap", "jaccard", "kendall_tau").rows()
+    [('A', 'B', 2, 0.6666666666666666, 0.5, -1.0)]
+    """
+    p = _check_p(p)
+    if isinstance(k, bool) or not isinstance(k, int) or k < 1:
+        raise RecframeError(f"{ref('k', k)} must be one positive whole number: the depth compared. Hint: e.g. {fix('k', 10)}.")
+    given = dict(options)
+    baseline = given.pop("baseline", None)  # the model the others are compared with: read here, not by a metric
+    call = _call.resolve([k], ["hit_rate"], given, PER_USER_NAMES, "agreement")
+    plan, spec, kind = _call.prepare(_with_relevance(frame, call), call)
+    if not spec.columns.by:
+        raise RecframeError(
+            f"agreement compares models, and {ref('by', None)} names no model column. Hint: pass e.g. {fix('by', 'model')}: "
+            "the model column first, then any keys to keep apart (folds, segments)."
+        )
+    model, strata = spec.columns.by[0], list(spec.columns.by[1:])
+    assert plan.rows is not None
+    top = plan.rows.filter((nw.col(n.POSITION) != NOT_RANKED) & (nw.col(n.POSITION) <= k)).select(
+        *strata, model, n.USER, n.ITEM, n.POSITION
+    )
+    models = sorted(top.select(model).unique().collect().get_column(model).to_list())
+    pairs = _pairs(models, baseline, model)
+    parts = [_pair(top, strata, model, a, b, k, p) for a, b in pairs]
+    out = nw.concat(parts, how="vertical") if len(parts) > 1 else parts[0]
+    if kind != "engine":
+        # the data checks ride along the per-list table: one count of it makes them run first
+        out = out.join(plan.per_user.select(nw.len().alias("__rf_checked")), how="cross").drop("__rf_checked")
+    return _frames.from_lazy(_call.user_column(out.sort([*strata, "model_a", "model_b", n.USER]), spec), kind)
+
+
+def _with_relevance(frame: Any, call: dict[str, Any]) -> Any:
+    """The frame with a null relevance column when it has none and no truth= is given, so that
+    the call's checks accept it (relevance plays no part in agreement)."""
+    if call["truth"] is not None:
+        return frame
+    lf, _ = _frames.to_lazy(frame, "frame")
+    if call["relevance"] in lf.collect_schema().names():
+        return frame
+    return nw.to_native(nw.from_native(frame).with_columns(nw.lit(None, dtype=nw.Float64).alias(call["relevance"])))
+
+
+def _pairs(models: list[Any], baseline: Any, model: str) -> list[tuple[Any, Any]]:
+    if len(models) < 2:
+        raise RecframeError(
+            f"agreement compares two models or more, and column {model!r} holds {len(models)} ({models}). "
+            "Hint: pass the recommendations of several models, told apart by the model column."
+        )
+    if baseline is None:
+        return list(itertools.combinations(models, 2))
+    if baseline not in models:
+        raise RecframeError(
+            f"{ref('baseline', baseline)} is not a value of column {model!r} (values: {models}). Hint: pass one of them."
+        )
+    return [(m, baseline) for m in models if m != baseline]
+
+
+def _pair(top: nw.LazyFrame, strata: list[str], model: str, a: Any, b: Any, k: int, p: float) -> nw.LazyFrame:
+    """The per-user agreement of models a and b (a's lists against b's), for every user of either."""
+    keys = [*strata, n.USER]
+    left = top.filter(nw.col(model) == a).select(*keys, n.ITEM, nw.col(n.POSITION).alias("__rf_ra"))
+    right = top.filter(nw.col(model) == b).select(*keys, n.ITEM, nw.col(n.POSITION).alias("__rf_rb"))
+    sizes = _frames.group_agg(left, keys, nw.len().cast(nw.Int64).alias("n_a")).join(
+        _frames.group_agg(right, keys, nw.len().cast(nw.Int64).alias("n_b")), on=keys, how="full"
+    )
+    sizes = sizes.with_columns(nw.coalesce(nw.col(c), nw.col(f"{c}_right")).alias(c) for c in keys).drop(
+        [f"{c}_right" for c in keys]
+    )
+    sizes = sizes.with_columns(nw.col("n_a").fill_null(0), nw.col("n_b").fill_null(0))
+    suffix, _, _ = _tables(k, p)
+    depth = nw.max_horizontal(nw.col("__rf_ra"), nw.col("__rf_rb"))  # where the item enters the overlap
+    common = left.join(right, on=[*keys, n.ITEM], how="inner").join(sizes, on=keys, how="left")
+    common = common.with_columns(
+        _by_depth(depth, suffix).alias("__rf_h"),
+        (depth <= nw.min_horizontal(nw.col("n_a"), nw.col("n_b"))).cast(nw.Int64).alias("__rf_in_short"),
+    )
+    counts = _frames.group_agg(
+        common, keys, nw.len().cast(nw.Int64).alias("n_common"), nw.col("__rf_h").sum().alias("__rf_hsum"),
+        nw.col("__rf_in_short").sum().alias("__rf_xs"),
+    )  # fmt: skip
+    # Kendall's tau: each pair of common items once (the item order breaks the symmetry)
+    other = common.select(
+        *keys, nw.col(n.ITEM).alias("__rf_item2"), nw.col("__rf_ra").alias("__rf_ra2"), nw.col("__rf_rb").alias("__rf_rb2")
+    )
+    both = common.select(*keys, n.ITEM, "__rf_ra", "__rf_rb").join(other, on=keys, how="inner")
+    both = both.filter(nw.col(n.ITEM) < nw.col("__rf_item2")).with_columns(
+        (((nw.col("__rf_ra") - nw.col("__rf_ra2")) * (nw.col("__rf_rb") - nw.col("__rf_rb2"))) > 0).cast(nw.Int64).alias("__rf_c")
+    )
+    concordance = _frames.group_agg(
+        both, keys, nw.col("__rf_c").sum().alias("__rf_concordant"), nw.len().cast(nw.Int64).alias("__rf_pairs")
+    )
+    out = sizes.join(counts, on=keys, how="left").join(concordance, on=keys, how="left")
+    out = out.with_columns(nw.col("n_common").fill_null(0), nw.col("__rf_hsum").fill_null(0.0), nw.col("__rf_xs").fill_null(0))
+    return out.select(*strata, nw.lit(a).alias("model_a"), nw.lit(b).alias("model_b"), n.USER, *_measures(k, p))
+
+
+def _measures(k: int, p: float) -> list[nw.Expr]:
+    """The columns of :data:`COLUMNS` from the per-user sums. RBO_ext (Webber et al. 2010,
+    eq. 32; eq. 30 when s = l), with s <= l the lists' lengths and X_d the items common to
+    their first d:
+
+        (1 - p) / p * [sum_{d=1..l} X_d p^d / d + X_s / s * sum_{d=s+1..l} (d - s) / d p^d]
+        + [(X_l - X_s) / l + X_s / s] p^l
+
+    A common item at depth m = max(its two ranks) adds 1 to every X_d with d >= m, so the first
+    sum is the sum over common items of H(m) - H(l + 1), and the second is
+    X_s / s * [S(s + 1) - S(l + 1) - s (H(s + 1) - H(l + 1))] (see :func:`_tables`)."""
+    suffix, geometric, powers = _tables(k, p)
+    n_a, n_b, common, x_short = nw.col("n_a"), nw.col("n_b"), nw.col("n_common"), nw.col("__rf_xs")
+    short, long = nw.min_horizontal(n_a, n_b), nw.max_horizontal(n_a, n_b)
+    h_after_long = _by_depth(long + 1, suffix)
+    first = nw.col("__rf_hsum") - common * h_after_long
+    between = _by_depth(short + 1, geometric) - _by_depth(long + 1, geometric)
+    second = (x_short / short) * (between - short * (_by_depth(short + 1, suffix) - h_after_long))
+    tail = ((common - x_short) / long + x_short / short) * _by_depth(long, powers)
+    rbo = (1 - p) / p * (first + second) + tail
+    union = n_a + n_b - common
+    pairs = nw.col("__rf_pairs").fill_null(0)
+    return [
+        n_a,
+        n_b,
+        common,
+        (common / k).cast(nw.Float64).alias("overlap"),
+        nw.when(union > 0).then(common / union).otherwise(None).cast(nw.Float64).alias("jaccard"),
+        nw.when(short > 0).then(rbo).otherwise(None).cast(nw.Float64).alias("rbo"),
+        nw.when(pairs > 0)
+        .then((2 * nw.col("__rf_concordant").fill_null(0) - pairs) / pairs)
+        .otherwise(None)
+        .cast(nw.Float64)
+        .alias("kendall_tau"),
+    ]
+
+
+assert agreement.__doc__ is not None
+agreement.__doc__ = agreement.__doc__.replace("{DEFAULT_K}", str(DEFAULT_K))  # declared once, in recframe.options

@@ -1,0 +1,157 @@
+"""Agreement between models (issue 42, item 3): overlap, Jaccard, rank-biased overlap and
+Kendall's tau per user and pair of models, against a slow reference written from the formulas
+(Webber, Moffat and Zobel 2010, eqs. 30 and 32) and scipy's kendalltau."""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import polars as pl
+import pytest
+from polars.testing import assert_frame_equal
+
+import recframe
+from conftest import to_polars
+from recframe import RecframeError
+
+RECS = pl.DataFrame(
+    {
+        "model": ["A"] * 3 + ["B"] * 3,
+        "user_id": [1] * 6,
+        "item_id": ["x", "y", "z", "y", "x", "w"],
+        "rank": [1, 2, 3, 1, 2, 3],
+    }
+)
+
+
+def test_hand_worked_pair() -> None:
+    row = recframe.agreement(RECS, k=3, by="model").row(0, named=True)
+    # X_1 = 0, X_2 = 2 ({x, y}), X_3 = 2: eq. 30 with p = 0.9
+    rbo = (2 / 3) * 0.9**3 + (0.1 / 0.9) * (0 + (2 / 2) * 0.9**2 + (2 / 3) * 0.9**3)
+    assert row["rbo"] == pytest.approx(rbo, rel=1e-12)
+    assert (row["n_common"], row["overlap"], row["jaccard"], row["kendall_tau"]) == (2, 2 / 3, 2 / 4, -1.0)
+
+
+def rbo_ext(s_list: list, l_list: list, p: float) -> float:
+    """RBO_ext by eq. 32 (eq. 30 when the lengths are equal), depth by depth."""
+    if len(s_list) > len(l_list):
+        s_list, l_list = l_list, s_list
+    s, long = len(s_list), len(l_list)
+
+    def x(d: int) -> int:
+        return len(set(s_list[: min(d, s)]) & set(l_list[:d]))
+
+    total = sum(x(d) / d * p**d for d in range(1, long + 1)) + sum(
+        x(s) * (d - s) / (s * d) * p**d for d in range(s + 1, long + 1)
+    )
+    return (1 - p) / p * total + ((x(long) - x(s)) / long + x(s) / s) * p**long
+
+
+def reference(df: pl.DataFrame, k: int, p: float) -> dict[tuple, dict[str, float | None]]:
+    from scipy.stats import kendalltau
+
+    lists = {
+        (m, u): g.sort("rank").filter(pl.col("rank") <= k)["item_id"].to_list() for (m, u), g in df.group_by("model", "user_id")
+    }
+    models = sorted(df["model"].unique().to_list())
+    users = sorted(df["user_id"].unique().to_list())
+    out = {}
+    for a, b in itertools.combinations(models, 2):
+        for u in users:
+            la, lb = lists.get((a, u), []), lists.get((b, u), [])
+            if not la and not lb:
+                continue
+            common = set(la) & set(lb)
+            tau = None
+            if len(common) >= 2:
+                items = sorted(common)
+                tau = kendalltau([la.index(i) for i in items], [lb.index(i) for i in items]).statistic
+            out[(a, b, u)] = {
+                "n_common": len(common),
+                "overlap": len(common) / k,
+                "jaccard": len(common) / len(set(la) | set(lb)),
+                "rbo": rbo_ext(la, lb, p) if la and lb else None,
+                "kendall_tau": tau,
+            }
+    return out
+
+
+def random_lists(seed: int) -> pl.DataFrame:
+    rng = np.random.default_rng(seed)
+    rows = []
+    for model in ("A", "B", "C"):
+        for user in range(25):
+            length = int(rng.integers(0, 9))  # uneven lists, some empty
+            items = rng.choice(12, size=length, replace=False)
+            rows += [(model, user, f"i{item:02d}", rank) for rank, item in enumerate(items, start=1)]
+    return pl.DataFrame(rows, schema=["model", "user_id", "item_id", "rank"], orient="row")
+
+
+@pytest.mark.parametrize("p", [0.5, 0.9])
+def test_agreement_equals_the_reference_on_every_backend(constructor, p: float) -> None:
+    df = random_lists(7)
+    k = 6
+    got = to_polars(recframe.agreement(constructor(df), k=k, by="model", p=p))
+    want = reference(df, k, p)
+    assert got.height == len(want)
+    for row in got.iter_rows(named=True):
+        expected = want[(row["model_a"], row["model_b"], row["user_id"])]
+        for column, value in expected.items():
+            if value is None:
+                assert row[column] is None, (column, row)
+            else:
+                assert row[column] == pytest.approx(value, rel=1e-12, abs=1e-12), (column, row, value)
+
+
+def test_baseline_and_other_keys() -> None:
+    df = random_lists(3).with_columns(fold=pl.lit(1))
+    both = pl.concat([df, df.with_columns(fold=pl.lit(2), rank=pl.col("rank"))])
+    out = recframe.agreement(both, k=5, by=["model", "fold"], baseline="A")
+    assert set(zip(out["model_a"], out["model_b"])) == {("B", "A"), ("C", "A")}
+    assert out.columns[:4] == ["fold", "model_a", "model_b", "user_id"]
+    one = out.filter(pl.col("fold") == 1).drop("fold")
+    two = out.filter(pl.col("fold") == 2).drop("fold")
+    assert_frame_equal(one, two, rel_tol=1e-12)  # the folds are kept apart, and hold the same lists
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message", "argument"),
+    [
+        ({"p": 1.0}, r"p=1.0 must be a number strictly between 0 and 1", "p"),
+        ({"p": 0}, r"p=0 must be a number strictly between 0 and 1", "p"),
+        ({"k": [5, 10]}, r"must be one positive whole number", "k"),
+        ({"baseline": "Z"}, r"baseline='Z' is not a value of column 'model'", "baseline"),
+    ],
+)
+def test_bad_arguments_are_refused(kwargs: dict, message: str, argument: str) -> None:
+    with pytest.raises(RecframeError, match=message) as caught:
+        recframe.agreement(RECS, by="model", **{"k": 3, **kwargs})
+    assert caught.value.argument == argument
+
+
+def test_one_model_is_refused() -> None:
+    with pytest.raises(RecframeError, match="compares two models or more"):
+        recframe.agreement(RECS.filter(pl.col("model") == "A"), k=3, by="model")
+    with pytest.raises(RecframeError, match="names no model column"):
+        recframe.agreement(RECS, k=3)
+
+
+def test_the_command_line_writes_the_agreement_table(tmp_path) -> None:
+    import contextlib
+    import io
+
+    from recframe import cli
+
+    path = tmp_path / "recs.csv"
+    random_lists(5).write_csv(path)
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = cli.main(["agreement", str(path), "--by", "model", "--k", "4", "--p", "0.8", "--format", "csv", "--quiet"])
+    assert code == 0, err.getvalue()
+    want = recframe.agreement(random_lists(5), k=4, p=0.8, by="model")
+    got = pl.read_csv(io.StringIO(out.getvalue()))
+    assert got["rbo"].to_list() == pytest.approx(want["rbo"].to_list(), nan_ok=True)
+    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(err := io.StringIO()):
+        code = cli.main(["agreement", str(path), "--by", "model", "--k", "4,5"])
+    assert code == 2 and "one depth" in err.getvalue()
