@@ -105,21 +105,9 @@ def prepare(
         seen = exclude.select(*_renamed_ids(exclude, spec, on)).unique()
         lf = lf.join(seen, on=[*on, n.USER, n.ITEM], how="anti")
     models = lf.select(*spec.columns.model_keys).unique() if truth is not None and spec.columns.model_keys else None
-    if spec.columns.score is not None:
-        # ranked before truth= is joined: its rows have no score and take no position, and the
-        # recommendations alone are fewer rows, still in the order they were given
-        score = nw.col(n.SCORE).cast(nw.Float64)
-        if spec.conventions.score_dtype == "float32":
-            # compare as trec_eval does; scores past float32's range take its largest value
-            # (trec_eval reads them as infinite: they tie either way), which no engine refuses
-            score = score.clip(-FLOAT32_MAX, FLOAT32_MAX).cast(nw.Float32).cast(nw.Float64)
-        lf = lf.with_columns(score)
-        eligible = ~nw.col(n.SCORE).is_null() & ~nw.col(n.SCORE).is_nan()
-        if spec.selection.score_threshold is not None:
-            eligible = eligible & (nw.col(n.SCORE) >= spec.selection.score_threshold)
-        lf = lf.with_columns(eligible.fill_null(False).cast(nw.Int64).alias(n.ELIGIBLE))
-        lf = score_positions(lf, spec, [*keys, n.USER]).drop(n.ELIGIBLE)
-    if truth is not None:
+
+    def join_truth(lf: nw.LazyFrame) -> nw.LazyFrame:
+        assert truth is not None
         truth_keys = list(spec.columns.truth_keys)
         t = truth.select(*_renamed_ids(truth, spec, truth_keys), nw.col(spec.columns.relevance).alias(n.REL))
         # the seen pairs leave the truth before the broadcast (the smaller frame), or after it
@@ -142,6 +130,28 @@ def prepare(
         lf = lf.join(t, on=on, how="full")
         lf = lf.with_columns(nw.coalesce(nw.col(c), nw.col(f"{c}_right")).alias(c) for c in on)
         lf = lf.drop([f"{c}_right" for c in on])
+        return lf
+
+    # ranked before truth= is joined: its rows have no score and take no position, and the
+    # recommendations alone are fewer rows, still in the order they were given; but a tie
+    # order by relevance (ties="optimistic", "pessimistic") needs the truth's relevance first
+    relevance_first = truth is not None and spec.conventions.ties in ("optimistic", "pessimistic")
+    if relevance_first:
+        lf = join_truth(lf)
+    if spec.columns.score is not None:
+        score = nw.col(n.SCORE).cast(nw.Float64)
+        if spec.conventions.score_dtype == "float32":
+            # compare as trec_eval does; scores past float32's range take its largest value
+            # (trec_eval reads them as infinite: they tie either way), which no engine refuses
+            score = score.clip(-FLOAT32_MAX, FLOAT32_MAX).cast(nw.Float32).cast(nw.Float64)
+        lf = lf.with_columns(score)
+        eligible = ~nw.col(n.SCORE).is_null() & ~nw.col(n.SCORE).is_nan()
+        if spec.selection.score_threshold is not None:
+            eligible = eligible & (nw.col(n.SCORE) >= spec.selection.score_threshold)
+        lf = lf.with_columns(eligible.fill_null(False).cast(nw.Int64).alias(n.ELIGIBLE))
+        lf = score_positions(lf, spec, [*keys, n.USER]).drop(n.ELIGIBLE)
+    if truth is not None and not relevance_first:
+        lf = join_truth(lf)
 
     lf = lf.with_columns(nw.col(n.REL).cast(nw.Float64))
     if spec.columns.rank is not None:
@@ -180,32 +190,41 @@ def score_positions(lf: nw.LazyFrame, spec: v.Spec, lists: list[str]) -> nw.Lazy
     Enum/Categorical items are ordered by name (Polars would order them by category).
     """
     item_order = nw.col(n.ITEM).cast(nw.String) if spec.facts.categorical_item else nw.col(n.ITEM)
-    lf = lf.with_columns(item_order.alias("__rf_item_order"))
+    # optimistic / pessimistic: the relevant items first / last within a tie, then by item
+    relevant_first = {"optimistic": 0, "pessimistic": 1}.get(spec.conventions.ties)
+    relevant_order = (
+        nw.lit(0) if relevant_first is None else nw.when(is_relevant(spec)).then(relevant_first).otherwise(1 - relevant_first)
+    )
+    lf = lf.with_columns(item_order.alias("__rf_item_order"), relevant_order.cast(nw.Int64).alias("__rf_rel_order"))
     descending = spec.conventions.ties == "item_desc"
     if lf.implementation is nw.Implementation.POLARS:
         score = pl.when(pl.col(n.SCORE) == 0).then(0.0).otherwise(pl.col(n.SCORE))  # -0.0: not left to the row encoding
-        key = pl.struct((score if descending else -score).alias("s"), pl.col("__rf_item_order").alias("i"))
+        key = pl.struct(
+            (score if descending else -score).alias("s"),
+            pl.col("__rf_rel_order").alias("r"),
+            pl.col("__rf_item_order").alias("i"),
+        )
         # a null key (a row not eligible) stays null and takes no position
         ranked = pl.when(pl.col(n.ELIGIBLE) == 1).then(key).rank("ordinal", descending=descending).over(lists)
         native = lf.to_native().with_columns(ranked.cast(pl.Int64).alias(n.RANK))
-        return nw.from_native(native).drop("__rf_item_order")
+        return nw.from_native(native).drop("__rf_item_order", "__rf_rel_order")
     if lf.implementation is nw.Implementation.DUCKDB:
         # the rows not eligible are a partition of their own
         partition = ", ".join(_quoted(c) for c in [*lists, n.ELIGIBLE])
-        order = f"{_quoted(n.SCORE)} DESC, {_quoted('__rf_item_order')} {'DESC' if descending else 'ASC'}"
+        order = f"{_quoted(n.SCORE)} DESC, {_quoted('__rf_rel_order')} ASC, {_quoted('__rf_item_order')} {'DESC' if descending else 'ASC'}"
         number = f"CAST(row_number() OVER (PARTITION BY {partition} ORDER BY {order}) AS BIGINT)"
         relation = lf.to_native().project(f"*, CASE WHEN {_quoted(n.ELIGIBLE)} = 1 THEN {number} END AS {_quoted(n.RANK)}")
-        return nw.from_native(relation).drop("__rf_item_order")
+        return nw.from_native(relation).drop("__rf_item_order", "__rf_rel_order")
     # counting only eligible rows makes where null scores sort irrelevant
     if descending:
         # (score, item) descending = a cumulative sum from the end of the ascending order
         position = nw.col(n.ELIGIBLE).cum_sum(reverse=True).over(*lists, order_by=[n.SCORE, "__rf_item_order"])
     else:
         lf = lf.with_columns((-nw.col(n.SCORE)).alias("__rf_neg_score"))
-        position = nw.col(n.ELIGIBLE).cum_sum().over(*lists, order_by=["__rf_neg_score", "__rf_item_order"])
+        position = nw.col(n.ELIGIBLE).cum_sum().over(*lists, order_by=["__rf_neg_score", "__rf_rel_order", "__rf_item_order"])
     # (cast: DuckDB sums integers to INT128, which SQLFrame cannot type)
     lf = lf.with_columns(nw.when(nw.col(n.ELIGIBLE) == 1).then(position).otherwise(None).cast(nw.Int64).alias(n.RANK))
-    return lf.drop("__rf_item_order", *([] if descending else ["__rf_neg_score"]))
+    return lf.drop("__rf_item_order", "__rf_rel_order", *([] if descending else ["__rf_neg_score"]))
 
 
 def is_relevant(spec: v.Spec) -> nw.Expr:

@@ -22,7 +22,7 @@ Gain = Literal["linear", "binary", "exp2"]
 EmptyUsers = Literal["skip", "zero", "error"]
 IDCG = Literal["relevant", "k"]
 Discount = Literal["log2_rank_plus_1", "log2_max_rank_2"]
-Ties = Literal["item_asc", "item_desc"]
+Ties = Literal["item_asc", "item_desc", "optimistic", "pessimistic"]
 ScoreDtype = Literal["float64", "float32"]
 UnrankedUsers = Literal["zero", "skip"]
 UnjudgedUsers = Literal["empty", "skip"]
@@ -130,9 +130,11 @@ both undiscounted).""",
         Ties,
         Convention(
             """With ``score``: how equal scores are ordered, by item ascending or descending (as
-trec_eval, which compares document ids as strings). Enum and Categorical items are ordered
-by their names, not by their category order, on every engine.""",
-            "with --score: order equal scores by item ascending or descending (trec_eval)",
+trec_eval, which compares document ids as strings); or the relevant items first
+(``"optimistic"``) or last (``"pessimistic"``) within a tie, then by item ascending, which
+bound what the tie-break alone can do to a number (McSherry and Najork 2008). Enum and
+Categorical items are ordered by their names, not by their category order, on every engine.""",
+            "with --score: order equal scores by item ascending or descending (trec_eval), or relevant first or last",
         ),
     ]
     score_dtype: Annotated[

@@ -1,0 +1,69 @@
+"""Ties told apart (issue 42, item 1, the bounds): ties="optimistic" and "pessimistic" order the
+relevant items first or last within a group of equal scores, so a user sees what the tie-break
+alone can do to a number."""
+
+from __future__ import annotations
+
+import numpy as np
+import polars as pl
+import pytest
+from polars.testing import assert_frame_equal
+
+import recframe
+from conftest import to_polars
+
+# one list: a (0.9, not relevant), then b, c, d tied at 0.5 with c relevant, then e (0.1, relevant)
+TIED = pl.DataFrame(
+    {
+        "user_id": [1] * 5,
+        "item_id": ["a", "b", "c", "d", "e"],
+        "score": [0.9, 0.5, 0.5, 0.5, 0.1],
+        "relevance": [0, 0, 1, 0, 1],
+    }
+)
+
+
+@pytest.mark.parametrize(("ties", "position_of_c"), [("item_asc", 3), ("item_desc", 3), ("optimistic", 2), ("pessimistic", 4)])
+def test_the_relevant_item_moves_within_its_tie(constructor, ties: str, position_of_c: int) -> None:
+    out = to_polars(recframe.per_user(constructor(TIED), k=[2, 3], score="score", ties=ties, metrics=["precision", "rr"]))
+    row = out.row(0, named=True)
+    assert row["rr@3"] == pytest.approx(1 / position_of_c if position_of_c <= 3 else 0.0)
+    assert row["precision@2"] == pytest.approx(1 / 2 if position_of_c <= 2 else 0.0)
+
+
+def test_with_truth_the_relevance_comes_from_the_truth() -> None:
+    recs, truth = TIED.drop("relevance"), TIED.filter(pl.col("relevance") == 1).select("user_id", "item_id", "relevance")
+    for ties, want in (("optimistic", 1 / 2), ("pessimistic", 0.0)):
+        out = recframe.per_user(recs, truth=truth, k=2, score="score", ties=ties, metrics=["precision"])
+        assert out["precision@2"].item() == pytest.approx(want)
+
+
+def test_the_bounds_hold_and_meet_without_ties() -> None:
+    rng = np.random.default_rng(11)
+    n = 600
+    df = pl.DataFrame(
+        {
+            "model": rng.choice(["A", "B"], n),
+            "user_id": rng.integers(0, 40, n),
+            "item_id": rng.integers(0, 30, n),
+            "score": rng.integers(0, 4, n).astype(float),  # heavy ties
+            "relevance": rng.integers(0, 3, n),
+        }
+    ).unique(["model", "user_id", "item_id"])
+    options = {
+        "k": [1, 3, 10],
+        "score": "score",
+        "by": "model",
+        "metrics": ["precision", "recall", "hit_rate", "ndcg", "ap", "rr"],
+    }
+    high = recframe.summary(df, ties="optimistic", **options)
+    middle = recframe.summary(df, ties="item_asc", **options)
+    low = recframe.summary(df, ties="pessimistic", **options)
+    metrics = [c for c in high.columns if "@" in c]
+    for c in metrics:
+        assert (high[c] >= middle[c] - 1e-12).all() and (middle[c] >= low[c] - 1e-12).all(), c
+    assert any((high[c] > low[c]).any() for c in metrics)
+    distinct = df.with_columns(pl.col("score") + pl.int_range(pl.len()) * 1e-6)  # no tie left
+    frames = [recframe.summary(distinct, ties=t, **options) for t in ("optimistic", "item_asc", "pessimistic")]
+    assert_frame_equal(frames[0], frames[1], rel_tol=1e-12)
+    assert_frame_equal(frames[1], frames[2], rel_tol=1e-12)
