@@ -223,7 +223,6 @@ def test_compare_namespace_computes_per_user_first():
 @pytest.mark.parametrize(
     "kwargs, match",
     [
-        ({}, r"baseline= is required.*Hint"),
         ({"baseline": "Z"}, r"baseline='Z' is not a value of column 'model' \(values: \['A', 'B', 'C'\]\).*Hint"),
         ({"baseline": "A", "test": "t"}, r"test='t' .*Hint"),
         ({"baseline": "A", "correction": "fdr"}, r"correction='fdr' .*Hint"),

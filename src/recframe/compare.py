@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import itertools
 import math
+import string
 from collections.abc import Sequence
 from typing import Any, TypeVar
 
@@ -23,6 +25,18 @@ COLUMNS = (
     "baseline_mean", "model_mean", "delta", "delta_lo", "delta_hi", "rel_delta",
     "p_value", "p_adjusted", "significant",
 )  # fmt: skip
+
+#: The columns of an all-pairs comparison (no ``baseline=``), in order: every pair of models
+#: ``model_a`` < ``model_b`` (sorted), delta = a - b.
+PAIR_COLUMNS = (
+    "model_a", "model_b", "metric", "n_pairs", "n_dropped_a", "n_dropped_b",
+    "mean_a", "mean_b", "delta", "delta_lo", "delta_hi", "rel_delta", "d_z",
+    "wins", "ties", "losses", "p_value", "p_adjusted", "significant",
+)  # fmt: skip
+_PAIR_COUNTS = ("n_pairs", "n_dropped_a", "n_dropped_b", "wins", "ties", "losses")
+
+#: The columns of :func:`compare_letters`, after the other keys.
+LETTER_COLUMNS = ("metric", "model", "mean", "rank", "letters", "top_group")
 
 
 def polars_per_user(per_user_frame: Any) -> tuple[pl.LazyFrame, _frames.Kind]:
@@ -120,6 +134,41 @@ def metric_columns_of(schema: pl.Schema, keys: list[str], user: str, metrics: Se
     return chosen
 
 
+def refuse_duplicates(df: pl.DataFrame, keys: list[str], user: str) -> None:
+    """Refuse two rows of one (keys, user): a paired comparison needs one per model and user."""
+    duplicated = df.select(pl.struct(*keys, user).is_duplicated().sum()).item()
+    if duplicated:
+        first = df.filter(pl.struct(*keys, user).is_duplicated()).row(0, named=True)
+        where = ", ".join(f"{k}={first[k]!r}" for k in [*keys, user])
+        raise RecframeError(
+            f"per_user_frame has {duplicated} rows that share their ({', '.join(map(repr, [*keys, user]))}) values, "
+            f"first {where}: a paired comparison needs one row per model and user in each group. "
+            f"Hint: the frame has other key columns: pass them too, by=[{keys[0]!r}, ...], to compare within each."
+        )
+
+
+def paired_statistics(
+    x: np.ndarray, y: np.ndarray, test: str, alpha: float, n_resamples: int, rng: np.random.Generator
+) -> tuple[float, float, float]:
+    """The p-value of the paired `test` of `x` against `y`, and the interval of mean(x - y):
+    the t interval for paired_t, else the percentile bootstrap (NaN for fewer than 2 pairs)."""
+    n = x.size
+    # values near the float64 maximum: tests and intervals on exactly scaled values
+    scale = stats.overflow_scale(x, y)
+    xs, ys = x / scale, y / scale
+    if test == "paired_t":
+        result = stats.paired_t_test(xs, ys)
+        lo, hi = stats.t_ci(xs - ys, 1 - alpha) if n >= 2 else (math.nan, math.nan)
+    else:
+        if test == "wilcoxon":
+            result = stats.wilcoxon_test(xs, ys)
+        else:
+            result = stats.randomization_test(xs, ys, n_resamples, rng)
+        # (no interval of one pair: nothing to resample, as for the t interval)
+        lo, hi = stats.bootstrap_ci(xs - ys, 1 - alpha, n_resamples, rng) if n >= 2 else (math.nan, math.nan)
+    return result.p_value, lo * scale, hi * scale
+
+
 def _rows(
     df: pl.DataFrame,
     keys: list[str],
@@ -135,15 +184,7 @@ def _rows(
     """One row per (stratum, model, metric): the model key is ``keys[0]``; the other keys
     (segments, folds) are strata, compared separately; p-values adjusted over every row."""
     by, strata = keys[0], keys[1:]
-    duplicated = df.select(pl.struct(*keys, user).is_duplicated().sum()).item()
-    if duplicated:
-        first = df.filter(pl.struct(*keys, user).is_duplicated()).row(0, named=True)
-        where = ", ".join(f"{k}={first[k]!r}" for k in [*keys, user])
-        raise RecframeError(
-            f"per_user_frame has {duplicated} rows that share their ({', '.join(map(repr, [*keys, user]))}) values, "
-            f"first {where}: a paired comparison needs one row per model and user in each group. "
-            f"Hint: the frame has other key columns: pass them too, by=[{by!r}, ...], to compare within each."
-        )
+    refuse_duplicates(df, keys, user)
     refuse_infinite(df, metrics, user, by)
     models = df.get_column(by).unique().sort().to_list()
     if baseline not in models:
@@ -187,20 +228,7 @@ def _compare_group(
             pairs = left.join(right, on=user, how="inner")
             b, m = pairs.get_column("b").to_numpy(), pairs.get_column("m").to_numpy()
             n = len(pairs)
-            # values near the float64 maximum: tests and intervals on exactly scaled values
-            scale = stats.overflow_scale(m, b)
-            ms, bs = m / scale, b / scale
-            if test == "paired_t":
-                result = stats.paired_t_test(ms, bs)
-                lo, hi = stats.t_ci(ms - bs, 1 - alpha) if n >= 2 else (math.nan, math.nan)
-            else:
-                if test == "wilcoxon":
-                    result = stats.wilcoxon_test(ms, bs)
-                else:
-                    result = stats.randomization_test(ms, bs, n_resamples, rng)
-                # (no interval of one pair: nothing to resample, as for the t interval)
-                lo, hi = stats.bootstrap_ci(ms - bs, 1 - alpha, n_resamples, rng) if n >= 2 else (math.nan, math.nan)
-            lo, hi = lo * scale, hi * scale
+            p_value, lo, hi = paired_statistics(m, b, test, alpha, n_resamples, rng)
             b_mean, m_mean = stats.mean(b), stats.mean(m)
             delta = m_mean - b_mean
             values = {
@@ -217,10 +245,140 @@ def _compare_group(
                 "delta_lo": lo,
                 "delta_hi": hi,
                 "rel_delta": delta / b_mean if b_mean else math.nan,
-                "p_value": result.p_value,
+                "p_value": p_value,
             }
             for name, value in values.items():
                 out[name].append(value)
+
+
+def _pair_rows(
+    df: pl.DataFrame,
+    keys: list[str],
+    user: str,
+    metrics: list[str],
+    test: str,
+    correction: Correction | None,
+    alpha: float,
+    n_resamples: int,
+    seed: Any,
+) -> dict[str, list[Any]]:
+    """One row per (stratum, pair of models, metric); the p-values of the paired tests adjusted
+    over every row, those of tukey_hsd left as they are (the test controls its family)."""
+    by, strata = keys[0], keys[1:]
+    refuse_duplicates(df, keys, user)
+    refuse_infinite(df, metrics, user, by)
+    models = df.get_column(by).unique().sort().to_list()
+    if len(models) < 2:
+        raise RecframeError(
+            f"{ref('by', by)}: column {by!r} of per_user_frame holds {len(models)} model(s) {models}, and a comparison of every "
+            f"pair needs two or more. Hint: pass the per-user rows of every model, per_user(..., by={by!r}) over all their "
+            "recommendations."
+        )
+    rng = np.random.default_rng(seed)  # one generator, strata and metrics in output order: reproducible
+    out: dict[str, list[Any]] = {name: [] for name in [*strata, *PAIR_COLUMNS]}
+    groups = df.partition_by(strata, as_dict=True, maintain_order=False) if strata else {(): df}
+    for stratum in sorted(groups, key=lambda g: tuple((v is None, v) for v in g)):  # groups in key order
+        _pairs_of_group(groups[stratum], dict(zip(strata, stratum)), by, user, metrics, test, alpha, n_resamples, rng, out)
+    p_values = np.array(out["p_value"], dtype=float)
+    adjusted = p_values if test == "tukey_hsd" else stats.adjust_pvalues(p_values, correction)
+    out["p_adjusted"] = adjusted.tolist()
+    out["significant"] = [bool(p < alpha) for p in adjusted]  # NaN < alpha is False
+    return out
+
+
+def _pairs_of_group(
+    df: pl.DataFrame,
+    stratum: dict[str, Any],
+    by: str,
+    user: str,
+    metrics: list[str],
+    test: str,
+    alpha: float,
+    n_resamples: int,
+    rng: np.random.Generator,
+    out: dict[str, list[Any]],
+) -> None:
+    """Append the rows of one stratum (every pair of its models, every metric) to `out`."""
+    models = df.get_column(by).unique().sort().to_list()
+    where = "".join(f" ({k}={v!r})" for k, v in stratum.items())
+    if len(models) < 2:
+        raise RecframeError(
+            f"{ref('by', [by, *stratum])}: the rows{where} hold one model, {models[0]!r}, so no pair of models can be "
+            f"compared there. Hint: pass per-user rows of every model for every value of {list(stratum)}, or drop "
+            "those rows."
+        )
+    # a (users x models) matrix per metric: users in first-seen order, models sorted
+    index = df.select(user).unique(maintain_order=True).with_row_index("__recframe_row")
+    coded = df.join(index, on=user, how="left", nulls_equal=True).with_columns(
+        pl.col(by).replace_strict(models, list(range(len(models))), return_dtype=pl.Int64).alias("__recframe_model")
+    )
+    rows = coded.get_column("__recframe_row").to_numpy()
+    columns = coded.get_column("__recframe_model").to_numpy()
+    listed = np.zeros((index.height, len(models)), dtype=bool)
+    listed[rows, columns] = True
+    pairs = list(itertools.combinations(range(len(models)), 2))
+    for a, b in pairs:
+        if not (listed[:, a] & listed[:, b]).any():
+            raise RecframeError(
+                f"models {models[a]!r} and {models[b]!r} of column {by!r}{where} have no user in common (no value of "
+                f"{ref('user', user)} has a row under both), so they cannot be compared user by user. Hint: evaluate "
+                f"every model on the same users (per_user with the same truth=), or pass {fix('baseline', models[a])} "
+                "to compare the others with one model."
+            )
+    found: dict[tuple[int, int, str], dict[str, Any]] = {}
+    for metric in metrics:
+        values = np.full(listed.shape, np.nan)
+        values[rows, columns] = coded.get_column(metric).cast(pl.Float64).fill_null(math.nan).to_numpy()
+        higher = _tables.higher_is_better(metric)
+        tukey = stats.tukey_hsd_test(values, n_resamples, rng, 1 - alpha) if test == "tukey_hsd" else None
+        complete = ~np.isnan(values).any(axis=1)
+        for a, b in pairs:
+            used = complete if tukey is not None else ~np.isnan(values[:, a]) & ~np.isnan(values[:, b])
+            x, y = values[used, a], values[used, b]
+            n = x.size
+            mean_a, mean_b = stats.mean(x), stats.mean(y)
+            delta = mean_a - mean_b
+            if tukey is not None:
+                p_value, lo, hi = float(tukey.p_values[a, b]), delta - tukey.hsd, delta + tukey.hsd
+            else:
+                p_value, lo, hi = paired_statistics(x, y, test, alpha, n_resamples, rng)
+            better, worse = (x > y, x < y) if higher else (x < y, x > y)
+            found[a, b, metric] = {
+                "n_pairs": n,
+                "n_dropped_a": int((~np.isnan(values[:, a])).sum()) - n,
+                "n_dropped_b": int((~np.isnan(values[:, b])).sum()) - n,
+                "mean_a": mean_a,
+                "mean_b": mean_b,
+                "delta": delta,
+                "delta_lo": lo,
+                "delta_hi": hi,
+                "rel_delta": delta / mean_b if mean_b else math.nan,
+                "d_z": effect_size(x, y),
+                "wins": int(better.sum()),
+                "ties": int((x == y).sum()),
+                "losses": int(worse.sum()),
+                "p_value": p_value,
+            }
+    for a, b in pairs:  # rows: pair, then metric in the given order
+        for metric in metrics:
+            values_of_row = {**stratum, "model_a": models[a], "model_b": models[b], "metric": metric, **found[a, b, metric]}
+            for name, value in values_of_row.items():
+                out[name].append(value)
+
+
+def effect_size(x: np.ndarray, y: np.ndarray) -> float:
+    """Cohen's d_z of paired values: mean(x - y) / sd(x - y), the sample standard deviation
+    (ddof=1); NaN with fewer than two pairs or when every difference is the same (sd 0).
+
+    >>> effect_size(np.array([3.0, 2.0, 4.0]), np.array([1.0, 1.0, 1.0]))   # d = 2, 1, 3
+    2.0
+    """
+    d = x - y
+    if d.size < 2 or bool((d == d[0]).all()):
+        return math.nan
+    scale = stats.overflow_scale(x, y)  # exact: the ratio does not change
+    scaled = x / scale - y / scale
+    return float(scaled.mean() / stats.std(scaled))
 
 
 @stats.with_defaults
@@ -237,7 +395,8 @@ def compare(
     seed: int | None = None,
     n_resamples: int = stats.TEST_RESAMPLES,
 ) -> FrameT:
-    """Compare every model with a baseline, user by user, with a paired test per metric.
+    """Compare models user by user, with a paired test per metric: every model with a
+    baseline, or every pair of models.
 
     Parameters
     ----------
@@ -248,45 +407,60 @@ def compare(
         The column naming the model of each row, then any other key columns of the frame
         (``["model", "segment"]``, ``["model", "fold"]``): models are compared within each
         combination of the other keys, never across them.
-    baseline : value of ``by``
-        The model the others are compared with. Required.
+    baseline : value of ``by``, optional
+        The model the others are compared with. Without it, every pair of models is
+        compared (all pairs, with an effect size and wins, ties and losses).
     metrics : list of str, optional
         Metric columns to compare (``["ndcg@10"]``). Default: every metric column.
     user : str, optional
         Column identifying the user; values are paired on it. Default: the column
         :func:`recframe.per_user` puts right before ``n_relevant`` (its ``user=`` column), or
         the one column that is neither a key nor a metric.
-    test : {"paired_t", "wilcoxon", "randomization"}, default {PAIRED_TEST}
+    test : {"paired_t", "wilcoxon", "randomization", "tukey_hsd"}, default {PAIRED_TEST}
         The two-sided paired test: Student's t on the differences (needs scipy:
-        ``pip install "recframe[stats]"``), the Wilcoxon signed-rank test, or the sign-flip
-        randomization test of the mean difference (``n_resamples``, ``seed``).
+        ``pip install "recframe[stats]"``), the Wilcoxon signed-rank test, the sign-flip
+        randomization test of the mean difference (``n_resamples``, ``seed``), or, for all
+        pairs only (no ``baseline``), the randomized paired Tukey HSD test of every pair at
+        once (:func:`recframe.stats.tukey_hsd_test`).
     correction : {"holm", "bonferroni"} or None, default {CORRECTION}
         Multiple-testing correction of the p-values. The family is every row of the result:
-        all (model, metric) pairs compared in this call.
+        all (model, metric) pairs compared in this call. Not applied under
+        ``test="tukey_hsd"``, which controls the family of a metric's pairs itself:
+        ``p_adjusted`` is ``p_value`` there.
     alpha : float, default {ALPHA}
         Significance level: ``significant`` is ``p_adjusted < alpha``; the interval of the
         delta has coverage ``1 - alpha``.
     seed : int, optional
-        Seed (``numpy.random.default_rng``) of the randomization test and the bootstrap.
+        Seed (``numpy.random.default_rng``) of the randomization and Tukey HSD tests and
+        the bootstrap.
     n_resamples : int, default {TEST_RESAMPLES}
-        Sign patterns drawn by the randomization test (exact when ``2**n_pairs`` is not more)
-        and bootstrap resamples for the delta interval.
+        Sign patterns (randomization test; exact when ``2**n_pairs`` is not more) or
+        permutations (Tukey HSD; exact when ``(m!)**n_pairs`` is not more) drawn, and
+        bootstrap resamples of the delta interval.
 
     Returns
     -------
     frame of the same type as ``per_user_frame``
-        One row per (other keys, model, metric), in key order, models sorted, metrics in the
+        With ``baseline``: one row per (other keys, model, metric), in key order, models sorted, metrics in the
         given order: the other ``by`` keys, ``baseline``, ``model``, ``metric``, ``n_pairs`` (users with a value under both),
         ``n_dropped_baseline`` / ``n_dropped_model`` (users with a value under only that one,
         left out), ``baseline_mean``, ``model_mean`` (means over the pairs), ``delta``
         (model - baseline), ``delta_lo`` / ``delta_hi``, ``rel_delta`` (delta / baseline
-        mean), ``p_value``, ``p_adjusted`` and ``significant``. A LazyFrame stays lazy: the
-        comparison runs when it is collected.
+        mean), ``p_value``, ``p_adjusted`` and ``significant``.
+        Without: one row per (other keys, pair of models, metric), pairs in sorted order:
+        the other keys, ``model_a``, ``model_b`` (``model_a`` sorts first), ``metric``,
+        ``n_pairs``, ``n_dropped_a``, ``n_dropped_b``, ``mean_a``, ``mean_b``, ``delta``
+        (a - b), ``delta_lo``, ``delta_hi``, ``rel_delta`` (delta / mean_b), ``d_z``,
+        ``wins``, ``ties``, ``losses``, ``p_value``, ``p_adjusted``, ``significant``.
+        A LazyFrame stays lazy: the comparison runs when it is collected.
 
     See Also
     --------
     recframe.stats.paired_t_test, recframe.stats.wilcoxon_test,
-    recframe.stats.randomization_test, recframe.stats.adjust_pvalues : the formulas.
+    recframe.stats.randomization_test, recframe.stats.tukey_hsd_test,
+    recframe.stats.adjust_pvalues : the formulas.
+    recframe.compare_letters : the models of an all-pairs comparison ranked, with letters.
+    recframe.combine_folds : the deltas of several folds combined.
 
     Notes
     -----
@@ -301,6 +475,20 @@ def compare(
     mean is 0; with no pair means, delta and p-values are null; with one pair the t test
     and its interval are null. Null p-values stay out of the correction's family and are
     not significant.
+
+    All pairs: with d_i = a_i - b_i, ``d_z = mean(d) / s_d`` (Cohen's d_z, s_d with
+    ddof=1; null with fewer than two pairs or when every d_i is the same). ``wins``,
+    ``ties`` and ``losses`` count the users for whom model a is better than, equal to
+    (the same value) or worse than model b, "better" meaning higher unless the metric's
+    registry entry says lower is better (the name before ``@``; a column of no registered
+    metric counts as higher-is-better). A stratum with one model, or two models without a
+    user in common, is an error. Under ``test="tukey_hsd"`` the test permutes the models
+    within each user, so it uses the users with a value under every model of the stratum
+    (per metric): ``n_pairs`` counts them, every statistic of the row is computed on them
+    and ``n_dropped_a`` / ``n_dropped_b`` count the others with a value under a / b. Its
+    interval is ``delta -/+ hsd``, the ``1 - alpha`` quantile of the resampled range of
+    the means: simultaneous over the pairs of the metric, it leaves out 0 about when the
+    pair is significant (to the test's +1 in the p-value and the quantile's interpolation).
 
     Examples
     --------
@@ -317,16 +505,26 @@ def compare(
 
     d = 0, 0.5, 0.5, 0.5: of the 16 sign patterns, the 2 that make every non-zero
     difference positive reach a mean of 0.375, so p = 2 x 2 / 16 = 0.25 (exact).
+
+    Every pair, without ``baseline`` (here two models: one pair, a - b = A - B):
+
+    >>> out = recframe.compare(per_user, test="tukey_hsd")
+    >>> out.select("model_a", "model_b", "delta", "d_z", "wins", "ties", "losses", "p_value").rows()
+    [('A', 'B', -0.375, -1.5, 0, 1, 3, 0.25)]
+
+    d = 0, -0.5, -0.5, -0.5: mean -0.375, s_d = 0.25, d_z = -1.5; the 16 permutations
+    (A and B swapped or not, per user) give the p-value of the randomization test.
     """
     alpha = stats.check_level("alpha", alpha)
     stats.check_choice("test", test, stats.TESTS)
     stats.check_choice("correction", correction, stats.CORRECTIONS)
     n_resamples, _ = stats.check_resampling(n_resamples, seed)
     keys = by_keys(by)
-    if baseline is None:
+    if baseline is not None and test == "tukey_hsd":
         raise RecframeError(
-            f"{ref('baseline')} is required: the value of {keys[0]!r} the other models are compared with. "
-            f"Hint: pass {fix('baseline', 'popular')} (one of your models)."
+            f"{ref('test', test)} compares every pair of models at once, and {ref('baseline', baseline)} asks for the "
+            f"pairs with one model. Hint: drop {ref('baseline')} (the rows with {baseline!r} are those where it is "
+            f"model_a or model_b), or pass {fix('test', 'randomization')}."
         )
     native, kind = polars_per_user(per_user_frame)
     schema = native.collect_schema()
@@ -334,22 +532,273 @@ def compare(
     chosen = metric_columns_of(schema, keys, user, metrics)
     key_dtype = schema[keys[0]]
     columns: list[tuple[str, Any]] = [(k, schema[k]) for k in keys[1:]]
-    out_schema = pl.Schema(
-        columns
-        + [("baseline", key_dtype), ("model", key_dtype), ("metric", pl.String)]
-        + [(c, pl.Int64) for c in ("n_pairs", "n_dropped_baseline", "n_dropped_model")]
-        + [(c, pl.Float64) for c in COLUMNS[6:-1]]
-        + [("significant", pl.Boolean)]
-    )
+    if baseline is None:
+        out_schema = pl.Schema(
+            columns
+            + [("model_a", key_dtype), ("model_b", key_dtype), ("metric", pl.String)]
+            + [(c, pl.Int64 if c in _PAIR_COUNTS else pl.Float64) for c in PAIR_COLUMNS[3:-1]]
+            + [("significant", pl.Boolean)]
+        )
+    else:
+        out_schema = pl.Schema(
+            columns
+            + [("baseline", key_dtype), ("model", key_dtype), ("metric", pl.String)]
+            + [(c, pl.Int64) for c in ("n_pairs", "n_dropped_baseline", "n_dropped_model")]
+            + [(c, pl.Float64) for c in COLUMNS[6:-1]]
+            + [("significant", pl.Boolean)]
+        )
 
     def run(df: pl.DataFrame) -> pl.DataFrame:
-        rows = _rows(df, keys, baseline, user, chosen, test, correction, alpha, n_resamples, seed)
-        out = pl.DataFrame(rows, schema=out_schema)
-        stats.refuse_overflow(out, [*keys[1:], "model"], "model and baseline means")
+        if baseline is None:
+            rows = _pair_rows(df, keys, user, chosen, test, correction, alpha, n_resamples, seed)
+            out = pl.DataFrame(rows, schema=out_schema)
+            stats.refuse_overflow(out, [*keys[1:], "model_a", "model_b"], "means of the models")
+        else:
+            rows = _rows(df, keys, baseline, user, chosen, test, correction, alpha, n_resamples, seed)
+            out = pl.DataFrame(rows, schema=out_schema)
+            stats.refuse_overflow(out, [*keys[1:], "model"], "model and baseline means")
         # NaN marks an undefined value here: make it null, like a mean over no users
         return out.with_columns(pl.col(pl.Float64).fill_nan(None))
 
     result = without_skipped(native, schema).select(*keys, user, *chosen).map_batches(run, schema=out_schema, streamable=False)
+    return _frames.from_lazy(nw.from_native(result), kind)
+
+
+def _comparison(frame: Any, arg: str) -> tuple[pl.LazyFrame, _frames.Kind, pl.Schema]:
+    lf, kind = _frames.to_lazy(frame, arg)
+    if kind == "engine":
+        raise RecframeError(f"{arg} is a {_frames.engine_name(lf)} frame. Hint: pass the output of recframe.compare.")
+    native = lf.to_native()
+    return native, kind, native.collect_schema()
+
+
+def _letter(k: int) -> str:
+    letters = string.ascii_lowercase + string.ascii_uppercase
+    return letters[k] if k < len(letters) else f"<{k}>"
+
+
+def letter_columns(order: list[Any], different: set[frozenset[Any]]) -> list[list[Any]]:
+    """The letter groups of a compact letter display by insert-and-absorb (Piepho 2004): two
+    models share a group exactly when they are not `different`; groups ordered by their best
+    member (`order`: best first).
+
+    >>> letter_columns(["A", "B", "C"], {frozenset({"A", "C"})})
+    [['A', 'B'], ['B', 'C']]
+    """
+    groups: list[set[Any]] = [set(order)]
+    for pair in sorted(different, key=lambda p: sorted(order.index(m) for m in p)):
+        i, j = sorted(pair, key=order.index)
+        split: list[set[Any]] = []
+        for group in groups:
+            split += [group - {j}, group - {i}] if i in group and j in group else [group]
+        # absorb: a group inside another (or equal to an earlier one) says nothing more
+        groups = [g for k, g in enumerate(split) if not any(g < h or (g == h and m < k) for m, h in enumerate(split) if m != k)]
+    ranked = [sorted(g, key=order.index) for g in groups]
+    return sorted(ranked, key=lambda g: [order.index(m) for m in g])
+
+
+def compare_letters(comparison: FrameT) -> FrameT:
+    """The models of an all-pairs comparison ranked per metric, with the letters of a compact
+    letter display: models that share a letter are not significantly different.
+
+    Parameters
+    ----------
+    comparison : frame
+        The output of :func:`compare` without ``baseline`` (every pair of models), any test.
+
+    Returns
+    -------
+    frame of the same type as ``comparison``
+        One row per (other keys, metric, model), best first: the other keys of the
+        comparison (segments, folds), ``metric``, ``model``, ``mean``, ``rank`` (1 = best),
+        ``letters`` (``"a"``, ``"ab"``, ...) and ``top_group`` (True for the best model and
+        every model not significantly different from it).
+
+    Notes
+    -----
+    Per (other keys, metric), models are ranked by their mean, highest first unless the
+    metric's registry entry says lower is better; ties keep the models' sorted order. A
+    model's mean is the ``mean_a`` / ``mean_b`` of its pair row with the most pairs: the same
+    in every row when no user misses a model, and always under ``test="tukey_hsd"``, whose
+    rows all use the users with every model. The letters come from the rows'
+    ``significant`` column by insert-and-absorb (Piepho 2004): start from one group holding
+    every model; for each significant pair, split every group holding both into one without
+    each, then drop any group contained in another. Two models then share a letter exactly
+    when their pair is not significant. Groups are lettered a, b, c, ... in the order of
+    their best member, so the best model's letters start with ``a``; ``top_group`` marks the
+    models whose pair with the best is not significant.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> import recframe
+    >>> pairs = pl.DataFrame({
+    ...     "model_a": ["A", "A", "B"], "model_b": ["B", "C", "C"], "metric": ["ndcg@10"] * 3,
+    ...     "n_pairs": [50, 50, 50], "mean_a": [0.30, 0.30, 0.28], "mean_b": [0.28, 0.20, 0.20],
+    ...     "significant": [False, True, False],
+    ... })
+    >>> recframe.compare_letters(pairs).select("model", "rank", "letters", "top_group").rows()
+    [('A', 1, 'a', True), ('B', 2, 'ab', True), ('C', 3, 'b', False)]
+    """
+    native, kind, schema = _comparison(comparison, "comparison")
+    needed = ["model_a", "model_b", "metric", "n_pairs", "mean_a", "mean_b", "significant"]
+    missing = [c for c in needed if c not in schema.names()]
+    if missing:
+        raise RecframeError(
+            f"comparison lacks the columns {missing} of an all-pairs comparison (columns: {schema.names()}). "
+            f"Hint: pass the output of recframe.compare without {ref('baseline')}: every pair of models."
+        )
+    strata = schema.names()[: schema.names().index("model_a")]
+    columns: list[tuple[str, Any]] = [(k, schema[k]) for k in strata]
+    out_schema = pl.Schema(
+        columns
+        + [("metric", pl.String), ("model", schema["model_a"]), ("mean", pl.Float64), ("rank", pl.Int64)]
+        + [("letters", pl.String), ("top_group", pl.Boolean)]
+    )
+
+    def run(df: pl.DataFrame) -> pl.DataFrame:
+        out: dict[str, list[Any]] = {name: [] for name in out_schema.names()}
+        for (*stratum, metric), rows in df.group_by([*strata, "metric"], maintain_order=True):
+            means: dict[Any, tuple[int, float]] = {}  # model -> (pairs, mean) of its row with the most pairs
+            for row in rows.iter_rows(named=True):
+                for model, mean in ((row["model_a"], row["mean_a"]), (row["model_b"], row["mean_b"])):
+                    pairs = row["n_pairs"] or 0
+                    if model not in means or pairs > means[model][0]:
+                        means[model] = (pairs, math.nan if mean is None else mean)
+            sign = -1.0 if _tables.higher_is_better(str(metric)) else 1.0
+            models = sorted(means, key=lambda m: (m is None, m))
+            order = sorted(
+                models, key=lambda m: (math.isnan(means[m][1]), sign * means[m][1] if not math.isnan(means[m][1]) else 0.0)
+            )
+            different = {frozenset((r["model_a"], r["model_b"])) for r in rows.iter_rows(named=True) if r["significant"]}
+            groups = letter_columns(order, different)
+            best = order[0]
+            for rank, model in enumerate(order, start=1):
+                values = {
+                    **dict(zip(strata, stratum)),
+                    "metric": metric,
+                    "model": model,
+                    "mean": means[model][1],
+                    "rank": rank,
+                    "letters": "".join(_letter(k) for k, group in enumerate(groups) if model in group),
+                    "top_group": model == best or frozenset((model, best)) not in different,
+                }
+                for name, value in values.items():
+                    out[name].append(value)
+        return pl.DataFrame(out, schema=out_schema).with_columns(pl.col("mean").fill_nan(None))
+
+    result = native.map_batches(run, schema=out_schema, streamable=False)
+    return _frames.from_lazy(nw.from_native(result), kind)
+
+
+@stats.with_defaults
+def combine_folds(
+    comparison: FrameT, fold: str = "fold", *, alpha: float = stats.ALPHA, correction: Correction | None = stats.CORRECTION
+) -> FrameT:
+    """The deltas of a comparison made within each fold, combined over the folds: their mean
+    with a t interval and a t test over the folds.
+
+    Parameters
+    ----------
+    comparison : frame
+        The output of :func:`compare` with ``by=["model", fold, ...]``: against a baseline or
+        every pair of models.
+    fold : str, default "fold"
+        The key column of the folds (one of the comparison's other keys).
+    alpha : float, default {ALPHA}
+        Significance level; the interval has coverage ``1 - alpha``.
+    correction : {"holm", "bonferroni"} or None, default {CORRECTION}
+        Multiple-testing correction over every row of the result.
+
+    Returns
+    -------
+    frame of the same type as ``comparison``
+        One row per (other keys but ``fold``, ``baseline``/``model`` or
+        ``model_a``/``model_b``, metric): those keys, ``n_folds`` (folds with a delta), the
+        two means averaged over the folds (``baseline_mean``/``model_mean`` or
+        ``mean_a``/``mean_b``), ``delta`` (the mean of the fold deltas), ``delta_lo``,
+        ``delta_hi``, ``p_value``, ``p_adjusted`` and ``significant``.
+
+    Notes
+    -----
+    With the per-fold deltas d_1..d_F: ``delta = mean(d)``, the interval ``delta -/+
+    t_{1 - alpha/2, F - 1} s_d / sqrt(F)`` and the p-value of the one-sample t test of
+    mean(d) = 0 (:func:`recframe.stats.paired_t_test` of d against 0; needs scipy). Each fold
+    counts once, whatever its number of users. The folds of a k-fold cross-validation share
+    most of their training data, so their deltas are correlated and this interval is too
+    narrow (Nadeau and Bengio 2003 widen it by the test/train size ratio); with few folds it
+    is also wide (F - 1 degrees of freedom). Folds without a delta are left out; fewer than
+    two folds give a null interval and p-value.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> import recframe
+    >>> per_fold = pl.DataFrame({
+    ...     "fold": [1, 2, 3], "model_a": ["A"] * 3, "model_b": ["B"] * 3, "metric": ["ndcg@10"] * 3,
+    ...     "mean_a": [0.5, 0.75, 1.0], "mean_b": [0.25, 0.25, 0.25], "delta": [0.25, 0.5, 0.75],
+    ... })
+    >>> out = recframe.combine_folds(per_fold)
+    >>> out.select("model_a", "model_b", "n_folds", "delta").rows()
+    [('A', 'B', 3, 0.5)]
+    >>> [round(out.item(0, c), 4) for c in ("delta_lo", "delta_hi")]  # 0.5 -/+ 4.3027 x 0.25 / sqrt(3)
+    [-0.121, 1.121]
+    """
+    alpha = stats.check_level("alpha", alpha)
+    stats.check_choice("correction", correction, stats.CORRECTIONS)
+    native, kind, schema = _comparison(comparison, "comparison")
+    names = schema.names()
+    if "model_a" in names:
+        pair, means = ["model_a", "model_b"], ["mean_a", "mean_b"]
+    elif "baseline" in names:
+        pair, means = ["baseline", "model"], ["baseline_mean", "model_mean"]
+    else:
+        raise RecframeError(
+            f"comparison has neither model_a/model_b nor baseline/model columns (columns: {names}). "
+            "Hint: pass the output of recframe.compare."
+        )
+    missing = [c for c in ["metric", *means, "delta"] if c not in names]
+    strata = names[: names.index(pair[0])]
+    if missing or fold not in strata:
+        raise RecframeError(
+            f"{ref('fold', fold)} is not one of the comparison's key columns {strata}"
+            + (f" (and it lacks {missing})" if missing else "")
+            + f". Hint: compare within folds, recframe.compare(per_user, by=['model', {fold!r}]), and pass "
+            f"{fix('fold', fold)} the fold column."
+        )
+    keys = [k for k in strata if k != fold]
+    out_schema = pl.Schema(
+        [(k, schema[k]) for k in [*keys, *pair]]
+        + [("metric", pl.String), ("n_folds", pl.Int64)]
+        + [(c, pl.Float64) for c in [*means, "delta", "delta_lo", "delta_hi", "p_value", "p_adjusted"]]
+        + [("significant", pl.Boolean)]
+    )
+
+    def run(df: pl.DataFrame) -> pl.DataFrame:
+        out: dict[str, list[Any]] = {name: [] for name in out_schema.names()}
+        for group_keys, rows in df.group_by([*keys, *pair, "metric"], maintain_order=True):
+            rows = rows.filter(pl.col("delta").is_not_null() & pl.col("delta").is_not_nan())
+            deltas = rows.get_column("delta").cast(pl.Float64).to_numpy()
+            n = deltas.size
+            lo, hi = stats.t_ci(deltas, 1 - alpha) if n >= 2 else (math.nan, math.nan)
+            p_value = stats.paired_t_test(deltas, np.zeros(n)).p_value if n >= 2 else math.nan
+            values = {
+                **dict(zip([*keys, *pair, "metric"], group_keys)),
+                "n_folds": n,
+                **{c: stats.mean(rows.get_column(c).cast(pl.Float64).to_numpy()) for c in means},
+                "delta": stats.mean(deltas),
+                "delta_lo": lo,
+                "delta_hi": hi,
+                "p_value": p_value,
+            }
+            for name, value in values.items():
+                out[name].append(value)
+        adjusted = stats.adjust_pvalues(np.array(out["p_value"], dtype=float), correction)
+        out["p_adjusted"] = adjusted.tolist()
+        out["significant"] = [bool(p < alpha) for p in adjusted]
+        return pl.DataFrame(out, schema=out_schema).with_columns(pl.col(pl.Float64).fill_nan(None))
+
+    result = native.map_batches(run, schema=out_schema, streamable=False)
     return _frames.from_lazy(nw.from_native(result), kind)
 
 
@@ -367,7 +816,8 @@ def compare_recommendations(
     n_resamples: int = stats.TEST_RESAMPLES,
     **options: Any,
 ) -> Any:
-    """Per-user metrics of recommendations by model, then :func:`compare` against a baseline.
+    """Per-user metrics of recommendations by model, then :func:`compare` against a baseline
+    (or of every pair of models, without one).
 
     The same as ``compare(per_user(frame, k, metrics, by=by, **options), by=by, ...)``; also
     ``df.recmetrics.compare(...)``.
@@ -376,8 +826,9 @@ def compare_recommendations(
     ----------
     frame : DataFrame
         Recommendations in long format, as :func:`recframe.per_user` takes them.
-    baseline : object
-        The value of the model column (``by``'s first key) the other models are compared with.
+    baseline : object, optional
+        The value of the model column (``by``'s first key) the other models are compared with;
+        without it, every pair of models is compared.
     k, metrics : optional
         Cut-offs and metrics, as in :func:`recframe.per_user`.
     by : str or list of str, default "model"
@@ -391,7 +842,8 @@ def compare_recommendations(
     Returns
     -------
     DataFrame
-        One row per (model, metric) as :func:`compare` returns it.
+        One row per (model, metric), or per (pair of models, metric), as :func:`compare`
+        returns it.
 
     Examples
     --------

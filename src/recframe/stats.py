@@ -26,11 +26,11 @@ import numpy as np
 from recframe.errors import RecframeError, fix, ref
 
 CIMethod = Literal["bootstrap", "t"]
-Test = Literal["paired_t", "wilcoxon", "randomization"]
+Test = Literal["paired_t", "wilcoxon", "randomization", "tukey_hsd"]
 Correction = Literal["holm", "bonferroni"]
 
 CI_METHODS: tuple[str, ...] = ("bootstrap", "t")
-TESTS: tuple[str, ...] = ("paired_t", "wilcoxon", "randomization")
+TESTS: tuple[str, ...] = ("paired_t", "wilcoxon", "randomization", "tukey_hsd")
 #: unpaired tests of two groups of users (recframe.disparity)
 UnpairedTest = Literal["welch", "permutation", "mann_whitney"]
 UNPAIRED_TESTS: tuple[str, ...] = ("welch", "permutation", "mann_whitney")
@@ -607,6 +607,132 @@ def randomization_test(model: Any, baseline: Any, n_resamples: int = TEST_RESAMP
     extra = 0 if exact else 1
     p = 2 * min(less + extra, greater + extra) / (total + extra)
     return TestResult(observed, min(p, 1.0))
+
+
+class TukeyResult(NamedTuple):
+    """The randomized Tukey HSD of m models: their means, the p-value of every pair and the
+    honestly significant difference."""
+
+    means: np.ndarray
+    p_values: np.ndarray
+    hsd: float
+    n: int
+
+
+#: Up to this many models, a random permutation of the models is drawn as an index into the
+#: table of all m! of them (5,040 x 7 at most), each user's m! permuted rows held for a block
+#: of users at a time; beyond, by sorting m random keys per user.
+PERMUTATION_TABLE_MAX_MODELS = 7
+
+
+@with_defaults
+def tukey_hsd_test(values: Any, n_resamples: int = TEST_RESAMPLES, seed: Any = None, ci: float = 1 - ALPHA) -> TukeyResult:
+    """Randomized paired Tukey HSD test of every pair of m models (Carterette 2012).
+
+    Parameters
+    ----------
+    values : array of shape (n, m)
+        One row per user, one column per model. A row with a NaN (a user missing a value
+        under some model) is left out: the test permutes the models within each user, so it
+        uses the users with a value under every model.
+    n_resamples : int, default {TEST_RESAMPLES}
+        Random permutations drawn per user; when ``(m!)**n <= n_resamples``, every one of
+        the ``(m!)**n`` assignments is used and the p-values are exact.
+    seed : int, numpy.random.Generator or None
+        Seed for ``numpy.random.default_rng``.
+    ci : float, default 0.95
+        Coverage of the honestly significant difference ``hsd``.
+
+    Returns
+    -------
+    TukeyResult
+        ``means`` (m,) over the n complete rows, ``p_values`` (m, m), symmetric, 1 on the
+        diagonal, ``hsd`` the ``ci`` quantile of the resampled range (simultaneous interval
+        of every pair's difference: ``mean_a - mean_b -/+ hsd``) and ``n``.
+
+    Notes
+    -----
+    Under the null hypothesis that no model differs from another, the m values of a user
+    are exchangeable: one resample permutes them within each user independently, takes
+    each model's mean over the users and keeps the range ``max - min`` of the m means. The
+    p-value of a pair is ``(#{range >= |mean_a - mean_b|} + a) / (B + a)`` over B
+    resamples, with a = 1 for drawn resamples (the observed assignment counts) and a = 0
+    when all are enumerated, with the relative tolerance of :func:`randomization_test`.
+    Every pair is compared with the distribution of the largest difference, so the
+    family-wise error rate over the pairs is controlled by the test itself: no further
+    correction is needed (Smucker, Allan and Carterette 2007; Carterette 2012). With two
+    models a permutation is a sign flip of the difference and the p-value is that of
+    :func:`randomization_test`. A permutation is drawn as an index into the table of all m!
+    (up to :data:`PERMUTATION_TABLE_MAX_MODELS` models; beyond, by sorting random keys),
+    users and resamples in chunks of at most :data:`CHUNK_ELEMENTS` values: memory beyond
+    the resampled sums (B x m floats) does not grow with `n_resamples`, and there is no
+    Python loop over users or resamples. No complete row: NaN p-values and means; fewer
+    than two: NaN ``hsd``.
+
+    Examples
+    --------
+    >>> r = tukey_hsd_test([[1.0, 0.0], [2.0, 0.0], [3.0, 0.0]])  # exact: 2**3 assignments
+    >>> r.means.tolist(), float(r.p_values[0, 1])   # only (+,+,+) and (-,-,-) reach a range of 2
+    ([2.0, 0.0], 0.25)
+    """
+    level = check_level("ci", ci)
+    n_resamples, rng = check_resampling(n_resamples, seed)
+    matrix = np.asarray(values, dtype=float)
+    if matrix.ndim != 2 or matrix.shape[1] < 2:
+        raise RecframeError(
+            f"values has shape {matrix.shape}; the Tukey HSD test needs one row per user and one column per model, "
+            "at least two. Hint: pass an (n_users, n_models) array."
+        )
+    matrix = matrix[~np.isnan(matrix).any(axis=1)]
+    n, m = matrix.shape
+    if n == 0:
+        return TukeyResult(np.full(m, np.nan), np.where(np.eye(m, dtype=bool), 1.0, np.nan), math.nan, 0)
+    scale = overflow_scale(matrix)
+    x = matrix / scale
+    means = x.mean(axis=0)
+    observed = np.abs(means[:, None] - means[None, :])
+    tolerance = np.finfo(float).eps * 100 * observed
+    sums = np.zeros((n_resamples, m))  # replaced below when every assignment is enumerated
+    total = n_resamples
+    exact = False
+    if m <= PERMUTATION_TABLE_MAX_MODELS:
+        table = np.array(list(itertools.permutations(range(m))), dtype=np.intp)
+        k = len(table)
+        exact = n * math.log(k) <= math.log(n_resamples) + 1e-9 and k**n <= n_resamples
+        if exact:
+            total = k**n
+            sums = np.zeros((total, m))
+        # blocks of users: row i * k + p of `rows` is user i's values under permutation p, so one
+        # resample of a block is one gather of a row per user, summed
+        block = max(1, CHUNK_ELEMENTS // (k * m))
+        for start in range(0, n, block):
+            rows = x[start : start + block][:, table].reshape(-1, m)
+            users = rows.shape[0] // k
+            offsets = (np.arange(users, dtype=np.int32) * k)[:, None]  # users x k < CHUNK_ELEMENTS
+            done = 0
+            for size in _chunks(total, users * m):
+                if exact:  # assignment t gives user i the permutation (t // k**i) mod k
+                    powers = k ** np.arange(start, start + users)
+                    index = ((np.arange(done, done + size)[None, :] // powers[:, None]) % k).astype(np.int32)
+                else:
+                    index = rng.integers(0, k, size=(users, size), dtype=np.int32)
+                index += offsets
+                sums[done : done + size] += np.take(rows, index, axis=0).sum(axis=0)
+                done += size
+    else:
+        done = 0
+        for size in _chunks(total, n * m):
+            order = rng.random((n, size, m)).argsort(axis=-1)
+            sums[done : done + size] = np.take_along_axis(x[:, None, :], order, axis=-1).sum(axis=0)
+            done += size
+    ranges = (sums.max(axis=1) - sums.min(axis=1)) / n
+    ranges.sort()
+    at_least = total - np.searchsorted(ranges, (observed - tolerance).ravel(), side="left").reshape(m, m)
+    extra = 0 if exact else 1
+    p_values = np.minimum(1.0, (at_least + extra) / (total + extra))
+    np.fill_diagonal(p_values, 1.0)
+    hsd = float(np.quantile(ranges, level)) * scale if n >= 2 else math.nan
+    return TukeyResult(means * scale, p_values, hsd, n)
 
 
 def _groups(a: Any, b: Any) -> tuple[np.ndarray, np.ndarray]:

@@ -268,7 +268,8 @@ def _evaluate_trec(args: argparse.Namespace, progress: Progress) -> int:
 
 
 def compare_command(args: argparse.Namespace, progress: Progress) -> int:
-    """``recframe compare``: per-user metrics by --by, then a paired comparison with --baseline."""
+    """``recframe compare``: per-user metrics by --by, then a paired comparison with --baseline,
+    or of every pair of models without it."""
     fmt = output_format(args)
     if not args.by:
         raise UsageError("compare needs the model column. Hint: pass --by model (then any segment or fold keys).")
@@ -277,7 +278,7 @@ def compare_command(args: argparse.Namespace, progress: Progress) -> int:
         per_user = recframe.per_user(recs, **sides, **_api_kwargs(args)).collect(engine="streaming")
     models = per_user[args.by[0]].unique().to_list()
     # the baseline is typed as text: match it to the model column's values
-    baseline = next((m for m in models if str(m) == args.baseline), args.baseline)
+    baseline = None if args.baseline is None else next((m for m in models if str(m) == args.baseline), args.baseline)
     table = recframe.compare(
         per_user, by=args.by, baseline=baseline, test=args.test, correction=None if args.correction == "none" else args.correction,
         alpha=args.alpha, seed=args.seed, n_resamples=args.n_resamples,

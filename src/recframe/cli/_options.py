@@ -318,9 +318,10 @@ def _add_tests(group: argparse._ArgumentGroup, function: Any, tests: Sequence[st
     """--test, --correction, --alpha, --seed and --n-resamples, with `function`'s defaults."""
     test, alpha, resamples = (_default(name, function) for name in ("test", "alpha", "n_resamples"))
     group.add_argument("--test", choices=tests, default=test, help=f"default: {test} (a t test needs scipy)")
+    own = "; tukey_hsd controls its family itself and takes none" if "tukey_hsd" in tests else ""
     group.add_argument(
         "--correction", choices=("holm", "bonferroni", "none"), default=_default("correction", function),
-        help=f"multiple-testing correction over every row (default: {_default('correction', function)})",
+        help=f"multiple-testing correction over every row (default: {_default('correction', function)}{own})",
     )  # fmt: skip
     group.add_argument("--alpha", type=float, default=alpha, help=f"significance level (default: {alpha})")
     group.add_argument("--seed", type=int, metavar="N", help="seed of the resampling tests and the bootstrap")
@@ -331,15 +332,17 @@ def _add_reporting(commands: Any, common: argparse.ArgumentParser) -> None:
     c = commands.add_parser(
         "compare",
         parents=[common],
-        help="compare every model with a baseline, user by user, with a paired test per metric",
+        help="compare every model with a baseline, or every pair of models, user by user, with a paired test per metric",
         description="Per-user metrics by --by (the model column first, then any segment or fold keys to compare "
-        "within), then recframe.compare against --baseline. Exit codes as evaluate.",
+        "within), then recframe.compare: against --baseline, or without it every pair of models (with d_z and "
+        "wins, ties and losses; --test tukey_hsd tests every pair at once). Exit codes as evaluate.",
     )
     _add_inputs(c, baseline=False)
     tests = c.add_argument_group("the comparison (recframe.compare)")
     tests.add_argument(
-        "--baseline", required=True, metavar="MODEL", help="the value of the first --by key the others are compared with"
-    )
+        "--baseline", metavar="MODEL",
+        help="the value of the first --by key the others are compared with (default: every pair of models)",
+    )  # fmt: skip
     _add_tests(tests, recframe.compare, stats.TESTS)
     _add_output(c)
     c.set_defaults(run=compare_command)
