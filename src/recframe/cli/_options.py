@@ -328,45 +328,8 @@ def _add_tests(group: argparse._ArgumentGroup, function: Any, tests: Sequence[st
     group.add_argument("--n-resamples", type=int, default=resamples, metavar="N", help=f"resamples (default: {resamples})")
 
 
-def _add_reporting(commands: Any, common: argparse.ArgumentParser) -> None:
-    c = commands.add_parser(
-        "compare",
-        parents=[common],
-        help="compare every model with a baseline, or every pair of models, user by user, with a paired test per metric",
-        description="Per-user metrics by --by (the model column first, then any segment or fold keys to compare "
-        "within), then recframe.compare: against --baseline, or without it every pair of models (with d_z and "
-        "wins, ties and losses; --test tukey_hsd tests every pair at once). Exit codes as evaluate.",
-    )
-    _add_inputs(c, baseline=False)
-    tests = c.add_argument_group("the comparison (recframe.compare)")
-    tests.add_argument(
-        "--baseline", metavar="MODEL",
-        help="the value of the first --by key the others are compared with (default: every pair of models)",
-    )  # fmt: skip
-    _add_tests(tests, recframe.compare, stats.TESTS)
-    _add_output(c)
-    c.set_defaults(run=compare_command)
-
-    d = commands.add_parser(
-        "disparity",
-        parents=[common],
-        help="the gap of each metric between groups of users (segments, markets), per model, with an unpaired test",
-        description="Per-user metrics by --by and --group (a column of --users), then recframe.disparity: each "
-        "group's mean and count, the largest gap, the ratio and an unpaired test. Exit codes as evaluate.",
-    )
-    _add_inputs(d, baseline=False)
-    gaps = d.add_argument_group("the groups (recframe.disparity)")
-    gaps.add_argument(
-        "--group", required=True, metavar="COLUMN", help="the user attribute (a column of --users) holding each user's group"
-    )
-    gaps.add_argument(
-        "--pairs", choices=("extremes", "all"), default=_default("pairs", recframe.disparity),
-        help="test the highest group against the lowest (default), or every pair of groups",
-    )  # fmt: skip
-    _add_tests(gaps, recframe.disparity, stats.UNPAIRED_TESTS)
-    _add_output(d)
-    d.set_defaults(run=disparity_command)
-
+def _add_views(commands: Any, common: argparse.ArgumentParser) -> None:
+    """The long tables of the same evaluation (item groups, items, agreement) and the cohorts file."""
     g = commands.add_parser(
         "item-groups",
         parents=[common],
@@ -420,6 +383,46 @@ def _add_reporting(commands: Any, common: argparse.ArgumentParser) -> None:
     c.add_argument("--name", default="cohort", metavar="COLUMN", help="the cohort column (default: cohort)")
     _add_output(c)
     c.set_defaults(run=cohorts_command)
+
+
+def _add_reporting(commands: Any, common: argparse.ArgumentParser) -> None:
+    c = commands.add_parser(
+        "compare",
+        parents=[common],
+        help="compare every model with a baseline, or every pair of models, user by user, with a paired test per metric",
+        description="Per-user metrics by --by (the model column first, then any segment or fold keys to compare "
+        "within), then recframe.compare: against --baseline, or without it every pair of models (with d_z and "
+        "wins, ties and losses; --test tukey_hsd tests every pair at once). Exit codes as evaluate.",
+    )
+    _add_inputs(c, baseline=False)
+    tests = c.add_argument_group("the comparison (recframe.compare)")
+    tests.add_argument(
+        "--baseline", metavar="MODEL",
+        help="the value of the first --by key the others are compared with (default: every pair of models)",
+    )  # fmt: skip
+    _add_tests(tests, recframe.compare, stats.TESTS)
+    _add_output(c)
+    c.set_defaults(run=compare_command)
+
+    d = commands.add_parser(
+        "disparity",
+        parents=[common],
+        help="the gap of each metric between groups of users (segments, markets), per model, with an unpaired test",
+        description="Per-user metrics by --by and --group (a column of --users), then recframe.disparity: each "
+        "group's mean and count, the largest gap, the ratio and an unpaired test. Exit codes as evaluate.",
+    )
+    _add_inputs(d, baseline=False)
+    gaps = d.add_argument_group("the groups (recframe.disparity)")
+    gaps.add_argument(
+        "--group", required=True, metavar="COLUMN", help="the user attribute (a column of --users) holding each user's group"
+    )
+    gaps.add_argument(
+        "--pairs", choices=("extremes", "all"), default=_default("pairs", recframe.disparity),
+        help="test the highest group against the lowest (default), or every pair of groups",
+    )  # fmt: skip
+    _add_tests(gaps, recframe.disparity, stats.UNPAIRED_TESTS)
+    _add_output(d)
+    d.set_defaults(run=disparity_command)
 
     k = commands.add_parser(
         "curve",
@@ -514,6 +517,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _add_evaluate(commands, common)
     _add_reporting(commands, common)
+    _add_views(commands, common)
     _add_inspect(commands, common)
     demo_parser = commands.add_parser(
         "demo", parents=[common], help="evaluate the bundled two-model sample and print a summary by model"
