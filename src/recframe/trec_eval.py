@@ -6,13 +6,13 @@ trec_eval (10.0, and 9.0.8 under ``profile="trec_eval9"``) is run as
 prints, line for line. The work is split as follows:
 
 - the measures recframe has (``map``, ``P_k``, ``ndcg``, ``bpref``, ``infAP``, ...) are computed
-  by :func:`recframe.per_user` with the profile's conventions, so the API and the command line
-  give the same numbers;
-- the measures that only make sense as trec_eval defines them (``relstring``, ``utility``, ``G``,
-  ``dcg``, ``ideal_dcg``, ``ndcg_rel``, ``Rndcg``, ``relative_P``, ``rbp``, ``rbp_resid``,
-  ``unj``) and every measure given other parameters than the defaults (``-m ndcg.1=3,2=9``,
-  ``-m iprec_at_recall..25``) are computed here, with Polars expressions over each query's
-  ranked relevance codes (no loop over queries).
+  by :func:`recframe.per_user` with the profile's conventions, or (trec_eval's own conventions)
+  finished by the same registry formulas from term columns computed in one pass, so the API and
+  the command line give the same numbers;
+- the measures that only make sense as trec_eval defines them (``relstring``, ``utility``, ...:
+  :attr:`Family.native` in :data:`FAMILIES`) and those given parameters of their own
+  (``-m ndcg.1=3,2=9``, ``-m iprec_at_recall..25``) are computed here, with Polars expressions
+  over each query's ranked relevance codes (no loop over queries).
 
 Each query's documents are ordered as trec_eval orders them: by score, highest first (a C
 double, in 10.0 and in the 9.0.8 release alike; ``inf`` and ``-inf`` are numbers), ties by
@@ -24,17 +24,25 @@ retrieved document has the code of its qrels grade; one not in the qrels is "not
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import operator
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+import narwhals as nw
 import numpy as np
 import polars as pl
 
+from recframe import _call, _engine
+from recframe import _names as n
+from recframe import _validate as v
 from recframe.errors import RecframeError
-from recframe.metrics._registry import added, divided, position_cut
+from recframe.metrics import REGISTRY, TERMS, term
+from recframe.metrics._registry import added, cutoff, discount, divided, position_cut
+from recframe.metrics.ir import INFAP_EPSILON, R_MULTIPLES
+from recframe.options import PER_USER_NAMES
 
 NONPOOL, UNJUDGED = -1, -2  # trec_eval's RELVALUE_NONPOOL and RELVALUE_UNJUDGED
 _BOGUS = "ceci_nest_pas_un_docno"  # trec_eval 10.0's one document of a query missing from the run
@@ -66,6 +74,11 @@ class Family:
     whole: bool = False
     #: added in trec_eval 10.0
     since_10: bool = False
+    #: computed here (:func:`measures_here`) instead of finished by recframe's registry (which
+    #: :data:`recframe.trec.TREC_MEASURES` maps the other names to), by :func:`_gain_measure`,
+    #: :func:`_precision_measures` or :func:`_count_measures`: always where the registry has no
+    #: column of its name, else under parameters of its own (``-m ndcg.1=3``)
+    native: Literal["gains", "precision", "counts"] | None = None
 
 
 #: every measure of trec_eval 10.0's standard qrels and run formats, in the order it prints them
@@ -80,35 +93,35 @@ FAMILIES: tuple[Family, ...] = (
     Family("Rprec"),
     Family("bpref"),
     Family("recip_rank"),
-    Family("iprec_at_recall", "levels", _LEVELS),
+    Family("iprec_at_recall", "levels", _LEVELS, native="precision"),
     Family("P", "cutoffs", _CUTOFFS),
-    Family("relstring", "doubles", (10,), summary="none"),
+    Family("relstring", "doubles", (10,), summary="none", native="counts"),
     Family("recall", "cutoffs", _CUTOFFS),
     Family("infAP"),
     Family("gm_bpref", summary="gmean", per_query=False),
-    Family("Rprec_mult", "levels", _MULTIPLES),
-    Family("utility", "doubles", (1.0, -1.0, 0.0, 0.0)),
-    Family("11pt_avg", "doubles", _LEVELS),
+    Family("Rprec_mult", "levels", _MULTIPLES, native="precision"),
+    Family("utility", "doubles", (1.0, -1.0, 0.0, 0.0), native="counts"),
+    Family("11pt_avg", "doubles", _LEVELS, native="precision"),
     Family("binG"),
-    Family("G", "pairs"),
-    Family("dcg", "pairs", since_10=True),
-    Family("ideal_dcg", "pairs", since_10=True),
-    Family("ndcg", "pairs"),
-    Family("ndcg_rel", "pairs"),
-    Family("Rndcg", "pairs"),
+    Family("G", "pairs", native="gains"),
+    Family("dcg", "pairs", since_10=True, native="gains"),
+    Family("ideal_dcg", "pairs", since_10=True, native="gains"),
+    Family("ndcg", "pairs", native="gains"),
+    Family("ndcg_rel", "pairs", native="gains"),
+    Family("Rndcg", "pairs", native="gains"),
     Family("ndcg_cut", "cutoffs", _CUTOFFS),
     Family("map_cut", "cutoffs", _CUTOFFS),
-    Family("relative_P", "cutoffs", _CUTOFFS),
+    Family("relative_P", "cutoffs", _CUTOFFS, native="counts"),
     Family("success", "cutoffs", (1, 5, 10)),
     Family("set_P"),
     Family("set_relative_P"),
     Family("set_recall"),
     Family("set_map"),
-    Family("set_F", "doubles", (1.0,)),
+    Family("set_F", "doubles", (1.0,), native="counts"),
     Family("num_nonrel_judged_ret", summary="sum", whole=True),
-    Family("rbp", "pairs", since_10=True),
-    Family("rbp_resid", "pairs", since_10=True),
-    Family("unj", "cutoffs", (5, 10, 20), since_10=True),
+    Family("rbp", "pairs", since_10=True, native="gains"),
+    Family("rbp_resid", "pairs", since_10=True, native="counts"),
+    Family("unj", "cutoffs", (5, 10, 20), since_10=True, native="counts"),
 )
 #: name -> family
 FAMILY = {f.name: f for f in FAMILIES}
@@ -686,17 +699,11 @@ def _cuts(measure: Measure) -> list[int]:
     return [int(v) for v in measure.values] if measure.family.params == "cutoffs" else []
 
 
-_GAIN_FAMILIES = frozenset({"G", "dcg", "ideal_dcg", "ndcg", "ndcg_rel", "Rndcg", "rbp"})
-_PRECISION_FAMILIES = frozenset({"iprec_at_recall", "11pt_avg", "Rprec_mult"})
-_COUNT_FAMILIES = frozenset({"relstring", "utility", "relative_P", "rbp_resid", "unj", "set_F"})
-
-
 def computed_here(measure: Measure) -> bool:
-    """Whether this module computes the measure (else recframe.per_user does)."""
-    name = measure.family.name
-    if name in ("ndcg", "iprec_at_recall", "11pt_avg", "Rprec_mult", "set_F"):
-        return measure.params is not None
-    return name in _GAIN_FAMILIES | _COUNT_FAMILIES
+    """Whether this module computes the measure (else recframe.per_user does): see :attr:`Family.native`."""
+    if measure.family.native is None:
+        return False
+    return measure.params is not None or all(_engine_column(name) is None for name in measure.names())
 
 
 def relevant_counts(counts: pl.DataFrame, request: Request) -> pl.DataFrame:
@@ -721,15 +728,14 @@ def measures_here(
     (:func:`per_query_counts`; `counts` is :func:`level_counts`)."""
     out = n_rel.select("user_id")
     built: dict[str | None, pl.DataFrame] = {}
-    compute: dict[frozenset[str], Callable[..., pl.DataFrame]] = {
-        _GAIN_FAMILIES: lambda m: _gain_measure(m, codes, counts, n_rel, built).with_columns(pl.col("user_id").cast(pl.String)),
-        _PRECISION_FAMILIES: lambda m: _precision_measures(m, codes, n_rel, request),
-        _COUNT_FAMILIES: lambda m: _count_measures(m, codes, n_rel, request),
+    compute: dict[str, Callable[[Measure], pl.DataFrame]] = {
+        "gains": lambda m: _gain_measure(m, codes, counts, n_rel, built).with_columns(pl.col("user_id").cast(pl.String)),
+        "precision": lambda m: _precision_measures(m, codes, n_rel, request),
+        "counts": lambda m: _count_measures(m, codes, n_rel, request),
     }
     for measure in measures:
-        for families, function in compute.items():
-            if measure.family.name in families:
-                out = out.join(function(measure), on="user_id", how="left")
+        if measure.family.native is not None:
+            out = out.join(compute[measure.family.native](measure), on="user_id", how="left")
     return out
 
 
@@ -926,7 +932,6 @@ def _evaluate_generic(
 ) -> str:
     """:func:`evaluate` through recframe.per_user (any conventions `options` sets)."""
     from recframe.api import per_user
-    from recframe.trec import WHOLE
 
     run = ranked.lazy()  # (lazy: -c may add rows)
     queries = judged.select("user_id").unique()
@@ -943,21 +948,8 @@ def _evaluate_generic(
     codes = rows.filter(pl.col("position").is_not_null())  # the retrieved documents, in order
     here, engine = _split(request)
     frame = present.select("user_id")
-    if engine:
-        metrics = sorted({m for m, _ in engine.values() if m is not None})
-        ks = {WHOLE} | {int(c.rsplit("@", 1)[1]) for _, c in engine.values() if "@" in c}
-        values = per_user(
-            rows.lazy(),  # retrieved and judged rows joined already, repeats refused already
-            user="user_id",
-            item="item_id",
-            rank="position",
-            relevance="relevance",
-            k=sorted(ks),
-            metrics=metrics or ["num_ret"],
-            profile="trec_eval9" if request.version == "9" else "trec_eval",
-            threshold=request.level,
-            **{"check_duplicates": False, **(options or {})},
-        ).collect()
+    if engine:  # (the rows: retrieved and judged rows joined already, repeats refused already)
+        values = per_user(rows.lazy(), **{**_per_user_call(engine, request), **(options or {})}).collect()
         frame = frame.join(
             values.select("user_id", *(pl.col(c).alias(n) for n, (_, c) in engine.items())), on="user_id", how="left"
         )
@@ -1012,8 +1004,9 @@ def _finish(
 # - the run is sorted only when it is not in order already, so its places increase;
 # - the qrels grades are joined on a 64-bit hash of (query, document), a block of queries at a
 #   time, and every match is checked to be the same pair;
-# - each measure is an aggregate over the relevant retrieved rows (a tenth of the run,
-#   typically) with their counts of relevant, judged and pooled rows above, from running sums.
+# - the registry's term columns are aggregates over the relevant retrieved rows (a tenth of the
+#   run, typically) with their counts of relevant, judged and pooled rows above, from running
+#   sums, flagged by the engine's rules; the registry finishes the values from them, as per_user.
 
 
 def _codes(runs: pl.Series, queries: pl.Series) -> np.ndarray:
@@ -1070,78 +1063,100 @@ def _positions(query: np.ndarray) -> np.ndarray:
     return np.cumsum(step, out=step)
 
 
-#: per-user columns the one-pass path computes: bare names, and prefixes of "@k" or "_x" columns
-_ONE_PASS = frozenset(
-    {"num_ret", "n_relevant", "num_rel_ret", "num_nonrel_judged_ret", "r_precision", "bpref", "infap", "bin_g"}
-    | {"iprec_11pt_avg", "set_precision", "set_relative_precision", "set_recall", "set_map", "set_f1"}
-)
-_AT_K = ("precision", "recall", "hit_rate", "ap", "rr", "ndcg")
-_AT_LEVEL = ("iprec_at_recall", "rprec_mult")
+# per-query rows the term columns are aggregated over (see _hit_rows)
+_P, _J, _R = pl.col("p"), pl.col("j"), pl.col("R")
 
 
-def _one_pass_column(column: str) -> tuple[str, int | None] | None:
-    """(measure, its cut-off or percentage) of a per-user column the one-pass path computes."""
-    if column in _ONE_PASS:
-        return column, None
-    name, at, k = column.partition("@")
-    if at and name in _AT_K and k.isdigit():
-        return name, int(k)
-    name, _, level = column.rpartition("_")
-    if name in _AT_LEVEL and level.isdigit():
-        return name, int(level)
-    return None
+def _bpref_sum(k: int | None) -> pl.Expr:
+    share = pl.min_horizontal(pl.col("judged") - _J, _R) / pl.max_horizontal(pl.min_horizontal(_R, pl.col("J") - _R), 1)
+    return (1.0 - share).sum()
 
 
-def _trec_cut(percent: int, rounding: str) -> pl.Expr:
-    """recframe.metrics.ir's cut-off c = floor(x R + 0.9) (or + 0.5, 10.0's lround), x = percent/100."""
-    return (pl.lit(percent / 100) * pl.col("R").cast(pl.Float64) + (0.5 if rounding == "round" else 0.9)).floor()
+def _infap_sum(k: int | None) -> pl.Expr:
+    f = pl.Float64
+    at = _P.cast(f)
+    value = 1.0 / at + (pl.col("pooled") - 1).cast(f) / at * ((_J - 1).cast(f) + INFAP_EPSILON) / (
+        (pl.col("judged") - 1).cast(f) + 2 * INFAP_EPSILON
+    )
+    return value.sum()
 
 
-def _interpolated(
-    query: np.ndarray, found: np.ndarray, position: np.ndarray, big_r: np.ndarray, levels: range, rounding: str
-) -> pl.DataFrame:
-    """q and ``iprec<x>`` per query with a relevant row retrieved, from those rows (in query
-    blocks, by position; `found` is j for the j-th relevant row of its query, `big_r` each
-    row's R): the interpolated precision at recall x / 100, the largest precision at the
-    relevant rows from the c-th of its query on, c = max(cut(x, R), 1) (0 when fewer were
-    retrieved). Each maximum is over a contiguous run of rows, the c-th relevant row to its
-    query's last, so one ``maximum.reduceat`` per level."""
-    starts = np.flatnonzero(found == 1)
-    ends = np.r_[starts[1:], len(query)].astype(np.int64)
-    precision = np.r_[found / position, 0.0]  # (the j-th relevant row at position p; a last slot for the bounds)
-    r = big_r[starts].astype(np.float64)
-    out = {"q": query[starts]}
-    bounds = np.empty(2 * len(starts), dtype=np.intp)
-    for x in levels:
-        least = np.maximum(np.floor(x / 100 * r + (0.5 if rounding == "round" else 0.9)), 1.0)  # as _trec_cut
-        first = starts + np.minimum(least, ends - starts + 1).astype(np.int64) - 1
-        reached = first < ends
-        bounds[0::2], bounds[1::2] = np.where(reached, first, starts), ends
-        best = np.maximum.reduceat(precision, bounds)[0::2] if len(starts) else np.zeros(0)
-        out[f"iprec{x}"] = np.where(reached, best, 0.0)
-    return pl.DataFrame(out)
+def _rprec_hits(multiple: int) -> Callable[[int | None], pl.Expr]:
+    # c = floor(x R + 0.9), as recframe.metrics.ir._trec_cut
+    return lambda k: (_P <= (pl.lit(multiple / 100) * _R.cast(pl.Float64) + 0.9).floor()).sum().cast(pl.Int64)
 
 
-def _one_pass_values(
-    ret: pl.DataFrame,
-    stats: pl.DataFrame,
-    grades: pl.DataFrame,
-    request: Request,
-    wanted: dict[str, tuple[str, int | None]],
-) -> pl.DataFrame:
-    """Per query with a retrieved row (``q``): the per-user `wanted` columns (column ->
-    (measure, k)), as recframe.per_user computes them under the trec_eval profiles.
+#: term -> its column at k, aggregated over a query's relevant retrieved rows (:func:`_hit_rows`):
+#: the terms of recframe.metrics.terms and .ir that the one-pass path computes from running sums
+_ON_HITS: dict[str, Callable[[int | None], pl.Expr]] = {
+    "n_rel_ret": lambda k: pl.len().cast(pl.Int64),  # (counts as Int64: pl.len() and sums of flags are UInt32)
+    "hits@": lambda k: (_P <= position_cut(cutoff(k))).sum().cast(pl.Int64),
+    "ap_sum@": lambda k: pl.when(_P <= position_cut(cutoff(k))).then(_J / _P).otherwise(0.0).sum(),
+    "min_rank": lambda k: _P.min(),
+    "hits_r": lambda k: (_P <= _R).sum().cast(pl.Int64),
+    "bpref_sum": _bpref_sum,
+    "infap_sum": _infap_sum,
+    "bin_g_sum": lambda k: (1.0 / (2 + _P - _J).cast(pl.Float64).log(2)).sum(),
+    **{f"rprec_hits_{x}": _rprec_hits(x) for x in R_MULTIPLES},
+}
 
-    `ret` holds the retrieved rows (q, position, relevance) in query blocks, by position;
-    `stats` R (relevant) and J (judged) per query; `grades` the qrels (q, relevance)."""
-    from recframe.metrics.ir import INFAP_EPSILON
 
-    level = max(request.level, 0)  # a negative grade is never relevant (unjudged)
-    rounding = "add" if request.version == "9" else "round"
-    grade = ret["relevance"]
-    relevant = (grade >= level).fill_null(False).to_numpy()
-    judged = (grade >= 0).fill_null(False).to_numpy()
-    pooled = grade.is_not_null().to_numpy()
+def _per_user_call(engine: dict[str, tuple[str | None, str]], request: Request) -> dict[str, Any]:
+    """recframe.per_user's arguments for the per-user columns `engine` (:func:`_split`), under the
+    profile of trec_eval's version: the general path calls per_user with them, the one-pass path
+    finishes its term columns under their spec (:func:`_spec`)."""
+    from recframe.trec import WHOLE
+
+    return {
+        "k": sorted({WHOLE} | {int(c.rsplit("@", 1)[1]) for _, c in engine.values() if "@" in c}),
+        "metrics": sorted({m for m, _ in engine.values() if m is not None}) or ["num_ret"],
+        **{"user": "user_id", "item": "item_id", "rank": "position", "relevance": "relevance"},
+        "profile": "trec_eval9" if request.version == "9" else "trec_eval",
+        "threshold": request.level,
+        "check_duplicates": False,
+    }
+
+
+def _spec(call: dict[str, Any]) -> v.Spec:
+    """The checked spec of a per_user `call` (:func:`_per_user_call`), as per_user makes it. The
+    threshold (``-l``) is set after the checks, which refuse one <= 0 under linear gains (nDCG
+    undefined): under the trec_eval profiles only grades above 0 gain (gain_threshold="positive")."""
+    given = {name: value for name, value in call.items() if name not in ("k", "metrics")}
+    spec = v.check_arguments(_call.resolve(call["k"], call["metrics"], {**given, "threshold": 1}, PER_USER_NAMES, "per_user"))
+    return dataclasses.replace(spec, selection=dataclasses.replace(spec.selection, threshold=call["threshold"]))
+
+
+def _flags(grades: pl.Series, spec: v.Spec, *names: str) -> pl.DataFrame:
+    """Per grade (null: not in the qrels), the engine's rules (recframe._engine.flag_rows, gains
+    and gain, read as the registry's rows read them), the `names` of: relevant, judged, pooled,
+    graded (above 0, the term n_graded) and gain."""
+    rows = _engine.rows_of(spec)
+    flags = {
+        "relevant": rows.relevant == 1,
+        "judged": rows.judged == 1,
+        "pooled": rows.pooled == 1,
+        "graded": TERMS["n_graded"].value(rows, None) == 1,
+        "gain": nw.when(_engine.gains(spec)).then(_engine.gain(spec)).otherwise(0.0).cast(nw.Float64),
+    }
+    flagged = _engine.flag_rows(nw.from_native(pl.LazyFrame({n.REL: grades})), spec)
+    return flagged.select(flags[name].alias(name) for name in names).collect().to_native()
+
+
+def _needed(spec: v.Spec, wanted: dict[str, tuple[str | None, int | None]]) -> dict[tuple[str, int | None], None]:
+    """(term, k) of the terms the metrics of `wanted` declare (k None for a term without cut-off)."""
+    needed: dict[tuple[str, int | None], None] = {}
+    for metric, k in wanted.values():
+        for name in REGISTRY[metric].terms(spec.conventions) if metric else ():
+            if not TERMS[name].at_k or k is not None:
+                needed[name, k if TERMS[name].at_k else None] = None
+    return needed
+
+
+def _hit_rows(ret: pl.DataFrame, flags: pl.DataFrame, stats: pl.DataFrame) -> pl.DataFrame:
+    """The relevant retrieved rows of `ret` (query blocks, by position; `flags` of
+    :func:`_flags`): q, p its position, j its place among them, judged and pooled the rows of its
+    query up to it, R and J its query's relevant and judged documents (from `stats`)."""
+    relevant, judged, pooled = (flags[c].to_numpy() for c in ("relevant", "judged", "pooled"))
     query, position = ret["q"].to_numpy(), ret["position"].to_numpy()
     rows = np.flatnonzero(relevant)
     starting = rows - position[rows] + 1  # the row where each relevant row's query starts
@@ -1150,146 +1165,115 @@ def _one_pass_values(
         total = np.cumsum(flag, dtype=np.int32 if len(flag) < 2**31 else np.int64)  # (half the memory)
         return (total[rows] - total[starting] + flag[starting]).astype(np.int64)
 
-    starts = np.flatnonzero(position == 1)
-    n_places = int(query.max()) + 1 if len(query) else 0
-    per_query = pl.DataFrame(
-        {
-            "q": query[starts],
-            "num_ret": np.diff(np.r_[starts, len(position)]),
-            "num_nonrel_judged_ret": np.bincount(query[judged & ~relevant], minlength=n_places)[query[starts]],
-        }
-    )
-    per_query = per_query.join(stats, on="q", how="left")
     hit_q = query[rows]  # (stats has a row per place, in order: its R and J gathered by place)
-    found = _positions(hit_q)  # (the relevant rows in order: the count of them so far)
-    hit_r = stats["R"].to_numpy()[hit_q]
-    hits = pl.DataFrame(
+    return pl.DataFrame(
         {
             "q": pl.Series(hit_q).set_sorted() if (np.diff(hit_q) >= 0).all() else hit_q,
             "p": position[rows],
-            "j": found,
+            "j": _positions(hit_q),  # (the relevant rows in order: the count of them so far)
             "judged": above(judged),
             "pooled": above(pooled),
-            "R": hit_r,
+            "R": stats["R"].to_numpy()[hit_q],
             "J": stats["J"].to_numpy()[hit_q],
         }
     )
-    p, j, big_r = pl.col("p"), pl.col("j"), pl.col("R")
-    measures = {m for m, _ in wanted.values()}
-    # each sum at the cut-offs that read it only (the official measures: P at nine, AP at one)
-    hit_ks = sorted({k for m, k in wanted.values() if k is not None and m in ("precision", "recall", "hit_rate")})
-    ap_ks = sorted({k for m, k in wanted.values() if k is not None and m == "ap"})
-    # (counts as Int64: pl.len() and sums of flags are UInt32)
-    aggs: dict[str, pl.Expr] = {"num_rel_ret": pl.len().cast(pl.Int64), "min_rank": p.min()}
-    aggs |= {f"hits{k}": (p <= position_cut(k)).sum().cast(pl.Int64) for k in hit_ks}
-    aggs |= {f"ap{k}": pl.when(p <= position_cut(k)).then(j / p).otherwise(0.0).sum() for k in ap_ks}
-    if "r_precision" in measures:
-        aggs["hits_r"] = (p <= big_r).sum().cast(pl.Int64)
-    if "bpref" in measures:
-        nonrelevant = pl.col("J") - big_r
-        share = pl.min_horizontal(pl.col("judged") - j, big_r) / pl.max_horizontal(pl.min_horizontal(big_r, nonrelevant), 1)
-        aggs["bpref"] = (1.0 - share).sum()
-    if "infap" in measures:
-        f = pl.Float64
-        at = p.cast(f)
-        term = 1.0 / at + (pl.col("pooled") - 1).cast(f) / at * ((j - 1).cast(f) + INFAP_EPSILON) / (
-            (pl.col("judged") - 1).cast(f) + 2 * INFAP_EPSILON
-        )
-        aggs["infap"] = term.sum()
-    if "bin_g" in measures:
-        aggs["bin_g"] = (1.0 / (2 + p - j).cast(pl.Float64).log(2)).sum()
-    levels = range(0, 101, 10)
-    if "rprec_mult" in measures:
-        aggs |= {f"rprec{x}": (p <= _trec_cut(x, "add")).sum().cast(pl.Int64) for x in range(20, 201, 20)}
-    per_query = per_query.join(hits.group_by("q").agg(**aggs), on="q", how="left")
-    per_query = per_query.with_columns(pl.col([c for c in aggs if c != "min_rank"]).fill_null(0))
-    if measures & {"iprec_at_recall", "iprec_11pt_avg"}:
-        iprec = _interpolated(hit_q, found, position[rows], hit_r, levels, rounding)
-        per_query = per_query.join(iprec, on="q", how="left").with_columns(pl.col(iprec.columns[1:]).fill_null(0.0))
-    if "ndcg" in measures:
-        per_query = per_query.join(
-            _dcg(ret, grades, [k for m, k in wanted.values() if m == "ndcg" and k is not None]), on="q", how="left"
-        )
-
-    one = pl.max_horizontal(big_r, 1)  # recframe.metrics._registry.at_least_one
-    n_rel_ret, n_ret = pl.col("num_rel_ret"), pl.col("num_ret")
-    set_p, set_r = n_rel_ret / pl.max_horizontal(n_ret, 1), n_rel_ret / one
-
-    def value(measure: str, k: int | None) -> pl.Expr:
-        if measure in ("num_ret", "num_rel_ret", "num_nonrel_judged_ret"):
-            return pl.col(measure)
-        if measure == "n_relevant":
-            return big_r
-        if measure == "precision":
-            assert k is not None  # an at-k column
-            return divided(pl.col(f"hits{k}"), k)
-        if measure == "recall":
-            return pl.col(f"hits{k}") / one
-        if measure == "hit_rate":
-            return (pl.col(f"hits{k}") > 0).cast(pl.Float64)
-        if measure == "ap":
-            return pl.col(f"ap{k}") / one
-        if measure == "rr":  # (trec_eval: no cut-off; any relevant document retrieved counts)
-            return pl.when(pl.col("min_rank").is_not_null()).then(1.0 / pl.col("min_rank")).otherwise(0.0)
-        if measure == "ndcg":
-            return pl.col(f"dcg{k}") / pl.col(f"idcg{k}")
-        if measure == "r_precision":
-            return pl.col("hits_r") / one
-        if measure in ("bpref", "infap", "bin_g"):
-            return pl.col(measure) / one
-        if measure == "iprec_at_recall":
-            return pl.col(f"iprec{k}")
-        if measure == "iprec_11pt_avg":
-            return divided(added(pl.col(f"iprec{x}") for x in reversed(levels)), len(levels))
-        if measure == "rprec_mult":
-            assert k is not None
-            return pl.col(f"rprec{k}") / pl.max_horizontal(_trec_cut(k, "add"), pl.lit(1.0))
-        if measure == "set_precision":
-            return set_p
-        if measure == "set_recall":
-            return set_r
-        if measure == "set_map":  # (one division, as trec_eval and recframe.metrics.ir)
-            hits = n_rel_ret.cast(pl.Float64)
-            return hits * hits / (pl.max_horizontal(n_ret, 1).cast(pl.Float64) * one.cast(pl.Float64))
-        if measure == "set_f1":
-            return pl.when(n_rel_ret > 0).then(2 * set_p * set_r / (set_p + set_r)).otherwise(0.0)
-        assert measure == "set_relative_precision"
-        return n_rel_ret / pl.max_horizontal(pl.min_horizontal(n_ret, big_r), 1)
-
-    return per_query.select("q", *(value(m, k).alias(c) for c, (m, k) in wanted.items()))
 
 
-def _dcg(ret: pl.DataFrame, grades: pl.DataFrame, ks: list[int]) -> pl.DataFrame:
-    """q, ``dcg<k>`` and ``idcg<k>``: the DCG of the retrieved rows graded above 0 (the gain is the
-    grade, the discount log2(position + 1)) and of the query's grades sorted decreasing."""
-    g = pl.col("relevance")
+def _interpolated(hits: pl.DataFrame, levels: list[int], rounding: str) -> pl.DataFrame:
+    """q and the term ``iprec_<x>`` per query with a relevant row retrieved, from those rows
+    (:func:`_hit_rows`): the interpolated precision at recall x / 100, the largest precision at
+    the relevant rows from the c-th of its query on, c = max(cut(x, R), 1) (0 when fewer were
+    retrieved). Each maximum is over a contiguous run of rows, the c-th relevant row to its
+    query's last, so one ``maximum.reduceat`` per level."""
+    query, found, position, big_r = (hits[c].to_numpy() for c in ("q", "j", "p", "R"))
+    starts = np.flatnonzero(found == 1)
+    ends = np.r_[starts[1:], len(query)].astype(np.int64)
+    precision = np.r_[found / position, 0.0]  # (the j-th relevant row at position p; a last slot for the bounds)
+    r = big_r[starts].astype(np.float64)
+    out = {"q": query[starts]}
+    bounds = np.empty(2 * len(starts), dtype=np.intp)
+    for x in levels:  # c as recframe.metrics.ir._trec_cut
+        least = np.maximum(np.floor(x / 100 * r + (0.5 if rounding == "round" else 0.9)), 1.0)
+        first = starts + np.minimum(least, ends - starts + 1).astype(np.int64) - 1
+        reached = first < ends
+        bounds[0::2], bounds[1::2] = np.where(reached, first, starts), ends
+        best = np.maximum.reduceat(precision, bounds)[0::2] if len(starts) else np.zeros(0)
+        out[term(f"iprec_{x}")] = np.where(reached, best, 0.0)
+    return pl.DataFrame(out)
+
+
+def _dcg(gained: pl.DataFrame, ideal: pl.DataFrame, ks: list[int], kind: str) -> pl.DataFrame:
+    """q and the terms ``dcg@k`` and ``idcg@k``: the sums of gain / discount(position) over the
+    retrieved rows that gain (`gained`: q, position, gain) and over the query's gains sorted
+    decreasing (`ideal`: q, gain)."""
+    ideal = ideal.sort("q", "gain", descending=[False, True]).with_columns(position=pl.int_range(1, pl.len() + 1).over("q"))
 
     def sums(rows: pl.DataFrame, name: str) -> pl.DataFrame:
-        at = pl.col("position")
-        term = pl.col("gain") / (at + 1).cast(pl.Float64).log(2)
+        rows = nw.from_native(rows).with_columns(discount(nw.col("position"), kind).alias("d")).to_native()
+        at, value = pl.col("position"), pl.col("gain") / pl.col("d")
         return rows.group_by("q").agg(
-            pl.when(at <= position_cut(k)).then(term).otherwise(0.0).sum().alias(f"{name}{k}") for k in ks
+            pl.when(at <= position_cut(k)).then(value).otherwise(0.0).sum().alias(term(name, k)) for k in ks
         )
 
-    gained = ret.filter(g > 0).select("q", "position", gain=g.cast(pl.Float64))
-    ideal = grades.filter(g > 0).sort("q", "relevance", descending=[False, True])
-    ideal = ideal.select("q", position=pl.int_range(1, pl.len() + 1).over("q"), gain=g.cast(pl.Float64))
-    dcg = sums(gained, "dcg")
-    return sums(ideal, "idcg").join(dcg, on="q", how="left").with_columns(pl.col(f"dcg{k}").fill_null(0.0) for k in ks)
+    return sums(ideal, "idcg@").join(sums(gained, "dcg@"), on="q", how="left")
+
+
+def _one_pass_values(
+    ret: pl.DataFrame, stats: pl.DataFrame, grades: pl.DataFrame, spec: v.Spec, wanted: dict[str, tuple[str | None, int | None]]
+) -> pl.DataFrame | None:
+    """Per query with a retrieved row (``q``): the per-user `wanted` columns (column -> (metric,
+    k); no metric: the term n_relevant), finished by the registry as recframe.per_user finishes
+    them (recframe._engine.user_value), from term columns computed here; None where a finish
+    reads a term column not computed here.
+
+    `ret` holds the retrieved rows (q, position, relevance) in query blocks, by position;
+    `stats` R (relevant), J (judged) and G (graded) per query; `grades` the qrels (q, relevance)."""
+    needed = _needed(spec, wanted)
+    ks = sorted({k for t, k in needed if t in ("dcg@", "idcg@") and k is not None})
+    flags = _flags(ret["relevance"], spec, "relevant", "judged", "pooled", *(["gain"] if ks else []))
+    query, position = ret["q"].to_numpy(), ret["position"].to_numpy()
+    starts = np.flatnonzero(position == 1)
+    unwanted = flags["judged"].to_numpy() & ~flags["relevant"].to_numpy()
+    per_query = pl.DataFrame(
+        {
+            "q": query[starts],
+            term("n_ret"): np.diff(np.r_[starts, len(position)]),
+            term("n_nonrel_judged_ret"): np.bincount(query[unwanted], minlength=len(stats))[query[starts]],
+        }
+    ).with_columns(pl.col(term("n_ret")).alias(n.N_RANKED))
+    terms = stats.select("q", pl.col("R").alias(term("n_relevant")), pl.col("G").alias(term("n_graded")))
+    parts = [terms]
+    hits = _hit_rows(ret, flags, stats)
+    aggs = {term(t, k): _ON_HITS[t](k) for t, k in needed if t in _ON_HITS}
+    parts += [hits.group_by("q").agg(**aggs)] if aggs else []
+    levels = [int(t.removeprefix("iprec_")) for t, _ in needed if t.startswith("iprec_")]
+    parts += [_interpolated(hits, levels, spec.conventions.recall_rounding)] if levels else []
+    if ks:
+        gained = pl.DataFrame({"q": query, "position": position, "gain": flags["gain"]}).filter(pl.col("gain") > 0)
+        ideal = grades.select("q").hstack(_flags(grades["relevance"], spec, "gain")).filter(pl.col("gain") > 0)
+        parts.append(_dcg(gained, ideal, ks, spec.conventions.discount))
+    for part in parts:
+        per_query = per_query.join(part, on="q", how="left")
+    empty = {c: TERMS[t].empty for t, k in needed if (c := term(t, k)) in per_query.columns}
+    per_query = per_query.with_columns(pl.col(c).fill_null(value) for c, value in empty.items())
+    value = {c: _engine.user_value(spec, m, k) if m else nw.col(term("n_relevant")) for c, (m, k) in wanted.items()}
+    try:
+        return nw.from_native(per_query).select("q", *(expr.alias(c) for c, expr in value.items())).to_native()
+    except (pl.exceptions.ColumnNotFoundError, nw.exceptions.ColumnNotFoundError):
+        return None
 
 
 def _evaluate_fast(ranked: pl.DataFrame, judged: pl.DataFrame, request: Request, runid: str) -> str | None:
     """:func:`evaluate` in one pass under trec_eval's conventions; None where the general path
-    decides instead (a document twice in a query, which it refuses, or a hash collision)."""
+    decides instead (a document twice in a query, which it refuses, a hash collision, or a
+    registry formula that reads a term column the one-pass path does not compute)."""
     here, engine = _split(request)
-    wanted: dict[str, tuple[str, int | None]] = {}
-    for name, (_, column) in engine.items():
-        found = _one_pass_column(column)
-        if found is None:
-            return None
-        wanted[name] = found
-    if judged.height == 0 or ranked.height == 0:
+    spec = _spec(_per_user_call(engine, request))
+    columns: dict[str, tuple[str | None, int | None]] = {c: (m, k) for c, m, k in _engine.metric_columns(spec)}
+    columns["n_relevant"] = (None, None)  # (not a metric: the term)
+    if judged.height == 0 or ranked.height == 0 or any(c not in columns for _, c in engine.values()):
         return None
+    wanted = {name: columns[column] for name, (_, column) in engine.items()}
     # a query is its place: the run's queries in the order they come, then those it lacks
     # (so the run's places increase, and the qrels' where the two files share an order)
     judged_runs, ranked_runs = judged["user_id"].rle(), ranked["user_id"].rle()
@@ -1329,16 +1313,16 @@ def _evaluate_fast(ranked: pl.DataFrame, judged: pl.DataFrame, request: Request,
     if request.judged_only:  # unjudged documents removed, the ranks closed up
         run = run.filter(pl.col("relevance") >= 0)
         run = run.with_columns(position=_positions(run["q"].to_numpy()))
-    level = max(request.level, 0)  # a negative grade is never relevant (unjudged)
-    grade = judged["relevance"].to_numpy()
-
-    def count(where: np.ndarray) -> np.ndarray:
-        return np.bincount(judged_places[where], minlength=len(queries))
-
-    stats = pl.DataFrame({"q": np.arange(len(queries)), "R": count(grade >= level), "J": count(grade >= 0)})
+    flags = _flags(grades["relevance"], spec, "relevant", "judged", "graded")  # (the engine's rules)
+    first = np.flatnonzero(np.r_[True, judged_places[1:] != judged_places[:-1]])  # (every place has lines, in order)
+    count = {c: np.add.reduceat(flags[c].to_numpy().astype(np.int64), first) for c in ("relevant", "judged", "graded")}
+    stats = pl.DataFrame({"q": np.arange(len(queries)), "R": count["relevant"], "J": count["judged"], "G": count["graded"]})
     frame = pl.DataFrame({"q": present})
     if wanted:
-        frame = frame.join(_one_pass_values(run, stats, grades, request, wanted), on="q", how="left")
+        values = _one_pass_values(run, stats, grades, spec, wanted)
+        if values is None:
+            return None
+        frame = frame.join(values, on="q", how="left")
     names = pl.DataFrame({"q": np.arange(len(queries)), "user_id": queries})
     frame = frame.join(names, on="q", how="left").drop("q")
     relevant = stats.filter(pl.col("R") > 0).join(names, on="q").select("user_id", num_rel=pl.col("R"))
