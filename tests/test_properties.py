@@ -172,8 +172,9 @@ def check_against_reference(result: Any, summary: Any, want: dict, options: dict
 @pytest.mark.parametrize("with_score", [False, True], ids=["rank", "score"])
 def test_matches_reference(backend: str, with_score: bool) -> None:
     # DuckDB pays a SQL query per call and gets more random frames in test_engines; pandas and
-    # Arrow inputs cross into Polars and run its plan: fewer frames for them than for Polars
-    @settings(SETTINGS, max_examples=SETTINGS.max_examples if backend.startswith("polars") else 25)
+    # Arrow inputs cross into Polars and run its plan, and a LazyFrame runs the eager frame's
+    # plan without collecting it: fewer frames for them than for the eager Polars frame
+    @settings(SETTINGS, max_examples=SETTINGS.max_examples if backend == "polars" else 25)
     @given(long_frames(with_score=with_score))
     def run(case: tuple[pl.DataFrame, dict[str, Any]]) -> None:
         df, options = case
@@ -279,7 +280,7 @@ def test_categorical_ids_give_the_same_numbers(case: tuple[pl.DataFrame, dict[st
     )
 
 
-@SETTINGS
+@settings(SETTINGS, max_examples=30)  # each example runs the plan six ways
 @given(long_frames(with_score=False), st.integers(0, 2**32 - 1))
 def test_row_order_changes_no_number(case: tuple[pl.DataFrame, dict[str, Any]], seed: int) -> None:
     # in memory, lists that come as contiguous runs of rows are grouped by their run number
