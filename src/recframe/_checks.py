@@ -136,6 +136,46 @@ def plan(spec: Spec) -> CheckPlan:
     )
 
 
+#: the duplicate check in words, by the rows it reads (see duplicate_scope)
+_DUPLICATES = {
+    "all": "no item and no rank repeated within a list, on every row",
+    "used": "no item and no rank repeated within a list, on the rows that can change a number "
+    "(relevant rows and rows ranked within the largest k)",
+    None: "duplicates not checked (check_duplicates=False): a duplicate would give wrong numbers silently",
+}
+
+
+def sentences(spec: Spec, checks: CheckPlan) -> list[str]:
+    """The checks of :func:`plan` in words, one sentence each (each would stop the call with an
+    error), read from the flags and counts the plan adds: the page lists them as the checks that ran."""
+    c, counted = spec.columns, {*checks.row_flags, *checks.columns}
+    keys = ["user", "item", *c.by] if c.user is not None else ["item", *c.by]
+    out = [f"no null value in the {', '.join(keys)} columns", _DUPLICATES[checks.duplicates]]
+    if n.BAD_SCORE in counted:
+        out.append(f"no NaN score in {c.score!r}")
+    if c.rank is not None:  # rank_below_1, and where the ranks are floats n.BAD_RANK
+        out.append(f"ranks in {c.rank!r} are whole numbers >= 1")
+    if n.MAX_RANK in counted:
+        out.append("no gap in the ranks of a list (rank_gaps='error')")
+    if n.BAD_REL in counted:
+        out.append(f"no NaN or infinite relevance in {c.relevance!r}")
+    if n.BAD_GAIN in counted:
+        out.append("no grade so large that 2**grade - 1 overflows (gain='exp2')")
+    if n.USER_ROWS in counted:
+        out.append("users= has one row per user, with every by key it holds")
+        if spec.selection.unlisted_users == "error":
+            out.append("no recommended user outside users= (unlisted_users='error')")
+    if spec.conventions.empty_users == "error":
+        out.append("every user has a relevant item (empty_users='error')")
+    if n.OUTSIDE_CATALOG in counted:
+        out.append("every item ranked within k is in the catalog (items=, else the training items)")
+    if spec.facts.with_train:  # (checked as the call reads it: recframe._side.check_train)
+        out.append("train= has a user and an item column, no null")
+    if spec.facts.with_items:  # (recframe._side.check_items)
+        out.append("items= has one row per item")
+    return out
+
+
 def _problems(spec: Spec, checks: CheckPlan) -> dict[str, nw.Expr]:
     """Per list, one 0/1 (or count) column per data problem, named for the check."""
     columns = set(checks.columns)

@@ -1,5 +1,6 @@
 """Visual inspection of a few users' lists: :func:`inspect` picks the users and gives their
-lists as one long frame; :func:`side_by_side` shows that frame as HTML, a column per list.
+lists as one long frame; :func:`recframe.side_by_side` (:mod:`recframe._page.inspect_html`,
+beside the page's HTML) shows that frame as HTML, a column per list.
 
 The recommended rows come from the engine's own preparation (:func:`recframe._engine.prepare`
 and :func:`recframe._engine.flag_rows`: ``exclude=``, the ranking by ``score=``, the join of
@@ -11,7 +12,6 @@ a Polars scan, DuckDB or Spark push down to the reading of the data.
 from __future__ import annotations
 
 import difflib
-import html
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
@@ -468,22 +468,8 @@ def _inspect(
     v.check_columns(recs_schema, [("user", user)], "frame")
     by = [kwargs["by"]] if isinstance(kwargs["by"], str) else list(kwargs["by"] or [])
     _check_images(options.get("items"), kwargs["item"], show_images)
-
-    ids_given: list[Any] | None = None
-    users_frame = users_lf = None
-    only_ids = False
-    attrs: list[str] = []
-    if users is not None and not _is_frame(users):
-        ids_given = _id_list(users)
-        _check_id_types(ids_given, recs_schema[user], user)
-    elif users is not None:
-        users_frame = users
-        users_lf, _ = _frames.to_lazy(users, "users")
-        users_schema = _frames.schema_of(users_lf, ref("users"))
-        v.check_columns(users_schema, [("user", user)], "users frame")
-        attrs = [b for b in by if b in users_schema and b != user]
-        only_ids = set(users_schema) == {user}
-    if select == "random" and (ids_given is not None or (users_frame is not None and only_ids)):
+    given = _Given.of(users, user, recs_schema[user], by)
+    if select == "random" and (given.ids is not None or given.only_ids):
         select = "given"  # users= names the users to show
     if select == "given" and users is None:
         raise RecframeError(
@@ -494,95 +480,126 @@ def _inspect(
     # the per-user inputs, read for the chosen users only; train= is read whole: item popularity
     # is counted over every user, and a cold-start user (no training row) has an empty history
     inputs = {name: options.get(name) for name in ("truth", "exclude")}
-    base = {**options, "users": users_frame}
-    if ids_given is not None:
+    base = {**options, "users": given.frame}
+    if given.ids is not None:
         # a list of ids: only these users are read, whatever the selection among them
-        frame = _restrict(frame, user, ids_given, "frame")
-        base.update({name: _restrict(value, user, ids_given, name) for name, value in inputs.items()})
-    groups = [b for b in attrs]
-
-    if select == "given":
-        if ids_given is not None:
-            ids = ids_given
-        else:
-            assert users_lf is not None  # users= without ids is a frame
-            table = _to_polars(users_lf.select(nw.col(user).alias(n.USER)).unique())
-            ids = sorted(table[n.USER].drop_nulls().to_list())
-    elif select == "random":
-        if users_lf is not None:
-            table = _to_polars(users_lf.select(nw.col(user).alias(n.USER), *attrs).unique())
-        else:
-            lf, _ = _frames.to_lazy(frame, "frame")
-            table = _to_polars(lf.select(nw.col(user).alias(n.USER)).unique())
-        ids = choose(table.filter(pl.col(n.USER).is_not_null()), groups, n_users, seed, None)
-    elif select == "overlap":
-        table, attrs = _overlaps(frame, base, k)
-        groups = attrs
-        valued = table.filter(pl.col(VALUE).is_not_null())
-        if table.height and not valued.height:
-            raise RecframeError(
-                f"no user has lists from two models or more to compare ({ref('select', select)}).",
-                f"check the model column of {ref('by')}, or use {fix('select', 'random')}.",
-            )
-        ids = choose(valued, groups, n_users, seed, select)
-    else:
-        chosen_by = metric if metric is not None else _default_metric(base, k)
-        table, attrs = _values(frame, base, chosen_by, k, select)
-        groups = attrs
-        valued = table.filter(pl.col(VALUE).is_not_null())
-        if table.height and not valued.height:
-            raise RecframeError(
-                f"no user has a value of {chosen_by!r} to choose by ({ref('select', select)}): every list is skipped "
-                "(no relevant item" + (", or fewer than two models with a value" if select == "disagree" else "") + ").",
-                f"check {ref('truth')} and {ref('threshold')}, or use {fix('select', 'random')}.",
-            )
-        ids = choose(valued, groups, n_users, seed, select)
+        frame = _restrict(frame, user, given.ids, "frame")
+        base.update({name: _restrict(value, user, given.ids, name) for name, value in inputs.items()})
+    ids = _chosen(frame, base, given, select, n_users, seed, metric, k, user)
 
     # only the chosen users' rows are read: the filter comes before the plan
     chosen = {**base, **{name: _restrict(value, user, ids, name) for name, value in inputs.items()}}
-    if users_frame is not None:
-        chosen["users"] = _restrict(users_frame, user, ids, "users")
+    if given.frame is not None:
+        chosen["users"] = _restrict(given.frame, user, ids, "users")
     run = _call.inputs(_restrict(frame, user, ids, "frame"), {**kwargs, **{name: chosen[name] for name in (*inputs, "users")}})
     if ids:
         _check_rows(run)
-    rows = _rows(run, k, ids)
+    rows, item_columns = _with_items(_rows(run, k, ids), run)
+    if select == "given":
+        _check_found(rows, ids, user, recs_schema[user])
+    return _frames.from_lazy(_result(rows, run.spec, ids, item_columns), kind)
+
+
+@dataclass(frozen=True)
+class _Given:
+    """users=: a list of ids (``ids``), or a frame of users (``frame``, ``lf``) with the
+    attributes ``by`` names (``attrs``), or of the user column alone (``only_ids``)."""
+
+    ids: list[Any] | None = None
+    frame: Any = None
+    lf: nw.LazyFrame | None = None
+    attrs: tuple[str, ...] = ()
+    only_ids: bool = False
+
+    @staticmethod
+    def of(users: Any, user: str, dtype: Any, by: list[str]) -> _Given:
+        if users is None:
+            return _Given()
+        if not _is_frame(users):
+            ids = _id_list(users)
+            _check_id_types(ids, dtype, user)
+            return _Given(ids=ids)
+        lf, _ = _frames.to_lazy(users, "users")
+        schema = _frames.schema_of(lf, ref("users"))
+        v.check_columns(schema, [("user", user)], "users frame")
+        return _Given(None, users, lf, tuple(b for b in by if b in schema and b != user), set(schema) == {user})
+
+
+def _chosen(
+    frame: Any, base: dict[str, Any], given: _Given, select: str, n_users: int, seed: int, metric: Any, k: int, user: str
+) -> list[Any]:
+    """The ids of the users `select` chooses (in the order chosen)."""
+    if select == "given":
+        if given.ids is not None:
+            return given.ids
+        assert given.lf is not None  # users= without ids is a frame
+        return sorted(_to_polars(given.lf.select(nw.col(user).alias(n.USER)).unique())[n.USER].drop_nulls().to_list())
+    if select == "random":
+        if given.lf is not None:
+            table = _to_polars(given.lf.select(nw.col(user).alias(n.USER), *given.attrs).unique())
+        else:
+            table = _to_polars(_frames.to_lazy(frame, "frame")[0].select(nw.col(user).alias(n.USER)).unique())
+        return choose(table.filter(pl.col(n.USER).is_not_null()), list(given.attrs), n_users, seed, None)
+    if select == "overlap":
+        table, attrs = _overlaps(frame, base, k)
+        problem = f"no user has lists from two models or more to compare ({ref('select', select)})."
+        hint = f"check the model column of {ref('by')}, or use {fix('select', 'random')}."
+    else:
+        chosen_by = metric if metric is not None else _default_metric(base, k)
+        table, attrs = _values(frame, base, chosen_by, k, select)
+        problem = (
+            f"no user has a value of {chosen_by!r} to choose by ({ref('select', select)}): every list is skipped "
+            "(no relevant item" + (", or fewer than two models with a value" if select == "disagree" else "") + ")."
+        )
+        hint = f"check {ref('truth')} and {ref('threshold')}, or use {fix('select', 'random')}."
+    valued = table.filter(pl.col(VALUE).is_not_null())
+    if table.height and not valued.height:
+        raise RecframeError(problem, hint)
+    return choose(valued, attrs, n_users, seed, select)
+
+
+def _check_found(rows: nw.LazyFrame, ids: list[Any], user: str, dtype: Any) -> None:
+    """Every user given has a row (a recommendation, truth or history row)."""
+    found = set(_to_polars(rows.select(n.USER).unique())[n.USER].to_list())
+    missing = [i for i in ids if i not in found]
+    if missing:
+        shown = ", ".join(repr(i) for i in missing[:5]) + (f" and {len(missing) - 5} more" if len(missing) > 5 else "")
+        which = f"user {shown} is" if len(missing) == 1 else f"{len(missing)} of the {len(ids)} users given are"
+        raise RecframeError(
+            f"{ref('users')}: {which} not in the frame (no recommendation, truth or history row)"
+            + (f": {shown}." if len(missing) > 1 else "."),
+            f"check the ids against the {user!r} column (its type: {dtype}).",
+        )
+
+
+def _with_items(rows: nw.LazyFrame, run: _call.Inputs) -> tuple[nw.LazyFrame, list[str]]:
+    """The rows with the user attributes and the columns of items= (their names) joined."""
     spec = run.spec
     if spec.columns.attr_keys:
         rows = _engine.attach_attrs(rows, spec, run.users)
-    item_col = spec.columns.item
-    out_keys = list(spec.columns.by)
-    taken = [*out_keys, user, *OWN_COLUMNS, item_col]
+    taken = [*spec.columns.by, str(spec.columns.user), *OWN_COLUMNS, spec.columns.item]
     items, item_columns = _item_columns(run, taken)
-    if items is not None:
-        rows = rows.join(items, on=n.ITEM, how="left")
+    return (rows if items is None else rows.join(items, on=n.ITEM, how="left")), item_columns
 
-    if select == "given":
-        found = set(_to_polars(rows.select(n.USER).unique())[n.USER].to_list())
-        missing = [i for i in ids if i not in found]
-        if missing:
-            shown = ", ".join(repr(i) for i in missing[:5]) + (f" and {len(missing) - 5} more" if len(missing) > 5 else "")
-            which = f"user {shown} is" if len(missing) == 1 else f"{len(missing)} of the {len(ids)} users given are"
-            raise RecframeError(
-                f"{ref('users')}: {which} not in the frame (no recommendation, truth or history row)"
-                + (f": {shown}." if len(missing) > 1 else "."),
-                f"check the ids against the {user!r} column (its type: {recs_schema[user]}).",
-            )
+
+def _result(rows: nw.LazyFrame, spec: v.Spec, ids: list[Any], item_columns: list[str]) -> nw.LazyFrame:
+    """The rows under the user's names, sorted: the chosen order of the users, then history,
+    recommended, held out, then the keys and the rank."""
     source_order = nw.when(nw.col(_SOURCE) == "history").then(0).when(nw.col(_SOURCE) == "recommended").then(1).otherwise(2)
     rows = rows.with_columns(source_order.cast(nw.Int64).alias(_SOURCE_ORDER))
     first = [_ORDER] if ids and len(ids) <= _ORDERED_USERS else []
     if first:
         rows = rows.with_columns(_order_expr(ids))
     rows = rows.sort([*first, n.USER, _SOURCE_ORDER, *spec.columns.truth_keys, *spec.columns.model_keys, n.RANK], nulls_last=True)
-    result = rows.select(
-        *out_keys,
-        nw.col(n.USER).alias(user),
+    return rows.select(
+        *spec.columns.by,
+        nw.col(n.USER).alias(str(spec.columns.user)),
         nw.col(_SOURCE).alias("source"),
         nw.col(n.RANK).alias("rank"),
-        nw.col(n.ITEM).alias(item_col),
+        nw.col(n.ITEM).alias(spec.columns.item),
         nw.col(_RELEVANT).alias("relevant"),
         *item_columns,
     )
-    return _frames.from_lazy(result, kind)
 
 
 inspect.__doc__ = f"""The lists of a few users, in one long frame: what each model recommended them, what
@@ -696,221 +713,4 @@ Examples
 """
 
 
-# ---------------------------------------------------------------------------- side by side
-
-_CSS = """
-.rf-inspect{font-family:system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;font-size:13px;color:#1f2328;
-  background:#fff;line-height:1.35}
-.rf-inspect .rf-legend{color:#57606a;margin:0 0 8px}
-.rf-inspect .rf-user{border:1px solid #d0d7de;border-radius:6px;margin:0 0 12px;padding:8px 10px}
-.rf-inspect .rf-user h3{font-size:14px;margin:0 0 8px;font-weight:600}
-.rf-inspect .rf-user h3 .rf-attr{font-weight:normal;color:#57606a;margin-left:8px}
-.rf-inspect .rf-cols{display:flex;gap:12px;overflow-x:auto;align-items:flex-start}
-.rf-inspect .rf-col{flex:0 0 230px;min-width:0}
-.rf-inspect .rf-col h4{font-size:12px;margin:0 0 4px;padding-bottom:2px;border-bottom:2px solid #0969da;
-  overflow-wrap:anywhere}
-.rf-inspect .rf-history h4{border-color:#8c959f}
-.rf-inspect .rf-held_out h4{border-color:#1a7f37}
-.rf-inspect .rf-count{font-weight:normal;color:#57606a}
-.rf-inspect ol{margin:0;padding-left:28px;max-height:36em;overflow-y:auto}
-.rf-inspect li{margin:1px 0;padding:1px 3px;border-radius:3px;overflow-wrap:anywhere}
-.rf-inspect li.rf-hit{background:#dafbe1}
-.rf-inspect li.rf-unjudged{color:#6e7781}
-.rf-inspect .rf-mark{display:inline-block;width:1.2em;color:#1a7f37;font-weight:bold}
-.rf-inspect .rf-item{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace}
-.rf-inspect .rf-meta{color:#57606a}
-.rf-inspect .rf-empty{color:#6e7781;font-style:italic;list-style:none}
-.rf-inspect img.rf-img{display:block;max-width:64px;max-height:96px;margin:2px 0}
-"""
-_LABELS = {"history": "History", "recommended": "Recommended", "held_out": "Held out"}
-_URL_PREFIXES = ("http://", "https://", "//")
-
-
-def _text(value: Any) -> str:
-    return html.escape(str(value), quote=True)
-
-
-def _shown_value(value: Any) -> str | None:
-    """An item column's value as text; None for a null or a URL (never shown as text: with
-    ``image=`` as an image, else not at all, so that the page makes no network reference)."""
-    if value is None:
-        return None
-    if isinstance(value, (list, tuple)):
-        parts = [str(x) for x in value if x is not None]
-        return ", ".join(parts) if parts else None
-    if isinstance(value, float):
-        return f"{value:.4g}"
-    text = str(value)
-    return None if text.strip().lower().startswith(_URL_PREFIXES) else text
-
-
-@dataclass(frozen=True)
-class SideBySide:
-    """The lists of :func:`inspect`'s users side by side: ``to_html()`` gives a self-contained
-    HTML fragment (inline CSS, no script, nothing fetched unless ``image=`` was given), which
-    Jupyter shows through ``_repr_html_``."""
-
-    table: pl.DataFrame
-    keys: tuple[str, ...]
-    user: str
-    item: str
-    item_columns: tuple[str, ...]
-    image: str | None = None
-    max_users: int | None = None
-
-    @property
-    def users(self) -> list[Any]:
-        """The users shown, in order."""
-        ids = self.table[self.user].unique(maintain_order=True).to_list()
-        return ids if self.max_users is None else ids[: self.max_users]
-
-    def __repr__(self) -> str:
-        return f"SideBySide({len(self.users)} users, {self.table.height} rows; .to_html() for the view)"
-
-    def _repr_html_(self) -> str:
-        return self.to_html()
-
-    def to_html(self) -> str:
-        """The view as an HTML fragment: one block per user, a column per list (history, each
-        model's recommendations, held out), the items in rank order, relevant ones marked ✓."""
-        blocks = [self._block(user) for user in self.users]
-        legend = (
-            '<p class="rf-legend"><span class="rf-mark">✓</span> relevant (judged at or above the threshold); '
-            "grey: not judged. Lists in rank order.</p>"
-        )
-        if not blocks:
-            blocks = ['<p class="rf-legend">No user to show.</p>']
-        return f'<div class="rf-inspect"><style>{_CSS}</style>{legend}{"".join(blocks)}</div>'
-
-    def to_page(self, title: str = "recframe: users' lists") -> str:
-        """A whole HTML page holding :meth:`to_html` (what ``recframe inspect --out x.html`` writes)."""
-        return (
-            '<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
-            f'<meta name="viewport" content="width=device-width, initial-scale=1">\n<title>{_text(title)}</title>\n'
-            "<style>body{margin:16px;background:#fff}</style>\n</head>\n<body>\n"
-            f'<h1 style="font-family:system-ui,sans-serif;font-size:18px">{_text(title)}</h1>\n{self.to_html()}\n</body>\n</html>\n'
-        )
-
-    def _block(self, user: Any) -> str:
-        rows = self.table.filter(pl.col(self.user) == user)
-        constant = [b for b in self.keys if rows[b].n_unique() == 1 and rows[b].null_count() == 0]
-        varying = [b for b in self.keys if b not in constant]
-        attrs = "".join(f'<span class="rf-attr">{_text(b)}: {_text(rows[b][0])}</span>' for b in constant)
-        columns = []
-        for (source, *values), part in rows.group_by(["source", *varying], maintain_order=True):
-            # a model's column is named by its value ("A"); other keys by name and value ("fold 2")
-            named = [(key, value) for key, value in zip(varying, values) if value is not None]
-            words = [
-                str(value) if i == 0 and source == "recommended" else f"{key} {value}" for i, (key, value) in enumerate(named)
-            ]
-            if source != "recommended" or not words:
-                words.insert(0, _LABELS.get(str(source), str(source)))
-            label = " · ".join(words)
-            columns.append(self._column(str(source), label, part))
-        if "history" not in rows["source"] and "history" in self.table["source"]:
-            # train= was given and this user has no row in it (a cold-start user): an empty history
-            columns.insert(0, self._column("history", _LABELS["history"], rows.clear()))
-        return (
-            f'<section class="rf-user"><h3>{_text(self.user)} {_text(user)}{attrs}</h3>'
-            f'<div class="rf-cols">{"".join(columns)}</div></section>'
-        )
-
-    def _column(self, source: str, label: str, part: pl.DataFrame) -> str:
-        part = part.sort("rank", nulls_last=True)
-        hits = int(part["relevant"].fill_null(False).sum())
-        count = f"{hits} relevant of {part.height}"
-        items = [self._item(row) for row in part.iter_rows(named=True)]
-        body = "".join(items) or '<li class="rf-empty">nothing</li>'
-        return (
-            f'<div class="rf-col rf-{_text(source)}"><h4>{_text(label)} <span class="rf-count">({count})</span></h4>'
-            f"<ol>{body}</ol></div>"
-        )
-
-    def _item(self, row: dict[str, Any]) -> str:
-        relevant = row["relevant"]
-        cls = "rf-hit" if relevant is True else "rf-unjudged" if relevant is None else "rf-miss"
-        mark = "✓" if relevant is True else ""
-        image = ""
-        if self.image is not None and row.get(self.image):
-            image = f'<img class="rf-img" src="{_text(row[self.image])}" alt="" loading="lazy">'
-        meta = [t for c in self.item_columns if c != self.image for t in [_shown_value(row[c])] if t]
-        meta_html = f' <span class="rf-meta">{_text(" · ".join(meta))}</span>' if meta else ""
-        rank = row["rank"]
-        value = f' value="{int(rank)}"' if rank is not None else ""
-        label = ' aria-label="relevant"' if mark else ""
-        return (
-            f'<li class="{cls}"{value}>{image}<span class="rf-mark"{label}>{mark}</span>'
-            f'<span class="rf-item">{_text(row[self.item])}</span>{meta_html}</li>'
-        )
-
-
-def side_by_side(inspected: Any, *, image: str | None = None, max_users: int | None = None) -> SideBySide:
-    """The frame of :func:`inspect` as HTML: one block per user, a column per list.
-
-    Parameters
-    ----------
-    inspected : frame
-        What :func:`inspect` returned (any frame type it returns; a lazy one is collected).
-    image : str, optional
-        A column of ``items=`` holding image URLs, shown as ``<img>`` beside each item. Only
-        when given: images need the network, and URLs are otherwise never put in the page
-        (an item column holding URLs is left out of the text).
-    max_users : int, optional
-        Show the first this many users of the frame (default: all).
-
-    Returns
-    -------
-    SideBySide
-        ``.to_html()`` gives a self-contained fragment (inline CSS, no script); in Jupyter the
-        object shows itself. For each user: a column for the history (``train=``), one per
-        model (and fold), one for the held-out items, items in rank order with the columns of
-        ``items=`` beside them, relevant items marked ✓ (class ``rf-hit``), unjudged ones grey.
-        When the frame has history rows (``train=``), a user without any (a cold-start user)
-        gets an empty history column ("nothing"). All text is escaped.
-
-    Examples
-    --------
-    >>> import polars as pl
-    >>> import recframe
-    >>> recs = pl.DataFrame({"model": ["A", "A", "B"], "user_id": [1, 1, 1], "item_id": ["x", "y", "y"],
-    ...                      "rank": [1, 2, 1]})
-    >>> truth = pl.DataFrame({"user_id": [1], "item_id": ["y"], "rating": [5]})
-    >>> items = pl.DataFrame({"item_id": ["x", "y"], "title": ["Alien", "Heat <1995>"]})
-    >>> out = recframe.inspect(recs, users=[1], truth=truth, items=items, relevance="rating", by="model")
-    >>> view = recframe.side_by_side(out)
-    >>> html = view.to_html()
-    >>> "Heat &lt;1995&gt;" in html, html.count('class="rf-hit"'), "<img" in html
-    (True, 3, False)
-    """
-    lf, _ = _frames.to_lazy(inspected, "inspected")
-    table = _to_polars(lf)
-    columns = table.columns
-    at = columns.index("source") if "source" in columns else -1
-    if at < 1 or columns[at + 1 : at + 4 : 2] != ["rank", "relevant"]:
-        raise RecframeError(
-            f"{ref('inspected')} is not a frame from recframe.inspect (its columns: {', '.join(columns)}).",
-            "pass what recframe.inspect(...) returned, with its columns in their order.",
-        )
-    item_columns = tuple(columns[at + 4 :])
-    if image is not None and image not in item_columns:
-        raise RecframeError(
-            f"{ref('image', image)} is not a column of {ref('items')} in this frame (it has {', '.join(item_columns) or 'none'}).",
-            f"pass the column of image URLs, e.g. {fix('image', item_columns[0] if item_columns else 'poster_url')}, "
-            "and give inspect that items= frame.",
-        )
-    if max_users is not None and (isinstance(max_users, bool) or not isinstance(max_users, (int, np.integer)) or max_users < 1):
-        raise RecframeError(
-            f"{ref('max_users', max_users)} must be a whole number >= 1.", f"e.g. {fix('max_users', 5)}, or leave it out."
-        )
-    return SideBySide(
-        table=table,
-        keys=tuple(columns[: at - 1]),
-        user=columns[at - 1],
-        item=columns[at + 2],
-        item_columns=item_columns,
-        image=image,
-        max_users=None if max_users is None else int(max_users),
-    )
-
-
-__all__ = ["SOURCES", "SideBySide", "inspect", "side_by_side"]
+__all__ = ["SOURCES", "inspect"]

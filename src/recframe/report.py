@@ -28,7 +28,7 @@ class Cell:
     detail: str = ""  # shown after the value, never bold: an interval
 
 
-def _number(value: Any, precision: int) -> str:
+def format_number(value: Any, precision: int) -> str:
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return ""
     if isinstance(value, bool):
@@ -45,7 +45,7 @@ def _p_value(value: Any, precision: int) -> str:
     return f"<{smallest:.{precision}f}" if value < smallest else f"{value:.{precision}f}"
 
 
-def _best(values: list[Any], precision: int, larger: bool = True) -> set[int]:
+def best_rows(values: list[Any], precision: int, larger: bool = True) -> set[int]:
     """Rows holding the best value, the largest or the smallest (as shown: ties after
     rounding all count)."""
     shown = [round(v, precision) for v in values if v is not None and not math.isnan(v)]
@@ -88,7 +88,7 @@ def _summary_cells(
             )
         rows = comparison.filter(pl.col("significant")).select("model", *strata, "metric").iter_rows()
         significant = set(rows)
-    best = {c: _best(df.get_column(c).to_list(), precision, _tables.higher_is_better(c)) for c in metrics}
+    best = {c: best_rows(df.get_column(c).to_list(), precision, _tables.higher_is_better(c)) for c in metrics}
     body = []
     for i, row in enumerate(df.iter_rows(named=True)):
         cells = []
@@ -96,14 +96,14 @@ def _summary_cells(
             if c in metrics:
                 detail = ""
                 if f"{c}_lo" in df.columns and row[f"{c}_lo"] is not None:
-                    detail = f" [{_number(row[c + '_lo'], precision)}, {_number(row[c + '_hi'], precision)}]"
+                    detail = f" [{format_number(row[c + '_lo'], precision)}, {format_number(row[c + '_hi'], precision)}]"
                 marked = bool(marked_by) and (*(row[k] for k in marked_by), c) in significant
-                text = _number(row[c], precision)
+                text = format_number(row[c], precision)
                 cells.append(Cell(text, numeric=True, bold=i in best[c], marked=marked, detail=detail))
             else:
                 value = row[c]
                 numeric = isinstance(value, (int, float)) and not isinstance(value, bool)
-                cells.append(Cell(_number(value, precision) if numeric else str(value), numeric=numeric))
+                cells.append(Cell(format_number(value, precision) if numeric else str(value), numeric=numeric))
         body.append(cells)
     note = None
     if significant:
@@ -121,21 +121,21 @@ def _compare_cells(df: pl.DataFrame, precision: int) -> tuple[list[str], list[li
     deltas = df.get_column("delta").to_list()
     for metric in dict.fromkeys(metric_of):
         rows = [i for i, m in enumerate(metric_of) if m == metric]
-        best |= {rows[j] for j in _best([deltas[i] for i in rows], precision, _tables.higher_is_better(metric[-1]))}
+        best |= {rows[j] for j in best_rows([deltas[i] for i in rows], precision, _tables.higher_is_better(metric[-1]))}
     body = []
     for i, row in enumerate(df.iter_rows(named=True)):
         interval = ""
         if row.get("delta_lo") is not None:
-            interval = f" [{_number(row['delta_lo'], precision)}, {_number(row['delta_hi'], precision)}]"
+            interval = f" [{format_number(row['delta_lo'], precision)}, {format_number(row['delta_hi'], precision)}]"
         rel = row["rel_delta"]
         body.append([
             *(Cell("" if row[k] is None else str(row[k])) for k in strata),
             Cell(str(row["model"])),
             Cell(str(row["metric"])),
             Cell(str(row["n_pairs"]), numeric=True),
-            Cell(_number(row["baseline_mean"], precision), numeric=True),
-            Cell(_number(row["model_mean"], precision), numeric=True),
-            Cell(_number(row["delta"], precision), numeric=True, bold=i in best, marked=bool(row["significant"]),
+            Cell(format_number(row["baseline_mean"], precision), numeric=True),
+            Cell(format_number(row["model_mean"], precision), numeric=True),
+            Cell(format_number(row["delta"], precision), numeric=True, bold=i in best, marked=bool(row["significant"]),
                  detail=interval),
             Cell("" if rel is None else f"{rel:+.{max(precision - 2, 0)}%}", numeric=True),
             Cell(_p_value(row["p_value"], precision), numeric=True),
@@ -159,9 +159,9 @@ def _disparity_cells(df: pl.DataFrame, precision: int) -> tuple[list[str], list[
     for row in df.iter_rows(named=True):
         interval = ""
         if row.get("gap_lo") is not None:
-            interval = f" [{_number(row['gap_lo'], precision)}, {_number(row['gap_hi'], precision)}]"
+            interval = f" [{format_number(row['gap_lo'], precision)}, {format_number(row['gap_hi'], precision)}]"
         means = [
-            Cell(_number(row[c], precision), numeric=True, detail=f" ({row['n_' + c[5:]]})", bold=row[c] is not None
+            Cell(format_number(row[c], precision), numeric=True, detail=f" ({row['n_' + c[5:]]})", bold=row[c] is not None
                  and row[c] == row["high_mean"] and row["difference"] not in (None, 0))
             for c in group_means
         ]  # fmt: skip
@@ -169,9 +169,9 @@ def _disparity_cells(df: pl.DataFrame, precision: int) -> tuple[list[str], list[
             *(Cell(str(row[k])) for k in keys),
             Cell(str(row["metric"])),
             *means,
-            Cell(_number(row["difference"], precision), numeric=True, marked=bool(row["significant"]), detail=interval),
-            Cell(_number(row["ratio"], precision), numeric=True),
-            Cell(_number(row["mad"], precision), numeric=True),
+            Cell(format_number(row["difference"], precision), numeric=True, marked=bool(row["significant"]), detail=interval),
+            Cell(format_number(row["ratio"], precision), numeric=True),
+            Cell(format_number(row["mad"], precision), numeric=True),
             Cell(_p_value(row["p_value"], precision), numeric=True),
             Cell(_p_value(row["p_adjusted"], precision), numeric=True),
         ])  # fmt: skip
@@ -192,15 +192,15 @@ def _item_group_cells(df: pl.DataFrame, precision: int) -> tuple[list[str], list
     body = []
     for row in df.iter_rows(named=True):
         cells = [Cell("" if row[c] is None else str(row[c])) for c in keys]
-        cells += [Cell(_number(row[c], precision), numeric=True) for c in ("n_items", "catalog_share", "relevant_share")]
+        cells += [Cell(format_number(row[c], precision), numeric=True) for c in ("n_items", "catalog_share", "relevant_share")]
         for k in ks:
             exposure, relevant = row[f"exposure_share@{k}"], row["relevant_share"]
             ratio = exposure / relevant if exposure is not None and relevant else None
             cells += [
-                Cell(_number(row[f"rec_share@{k}"], precision), numeric=True),
-                Cell(_number(exposure, precision), numeric=True),
-                Cell(_number(ratio, precision), numeric=True, bold=ratio is not None and not 0.5 <= ratio <= 2),
-                Cell(_number(row[f"group_recall@{k}"], precision), numeric=True),
+                Cell(format_number(row[f"rec_share@{k}"], precision), numeric=True),
+                Cell(format_number(exposure, precision), numeric=True),
+                Cell(format_number(ratio, precision), numeric=True, bold=ratio is not None and not 0.5 <= ratio <= 2),
+                Cell(format_number(row[f"group_recall@{k}"], precision), numeric=True),
             ]
         body.append(cells)
     return header, body, None  # (bold: under half or over twice its share, as the docstring says)

@@ -1,0 +1,507 @@
+"""What the page shows, collected as frames and values, without HTML: :func:`request` checks
+:func:`recframe.report_page`'s arguments and sorts its ``by`` keys, :func:`collect` makes every
+call the page reads (summary, per_user, curve, compare, disparity, item_groups, inspect) and
+returns a :class:`PageData`."""
+
+from __future__ import annotations
+
+import datetime
+import os
+from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import narwhals as nw
+import polars as pl
+
+from recframe import _atomic, _call, _checks, _engine, _frames, _inspect, _intervals, _tables, conventions, profiles
+from recframe import _names as n
+from recframe import _validate as v
+from recframe import options as options_table
+from recframe.api import item_groups, per_user, summary
+from recframe.compare import compare
+from recframe.curve import curve
+from recframe.disparity import disparity
+from recframe.errors import RecframeError, fix, ref
+from recframe.options import PER_USER_NAMES, SUMMARY_NAMES
+from recframe.report import MAX_PRECISION
+from recframe.stats import Test
+
+#: the keys of one ``inputs=`` entry
+INPUT_KEYS = ("input", "file", "rows", "sha256")
+#: the side inputs given as frames, in the order the page lists them
+FRAME_INPUTS = ("recs", "truth", "users", "exclude", "train", "items")
+#: the users the page shows per rule, and the rules
+EXAMPLES, RULES = 3, ("worst", "disagree", "random")
+#: the metrics of the beyond-accuracy section, with train= and without it
+BEYOND, WITHOUT_TRAIN = ("ndcg", "novelty", "popularity", "catalog_coverage", "gini"), ("ndcg", "catalog_coverage", "gini")
+
+
+@dataclass(frozen=True)
+class Request:
+    """report_page's arguments, checked: the frames (pandas and Arrow converted once), the
+    ``by`` keys by where they live, and the options of each call the page makes."""
+
+    frames: dict[str, Any]  # FRAME_INPUTS, None where not given
+    baseline: Any
+    ks: list[Any]
+    ci: Any
+    metrics: Any
+    precision: int
+    path: Path | None
+    inputs: list[dict[str, Any]] | None
+    given: dict[str, Any]  # the options, users= and exclude= converted, item_group= apart
+    item_group: Any
+    by_keys: list[str]
+    model_keys: tuple[str, ...]
+    truth_keys: tuple[str, ...]
+    attr_keys: tuple[str, ...]
+    common: dict[str, Any]  # summary's options: truth=, and train= and items= when the metrics read them
+    base_given: dict[str, Any]  # the options without truth=, train= and items=
+    started: datetime.datetime = field(default_factory=lambda: datetime.datetime.now(datetime.timezone.utc))
+
+    recs = property(lambda self: self.frames["recs"])
+    truth = property(lambda self: self.frames["truth"])
+    train = property(lambda self: self.frames["train"])
+    items = property(lambda self: self.frames["items"])
+    user = property(lambda self: self.given.get("user", options_table.DEFAULTS["user"]))
+    seed = property(lambda self: self.given.get("seed"))
+    n_resamples = property(lambda self: self.given.get("n_resamples", options_table.DEFAULTS["n_resamples"]))
+
+    @property
+    def main_by(self) -> list[str]:
+        """The keys of the summary: the model and truth keys (a segment is a section of its own)."""
+        return [*self.model_keys, *self.truth_keys]
+
+    @property
+    def kmax(self) -> int:
+        return max(int(x) for x in self.ks) if all(isinstance(x, int) for x in self.ks) and self.ks else 10
+
+    @property
+    def lists(self) -> dict[str, Any]:
+        """per_user's options among summary's."""
+        return {name: value for name, value in self.common.items() if name in PER_USER_NAMES}
+
+    @property
+    def sides(self) -> dict[str, Any]:
+        """per_user's options with every side input the page has."""
+        lists = {name: value for name, value in self.base_given.items() if name in PER_USER_NAMES}
+        return {**lists, "truth": self.truth, "train": self.train, "items": self.items}
+
+
+def request(
+    recs: Any,
+    truth: Any,
+    baseline: Any,
+    k: Any,
+    ci: Any,
+    train: Any,
+    items: Any,
+    inputs: Any,
+    out: Any,
+    metrics: Any,
+    precision: Any,
+    options: dict[str, Any],
+) -> Request:
+    """report_page's arguments checked (in the order they are refused), and the by keys sorted."""
+    path = _check_out(out)
+    described = _check_inputs(inputs)
+    if isinstance(precision, bool) or not isinstance(precision, int) or not 0 <= precision <= MAX_PRECISION:
+        raise RecframeError(
+            f"{ref('precision', precision)} is not a whole number from 0 to {MAX_PRECISION}.", f"pass {fix('precision', 3)}."
+        )
+    given = dict(options)
+    options_table.resolve(given, SUMMARY_NAMES, "report_page")  # an unknown option raises here
+    for name in ("truth", "train", "items", "ci"):  # (explicit arguments: never in options)
+        given.pop(name, None)
+    ks: list[Any] = [k] if isinstance(k, int) and not isinstance(k, bool) else list(k) if isinstance(k, (list, tuple)) else [k]
+    sides = {"recs": recs, "truth": truth, "users": given.get("users"), "exclude": given.get("exclude"), "train": train}
+    frames = {name: _in_memory(frame, name) for name, frame in {**sides, "items": items}.items()}
+    given.update({name: frames[name] for name in ("users", "exclude") if frames[name] is not None})
+
+    # where each by key lives: model keys, truth keys (folds), user attributes (segments)
+    by = given.get("by")
+    by_keys = [by] if isinstance(by, str) else list(by) if by is not None else []
+    user = given.get("user", options_table.DEFAULTS["user"])
+    users, truth = frames["users"], frames["truth"]
+    model_keys, truth_keys, attr_keys = v.classify_keys(
+        by_keys,
+        _columns(frames["recs"], "recs"),
+        None if truth is None else _columns(truth, "truth"),
+        None if users is None else [c for c in _columns(users, "users") if c != user],
+    )
+    if baseline is not None and len(model_keys) != 1:
+        raise RecframeError(
+            f"{ref('baseline', baseline)} names a model, which needs exactly one model key in {ref('by')} (a column "
+            f"of the recommendations only); the call has {list(model_keys) or 'none'}.",
+            f"pass e.g. {fix('by', 'model')}.",
+        )
+    item_group = given.pop("item_group", None)
+    chosen = v.metric_names(metrics) if metrics is not None else None
+    base_given = {name: value for name, value in given.items() if name != "baseline"}
+    if chosen is not None and v.reads(chosen, "baseline"):
+        base_given["baseline"] = baseline
+    common = {**base_given, "truth": truth}
+    if chosen is not None and v.reads(chosen, "train", "catalog") and frames["train"] is not None:
+        common["train"] = frames["train"]
+    if chosen is not None and v.reads(chosen, "catalog", "items", "item_features") and frames["items"] is not None:
+        common["items"] = frames["items"]
+    return Request(
+        frames, baseline, ks, ci, metrics, precision, path, described, given, item_group, by_keys,
+        model_keys, truth_keys, attr_keys, common, base_given,
+    )  # fmt: skip
+
+
+@dataclass
+class PageData:
+    """What the page shows, as frames and values; filled by :func:`collect` in stages."""
+
+    request: Request
+    curve: pl.DataFrame = field(default_factory=pl.DataFrame)  # recframe.curve, nDCG and precision-recall
+    curve_metrics: list[str] = field(default_factory=list)  # the metrics of the curve beside precision and recall
+    per_user: pl.DataFrame = field(default_factory=pl.DataFrame)  # recframe.per_user, by every by key
+    primary: str | None = None  # the metric of the figures (nDCG at the largest k, else recall, else the first)
+    shown: list[str] = field(default_factory=list)  # the metrics of the distributions and segments
+    baseline: Any = None  # as the model column spells it
+    test: Test = "paired_t"
+    comparison: pl.DataFrame | None = None  # recframe.compare against the baseline
+    #: per metric, the users with a value, those at 0, the median and the mean, by the summary's keys
+    distributions: list[tuple[str, pl.DataFrame]] = field(default_factory=list)
+    summary: pl.DataFrame = field(default_factory=pl.DataFrame)  # recframe.summary with ci=
+    inputs: list[dict[str, Any]] = field(default_factory=list)  # what was evaluated, one dict per input
+    checks: list[str] = field(default_factory=list)  # the data checks that ran, in words
+    conventions: list[list[Any]] = field(default_factory=list)  # (option, value, set by)
+    segments: dict[str, pl.DataFrame | str | None] = field(default_factory=dict)  # disparity (or its error) per attribute
+    folds: dict[str, pl.DataFrame] = field(default_factory=dict)  # mean and std over each truth key's values
+    beyond: pl.DataFrame | None = None
+    item_groups: pl.DataFrame | None = None
+    examples: dict[str, list[Any]] = field(default_factory=dict)  # the users shown per rule
+    inspected: pl.DataFrame = field(default_factory=pl.DataFrame)  # their lists (recframe.inspect)
+    examples_error: str | None = None  # why inspect could not show them
+
+    @property
+    def significant(self) -> set[tuple[Any, ...]]:
+        """(model, truth keys..., metric) of each significant row of the comparison."""
+        if self.comparison is None:
+            return set()
+        rows = self.comparison.filter(pl.col("significant")).iter_rows(named=True)
+        return {(row["model"], *(row[t] for t in self.request.truth_keys), row["metric"]) for row in rows}
+
+    @property
+    def models(self) -> list[Any]:
+        """The models of the summary, in its order."""
+        return self.summary.get_column(self.request.model_keys[0]).unique(maintain_order=True).to_list()
+
+
+def collect(r: Request, ready: Callable[[str, PageData], None] | None = None) -> PageData:
+    """Every number the page shows. Polars releases the GIL: the summary and the per-user frame
+    are computed in a thread while the curves are, then the summary's bootstrap and the example
+    users in threads while the comparison is. ``ready(stage, data)`` is called here as a
+    stage's frames come in (``"curves"``, then ``"per_user"``), so that the caller can draw
+    their figures meanwhile."""
+    data = PageData(r)
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        numbers = pool.submit(_numbers, r)
+        try:
+            data.curve, data.curve_metrics = _curves(r)
+        except RecframeError:
+            numbers.result()  # the summary's own error first, when it has one: it names the argument as given
+            raise
+        if ready is not None:
+            ready("curves", data)
+        summary_of, data.per_user = numbers.result()
+        summary_job = pool.submit(summary_of)  # the bootstrap, while the comparison and its figures are made
+        metric_columns = _tables.metric_columns(data.per_user.columns)
+        first = metric_columns[0] if metric_columns else None
+        data.primary = next((c for c in (f"ndcg@{r.kmax}", f"recall@{r.kmax}") if c in metric_columns), first)
+        at_k = [c for c in (f"ndcg@{r.kmax}", f"recall@{r.kmax}", f"precision@{r.kmax}") if c in metric_columns]
+        data.shown = at_k or metric_columns[:1]
+        examples_job = pool.submit(_examples, r, data.per_user, data.primary)  # inspect reads the chosen users' rows
+        data.baseline, data.test, data.comparison = _comparison(r, data.per_user)
+        data.distributions = [(metric, _distribution(data.per_user, metric, r.main_by)) for metric in data.shown]
+        if ready is not None:
+            ready("per_user", data)
+    data.summary = summary_job.result()
+    data.examples, data.inspected, data.examples_error = examples_job.result()
+    frames = {name: frame for name, frame in r.frames.items() if frame is not None}
+    data.inputs = (
+        r.inputs if r.inputs is not None else [{"input": name, "rows": _rows_of(frame, name)} for name, frame in frames.items()]
+    )
+    data.checks = _checks_run(r)
+    data.conventions = _conventions_rows(r)
+    data.segments = {key: _disparity(r, data.per_user, key, data.shown) for key in r.attr_keys}
+    data.folds = {key: _spread(data.summary, key, r.main_by, data.shown) for key in r.truth_keys}
+    if r.train is not None or r.items is not None:
+        wanted = list(BEYOND if r.train is not None else WITHOUT_TRAIN)
+        sides = {"truth": r.truth, "train": r.train, "items": r.items, "by": r.main_by or None}
+        data.beyond = _polars(summary(r.recs, r.kmax, wanted, **{**r.base_given, **sides}), "summary")
+    if r.item_group is not None:
+        sides = {"by": r.main_by or None, "item_group": r.item_group}
+        data.item_groups = _polars(item_groups(r.recs, r.kmax, **{**r.sides, **sides}), "item_groups")
+    return data
+
+
+def write(path: Path, text: str) -> None:
+    """The page written to `path` atomically (a temporary file renamed onto it)."""
+    try:
+        _atomic.write_atomic(path, lambda temporary: temporary.write_text(text, encoding="utf-8"))
+    except OSError as error:
+        raise RecframeError(
+            f"{ref('out', str(path))}: could not write it ({error.strerror or error}); the previous file, if any, is "
+            "untouched. Hint: check the free space and permissions of its folder."
+        ) from None
+
+
+# ---------------------------------------------------------------------------- arguments
+
+
+def _check_out(out: Any) -> Path | None:
+    if out is None:
+        return None
+    if not isinstance(out, (str, os.PathLike)) or not str(out).strip():
+        raise RecframeError(f"{ref('out', out)} is not a file path. Hint: pass e.g. {fix('out', 'report.html')}.")
+    found = _atomic.path_problem(out, "report.html")
+    if found is not None:
+        hint = "create it first" if found.missing_folder else f"pass a file's path, e.g. {fix('out', found.example)}"
+        raise RecframeError(f"{ref('out', str(out))} {found.problem}. Hint: {hint}.")
+    return Path(out)
+
+
+def _check_inputs(inputs: Any) -> list[dict[str, Any]] | None:
+    if inputs is None:
+        return None
+    hint = (
+        f"pass a list of dicts with the keys {list(INPUT_KEYS)}, e.g. "
+        f"{fix('inputs', [{'input': 'recs', 'file': 'recs.parquet', 'rows': 100}])}."
+    )
+    if isinstance(inputs, (str, bytes)) or not isinstance(inputs, Sequence):
+        raise RecframeError(f"{ref('inputs', inputs)} is not a list of input descriptions.", hint)
+    rows = []
+    for entry in inputs:
+        if not isinstance(entry, Mapping) or not all(isinstance(key, str) and key in INPUT_KEYS for key in entry):
+            raise RecframeError(f"{ref('inputs')} holds {entry!r}, which is not a dict with keys among {list(INPUT_KEYS)}.", hint)
+        rows_value = entry.get("rows")
+        if rows_value is not None and (isinstance(rows_value, bool) or not isinstance(rows_value, int) or rows_value < 0):
+            raise RecframeError(f"{ref('inputs')}: 'rows' must be a whole number >= 0, not {rows_value!r}.", hint)
+        rows.append(dict(entry))
+    return rows
+
+
+def _rows_of(frame: Any, arg: str) -> int:
+    """The rows of a frame (a count query on a lazy one)."""
+    if isinstance(frame, pl.DataFrame):
+        return frame.height
+    lf, _ = _frames.to_lazy(frame, arg)
+    return int(lf.select(nw.len()).collect().item())
+
+
+def _in_memory(frame: Any, arg: str) -> Any:
+    """pandas and Arrow inputs as one Polars DataFrame, converted once for every call of the
+    page (a Polars frame, LazyFrame or engine frame is passed as it is)."""
+    if frame is None or isinstance(frame, (pl.DataFrame, pl.LazyFrame)):
+        return frame
+    lf, kind = _frames.to_lazy(frame, arg)
+    if kind in ("pandas", "pyarrow"):
+        return lf.to_native().collect()
+    return frame
+
+
+def _columns(frame: Any, arg: str) -> list[str]:
+    lf, _ = _frames.to_lazy(frame, arg)
+    return list(_frames.schema_of(lf, arg))
+
+
+def _polars(frame: Any, arg: str) -> pl.DataFrame:
+    if isinstance(frame, pl.LazyFrame):
+        return frame.collect()
+    return _tables.eager(frame, arg)
+
+
+# ---------------------------------------------------------------------------- the numbers
+
+
+def _curves(r: Request) -> tuple[pl.DataFrame, list[str]]:
+    """The curves, nDCG and precision-recall (precision and recall only for a profile without nDCG)."""
+    for wanted in (["ndcg"], []):
+        try:
+            return _polars(curve(r.recs, wanted, r.kmax, **{**r.lists, "by": r.main_by or None}), "curve"), wanted
+        except RecframeError:
+            if not wanted:
+                raise
+    raise AssertionError("unreachable")  # pragma: no cover
+
+
+def _numbers(r: Request) -> tuple[Callable[[], pl.DataFrame], pl.DataFrame]:
+    """The summary with intervals (as a function) and the per-user frame: one pass when they
+    share their keys (no segments), else the two calls."""
+    by = r.main_by or None
+    shared = None if r.attr_keys else _summary_and_per_user(r.recs, r.ks, r.metrics, {**r.common, "by": by}, r.ci)
+    if shared is not None:
+        return shared
+    table = _polars(summary(r.recs, r.ks, r.metrics, **{**r.common, "by": by}, ci=r.ci), "summary")
+    return (lambda: table), _polars(per_user(r.recs, r.ks, r.metrics, **{**r.lists, "by": r.by_keys or None}), "per_user")
+
+
+def _summary_and_per_user(
+    frame: Any, k: Any, metrics: Any, options: dict[str, Any], ci: Any
+) -> tuple[Callable[[], pl.DataFrame], pl.DataFrame] | None:
+    """``summary(frame, k, metrics, ci=ci, **options)`` and ``per_user(frame, k, metrics, ...)``
+    from one pass over the data: the per-user plan is computed once, then the summary with its
+    intervals is taken from it as :func:`recframe.summary` takes it (the same plan and the same
+    code, :func:`recframe._intervals.summary_with_ci`), and the public per-user frame as
+    :func:`recframe.per_user` gives it. Returns a function computing the summary (the bootstrap,
+    which can run while the per-user frame is used) and the per-user frame. None where the calls
+    must run themselves (no interval, another aggregate, group-level metrics, a SQL engine): they
+    check and refuse as usual."""
+    kwargs = _call.resolve(k, metrics, {**options, "ci": ci}, SUMMARY_NAMES, "summary")
+    interval = {name: kwargs.pop(name) for name in ("ci", "ci_method", "n_resamples", "seed")}
+    aggregate = kwargs.pop("aggregate")
+    if ci is None or aggregate != "mean" or _frames.sql_engine(frame) is not None:
+        return None
+    if v.group_level(kwargs["metrics"]):
+        return None
+    level, method, n_resamples, seed = _intervals.check_options(**interval)
+    assert level is not None  # ci is given
+    v.check_per_user_metrics(kwargs["metrics"])
+    plan, spec, _ = _call.prepare(frame, kwargs)
+    users = plan.per_user.to_native().collect()  # (the data checks run here)
+    once = _engine.Plan(nw.from_native(users.lazy()))
+    rows = _engine.per_user_rows(once.per_user, spec).sort([*spec.columns.by, n.USER])
+
+    def summary_with_ci() -> pl.DataFrame:
+        return _intervals.summary_with_ci(once, spec, level, method, n_resamples, seed).to_native().collect()
+
+    return summary_with_ci, _call.user_column(rows, spec).to_native().collect()
+
+
+def _comparison(r: Request, frame: pl.DataFrame) -> tuple[Any, Test, pl.DataFrame | None]:
+    """The baseline as the model column spells it, the test, and recframe.compare against it
+    (paired t test, or the randomization test without scipy); no comparison without a baseline."""
+    if r.baseline is None:
+        return None, "paired_t", None
+    models = frame.get_column(r.model_keys[0]).unique().to_list()
+    baseline = next((m for m in models if m == r.baseline), next((m for m in models if str(m) == str(r.baseline)), r.baseline))
+    test: Test = "paired_t"
+    try:
+        import scipy  # noqa: F401
+    except ImportError:
+        test = "randomization"
+    return baseline, test, _polars(compare(frame, by=r.main_by, baseline=baseline, test=test, seed=r.seed), "compare")
+
+
+def _distribution(frame: pl.DataFrame, metric: str, keys: list[str]) -> pl.DataFrame:
+    """Per group of `keys` (one group "all" without): the users with a value of `metric`, those
+    at 0, the median and the mean."""
+    groups = frame.filter(pl.col(metric).is_not_null()).group_by(keys or pl.lit("all").alias("group"), maintain_order=True)
+    return groups.agg(
+        pl.len().alias("users"),
+        (pl.col(metric) == 0).sum().alias("zero"),
+        pl.col(metric).median().alias("median"),
+        pl.col(metric).mean().alias("mean"),
+    ).sort(keys or "group")
+
+
+def _disparity(r: Request, frame: pl.DataFrame, key: str, metrics: list[str]) -> pl.DataFrame | str | None:
+    """recframe.disparity between the groups of the user attribute `key` (its error where it
+    refuses; None without a model key)."""
+    if not r.model_keys:
+        return None
+    try:
+        gaps = disparity(frame, group=key, by=r.main_by, metrics=metrics, seed=r.seed, n_resamples=r.n_resamples)
+    except RecframeError as error:
+        return str(error)
+    return _polars(gaps, "disparity")
+
+
+def _spread(table: pl.DataFrame, key: str, keys: list[str], metrics: list[str]) -> pl.DataFrame:
+    """The mean and the standard deviation over the values of the truth key `key` of each
+    value's mean, by the other keys (one group "all" without)."""
+    others = [m for m in keys if m != key]
+    metrics = [m for m in metrics if m in table.columns]
+    return (
+        table.group_by(others or pl.lit("all").alias("group"), maintain_order=True)
+        .agg(pl.len().alias(f"n_{key}"), *(pl.col(m).mean().alias(f"{m} mean") for m in metrics),
+             *(pl.col(m).std().alias(f"{m} std") for m in metrics))
+        .sort(others or "group")
+    )  # fmt: skip
+
+
+def _examples(r: Request, frame: pl.DataFrame, primary: str | None) -> tuple[dict[str, list[Any]], pl.DataFrame, str | None]:
+    """The example users: per rule, the ids chosen from the per-user frame as
+    :func:`recframe.inspect` chooses them (its own functions, so the same seed gives the same
+    users), and their lists from recframe.inspect, which reads only their rows; or its error."""
+    if r.user is None or primary is None:
+        return {}, pl.DataFrame(), None
+    seed = 0 if r.seed is None else r.seed
+    rows = nw.from_native(frame.rename({r.user: n.USER})).lazy()
+    chosen = {}
+    for select in (s for s in RULES if s != "disagree" or r.model_keys):
+        if select == "random":
+            chosen[select] = _inspect.choose(rows.select(n.USER).unique().collect().to_native(), [], EXAMPLES, seed, None)
+            continue
+        values = _inspect.user_values(rows, primary, select, list(r.truth_keys), []).collect().to_native()
+        chosen[select] = _inspect.choose(values.filter(pl.col(_inspect.VALUE).is_not_null()), [], EXAMPLES, seed, select)
+    every = list(dict.fromkeys(x for ids in chosen.values() for x in ids))
+    options = {name: value for name, value in r.sides.items() if name != "users"}
+    users = r.frames["users"]  # a users= frame keeps the segments: its rows of the users shown
+    try:
+        shown = every if users is None else nw.from_native(users).filter(nw.col(r.user).is_in(every)).to_native()
+        inspected = _polars(_inspect.inspect(r.recs, r.kmax, select="given", users=shown, **options), "inspected")
+    except RecframeError as error:
+        return chosen, pl.DataFrame(), str(error)
+    return chosen, inspected, None
+
+
+# ---------------------------------------------------------------------------- what was evaluated
+
+
+def _checks_run(r: Request) -> list[str]:
+    """The data checks the evaluation ran (each would have stopped it with an error), as the
+    check plan of its call words them. train= and items= are checked by the calls that read
+    them: the beyond-accuracy and item-group sections."""
+    kwargs = _call.resolve(r.ks, r.metrics, {**r.common, "by": r.by_keys or None}, SUMMARY_NAMES, "report_page")
+    spec = v.check_arguments({**kwargs, "item_group": r.item_group, "train": r.train, "items": r.items})
+    return _checks.sentences(spec, _checks.plan(spec))
+
+
+def _conventions_rows(r: Request) -> list[list[Any]]:
+    """(option, value, set by: given, default or the profile) of every option that can change a number."""
+    options = {**r.given, "item_group": r.item_group}
+    profile = options.get("profile") or options_table.DEFAULTS["profile"]
+    chosen = profiles.PROFILES.get(profile)
+    set_by = chosen.options if chosen is not None else {}
+    threshold, score = options.get("threshold"), options.get("score")
+    relevance = options.get("relevance") or options_table.DEFAULTS["relevance"]
+    metrics = r.metrics
+    rows: list[list[Any]] = [
+        ["profile", profile, "given" if options.get("profile") else "default"],
+        ["k", ", ".join(map(str, r.ks)), "given"],
+        ["ci (interval coverage)", "none" if r.ci is None else r.ci, "given"],
+        ["metrics", "default" if metrics is None else ", ".join(map(str, metrics)), "given" if metrics else "default"],
+        [
+            "relevant",
+            f"{relevance} >= {threshold}" if threshold is not None else f"{relevance} > 0",
+            "given" if threshold is not None else "default",
+        ],
+        [
+            "ranking",
+            f"by {score}, highest first" if score else f"the {options.get('rank') or 'rank'} column",
+            "given" if score or options.get("rank") else "default",
+        ],
+    ]
+    for name in conventions.CHOICES:
+        if options.get(name) is not None:
+            rows.append([name, options[name], "given"])
+        elif name in set_by:
+            rows.append([name, set_by[name], f"profile {profile}"])
+        else:
+            rows.append([name, conventions.DEFAULTS[name], "default"])
+    for metric, values in chosen.per_metric.items() if chosen is not None else ():
+        shown = ", ".join(f"{o}={val!r}" for o, val in values.items() if options.get(o) is None)
+        if shown:
+            rows.append([f"{metric} (per metric)", shown, f"profile {profile}"])
+    for name in ("ci_method", "n_resamples", "seed", "check_duplicates", "head_share"):
+        rows.append([name, options.get(name, options_table.DEFAULTS[name]), "given" if name in options else "default"])
+    return rows

@@ -1,0 +1,96 @@
+"""The page's HTML: the shell (style, title, navigation, the sections in their order), tables
+and escaping. Every value is escaped; cells given as ``(html,)`` tuples are inserted as is."""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+#: what the page says where a figure would be, without matplotlib
+NO_PLOT = 'Figures need matplotlib: pip install "recframe[plot]" draws them.'
+
+STYLE = """
+body { font-family: system-ui, -apple-system, "Segoe UI", Roboto, Helvetica, Arial, sans-serif;
+       color: #1f2328; margin: 0; background: #fff; line-height: 1.45; }
+main { max-width: 1180px; margin: 0 auto; padding: 16px 24px 48px; box-sizing: border-box; }
+h1 { font-size: 1.6em; margin: 0.4em 0 0.2em; }
+h2 { font-size: 1.25em; margin: 1.8em 0 0.5em; padding-bottom: 0.2em; border-bottom: 1px solid #d0d7de; }
+h3 { font-size: 1.05em; margin: 1.2em 0 0.4em; }
+p, li { max-width: 80ch; }
+nav ol { columns: 3; padding-left: 1.4em; margin: 0.4em 0; }
+.note { color: #57606a; font-size: 0.92em; }
+.halves { display: flex; flex-wrap: wrap; gap: 0 24px; align-items: flex-start; }
+.scroll { overflow-x: auto; max-width: 100%; margin: 0.5em 0 1em; }
+table { border-collapse: collapse; font-size: 0.88em; font-variant-numeric: tabular-nums; }
+th, td { border: 1px solid #d0d7de; padding: 3px 8px; vertical-align: top; }
+th { background: #f6f8fa; text-align: left; }
+td.num { text-align: right; white-space: nowrap; }
+.ci { color: #57606a; font-size: 0.9em; }
+figure { margin: 0.6em 0 1.2em; }
+figure svg { max-width: 100%; height: auto; display: block; }
+figcaption { color: #57606a; font-size: 0.9em; max-width: 80ch; }
+code { background: #f6f8fa; padding: 0 3px; border-radius: 3px; }
+"""
+
+
+def escape(value: Any) -> str:
+    return html.escape("" if value is None else str(value), quote=True)
+
+
+def note(text: Any, end: str = "\n") -> str:
+    """A grey paragraph of escaped text."""
+    return f'<p class="note">{escape(text)}</p>{end}'
+
+
+def label(row: Mapping[str, Any], keys: Sequence[str]) -> str:
+    return " / ".join(str(row[k]) for k in keys) if keys else "all"
+
+
+def table(header: Sequence[str], rows: Sequence[Sequence[Any]], numeric: Sequence[bool] | None = None) -> str:
+    """A plain ``<table>`` of escaped values (cells given as (html,) tuples are inserted as is)."""
+
+    def cell(value: Any, j: int) -> str:
+        body = value[0] if isinstance(value, tuple) else escape(value)
+        return f'<td class="num">{body}</td>' if numeric and numeric[j] else f"<td>{body}</td>"
+
+    head = "".join(f"<th>{escape(h)}</th>" for h in header)
+    body = "\n".join("<tr>" + "".join(cell(value, j) for j, value in enumerate(row)) + "</tr>" for row in rows)
+    return f'<div class="scroll"><table>\n<thead><tr>{head}</tr></thead>\n<tbody>\n{body}\n</tbody>\n</table></div>\n'
+
+
+def halves(header: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
+    """A long table as two tables side by side (one below the other on a narrow screen)."""
+    half = (len(rows) + 1) // 2
+    return f'<div class="halves">{table(header, rows[:half])}{table(header, rows[half:])}</div>\n'
+
+
+def wrap(report_html: str) -> str:
+    """A recframe.report HTML table in a scrolling box (its note after it)."""
+    head, _, rest = report_html.partition("</table>")
+    return f'<div class="scroll">{head}</table></div>{rest}'
+
+
+class Page:
+    """The sections of the page, and the document around them."""
+
+    #: the order of the sections, whatever order they are made in (by the anchor's first word)
+    ORDER = ("evaluated", "summary", "comparison", "curves", "distributions", "segment", "fold", "beyond", "fairness", "examples")
+
+    def __init__(self) -> None:
+        self.sections: list[tuple[str, str, str]] = []  # (anchor, title, body)
+
+    def extend(self, sections: list[tuple[str, str, str]]) -> None:
+        self.sections += sections
+
+    def html(self, title: str, lead: str) -> str:
+        self.sections.sort(key=lambda s: self.ORDER.index(s[0].split("-")[0]))  # (stable: segments keep their order)
+        nav = "".join(f'<li><a href="#{a}">{escape(t)}</a></li>' for a, t, _ in self.sections)
+        body = "\n".join(f'<section id="{a}">\n<h2>{escape(t)}</h2>\n{b}</section>' for a, t, b in self.sections)
+        return (
+            "<!DOCTYPE html>\n"
+            '<html lang="en">\n<head>\n<meta charset="utf-8">\n'
+            '<meta name="viewport" content="width=device-width, initial-scale=1">\n'
+            f"<title>{escape(title)}</title>\n<style>{STYLE}</style>\n</head>\n<body>\n<main>\n"
+            f"<h1>{escape(title)}</h1>\n{lead}\n<nav><ol>{nav}</ol></nav>\n{body}\n</main>\n</body>\n</html>\n"
+        )

@@ -1,0 +1,228 @@
+"""The HTML of :func:`recframe.inspect`'s users (:func:`side_by_side`): one block per user, a
+column per list, with inline CSS and no script; the page's example users use it too."""
+
+from __future__ import annotations
+
+import html
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import polars as pl
+
+from recframe import _frames
+from recframe.errors import RecframeError, fix, ref
+
+_CSS = """
+.rf-inspect{font-family:system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;font-size:13px;color:#1f2328;
+  background:#fff;line-height:1.35}
+.rf-inspect .rf-legend{color:#57606a;margin:0 0 8px}
+.rf-inspect .rf-user{border:1px solid #d0d7de;border-radius:6px;margin:0 0 12px;padding:8px 10px}
+.rf-inspect .rf-user h3{font-size:14px;margin:0 0 8px;font-weight:600}
+.rf-inspect .rf-user h3 .rf-attr{font-weight:normal;color:#57606a;margin-left:8px}
+.rf-inspect .rf-cols{display:flex;gap:12px;overflow-x:auto;align-items:flex-start}
+.rf-inspect .rf-col{flex:0 0 230px;min-width:0}
+.rf-inspect .rf-col h4{font-size:12px;margin:0 0 4px;padding-bottom:2px;border-bottom:2px solid #0969da;
+  overflow-wrap:anywhere}
+.rf-inspect .rf-history h4{border-color:#8c959f}
+.rf-inspect .rf-held_out h4{border-color:#1a7f37}
+.rf-inspect .rf-count{font-weight:normal;color:#57606a}
+.rf-inspect ol{margin:0;padding-left:28px;max-height:36em;overflow-y:auto}
+.rf-inspect li{margin:1px 0;padding:1px 3px;border-radius:3px;overflow-wrap:anywhere}
+.rf-inspect li.rf-hit{background:#dafbe1}
+.rf-inspect li.rf-unjudged{color:#6e7781}
+.rf-inspect .rf-mark{display:inline-block;width:1.2em;color:#1a7f37;font-weight:bold}
+.rf-inspect .rf-item{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace}
+.rf-inspect .rf-meta{color:#57606a}
+.rf-inspect .rf-empty{color:#6e7781;font-style:italic;list-style:none}
+.rf-inspect img.rf-img{display:block;max-width:64px;max-height:96px;margin:2px 0}
+"""
+_LABELS = {"history": "History", "recommended": "Recommended", "held_out": "Held out"}
+_URL_PREFIXES = ("http://", "https://", "//")
+
+
+def _text(value: Any) -> str:
+    return html.escape(str(value), quote=True)
+
+
+def _shown_value(value: Any) -> str | None:
+    """An item column's value as text; None for a null or a URL (never shown as text: with
+    ``image=`` as an image, else not at all, so that the page makes no network reference)."""
+    if value is None:
+        return None
+    if isinstance(value, (list, tuple)):
+        parts = [str(x) for x in value if x is not None]
+        return ", ".join(parts) if parts else None
+    if isinstance(value, float):
+        return f"{value:.4g}"
+    text = str(value)
+    return None if text.strip().lower().startswith(_URL_PREFIXES) else text
+
+
+@dataclass(frozen=True)
+class SideBySide:
+    """The lists of :func:`inspect`'s users side by side: ``to_html()`` gives a self-contained
+    HTML fragment (inline CSS, no script, nothing fetched unless ``image=`` was given), which
+    Jupyter shows through ``_repr_html_``."""
+
+    table: pl.DataFrame
+    keys: tuple[str, ...]
+    user: str
+    item: str
+    item_columns: tuple[str, ...]
+    image: str | None = None
+    max_users: int | None = None
+
+    @property
+    def users(self) -> list[Any]:
+        """The users shown, in order."""
+        ids = self.table[self.user].unique(maintain_order=True).to_list()
+        return ids if self.max_users is None else ids[: self.max_users]
+
+    def __repr__(self) -> str:
+        return f"SideBySide({len(self.users)} users, {self.table.height} rows; .to_html() for the view)"
+
+    def _repr_html_(self) -> str:
+        return self.to_html()
+
+    def to_html(self) -> str:
+        """The view as an HTML fragment: one block per user, a column per list (history, each
+        model's recommendations, held out), the items in rank order, relevant ones marked ✓."""
+        blocks = [self._block(user) for user in self.users]
+        legend = (
+            '<p class="rf-legend"><span class="rf-mark">✓</span> relevant (judged at or above the threshold); '
+            "grey: not judged. Lists in rank order.</p>"
+        )
+        if not blocks:
+            blocks = ['<p class="rf-legend">No user to show.</p>']
+        return f'<div class="rf-inspect"><style>{_CSS}</style>{legend}{"".join(blocks)}</div>'
+
+    def to_page(self, title: str = "recframe: users' lists") -> str:
+        """A whole HTML page holding :meth:`to_html` (what ``recframe inspect --out x.html`` writes)."""
+        return (
+            '<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
+            f'<meta name="viewport" content="width=device-width, initial-scale=1">\n<title>{_text(title)}</title>\n'
+            "<style>body{margin:16px;background:#fff}</style>\n</head>\n<body>\n"
+            f'<h1 style="font-family:system-ui,sans-serif;font-size:18px">{_text(title)}</h1>\n{self.to_html()}\n</body>\n</html>\n'
+        )
+
+    def _block(self, user: Any) -> str:
+        rows = self.table.filter(pl.col(self.user) == user)
+        constant = [b for b in self.keys if rows[b].n_unique() == 1 and rows[b].null_count() == 0]
+        varying = [b for b in self.keys if b not in constant]
+        attrs = "".join(f'<span class="rf-attr">{_text(b)}: {_text(rows[b][0])}</span>' for b in constant)
+        columns = []
+        for (source, *values), part in rows.group_by(["source", *varying], maintain_order=True):
+            # a model's column is named by its value ("A"); other keys by name and value ("fold 2")
+            named = [(key, value) for key, value in zip(varying, values) if value is not None]
+            words = [
+                str(value) if i == 0 and source == "recommended" else f"{key} {value}" for i, (key, value) in enumerate(named)
+            ]
+            if source != "recommended" or not words:
+                words.insert(0, _LABELS.get(str(source), str(source)))
+            label = " · ".join(words)
+            columns.append(self._column(str(source), label, part))
+        if "history" not in rows["source"] and "history" in self.table["source"]:
+            # train= was given and this user has no row in it (a cold-start user): an empty history
+            columns.insert(0, self._column("history", _LABELS["history"], rows.clear()))
+        return (
+            f'<section class="rf-user"><h3>{_text(self.user)} {_text(user)}{attrs}</h3>'
+            f'<div class="rf-cols">{"".join(columns)}</div></section>'
+        )
+
+    def _column(self, source: str, label: str, part: pl.DataFrame) -> str:
+        part = part.sort("rank", nulls_last=True)
+        hits = int(part["relevant"].fill_null(False).sum())
+        count = f"{hits} relevant of {part.height}"
+        items = [self._item(row) for row in part.iter_rows(named=True)]
+        body = "".join(items) or '<li class="rf-empty">nothing</li>'
+        return (
+            f'<div class="rf-col rf-{_text(source)}"><h4>{_text(label)} <span class="rf-count">({count})</span></h4>'
+            f"<ol>{body}</ol></div>"
+        )
+
+    def _item(self, row: dict[str, Any]) -> str:
+        relevant = row["relevant"]
+        cls = "rf-hit" if relevant is True else "rf-unjudged" if relevant is None else "rf-miss"
+        mark = "✓" if relevant is True else ""
+        image = ""
+        if self.image is not None and row.get(self.image):
+            image = f'<img class="rf-img" src="{_text(row[self.image])}" alt="" loading="lazy">'
+        meta = [t for c in self.item_columns if c != self.image for t in [_shown_value(row[c])] if t]
+        meta_html = f' <span class="rf-meta">{_text(" · ".join(meta))}</span>' if meta else ""
+        rank = row["rank"]
+        value = f' value="{int(rank)}"' if rank is not None else ""
+        label = ' aria-label="relevant"' if mark else ""
+        return (
+            f'<li class="{cls}"{value}>{image}<span class="rf-mark"{label}>{mark}</span>'
+            f'<span class="rf-item">{_text(row[self.item])}</span>{meta_html}</li>'
+        )
+
+
+def side_by_side(inspected: Any, *, image: str | None = None, max_users: int | None = None) -> SideBySide:
+    """The frame of :func:`inspect` as HTML: one block per user, a column per list.
+
+    Parameters
+    ----------
+    inspected : frame
+        What :func:`inspect` returned (any frame type it returns; a lazy one is collected).
+    image : str, optional
+        A column of ``items=`` holding image URLs, shown as ``<img>`` beside each item. Only
+        when given: images need the network, and URLs are otherwise never put in the page
+        (an item column holding URLs is left out of the text).
+    max_users : int, optional
+        Show the first this many users of the frame (default: all).
+
+    Returns
+    -------
+    SideBySide
+        ``.to_html()`` gives a self-contained fragment (inline CSS, no script); in Jupyter the
+        object shows itself. For each user: a column for the history (``train=``), one per
+        model (and fold), one for the held-out items, items in rank order with the columns of
+        ``items=`` beside them, relevant items marked ✓ (class ``rf-hit``), unjudged ones grey.
+        When the frame has history rows (``train=``), a user without any (a cold-start user)
+        gets an empty history column ("nothing"). All text is escaped.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> import recframe
+    >>> recs = pl.DataFrame({"model": ["A", "A", "B"], "user_id": [1, 1, 1], "item_id": ["x", "y", "y"],
+    ...                      "rank": [1, 2, 1]})
+    >>> truth = pl.DataFrame({"user_id": [1], "item_id": ["y"], "rating": [5]})
+    >>> items = pl.DataFrame({"item_id": ["x", "y"], "title": ["Alien", "Heat <1995>"]})
+    >>> out = recframe.inspect(recs, users=[1], truth=truth, items=items, relevance="rating", by="model")
+    >>> view = recframe.side_by_side(out)
+    >>> html = view.to_html()
+    >>> "Heat &lt;1995&gt;" in html, html.count('class="rf-hit"'), "<img" in html
+    (True, 3, False)
+    """
+    lf, _ = _frames.to_lazy(inspected, "inspected")
+    table = lf.collect().to_polars()
+    columns = table.columns
+    at = columns.index("source") if "source" in columns else -1
+    if at < 1 or columns[at + 1 : at + 4 : 2] != ["rank", "relevant"]:
+        raise RecframeError(
+            f"{ref('inspected')} is not a frame from recframe.inspect (its columns: {', '.join(columns)}).",
+            "pass what recframe.inspect(...) returned, with its columns in their order.",
+        )
+    item_columns = tuple(columns[at + 4 :])
+    if image is not None and image not in item_columns:
+        raise RecframeError(
+            f"{ref('image', image)} is not a column of {ref('items')} in this frame (it has {', '.join(item_columns) or 'none'}).",
+            f"pass the column of image URLs, e.g. {fix('image', item_columns[0] if item_columns else 'poster_url')}, "
+            "and give inspect that items= frame.",
+        )
+    if max_users is not None and (isinstance(max_users, bool) or not isinstance(max_users, (int, np.integer)) or max_users < 1):
+        raise RecframeError(
+            f"{ref('max_users', max_users)} must be a whole number >= 1.", f"e.g. {fix('max_users', 5)}, or leave it out."
+        )
+    return SideBySide(
+        table=table,
+        keys=tuple(columns[: at - 1]),
+        user=columns[at - 1],
+        item=columns[at + 2],
+        item_columns=item_columns,
+        image=image,
+        max_users=None if max_users is None else int(max_users),
+    )

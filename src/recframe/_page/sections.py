@@ -1,0 +1,288 @@
+"""The page's sections, one function each: each takes the collected :class:`PageData` (and the
+figures it draws) and returns its (anchor, title, HTML body)."""
+
+from __future__ import annotations
+
+import math
+import re
+from typing import Any
+
+import polars as pl
+
+from recframe import _tables, plot
+from recframe._page.data import EXAMPLES, INPUT_KEYS, PageData
+from recframe._page.figures import Figures
+from recframe._page.html import NO_PLOT, escape, halves, label, note, table, wrap
+from recframe._page.inspect_html import side_by_side
+from recframe.report import MARKER, best_rows, format_number, report
+
+Section = tuple[str, str, str]  # (anchor, title, body)
+
+#: the count columns of summary, and what each means
+COUNTS = {
+    "n_users": "counted in the means",
+    "n_skipped": "left out of the means (the sum of the reasons below that are skipped)",
+    "n_unranked": "relevant items but nothing recommended (counted, scoring 0, unless unranked_users='skip')",
+    "n_no_relevant": "judged items but none relevant (skipped unless empty_users='zero')",
+    "n_no_truth": "recommended to but absent from the truth (skipped unless empty_users='zero')",
+}
+
+
+def made_at(stage: str, data: PageData, figures: Figures) -> list[Section]:
+    """The sections whose numbers are in at `stage` of :func:`recframe._page.data.collect`
+    (``"curves"``, ``"per_user"``, then ``"all"``), in the order their figures are drawn."""
+    if stage == "curves":
+        return [curves(data, figures)]
+    if stage == "per_user":
+        return [s for s in (comparison(data, figures), distributions(data, figures)) if s is not None]
+    r = data.request
+    keyed = [*(segment(data, key, figures) for key in r.attr_keys), *(fold(data, key, figures) for key in r.truth_keys)]
+    sides = [s for s in (beyond(data, figures), item_groups(data, figures)) if s is not None]
+    return [evaluated(data), summary(data), *keyed, *sides, examples(data)]
+
+
+def lead(data: PageData, figures: Figures) -> str:
+    """The line under the title: recframe's version, the time, the models."""
+    import recframe
+
+    r = data.request
+    text = (
+        f'<p class="note">recframe {escape(recframe.__version__)} · {escape(r.started.strftime("%Y-%m-%d %H:%M:%S UTC"))}'
+        + (f" · {escape(', '.join(map(str, data.models)))}" if r.model_keys else "")
+        + "</p>\n"
+    )
+    return text if figures.available else text + f'<p class="note"><strong>{escape(NO_PLOT)}</strong></p>\n'
+
+
+def evaluated(data: PageData) -> Section:
+    """The inputs, the users counted and skipped, the data checks that ran, the keys, the conventions."""
+    r, summary = data.request, data.summary
+    keys = r.main_by
+    # (frames have no file and no hash: those columns are left out when no input has them)
+    columns = [c for c in INPUT_KEYS if c == "input" or any(d.get(c) is not None for d in data.inputs)]
+    what = table(
+        columns,
+        [[f"{d['rows']:,}" if c == "rows" and d.get(c) is not None else d.get(c, "") for c in columns] for d in data.inputs],
+        [c == "rows" for c in columns],
+    )
+    count_columns = [c for c in COUNTS if c in summary.columns]
+    counts = table(
+        [*(keys or ["group"]), *count_columns],
+        [
+            [*((row[k] for k in keys) if keys else ["all"]), *(row[c] for c in count_columns)]
+            for row in summary.iter_rows(named=True)
+        ],
+        [False] * max(len(keys), 1) + [True] * len(count_columns),
+    )
+    reasons = "".join(f"<li><code>{escape(c)}</code>: {escape(COUNTS[c])}</li>" for c in count_columns)
+    kinds = (("model keys", r.model_keys), ("truth keys (folds)", r.truth_keys), ("user attributes (segments)", r.attr_keys))
+    roles = [f"{kind}: {', '.join(names)}" for kind, names in kinds if names]
+    body = (
+        "<h3>Inputs</h3>\n" + what
+        + "<h3>Users counted and skipped</h3>\n" + counts + f'<ul class="note">{reasons}</ul>\n'
+        + "<h3>Data checks that ran (all passed)</h3>\n<ul>" + "".join(f"<li>{escape(c)}</li>" for c in data.checks) + "</ul>\n"
+        + ("<p>Keys: " + escape("; ".join(roles)) + ".</p>\n" if roles else "")
+        + "<h3>Conventions</h3>\n"
+        + halves(["option", "value", "set by"], data.conventions)
+    )  # fmt: skip
+    return "evaluated", "What was evaluated", body
+
+
+def summary(data: PageData) -> Section:
+    """The summary transposed: one row per metric, one column per group (model), each mean with
+    its interval, the best of a row bold, a dagger where it differs significantly from the
+    baseline."""
+    frame, keys, precision, significant = data.summary, data.request.main_by, data.request.precision, data.significant
+    metrics = _tables.metric_columns(frame.columns)
+    groups = list(frame.iter_rows(named=True))
+    rows: list[list[Any]] = [[count, *(g[count] for g in groups)] for count in ("n_users", "n_skipped") if count in frame.columns]
+    for metric in metrics:
+        best = best_rows([g[metric] for g in groups], precision, _tables.higher_is_better(metric))
+        cells: list[Any] = [metric]
+        for i, g in enumerate(groups):
+            text = escape(format_number(g[metric], precision))
+            if i in best and text:
+                text = f"<strong>{text}</strong>"
+            if (*(g[k] for k in keys), metric) in significant:
+                text += f"<sup>{MARKER}</sup>"
+            if g.get(f"{metric}_lo") is not None and g.get(f"{metric}_hi") is not None:
+                interval = f"[{format_number(g[metric + '_lo'], precision)}, {format_number(g[metric + '_hi'], precision)}]"
+                text += f' <span class="ci">{escape(interval)}</span>'
+            cells.append((text,))
+        rows.append(cells)
+    body = table(["", *(label(g, keys) for g in groups)], rows, [False] + [True] * len(groups))
+    notes = ["[lo, hi]: the interval of the mean."] if any(f"{m}_lo" in frame.columns for m in metrics) else []
+    notes.append(f"Bold: the best value of the row ({precision} decimals).")
+    if significant:
+        notes.append(f"{MARKER}: significantly different from the baseline {data.baseline} (adjusted p-value below alpha).")
+    body += note(" ".join(notes))
+    if data.baseline is None:
+        body += note("No baseline given: no significance markers (pass baseline= or --baseline).")
+    return "summary", "Summary", body
+
+
+def comparison(data: PageData, figures: Figures) -> Section | None:
+    """The paired comparison against the baseline: a figure of the deltas and recframe.report's table."""
+    frame, keys = data.comparison, data.request.truth_keys
+    if frame is None:
+        return None
+    caption = (
+        f"Each model minus {data.baseline}, user by user: the delta of each metric with its {1 - 0.05:.0%} interval, "
+        "not adjusted for multiple testing; a point is filled when that interval excludes 0, hollow when it "
+        f"includes 0; {MARKER}: significant after Holm's correction over every row (adjusted p-value below 0.05"
+        + (f"; compared within each {', '.join(keys)}" if keys else "")
+        + "), which a filled point may not be."
+    )
+    # a metric beyond [0, 1] (dcg) would squash the others' deltas: it is in the table only
+    wide = sorted({m for m, b, x in frame.select("metric", "baseline_mean", "model_mean").iter_rows()
+                   if max(abs(b or 0), abs(x or 0)) > 1})  # fmt: skip
+    drawn = frame.filter(~pl.col("metric").is_in(wide))
+    if wide:
+        caption += f" {', '.join(wide)} (not bounded by 1): in the table only."
+    body = figures.svg(caption, plot.compare, drawn, size=(7.5, 1.3 + 0.3 * drawn.height)) if drawn.height else ""
+    test_name = "paired t test" if data.test == "paired_t" else "randomization test (scipy is not installed)"
+    body += f"<p>{escape(test_name.capitalize())}, Holm's correction over every row, alpha 0.05.</p>\n"
+    body += wrap(report(frame, format="html", precision=data.request.precision))
+    return "comparison", f"Paired comparison against {data.baseline}", body
+
+
+def curves(data: PageData, figures: Figures) -> Section:
+    """Precision against recall and nDCG against k (recframe.curve), and a table of a few k."""
+    frame, keys, kmax, precision = data.curve, data.request.main_by, data.request.kmax, data.request.precision
+    body = figures.svg(
+        f"Precision against recall at k = 1..{kmax} (one point per k)"
+        + (", and nDCG by k" if data.curve_metrics else "")
+        + ": recframe.curve, the means of summary at every cut-off.",
+        plot.curve, frame, ["pr", *data.curve_metrics],
+    )  # fmt: skip
+    shown = frame.filter(pl.col("k").is_in([x for x in (1, 5, 10, 20, 50) if x <= kmax]))
+    metrics = [m for m in ("precision", "recall", "ndcg") if m in frame.columns]
+    body += table(
+        [*keys, "k", *metrics],
+        [
+            [*(r[k] for k in keys), r["k"], *(format_number(r[m], precision) for m in metrics)]
+            for r in shown.iter_rows(named=True)
+        ],
+        [False] * len(keys) + [True] * 4,
+    )
+    return "curves", "Metrics against k", body
+
+
+def distributions(data: PageData, figures: Figures) -> Section:
+    """Per metric and group, the users at 0, the median and the mean; a histogram of the primary metric."""
+    keys, precision, primary = data.request.main_by, data.request.precision, data.primary
+    rows = []
+    for metric, frame in data.distributions:
+        for r in frame.iter_rows(named=True):
+            share = r["zero"] / r["users"] if r["users"] else math.nan
+            median, mean = format_number(r["median"], precision), format_number(r["mean"], precision)
+            rows.append([metric, label(r, keys), r["users"], f"{r['zero']:,} ({share:.0%})", median, mean])
+    body = table(["metric", "group", "users", "users at 0", "median", "mean"], rows, [False, False, True, True, True, True])
+    model_by = keys[0] if len(keys) == 1 else None
+    if model_by is None and keys:
+        body += note("The histogram pools the groups of " + ", ".join(keys) + ".", end="")
+    if primary is not None:
+        body += figures.svg(
+            f"Per-user {primary}" + (f" by {model_by}" if model_by else "")
+            + ": the users the mean counts (skipped users left out); the table has the other metrics.",
+            plot.distribution, data.per_user, primary, by=model_by, size=(7.5, 3.2),
+        )  # fmt: skip
+    return "distributions", "Per-user values", body
+
+
+def segment(data: PageData, key: str, figures: Figures) -> Section:
+    """A user attribute: recframe.disparity between its groups, and each group's mean."""
+    body = f"<p>{escape(key)} is a user attribute (a column of users=): each group's mean, the largest gap and an unpaired test.</p>\n"
+    gaps = data.segments[key]
+    if isinstance(gaps, str):
+        body += note(gaps)
+    elif gaps is not None:
+        body += wrap(report(gaps, format="html", precision=data.request.precision))
+    model = f" and {data.request.model_keys[0]}" if data.request.model_keys else ""
+    body += _groups(data, key, f"Mean {data.primary} per {key} group{model}, with bootstrap intervals.", figures)
+    return f"segment-{_slug(key)}", f"Segments: {key}", body
+
+
+def fold(data: PageData, key: str, figures: Figures) -> Section:
+    """A truth key: the spread of each value's mean, and each value's mean."""
+    body = f"<p>{escape(key)} is a truth key (a fold): each value is evaluated on its own; the summary above has a column per {escape(key)}.</p>\n"
+    spread, keys = data.folds[key], [m for m in data.request.main_by if m != key] or ["group"]
+    values = [c for c in spread.columns if c not in keys]
+
+    def number(value: Any) -> Any:
+        return value if isinstance(value, int) else format_number(value, data.request.precision)
+
+    body += table(
+        [*keys, *values],
+        [[*(r[c] for c in keys), *(number(r[c]) for c in values)] for r in spread.iter_rows(named=True)],
+        [False] * len(keys) + [True] * len(values),
+    )
+    body += note(f"Mean and standard deviation over the values of {key} of each one’s mean.", end="")
+    body += _groups(data, key, f"Mean {data.primary} per {key}, with bootstrap intervals.", figures)
+    return f"fold-{_slug(key)}", f"Folds: {key}", body
+
+
+def _groups(data: PageData, key: str, caption: str, figures: Figures) -> str:
+    """Each group of `key`'s mean of the primary metric per model, with bootstrap intervals."""
+    r = data.request
+    if data.primary is None:
+        return ""
+    return figures.svg(
+        caption, plot.groups, data.per_user, key, data.primary, by=r.model_keys[0] if r.model_keys else None,
+        seed=r.seed, n_resamples=r.n_resamples, size=(7.0, 3.4),
+    )  # fmt: skip
+
+
+def beyond(data: PageData, figures: Figures) -> Section | None:
+    """Beyond accuracy (train=, items=): coverage, Gini, novelty and popularity, against nDCG."""
+    frame, kmax = data.beyond, data.request.kmax
+    if frame is None:
+        return None
+    body = wrap(report(frame, format="html", precision=data.request.precision))
+    y = f"ndcg@{kmax}"
+    for x in (f"catalog_coverage@{kmax}", f"novelty@{kmax}"):
+        if x in frame.columns and y in frame.columns:
+            body += figures.svg(f"{y} against {x}, one point per group.", plot.tradeoff, frame, x=x, y=y, size=(6.0, 3.8))
+    body += '<p class="note">catalog_coverage: the share of the catalog recommended within k; gini: how unequally the ' \
+            "recommendations spread over the catalog (0: evenly, 1: one item); novelty: the mean self-information of the " \
+            "recommended items (training popularity).</p>\n"  # fmt: skip
+    return "beyond", "Beyond accuracy", body
+
+
+def item_groups(data: PageData, figures: Figures) -> Section | None:
+    """The exposure of item groups (item_group=): recframe.item_groups, and each group's share."""
+    frame, keys, kmax = data.item_groups, data.request.main_by, data.request.kmax
+    if frame is None:
+        return None
+    body = wrap(report(frame, format="html", precision=data.request.precision))
+    if len(keys) <= 1:
+        body += figures.svg(
+            f"Each item group's share of the exposure within the top {kmax} per group, beside its share of the "
+            "relevant items (grey).",
+            plot.exposure, frame, kmax, by=keys[0] if keys else None,
+        )  # fmt: skip
+    return "fairness", f"Item groups: {data.request.item_group}", body
+
+
+def examples(data: PageData) -> Section:
+    """A few users' lists side by side (recframe.side_by_side), per rule they are chosen by."""
+    r, primary = data.request, data.primary
+    if r.user is None or primary is None:
+        body = note("Not shown: the evaluation has no user column (user=None) or no per-user metric.")
+    elif data.examples_error is not None:
+        body = note(data.examples_error)
+    else:
+        rules = {
+            "worst": f"the {EXAMPLES} users with the lowest {primary}, averaged over their lists",
+            "disagree": f"the {EXAMPLES} users whose {primary} differs most between two models",
+            "random": f"{EXAMPLES} users drawn at random (seed {0 if r.seed is None else r.seed})",
+        }
+        body = ""
+        for select, ids in data.examples.items():
+            fragment = side_by_side(data.inspected.filter(pl.col(r.user).is_in(ids))).to_html()
+            body += f'<h3>{escape(select.capitalize())}: {escape(rules[select])}</h3>\n<div class="scroll">{fragment}</div>\n'
+    return "examples", "Example users", body
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_-]+", "-", text).strip("-") or "key"

@@ -1,0 +1,57 @@
+"""The page's data step (recframe._page.data): what the page shows, collected without any HTML,
+holds the numbers of the public calls it stands for."""
+
+from __future__ import annotations
+
+import polars as pl
+import pytest
+from polars.testing import assert_frame_equal
+
+import recframe
+from recframe._page import data
+from recframe.data import load_sample
+
+RECS, TRUTH = load_sample()
+OPTIONS = {"score": "score", "relevance": "rating", "threshold": 4, "by": "model", "seed": 0}
+
+
+@pytest.fixture(scope="module")
+def collected() -> data.PageData:
+    request = data.request(RECS, TRUTH, "popular", 10, 0.95, None, None, None, None, ["ndcg", "recall"], 3, dict(OPTIONS))
+    return data.collect(request)  # no figure, no HTML
+
+
+def test_the_collected_summary_is_recframe_summary(collected):
+    want = recframe.summary(RECS, truth=TRUTH, k=10, metrics=["ndcg", "recall"], ci=0.95, **OPTIONS)
+    assert_frame_equal(collected.summary, want, check_exact=False, rel_tol=1e-12)
+    assert collected.summary.filter(pl.col("model") == "popular")["ndcg@10"].item() == pytest.approx(
+        want.filter(pl.col("model") == "popular")["ndcg@10"].item(), rel=1e-12
+    )
+
+
+def test_the_collected_per_user_frame_and_comparison_are_recframe_per_user_and_compare(collected):
+    lists = {name: value for name, value in OPTIONS.items() if name != "seed"}
+    per_user = recframe.per_user(RECS, truth=TRUTH, k=10, metrics=["ndcg", "recall"], **lists)
+    assert_frame_equal(collected.per_user, per_user, check_exact=False, rel_tol=1e-12)
+    want = recframe.compare(per_user, by="model", baseline="popular", seed=0)
+    got = collected.comparison
+    assert got is not None and collected.baseline == "popular"
+    assert_frame_equal(got, want, check_exact=False, rel_tol=1e-12)
+    assert got.filter(pl.col("metric") == "ndcg@10")["delta"].item() == pytest.approx(
+        want.filter(pl.col("metric") == "ndcg@10")["delta"].item(), rel=1e-12
+    )
+    assert collected.significant == {(m, metric) for m, metric in want.filter("significant").select("model", "metric").rows()}
+
+
+def test_the_rest_of_the_page_is_collected_as_values(collected):
+    assert collected.primary == "ndcg@10" and collected.shown == ["ndcg@10", "recall@10"]
+    zeros = collected.distributions[0][1].filter(pl.col("model") == "popular")["zero"].item()
+    per_user = collected.per_user.filter(pl.col("model") == "popular")
+    assert zeros == per_user.filter(pl.col("ndcg@10") == 0).height
+    assert collected.inputs == [{"input": "recs", "rows": RECS.height}, {"input": "truth", "rows": TRUTH.height}]
+    assert "no NaN score in 'score'" in collected.checks
+    assert ["k", "10", "given"] in collected.conventions
+    assert set(collected.examples) == {"worst", "disagree", "random"} and collected.examples_error is None
+    shown = {u for ids in collected.examples.values() for u in ids}
+    assert set(collected.inspected["user_id"].unique()) == shown
+    assert collected.curve["k"].max() == 10 and collected.curve_metrics == ["ndcg"]
