@@ -67,3 +67,25 @@ def test_the_cut_off_and_test_defaults_are_declared_once() -> None:
     assert inspect.signature(recframe.compare).parameters["test"].default == stats.PAIRED_TEST
     assert inspect.signature(recframe.disparity).parameters["test"].default == stats.UNPAIRED_TEST
     assert f'default "{stats.PAIRED_TEST}"' in (recframe.compare.__doc__ or "")
+
+
+def test_no_module_reaches_into_another_modules_private_functions() -> None:
+    import ast
+    from pathlib import Path
+
+    source = Path(recframe.__file__).parent
+    modules = {p.stem for p in source.rglob("*.py")} | {p.name for p in source.iterdir() if p.is_dir()}
+    aliases = {"v": "_validate", "n": "_names", "options_table": "options"}
+    found = []
+    for path in source.rglob("*.py"):
+        tree = ast.parse(path.read_text())
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("recframe"):
+                found += [
+                    f"{path.name}: imports {a.name}" for a in node.names if a.name.startswith("_") and a.name not in modules
+                ]
+            if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.attr.startswith("_"):
+                owner = aliases.get(node.value.id, node.value.id)
+                if owner in modules and not node.attr.startswith("__") and owner != path.stem:
+                    found.append(f"{path.name}: {node.value.id}.{node.attr}")
+    assert not found, found
