@@ -89,3 +89,16 @@ def test_no_module_reaches_into_another_modules_private_functions() -> None:
                 if owner in modules and not node.attr.startswith("__") and owner != path.stem:
                     found.append(f"{path.name}: {node.value.id}.{node.attr}")
     assert not found, found
+
+
+def test_no_function_in_src_is_longer_than_100_lines() -> None:
+    """A function reads on one screen or two: its docstring, when long, is assigned beside it."""
+    import ast
+    from pathlib import Path
+
+    long = []
+    for path in Path(recframe.__file__).parent.rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.end_lineno - node.lineno + 1 > 100:  # type: ignore[operator]
+                long.append(f"{path.name}:{node.name} ({node.end_lineno - node.lineno + 1} lines)")  # type: ignore[operator]
+    assert not long, long

@@ -381,7 +381,6 @@ def effect_size(x: np.ndarray, y: np.ndarray) -> float:
     return float(scaled.mean() / stats.std(scaled))
 
 
-@stats.with_defaults
 def compare(
     per_user_frame: FrameT,
     by: str | Sequence[str] = "model",
@@ -395,7 +394,56 @@ def compare(
     seed: int | None = None,
     n_resamples: int = stats.TEST_RESAMPLES,
 ) -> FrameT:
-    """Compare models user by user, with a paired test per metric: every model with a
+    alpha = stats.check_level("alpha", alpha)
+    stats.check_choice("test", test, stats.TESTS)
+    stats.check_choice("correction", correction, stats.CORRECTIONS)
+    n_resamples, _ = stats.check_resampling(n_resamples, seed)
+    keys = by_keys(by)
+    if baseline is not None and test == "tukey_hsd":
+        raise RecframeError(
+            f"{ref('test', test)} compares every pair of models at once, and {ref('baseline', baseline)} asks for the "
+            f"pairs with one model. Hint: drop {ref('baseline')} (the rows with {baseline!r} are those where it is "
+            f"model_a or model_b), or pass {fix('test', 'randomization')}."
+        )
+    native, kind = polars_per_user(per_user_frame)
+    schema = native.collect_schema()
+    user = user_column_of(schema, user, keys)
+    chosen = metric_columns_of(schema, keys, user, metrics)
+    key_dtype = schema[keys[0]]
+    columns: list[tuple[str, Any]] = [(k, schema[k]) for k in keys[1:]]
+    if baseline is None:
+        out_schema = pl.Schema(
+            columns
+            + [("model_a", key_dtype), ("model_b", key_dtype), ("metric", pl.String)]
+            + [(c, pl.Int64 if c in _PAIR_COUNTS else pl.Float64) for c in PAIR_COLUMNS[3:-1]]
+            + [("significant", pl.Boolean)]
+        )
+    else:
+        out_schema = pl.Schema(
+            columns
+            + [("baseline", key_dtype), ("model", key_dtype), ("metric", pl.String)]
+            + [(c, pl.Int64) for c in ("n_pairs", "n_dropped_baseline", "n_dropped_model")]
+            + [(c, pl.Float64) for c in COLUMNS[6:-1]]
+            + [("significant", pl.Boolean)]
+        )
+
+    def run(df: pl.DataFrame) -> pl.DataFrame:
+        if baseline is None:
+            rows = _pair_rows(df, keys, user, chosen, test, correction, alpha, n_resamples, seed)
+            out = pl.DataFrame(rows, schema=out_schema)
+            stats.refuse_overflow(out, [*keys[1:], "model_a", "model_b"], "means of the models")
+        else:
+            rows = _rows(df, keys, baseline, user, chosen, test, correction, alpha, n_resamples, seed)
+            out = pl.DataFrame(rows, schema=out_schema)
+            stats.refuse_overflow(out, [*keys[1:], "model"], "model and baseline means")
+        # NaN marks an undefined value here: make it null, like a mean over no users
+        return out.with_columns(pl.col(pl.Float64).fill_nan(None))
+
+    result = without_skipped(native, schema).select(*keys, user, *chosen).map_batches(run, schema=out_schema, streamable=False)
+    return _frames.from_lazy(nw.from_native(result), kind)
+
+
+compare.__doc__ = """Compare models user by user, with a paired test per metric: every model with a
     baseline, or every pair of models.
 
     Parameters
@@ -515,53 +563,7 @@ def compare(
     d = 0, -0.5, -0.5, -0.5: mean -0.375, s_d = 0.25, d_z = -1.5; the 16 permutations
     (A and B swapped or not, per user) give the p-value of the randomization test.
     """
-    alpha = stats.check_level("alpha", alpha)
-    stats.check_choice("test", test, stats.TESTS)
-    stats.check_choice("correction", correction, stats.CORRECTIONS)
-    n_resamples, _ = stats.check_resampling(n_resamples, seed)
-    keys = by_keys(by)
-    if baseline is not None and test == "tukey_hsd":
-        raise RecframeError(
-            f"{ref('test', test)} compares every pair of models at once, and {ref('baseline', baseline)} asks for the "
-            f"pairs with one model. Hint: drop {ref('baseline')} (the rows with {baseline!r} are those where it is "
-            f"model_a or model_b), or pass {fix('test', 'randomization')}."
-        )
-    native, kind = polars_per_user(per_user_frame)
-    schema = native.collect_schema()
-    user = user_column_of(schema, user, keys)
-    chosen = metric_columns_of(schema, keys, user, metrics)
-    key_dtype = schema[keys[0]]
-    columns: list[tuple[str, Any]] = [(k, schema[k]) for k in keys[1:]]
-    if baseline is None:
-        out_schema = pl.Schema(
-            columns
-            + [("model_a", key_dtype), ("model_b", key_dtype), ("metric", pl.String)]
-            + [(c, pl.Int64 if c in _PAIR_COUNTS else pl.Float64) for c in PAIR_COLUMNS[3:-1]]
-            + [("significant", pl.Boolean)]
-        )
-    else:
-        out_schema = pl.Schema(
-            columns
-            + [("baseline", key_dtype), ("model", key_dtype), ("metric", pl.String)]
-            + [(c, pl.Int64) for c in ("n_pairs", "n_dropped_baseline", "n_dropped_model")]
-            + [(c, pl.Float64) for c in COLUMNS[6:-1]]
-            + [("significant", pl.Boolean)]
-        )
-
-    def run(df: pl.DataFrame) -> pl.DataFrame:
-        if baseline is None:
-            rows = _pair_rows(df, keys, user, chosen, test, correction, alpha, n_resamples, seed)
-            out = pl.DataFrame(rows, schema=out_schema)
-            stats.refuse_overflow(out, [*keys[1:], "model_a", "model_b"], "means of the models")
-        else:
-            rows = _rows(df, keys, baseline, user, chosen, test, correction, alpha, n_resamples, seed)
-            out = pl.DataFrame(rows, schema=out_schema)
-            stats.refuse_overflow(out, [*keys[1:], "model"], "model and baseline means")
-        # NaN marks an undefined value here: make it null, like a mean over no users
-        return out.with_columns(pl.col(pl.Float64).fill_nan(None))
-
-    result = without_skipped(native, schema).select(*keys, user, *chosen).map_batches(run, schema=out_schema, streamable=False)
-    return _frames.from_lazy(nw.from_native(result), kind)
+stats.with_defaults(compare)  # the defaults, written into the docs
 
 
 def _comparison(frame: Any, arg: str) -> tuple[pl.LazyFrame, _frames.Kind, pl.Schema]:
@@ -691,59 +693,9 @@ def compare_letters(comparison: FrameT) -> FrameT:
     return _frames.from_lazy(nw.from_native(result), kind)
 
 
-@stats.with_defaults
 def combine_folds(
     comparison: FrameT, fold: str = "fold", *, alpha: float = stats.ALPHA, correction: Correction | None = stats.CORRECTION
 ) -> FrameT:
-    """The deltas of a comparison made within each fold, combined over the folds: their mean
-    with a t interval and a t test over the folds.
-
-    Parameters
-    ----------
-    comparison : frame
-        The output of :func:`compare` with ``by=["model", fold, ...]``: against a baseline or
-        every pair of models.
-    fold : str, default "fold"
-        The key column of the folds (one of the comparison's other keys).
-    alpha : float, default {ALPHA}
-        Significance level; the interval has coverage ``1 - alpha``.
-    correction : {"holm", "bonferroni"} or None, default {CORRECTION}
-        Multiple-testing correction over every row of the result.
-
-    Returns
-    -------
-    frame of the same type as ``comparison``
-        One row per (other keys but ``fold``, ``baseline``/``model`` or
-        ``model_a``/``model_b``, metric): those keys, ``n_folds`` (folds with a delta), the
-        two means averaged over the folds (``baseline_mean``/``model_mean`` or
-        ``mean_a``/``mean_b``), ``delta`` (the mean of the fold deltas), ``delta_lo``,
-        ``delta_hi``, ``p_value``, ``p_adjusted`` and ``significant``.
-
-    Notes
-    -----
-    With the per-fold deltas d_1..d_F: ``delta = mean(d)``, the interval ``delta -/+
-    t_{1 - alpha/2, F - 1} s_d / sqrt(F)`` and the p-value of the one-sample t test of
-    mean(d) = 0 (:func:`recframe.stats.paired_t_test` of d against 0; needs scipy). Each fold
-    counts once, whatever its number of users. The folds of a k-fold cross-validation share
-    most of their training data, so their deltas are correlated and this interval is too
-    narrow (Nadeau and Bengio 2003 widen it by the test/train size ratio); with few folds it
-    is also wide (F - 1 degrees of freedom). Folds without a delta are left out; fewer than
-    two folds give a null interval and p-value.
-
-    Examples
-    --------
-    >>> import polars as pl
-    >>> import recframe
-    >>> per_fold = pl.DataFrame({
-    ...     "fold": [1, 2, 3], "model_a": ["A"] * 3, "model_b": ["B"] * 3, "metric": ["ndcg@10"] * 3,
-    ...     "mean_a": [0.5, 0.75, 1.0], "mean_b": [0.25, 0.25, 0.25], "delta": [0.25, 0.5, 0.75],
-    ... })
-    >>> out = recframe.combine_folds(per_fold)
-    >>> out.select("model_a", "model_b", "n_folds", "delta").rows()
-    [('A', 'B', 3, 0.5)]
-    >>> [round(out.item(0, c), 4) for c in ("delta_lo", "delta_hi")]  # 0.5 -/+ 4.3027 x 0.25 / sqrt(3)
-    [-0.121, 1.121]
-    """
     alpha = stats.check_level("alpha", alpha)
     stats.check_choice("correction", correction, stats.CORRECTIONS)
     native, kind, schema = _comparison(comparison, "comparison")
@@ -800,6 +752,58 @@ def combine_folds(
 
     result = native.map_batches(run, schema=out_schema, streamable=False)
     return _frames.from_lazy(nw.from_native(result), kind)
+
+
+combine_folds.__doc__ = """The deltas of a comparison made within each fold, combined over the folds: their mean
+    with a t interval and a t test over the folds.
+
+    Parameters
+    ----------
+    comparison : frame
+        The output of :func:`compare` with ``by=["model", fold, ...]``: against a baseline or
+        every pair of models.
+    fold : str, default "fold"
+        The key column of the folds (one of the comparison's other keys).
+    alpha : float, default {ALPHA}
+        Significance level; the interval has coverage ``1 - alpha``.
+    correction : {"holm", "bonferroni"} or None, default {CORRECTION}
+        Multiple-testing correction over every row of the result.
+
+    Returns
+    -------
+    frame of the same type as ``comparison``
+        One row per (other keys but ``fold``, ``baseline``/``model`` or
+        ``model_a``/``model_b``, metric): those keys, ``n_folds`` (folds with a delta), the
+        two means averaged over the folds (``baseline_mean``/``model_mean`` or
+        ``mean_a``/``mean_b``), ``delta`` (the mean of the fold deltas), ``delta_lo``,
+        ``delta_hi``, ``p_value``, ``p_adjusted`` and ``significant``.
+
+    Notes
+    -----
+    With the per-fold deltas d_1..d_F: ``delta = mean(d)``, the interval ``delta -/+
+    t_{1 - alpha/2, F - 1} s_d / sqrt(F)`` and the p-value of the one-sample t test of
+    mean(d) = 0 (:func:`recframe.stats.paired_t_test` of d against 0; needs scipy). Each fold
+    counts once, whatever its number of users. The folds of a k-fold cross-validation share
+    most of their training data, so their deltas are correlated and this interval is too
+    narrow (Nadeau and Bengio 2003 widen it by the test/train size ratio); with few folds it
+    is also wide (F - 1 degrees of freedom). Folds without a delta are left out; fewer than
+    two folds give a null interval and p-value.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> import recframe
+    >>> per_fold = pl.DataFrame({
+    ...     "fold": [1, 2, 3], "model_a": ["A"] * 3, "model_b": ["B"] * 3, "metric": ["ndcg@10"] * 3,
+    ...     "mean_a": [0.5, 0.75, 1.0], "mean_b": [0.25, 0.25, 0.25], "delta": [0.25, 0.5, 0.75],
+    ... })
+    >>> out = recframe.combine_folds(per_fold)
+    >>> out.select("model_a", "model_b", "n_folds", "delta").rows()
+    [('A', 'B', 3, 0.5)]
+    >>> [round(out.item(0, c), 4) for c in ("delta_lo", "delta_hi")]  # 0.5 -/+ 4.3027 x 0.25 / sqrt(3)
+    [-0.121, 1.121]
+    """
+stats.with_defaults(combine_folds)  # the defaults, written into the docs
 
 
 def compare_recommendations(
