@@ -297,7 +297,11 @@ def aggregates(aggregate: Any) -> str | tuple[str, ...]:
     for name in names:
         if not isinstance(name, str) or not (name in ("mean", "gmean", "median") or _QUANTILE.fullmatch(name)):
             outside = isinstance(name, str) and re.fullmatch(r"p[0-9]+", name) is not None
-            problem = "is a quantile outside 0-100" if outside else "is not a known aggregate (quantiles are whole percents: p0 .. p100)"
+            problem = (
+                "is a quantile outside 0-100"
+                if outside
+                else "is not a known aggregate (quantiles are whole percents: p0 .. p100)"
+            )
             raise fail(f"{ref('aggregate', aggregate)}: {name!r} {problem}.", hint)
     if len(set(names)) < len(names):
         raise fail(f"{ref('aggregate', aggregate)} names an aggregate twice.", "name each once.")
