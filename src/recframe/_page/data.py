@@ -236,10 +236,10 @@ def collect(r: Request, ready: Callable[[str, PageData], None] | None = None) ->
     if r.train is not None or r.items is not None:
         wanted = list(BEYOND if r.train is not None else WITHOUT_TRAIN)
         sides = {"truth": r.truth, "train": r.train, "items": r.items, "by": r.main_by or None}
-        data.beyond = _polars(summary(r.recs, r.kmax, wanted, **{**r.base_given, **sides}), "summary")
+        data.beyond = _tables.eager(summary(r.recs, r.kmax, wanted, **{**r.base_given, **sides}), "summary")
     if r.item_group is not None:
         sides = {"by": r.main_by or None, "item_group": r.item_group}
-        data.item_groups = _polars(item_groups(r.recs, r.kmax, **{**r.sides, **sides}), "item_groups")
+        data.item_groups = _tables.eager(item_groups(r.recs, r.kmax, **{**r.sides, **sides}), "item_groups")
     return data
 
 
@@ -313,12 +313,6 @@ def _columns(frame: Any, arg: str) -> list[str]:
     return list(_frames.schema_of(lf, arg))
 
 
-def _polars(frame: Any, arg: str) -> pl.DataFrame:
-    if isinstance(frame, pl.LazyFrame):
-        return frame.collect()
-    return _tables.eager(frame, arg)
-
-
 # ---------------------------------------------------------------------------- the numbers
 
 
@@ -326,7 +320,7 @@ def _curves(r: Request) -> tuple[pl.DataFrame, list[str]]:
     """The curves, nDCG and precision-recall (precision and recall only for a profile without nDCG)."""
     for wanted in (["ndcg"], []):
         try:
-            return _polars(curve(r.recs, wanted, r.kmax, **{**r.lists, "by": r.main_by or None}), "curve"), wanted
+            return _tables.eager(curve(r.recs, wanted, r.kmax, **{**r.lists, "by": r.main_by or None}), "curve"), wanted
         except RecframeError:
             if not wanted:
                 raise
@@ -340,8 +334,8 @@ def _numbers(r: Request) -> tuple[Callable[[], pl.DataFrame], pl.DataFrame]:
     shared = None if r.attr_keys else _summary_and_per_user(r.recs, r.ks, r.metrics, {**r.common, "by": by}, r.ci)
     if shared is not None:
         return shared
-    table = _polars(summary(r.recs, r.ks, r.metrics, **{**r.common, "by": by}, ci=r.ci), "summary")
-    return (lambda: table), _polars(per_user(r.recs, r.ks, r.metrics, **{**r.lists, "by": r.by_keys or None}), "per_user")
+    table = _tables.eager(summary(r.recs, r.ks, r.metrics, **{**r.common, "by": by}, ci=r.ci), "summary")
+    return (lambda: table), _tables.eager(per_user(r.recs, r.ks, r.metrics, **{**r.lists, "by": r.by_keys or None}), "per_user")
 
 
 def _summary_and_per_user(
@@ -388,7 +382,7 @@ def _comparison(r: Request, frame: pl.DataFrame) -> tuple[Any, Test, pl.DataFram
         import scipy  # noqa: F401
     except ImportError:
         test = "randomization"
-    return baseline, test, _polars(compare(frame, by=r.main_by, baseline=baseline, test=test, seed=r.seed), "compare")
+    return baseline, test, _tables.eager(compare(frame, by=r.main_by, baseline=baseline, test=test, seed=r.seed), "compare")
 
 
 def _distribution(frame: pl.DataFrame, metric: str, keys: list[str]) -> pl.DataFrame:
@@ -412,7 +406,7 @@ def _disparity(r: Request, frame: pl.DataFrame, key: str, metrics: list[str]) ->
         gaps = disparity(frame, group=key, by=r.main_by, metrics=metrics, seed=r.seed, n_resamples=r.n_resamples)
     except RecframeError as error:
         return str(error)
-    return _polars(gaps, "disparity")
+    return _tables.eager(gaps, "disparity")
 
 
 def _spread(table: pl.DataFrame, key: str, keys: list[str], metrics: list[str]) -> pl.DataFrame:
@@ -448,7 +442,7 @@ def _examples(r: Request, frame: pl.DataFrame, primary: str | None) -> tuple[dic
     users = r.frames["users"]  # a users= frame keeps the segments: its rows of the users shown
     try:
         shown = every if users is None else nw.from_native(users).filter(nw.col(r.user).is_in(every)).to_native()
-        inspected = _polars(_inspect.inspect(r.recs, r.kmax, select="given", users=shown, **options), "inspected")
+        inspected = _tables.eager(_inspect.inspect(r.recs, r.kmax, select="given", users=shown, **options), "inspected")
     except RecframeError as error:
         return chosen, pl.DataFrame(), str(error)
     return chosen, inspected, None
@@ -472,24 +466,17 @@ def _conventions_rows(r: Request) -> list[list[Any]]:
     profile = options.get("profile") or options_table.DEFAULTS["profile"]
     chosen = profiles.PROFILES.get(profile)
     set_by = chosen.options if chosen is not None else {}
-    threshold, score = options.get("threshold"), options.get("score")
+    threshold, score, rank = options.get("threshold"), options.get("score"), options.get("rank")
     relevance = options.get("relevance") or options_table.DEFAULTS["relevance"]
-    metrics = r.metrics
+    relevant = f"{relevance} >= {threshold}" if threshold is not None else f"{relevance} > 0"
+    ranking = f"by {score}, highest first" if score else f"the {rank or 'rank'} column"
     rows: list[list[Any]] = [
         ["profile", profile, "given" if options.get("profile") else "default"],
         ["k", ", ".join(map(str, r.ks)), "given"],
         ["ci (interval coverage)", "none" if r.ci is None else r.ci, "given"],
-        ["metrics", "default" if metrics is None else ", ".join(map(str, metrics)), "given" if metrics else "default"],
-        [
-            "relevant",
-            f"{relevance} >= {threshold}" if threshold is not None else f"{relevance} > 0",
-            "given" if threshold is not None else "default",
-        ],
-        [
-            "ranking",
-            f"by {score}, highest first" if score else f"the {options.get('rank') or 'rank'} column",
-            "given" if score or options.get("rank") else "default",
-        ],
+        ["metrics", "default" if r.metrics is None else ", ".join(map(str, r.metrics)), "given" if r.metrics else "default"],
+        ["relevant", relevant, "given" if threshold is not None else "default"],
+        ["ranking", ranking, "given" if score or rank else "default"],
     ]
     for name in conventions.CHOICES:
         if options.get(name) is not None:

@@ -87,10 +87,13 @@ class Page:
         self.sections.sort(key=lambda s: self.ORDER.index(s[0].split("-")[0]))  # (stable: segments keep their order)
         nav = "".join(f'<li><a href="#{a}">{escape(t)}</a></li>' for a, t, _ in self.sections)
         body = "\n".join(f'<section id="{a}">\n<h2>{escape(t)}</h2>\n{b}</section>' for a, t, b in self.sections)
-        return (
-            "<!DOCTYPE html>\n"
-            '<html lang="en">\n<head>\n<meta charset="utf-8">\n'
-            '<meta name="viewport" content="width=device-width, initial-scale=1">\n'
-            f"<title>{escape(title)}</title>\n<style>{STYLE}</style>\n</head>\n<body>\n<main>\n"
-            f"<h1>{escape(title)}</h1>\n{lead}\n<nav><ol>{nav}</ol></nav>\n{body}\n</main>\n</body>\n</html>\n"
-        )
+        return document(title, STYLE, f"<main>\n<h1>{escape(title)}</h1>\n{lead}\n<nav><ol>{nav}</ol></nav>\n{body}\n</main>")
+
+
+def document(title: str, style: str, body: str) -> str:
+    """A whole HTML page: `body` under a head of `title` and `style` (the evaluation page, side_by_side's page)."""
+    return (
+        '<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
+        '<meta name="viewport" content="width=device-width, initial-scale=1">\n'
+        f"<title>{escape(title)}</title>\n<style>{style}</style>\n</head>\n<body>\n{body}\n</body>\n</html>\n"
+    )

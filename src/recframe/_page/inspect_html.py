@@ -11,6 +11,7 @@ import numpy as np
 import polars as pl
 
 from recframe import _frames
+from recframe._page.html import document, escape
 from recframe.errors import RecframeError, fix, ref
 
 _CSS = """
@@ -99,12 +100,8 @@ class SideBySide:
 
     def to_page(self, title: str = "recframe: users' lists") -> str:
         """A whole HTML page holding :meth:`to_html` (what ``recframe inspect --out x.html`` writes)."""
-        return (
-            '<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
-            f'<meta name="viewport" content="width=device-width, initial-scale=1">\n<title>{_text(title)}</title>\n'
-            "<style>body{margin:16px;background:#fff}</style>\n</head>\n<body>\n"
-            f'<h1 style="font-family:system-ui,sans-serif;font-size:18px">{_text(title)}</h1>\n{self.to_html()}\n</body>\n</html>\n'
-        )
+        heading = f'<h1 style="font-family:system-ui,sans-serif;font-size:18px">{escape(title)}</h1>'
+        return document(title, "body{margin:16px;background:#fff}", f"{heading}\n{self.to_html()}")
 
     def _block(self, user: Any) -> str:
         rows = self.table.filter(pl.col(self.user) == user)
