@@ -24,8 +24,10 @@ def test_notebooks_are_found() -> None:
     assert NOTEBOOKS, f"no notebooks found in {NOTEBOOK_DIR}"
 
 
-# engines.ipynb starts Spark (a JVM: ~20 s): it runs with the other Spark checks (slow_engine)
-CASES = [pytest.param(p, id=p.name, marks=[pytest.mark.slow_engine] if p.name == "engines.ipynb" else []) for p in NOTEBOOKS]
+# each notebook starts a kernel (engines.ipynb a JVM too: ~20 s) and together they cost some
+# 50 s of the README's four-minute command: they run with the Spark checks (slow_engine), in
+# .ci/run's second pass, beside the static checks
+CASES = [pytest.param(p, id=p.name, marks=[pytest.mark.slow_engine]) for p in NOTEBOOKS]
 
 
 @pytest.mark.parametrize("path", CASES)
