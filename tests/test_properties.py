@@ -22,9 +22,9 @@ import reference
 from conftest import BACKENDS, to_polars
 from recframe import _frames
 
-# 40 random frames a property on the main backend: every run draws new ones, so the frames
+# 30 random frames a property on the main backend: every run draws new ones, so the frames
 # checked over the runs keep growing, while the README's command stays under four minutes
-SETTINGS = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+SETTINGS = settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
 @st.composite
