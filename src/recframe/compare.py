@@ -194,14 +194,9 @@ def _rows(
         )
     rng = np.random.default_rng(seed)  # one generator, rows in output order: reproducible
     out: dict[str, list[Any]] = {name: [] for name in [*strata, *COLUMNS]}
-    groups = df.partition_by(strata, as_dict=True, maintain_order=False) if strata else {(): df}
-    for stratum in sorted(groups, key=lambda g: tuple((v is None, v) for v in g)):  # groups in key order
-        _compare_group(groups[stratum], dict(zip(strata, stratum)), by, baseline, models, user, metrics, test,
-                       alpha, n_resamples, rng, out)  # fmt: skip
-    adjusted = stats.adjust_pvalues(np.array(out["p_value"], dtype=float), correction)
-    out["p_adjusted"] = adjusted.tolist()
-    out["significant"] = [bool(p < alpha) for p in adjusted]  # NaN < alpha is False
-    return out
+    for stratum, group in _strata(df, strata):
+        _compare_group(group, stratum, by, baseline, models, user, metrics, test, alpha, n_resamples, rng, out)
+    return _with_adjusted(out, correction, alpha)
 
 
 def _compare_group(
@@ -276,11 +271,22 @@ def _pair_rows(
         )
     rng = np.random.default_rng(seed)  # one generator, strata and metrics in output order: reproducible
     out: dict[str, list[Any]] = {name: [] for name in [*strata, *PAIR_COLUMNS]}
+    for stratum, group in _strata(df, strata):
+        _pairs_of_group(group, stratum, by, user, metrics, test, alpha, n_resamples, rng, out)
+    # tukey_hsd controls its family itself: its p-values are left as they are
+    return _with_adjusted(out, None if test == "tukey_hsd" else correction, alpha)
+
+
+def _strata(df: pl.DataFrame, strata: list[str]) -> list[tuple[dict[str, Any], pl.DataFrame]]:
+    """The rows of each combination of the other by keys, in key order (models are compared
+    within each, never across them)."""
     groups = df.partition_by(strata, as_dict=True, maintain_order=False) if strata else {(): df}
-    for stratum in sorted(groups, key=lambda g: tuple((v is None, v) for v in g)):  # groups in key order
-        _pairs_of_group(groups[stratum], dict(zip(strata, stratum)), by, user, metrics, test, alpha, n_resamples, rng, out)
-    p_values = np.array(out["p_value"], dtype=float)
-    adjusted = p_values if test == "tukey_hsd" else stats.adjust_pvalues(p_values, correction)
+    return [(dict(zip(strata, key)), groups[key]) for key in sorted(groups, key=lambda g: tuple((v is None, v) for v in g))]
+
+
+def _with_adjusted(out: dict[str, list[Any]], correction: Correction | None, alpha: float) -> dict[str, list[Any]]:
+    """`out` with ``p_adjusted`` (over every row, by `correction`) and ``significant``."""
+    adjusted = stats.adjust_pvalues(np.array(out["p_value"], dtype=float), correction)
     out["p_adjusted"] = adjusted.tolist()
     out["significant"] = [bool(p < alpha) for p in adjusted]  # NaN < alpha is False
     return out
