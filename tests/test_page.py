@@ -247,3 +247,21 @@ def test_the_command_line_writes_the_page_for_an_html_out(tmp_path, capsys):
     code = main(["report", str(recs), *flags[:-4], "--score", "score", "--baseline", "popular", "--out", str(out)])
     err = capsys.readouterr().err
     assert code == 2 and err.count("\n") == 1 and "--baseline popular names a model" in err
+
+
+def test_title_names_the_page_in_python_and_on_the_command_line(tmp_path, capsys):
+    page = recframe.report_page(RECS, truth=TRUTH, metrics=["ndcg"], title="Ranking <May>", **OPTIONS)
+    assert "<title>Ranking &lt;May&gt;</title>" in page and "<h1>Ranking &lt;May&gt;</h1>" in page
+    assert "<title>recframe evaluation</title>" in recframe.report_page(RECS, truth=TRUTH, metrics=["ndcg"], **OPTIONS)
+    with pytest.raises(recframe.RecframeError, match=r"title=3 is not a text"):
+        recframe.report_page(RECS, truth=TRUTH, metrics=["ndcg"], title=3, **OPTIONS)
+    recs, truth, out = tmp_path / "recs.parquet", tmp_path / "truth.parquet", tmp_path / "page.html"
+    RECS.write_parquet(recs)
+    TRUTH.write_parquet(truth)
+    flags = ["--truth", str(truth), "--relevance", "rating", "--threshold", "4", "--by", "model", "--score", "score"]
+    code = main(["report", str(recs), *flags, "--metrics", "ndcg", "--title", "Spring models", "--out", str(out), "--quiet"])
+    assert code == 0, capsys.readouterr().err
+    assert "<title>Spring models</title>" in out.read_text() and "<h1>Spring models</h1>" in out.read_text()
+    code = main(["report", str(recs), *flags, "--title", "x", "--format", "markdown"])
+    err = capsys.readouterr().err
+    assert code == 2 and "--title names the page" in err

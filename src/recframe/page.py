@@ -33,6 +33,7 @@ def report_page(
     out: str | os.PathLike[str] | None = None,
     metrics: Sequence[str] | None = None,
     precision: int = 3,
+    title: str = "recframe evaluation",
     **options: Any,
 ) -> str:
     """One self-contained HTML page of an evaluation: everything a colleague needs to read it.
@@ -75,6 +76,8 @@ def report_page(
         The metrics of the summary and the comparison (default: summary's).
     precision : int, default 3
         Decimals of the numbers shown, from 0 to 17.
+    title : str, default "recframe evaluation"
+        The page's title: its ``<title>`` (the browser tab, a bookmark) and its heading.
     **options
         Any option of :func:`recframe.summary` (``score=``, ``relevance=``, ``threshold=``,
         ``by=``, ``users=``, ``exclude=``, ``profile=``, conventions, ``seed=``, ...).
@@ -102,12 +105,12 @@ def report_page(
     >>> page.startswith("<!DOCTYPE html>"), "<table>" in page
     (True, True)
     """
-    request = data.request(recs, truth, baseline, k, ci, train, items, inputs, out, metrics, precision, options)
+    request = data.request(recs, truth, baseline, k, ci, train, items, inputs, out, metrics, precision, options, title=title)
     figures, page = Figures(), Page()
     # the figures of a stage are drawn while the next stage's numbers compute (in threads)
     collected = data.collect(request, lambda stage, partial: page.extend(sections.made_at(stage, partial, figures)))
     page.extend(sections.made_at("all", collected, figures))
-    text = page.html("recframe evaluation", sections.lead(collected, figures))
+    text = page.html(request.title, sections.lead(collected, figures))
     if request.path is not None:
         data.write(request.path, text)
     return text

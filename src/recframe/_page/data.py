@@ -60,6 +60,7 @@ class Request:
     attr_keys: tuple[str, ...]
     common: dict[str, Any]  # summary's options: truth=, and train= and items= when the metrics read them
     base_given: dict[str, Any]  # the options without truth=, train= and items=
+    title: str = "recframe evaluation"
     started: datetime.datetime = field(default_factory=lambda: datetime.datetime.now(datetime.timezone.utc))
 
     recs = property(lambda self: self.frames["recs"])
@@ -104,6 +105,8 @@ def request(
     metrics: Any,
     precision: Any,
     options: dict[str, Any],
+    *,
+    title: Any = "recframe evaluation",
 ) -> Request:
     """report_page's arguments checked (in the order they are refused), and the by keys sorted."""
     path = _check_out(out)
@@ -112,6 +115,8 @@ def request(
         raise RecframeError(
             f"{ref('precision', precision)} is not a whole number from 0 to {MAX_PRECISION}.", f"pass {fix('precision', 3)}."
         )
+    if not isinstance(title, str) or not title.strip():
+        raise RecframeError(f"{ref('title', title)} is not a text.", f"pass e.g. {fix('title', 'Ranking models, May')}.")
     given = dict(options)
     options_table.resolve(given, SUMMARY_NAMES, "report_page")  # an unknown option raises here
     for name in ("truth", "train", "items", "ci"):  # (explicit arguments: never in options)
@@ -150,7 +155,7 @@ def request(
         common["items"] = frames["items"]
     return Request(
         frames, baseline, ks, ci, metrics, precision, path, described, given, item_group, by_keys,
-        model_keys, truth_keys, attr_keys, common, base_given,
+        model_keys, truth_keys, attr_keys, common, base_given, title,
     )  # fmt: skip
 
 

@@ -414,7 +414,7 @@ def _report_page(args: argparse.Namespace, progress: Progress) -> int:
     with progress.running("reading, evaluating and drawing"):
         text = recframe.report_page(
             recs, baseline=args.baseline, k=k, ci=ci, metrics=metrics, precision=args.precision, inputs=_input_files(args),
-            **sides, **kwargs, **intervals,
+            **({"title": args.title} if args.title is not None else {}), **sides, **kwargs, **intervals,
         )  # fmt: skip
     return emit_text(args, text, "page", progress)
 
@@ -434,6 +434,10 @@ def report_command(args: argparse.Namespace, progress: Progress) -> int:
                 "its own section. Hint: leave out --aggregate, or pass --format markdown."
             )
         return _report_page(args, progress)
+    if args.title is not None:
+        raise UsageError(
+            f"--title names the page, and --format {fmt} writes a table. Hint: leave out --title, or write the page (--out FILE.html)."
+        )
     recs, sides = _read(args, progress)
     kwargs = _api_kwargs(args)
     with progress.running("reading and evaluating"):

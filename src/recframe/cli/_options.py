@@ -462,6 +462,9 @@ def _add_reporting(commands: Any, common: argparse.ArgumentParser) -> None:
     out.add_argument("--out", metavar="FILE", help="write here instead of stdout, atomically")
     precision = _default("precision", recframe.report)
     out.add_argument("--precision", type=int, default=precision, metavar="N", help=f"decimals shown (default: {precision})")
+    out.add_argument(
+        "--title", metavar="TEXT", help="the page's title and heading (default: recframe evaluation); with the page only"
+    )
     r.set_defaults(run=report_command)
 
 
