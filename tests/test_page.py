@@ -116,7 +116,7 @@ def test_the_page_holds_the_comparison_the_counts_and_the_conventions(page):
     text = html.unescape(evaluated)
     assert all(f"<td>{name}</td>" in evaluated for name in conventions.CHOICES)  # every convention, with its value
     assert "rating >= 4" in text and "no NaN score in 'score'" in text
-    counts = tables(evaluated)[1]
+    counts = tables(evaluated)[3]  # after the provenance's side inputs and versions, and the inputs
     assert counts[0] == ["model", "n_users", "n_skipped", "n_unranked", "n_no_relevant", "n_no_truth"]
     assert counts[2] == ["popular", "287", "13", "5", "13", "0"]
     assert f"recframe {recframe.__version__}" in page and " UTC" in page
@@ -234,7 +234,7 @@ def test_the_command_line_writes_the_page_for_an_html_out(tmp_path, capsys):
     assert code == 0, capsys.readouterr().err
     page = out.read_text(encoding="utf-8")
     assert page.startswith("<!DOCTYPE html>")
-    files = {row[1]: row for row in tables(section(page, "evaluated"))[0][1:]}
+    files = {row[1]: row for row in tables(section(page, "evaluated"))[2][1:]}  # after the provenance's two
     assert files[str(recs)] == ["recs", str(recs), f"{RECS.height:,}", hashlib.sha256(recs.read_bytes()).hexdigest()]
     assert files[str(truth)][2] == f"{TRUTH.height:,}"
     # --format html stays the bare table; --format page writes the page whatever the suffix
@@ -265,3 +265,68 @@ def test_title_names_the_page_in_python_and_on_the_command_line(tmp_path, capsys
     code = main(["report", str(recs), *flags, "--title", "x", "--format", "markdown"])
     err = capsys.readouterr().err
     assert code == 2 and "--title names the page" in err
+
+
+def provenance_of(page: str) -> tuple[str, dict[str, list[str]], dict[str, str]]:
+    """The call shown, the side inputs (name: [given, what for]) and the versions of a page."""
+    block = re.search(r"<h3>Provenance</h3>(.*?)<h3>Inputs</h3>", page, re.S)
+    assert block is not None
+    call = html.unescape(re.search(r'<pre class="call"><code>(.*?)</code></pre>', block.group(1), re.S).group(1))
+    sides, versions = tables(block.group(1))
+    return call, {row[0]: row[1:] for row in sides[1:]}, {row[0]: row[1] for row in versions[1:]}
+
+
+def conventions_of(page: str) -> dict[str, tuple[str, str]]:
+    """option: (value, set by) of the conventions tables."""
+    found = tables(section(page, "evaluated"))
+    return {row[0]: (row[1], row[2]) for t in found if t[0] == ["option", "value", "set by"] for row in t[1:]}
+
+
+def test_provenance_holds_the_call_the_side_inputs_and_the_versions():
+    import platform
+
+    import narwhals
+
+    exclude = TRUTH.head(10).select("user_id", "item_id")
+    page = recframe.report_page(
+        RECS.to_pandas(), truth=TRUTH, baseline="popular", k=[5, 10], metrics=["ndcg"], exclude=exclude, seed=0,
+        gain="linear", **OPTIONS,
+    )  # fmt: skip
+    call, sides, versions = provenance_of(page)
+    assert call == (
+        f"recframe.report_page(<frame: {RECS.height:,} rows>, truth=<frame: {TRUTH.height:,} rows>, baseline='popular', "
+        "k=[5, 10], metrics=['ndcg'], exclude=<frame: 10 rows>, seed=0, gain='linear', score='score', "
+        "relevance='rating', threshold=4, by='model')"
+    )
+    assert sides["exclude="][0] == "10 rows" and sides["truth="][0] == f"{TRUTH.height:,} rows"
+    assert sides["train="][0] == sides["items="][0] == sides["users="][0] == sides["item_group="][0] == "not given"
+    assert sides["baseline="][0] == "'popular'"
+    pandas = __import__("pandas")
+    assert versions == {
+        "Python": platform.python_version(), "recframe": recframe.__version__, "Polars": pl.__version__,
+        "narwhals": narwhals.__version__, "engine of recs": f"pandas {pandas.__version__} (read into Polars once for the page)",
+    }  # fmt: skip
+    shown = conventions_of(page)
+    assert shown["k"] == ("5, 10", "given") and shown["gain"] == ("linear", "given") and shown["seed"] == ("0", "given")
+    assert shown["profile"] == ("recframe", "default") and shown["ci (interval coverage)"] == ("0.95", "default")
+    assert shown["ap_denominator"] == ("min_k_relevant", "default") and shown["n_resamples"] == ("1000", "default")
+    # a profile the caller passes sets its conventions; the caller's own win
+    page = recframe.report_page(RECS, truth=TRUTH, metrics=["ndcg"], profile="trec_eval", gain="exp2", **OPTIONS)
+    shown = conventions_of(page)
+    assert shown["profile"] == ("trec_eval", "given") and shown["gain"] == ("exp2", "given")
+    assert shown["ap_denominator"] == ("relevant", "profile trec_eval")
+
+
+def test_the_command_line_page_records_the_command_and_calls_no_default_given(tmp_path, capsys):
+    recs, truth, out = tmp_path / "recs.parquet", tmp_path / "truth.parquet", tmp_path / "page.html"
+    RECS.write_parquet(recs)
+    TRUTH.write_parquet(truth)
+    argv = ["report", str(recs), "--truth", str(truth), "--relevance", "rating", "--threshold", "4", "--by", "model",
+            "--score", "score", "--metrics", "ndcg", "--gain", "exp2", "--out", str(out), "--quiet"]  # fmt: skip
+    assert main(argv) == 0, capsys.readouterr().err
+    page = out.read_text(encoding="utf-8")
+    call, sides, versions = provenance_of(page)
+    assert call == "recframe " + " ".join(argv) and "<p>Command line:</p>" in page
+    assert versions["engine of recs"] == f"polars {pl.__version__}"
+    given = {option for option, (_, by) in conventions_of(page).items() if by == "given"}
+    assert given == {"metrics", "relevant", "ranking", "gain"}  # what was typed; every other one "default"

@@ -50,7 +50,8 @@ def test_the_rest_of_the_page_is_collected_as_values(collected):
     assert zeros == per_user.filter(pl.col("ndcg@10") == 0).height
     assert collected.inputs == [{"input": "recs", "rows": RECS.height}, {"input": "truth", "rows": TRUTH.height}]
     assert "no NaN score in 'score'" in collected.checks
-    assert ["k", "10", "given"] in collected.conventions
+    assert ["k", "10", "default"] in collected.conventions  # k=10 is report_page's default: not "given"
+    assert ["seed", 0, "given"] in collected.conventions
     assert set(collected.examples) == {"worst", "disagree", "random"} and collected.examples_error is None
     shown = {u for ids in collected.examples.values() for u in ids}
     assert set(collected.inspected["user_id"].unique()) == shown

@@ -34,13 +34,15 @@ def report_page(
     metrics: Sequence[str] | None = None,
     precision: int = 3,
     title: str = "recframe evaluation",
+    command: str | None = None,
     **options: Any,
 ) -> str:
     """One self-contained HTML page of an evaluation: everything a colleague needs to read it.
 
     The page holds, for the models in the data: what was evaluated (the inputs, their rows and
     content hashes, the users counted and skipped with the reasons, the data checks that ran,
-    every convention and its value, recframe's version, the time); the summary with intervals
+    every convention, its value and who set it, the exact call or command line, every side input
+    given or not, the versions of Python, recframe, Polars, narwhals and the engine, the time); the summary with intervals
     and significance markers against ``baseline``; the paired comparison as a figure and a
     table; precision-recall and nDCG-vs-k curves; the distribution of per-user values (how many
     users score 0); one section per ``by`` key that is a user attribute (``users=``) or a truth
@@ -78,6 +80,9 @@ def report_page(
         Decimals of the numbers shown, from 0 to 17.
     title : str, default "recframe evaluation"
         The page's title: its ``<title>`` (the browser tab, a bookmark) and its heading.
+    command : str, optional
+        The command line recorded as the page's provenance (``recframe report`` passes the one
+        typed). Default: this call, rebuilt from the arguments given (``<frame: N rows>``).
     **options
         Any option of :func:`recframe.summary` (``score=``, ``relevance=``, ``threshold=``,
         ``by=``, ``users=``, ``exclude=``, ``profile=``, conventions, ``seed=``, ...).
@@ -105,7 +110,8 @@ def report_page(
     >>> page.startswith("<!DOCTYPE html>"), "<table>" in page
     (True, True)
     """
-    request = data.request(recs, truth, baseline, k, ci, train, items, inputs, out, metrics, precision, options, title=title)
+    arguments = (recs, truth, baseline, k, ci, train, items, inputs, out, metrics, precision, options)
+    request = data.request(*arguments, title=title, command=command)
     figures, page = Figures(), Page()
     # the figures of a stage are drawn while the next stage's numbers compute (in threads)
     collected = data.collect(request, lambda stage, partial: page.extend(sections.made_at(stage, partial, figures)))

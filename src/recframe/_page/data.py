@@ -6,7 +6,9 @@ returns a :class:`PageData`."""
 from __future__ import annotations
 
 import datetime
+import importlib.metadata
 import os
+import platform
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -35,6 +37,11 @@ INPUT_KEYS = ("input", "file", "rows", "sha256")
 FRAME_INPUTS = ("recs", "truth", "users", "exclude", "train", "items")
 #: the users the page shows per rule, and the rules
 EXAMPLES, RULES = 3, ("worst", "disagree", "random")
+#: report_page's own arguments at their defaults: one left there is not "given" on the page
+PAGE_DEFAULTS: dict[str, Any] = {
+    "truth": None, "baseline": None, "k": 10, "ci": 0.95, "train": None, "items": None, "inputs": None, "out": None,
+    "metrics": None, "precision": 3, "title": "recframe evaluation",
+}  # fmt: skip
 #: the metrics of the beyond-accuracy section, with train= and without it
 BEYOND, WITHOUT_TRAIN = ("ndcg", "novelty", "popularity", "catalog_coverage", "gini"), ("ndcg", "catalog_coverage", "gini")
 
@@ -61,6 +68,9 @@ class Request:
     common: dict[str, Any]  # summary's options: truth=, and train= and items= when the metrics read them
     base_given: dict[str, Any]  # the options without truth=, train= and items=
     title: str = "recframe evaluation"
+    arguments: dict[str, Any] = field(default_factory=dict)  # what the caller passed (left at a default: left out)
+    command: str | None = None  # the command line that made the page (the CLI's), else None
+    engine: str = "polars"  # the engine of recs and its version, e.g. "pandas 2.2.3"
     started: datetime.datetime = field(default_factory=lambda: datetime.datetime.now(datetime.timezone.utc))
 
     recs = property(lambda self: self.frames["recs"])
@@ -107,6 +117,7 @@ def request(
     options: dict[str, Any],
     *,
     title: Any = "recframe evaluation",
+    command: Any = None,
 ) -> Request:
     """report_page's arguments checked (in the order they are refused), and the by keys sorted."""
     path = _check_out(out)
@@ -117,6 +128,15 @@ def request(
         )
     if not isinstance(title, str) or not title.strip():
         raise RecframeError(f"{ref('title', title)} is not a text.", f"pass e.g. {fix('title', 'Ranking models, May')}.")
+    if command is not None and not isinstance(command, str):
+        raise RecframeError(
+            f"{ref('command', command)} is not a text.",
+            f"pass the command line, e.g. {fix('command', 'recframe report recs.parquet')}.",
+        )
+    explicit = {"truth": truth, "baseline": baseline, "k": k, "ci": ci, "train": train, "items": items, "inputs": inputs,
+                "out": out, "metrics": metrics, "precision": precision, "title": title}  # fmt: skip
+    arguments = {name: value for name, value in explicit.items() if not _at_default(name, value)} | dict(options)
+    engine = _engine_version(recs)
     given = dict(options)
     options_table.resolve(given, SUMMARY_NAMES, "report_page")  # an unknown option raises here
     for name in ("truth", "train", "items", "ci"):  # (explicit arguments: never in options)
@@ -155,7 +175,7 @@ def request(
         common["items"] = frames["items"]
     return Request(
         frames, baseline, ks, ci, metrics, precision, path, described, given, item_group, by_keys,
-        model_keys, truth_keys, attr_keys, common, base_given, title,
+        model_keys, truth_keys, attr_keys, common, base_given, title, arguments, command, engine,
     )  # fmt: skip
 
 
@@ -178,6 +198,9 @@ class PageData:
     inputs: list[dict[str, Any]] = field(default_factory=list)  # what was evaluated, one dict per input
     checks: list[str] = field(default_factory=list)  # the data checks that ran, in words
     conventions: list[list[Any]] = field(default_factory=list)  # (option, value, set by)
+    call: str = ""  # the command line, or the call of report_page reconstructed
+    versions: list[list[Any]] = field(default_factory=list)  # (software, version)
+    sides: list[list[Any]] = field(default_factory=list)  # (side input, what was given)
     segments: dict[str, pl.DataFrame | str | None] = field(default_factory=dict)  # disparity (or its error) per attribute
     folds: dict[str, pl.DataFrame] = field(default_factory=dict)  # mean and std over each truth key's values
     beyond: pl.DataFrame | None = None
@@ -236,6 +259,9 @@ def collect(r: Request, ready: Callable[[str, PageData], None] | None = None) ->
     )
     data.checks = _checks_run(r)
     data.conventions = _conventions_rows(r)
+    rows = _rows_by_input(data.inputs)
+    data.call = r.command if r.command is not None else _call_text(r, rows)
+    data.versions, data.sides = _versions(r), _side_rows(r, rows)
     data.segments = {key: _disparity(r, data.per_user, key, data.shown) for key in r.attr_keys}
     data.folds = {key: _spread(data.summary, key, r.main_by, data.shown) for key in r.truth_keys}
     if r.train is not None or r.items is not None:
@@ -272,6 +298,29 @@ def _check_out(out: Any) -> Path | None:
         hint = "create it first" if found.missing_folder else f"pass a file's path, e.g. {fix('out', found.example)}"
         raise RecframeError(f"{ref('out', str(out))} {found.problem}. Hint: {hint}.")
     return Path(out)
+
+
+def _at_default(name: str, value: Any) -> bool:
+    """Whether report_page's argument `name` is at its default (k=10 and k=[10] alike)."""
+    default = PAGE_DEFAULTS[name]
+    if default is None:
+        return value is None
+    if name == "k" and isinstance(value, (list, tuple)) and len(value) == 1:
+        value = value[0]
+    return type(value) is type(default) and value == default
+
+
+def _engine_version(frame: Any) -> str:
+    """The engine `frame` came on, with its version: "pandas 2.2.3", "duckdb 1.1.3", "polars 1.9.0"."""
+    try:
+        name = nw.from_native(frame).implementation.name.lower()
+    except TypeError:
+        name = type(frame).__module__.split(".")[0]
+    package = {"pyspark_connect": "pyspark", "unknown": type(frame).__module__.split(".")[0]}.get(name, name)
+    try:
+        return f"{package} {importlib.metadata.version(package)}"
+    except importlib.metadata.PackageNotFoundError:
+        return package
 
 
 def _check_inputs(inputs: Any) -> list[dict[str, Any]] | None:
@@ -466,22 +515,30 @@ def _checks_run(r: Request) -> list[str]:
 
 
 def _conventions_rows(r: Request) -> list[list[Any]]:
-    """(option, value, set by: given, default or the profile) of every option that can change a number."""
+    """(option, value, set by) of every option that can change a number. "given" only where the
+    caller passed it (an argument of report_page left at its default is "default", and so is a
+    value the command line passes for a flag left out); "profile X" where a profile passed by
+    the caller sets it; else "default"."""
     options = {**r.given, "item_group": r.item_group}
+    passed = r.arguments
     profile = options.get("profile") or options_table.DEFAULTS["profile"]
-    chosen = profiles.PROFILES.get(profile)
+    chosen = profiles.PROFILES.get(profile) if options.get("profile") is not None else None
     set_by = chosen.options if chosen is not None else {}
     threshold, score, rank = options.get("threshold"), options.get("score"), options.get("rank")
     relevance = options.get("relevance") or options_table.DEFAULTS["relevance"]
     relevant = f"{relevance} >= {threshold}" if threshold is not None else f"{relevance} > 0"
     ranking = f"by {score}, highest first" if score else f"the {rank or 'rank'} column"
+
+    def by(*names: str) -> str:
+        return "given" if any(passed.get(name) is not None for name in names) else "default"
+
     rows: list[list[Any]] = [
-        ["profile", profile, "given" if options.get("profile") else "default"],
-        ["k", ", ".join(map(str, r.ks)), "given"],
-        ["ci (interval coverage)", "none" if r.ci is None else r.ci, "given"],
-        ["metrics", "default" if r.metrics is None else ", ".join(map(str, r.metrics)), "given" if r.metrics else "default"],
-        ["relevant", relevant, "given" if threshold is not None else "default"],
-        ["ranking", ranking, "given" if score or rank else "default"],
+        ["profile", profile, by("profile")],
+        ["k", ", ".join(map(str, r.ks)), by("k")],
+        ["ci (interval coverage)", "none" if r.ci is None else r.ci, "given" if "ci" in passed else "default"],
+        ["metrics", "default" if r.metrics is None else ", ".join(map(str, r.metrics)), by("metrics")],
+        ["relevant", relevant, by("threshold", "relevance")],
+        ["ranking", ranking, by("score", "rank")],
     ]
     for name in conventions.CHOICES:
         if options.get(name) is not None:
@@ -495,5 +552,60 @@ def _conventions_rows(r: Request) -> list[list[Any]]:
         if shown:
             rows.append([f"{metric} (per metric)", shown, f"profile {profile}"])
     for name in ("ci_method", "n_resamples", "seed", "check_duplicates", "head_share"):
-        rows.append([name, options.get(name, options_table.DEFAULTS[name]), "given" if name in options else "default"])
+        rows.append([name, options.get(name, options_table.DEFAULTS[name]), "given" if name in passed else "default"])
     return rows
+
+
+def _rows_by_input(inputs: list[dict[str, Any]]) -> dict[str, int]:
+    """The rows of each input (summed over its files), where known."""
+    rows: dict[str, int] = {}
+    for entry in inputs:
+        if entry.get("rows") is not None:
+            rows[entry["input"]] = rows.get(entry["input"], 0) + entry["rows"]
+    return rows
+
+
+def _call_text(r: Request, rows: dict[str, int]) -> str:
+    """The call of report_page as the caller made it, frames shown as ``<frame: N rows>``."""
+
+    def shown(name: str, value: Any) -> str:
+        if name in FRAME_INPUTS and value is not None and not isinstance(value, (str, int, float, list, tuple)):
+            return f"<frame: {rows[name]:,} rows>" if name in rows else "<frame>"
+        if name == "inputs" and isinstance(value, Sequence) and not isinstance(value, str):
+            return f"<{len(value)} input descriptions>"
+        return str(value) if isinstance(value, os.PathLike) else repr(value)
+
+    parts = [shown("recs", r.recs), *(f"{name}={shown(name, value)}" for name, value in r.arguments.items())]
+    return f"recframe.report_page({', '.join(parts)})"
+
+
+def _versions(r: Request) -> list[list[Any]]:
+    """(software, version) of what made the page: Python, recframe, Polars, narwhals, the engine."""
+    import recframe
+
+    converted = r.engine.split()[0] in ("pandas", "pyarrow")
+    return [
+        ["Python", platform.python_version()],
+        ["recframe", recframe.__version__],
+        ["Polars", pl.__version__],
+        ["narwhals", nw.__version__],
+        ["engine of recs", r.engine + (" (read into Polars once for the page)" if converted else "")],
+    ]
+
+
+def _side_rows(r: Request, rows: dict[str, int]) -> list[list[Any]]:
+    """(side input, given or not, what it is for) for every side input the page can take."""
+    what = {
+        "truth": "the held-out judgements",
+        "users": "the user universe and attributes (segments)",
+        "exclude": "seen user-item pairs, removed from the lists before the cut at k",
+        "train": "training interactions: item popularity, novelty, the history of example users",
+        "items": "the catalog and item features: coverage, diversity",
+    }
+    out = []
+    for name, meaning in what.items():
+        given = "not given" if r.frames[name] is None else f"{rows[name]:,} rows" if name in rows else "given"
+        out.append([f"{name}=", given, meaning])
+    out.append(["item_group=", "not given" if r.item_group is None else repr(r.item_group), "the item groups' exposure"])
+    out.append(["baseline=", "not given" if r.baseline is None else repr(r.baseline), "the model the others are compared with"])
+    return out

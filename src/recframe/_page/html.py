@@ -31,6 +31,8 @@ figure { margin: 0.6em 0 1.2em; }
 figure svg { max-width: 100%; height: auto; display: block; }
 figcaption { color: #57606a; font-size: 0.9em; max-width: 80ch; }
 code { background: #f6f8fa; padding: 0 3px; border-radius: 3px; }
+pre.call { white-space: pre-wrap; overflow-wrap: anywhere; background: #f6f8fa; padding: 6px 8px; border-radius: 4px; }
+pre.call code { padding: 0; }
 """
 
 

@@ -78,7 +78,8 @@ def evaluated(data: PageData) -> Section:
     kinds = (("model keys", r.model_keys), ("truth keys (folds)", r.truth_keys), ("user attributes (segments)", r.attr_keys))
     roles = [f"{kind}: {', '.join(names)}" for kind, names in kinds if names]
     body = (
-        "<h3>Inputs</h3>\n" + what
+        provenance(data)
+        + "<h3>Inputs</h3>\n" + what
         + "<h3>Users counted and skipped</h3>\n" + counts + f'<ul class="note">{reasons}</ul>\n'
         + "<h3>Data checks that ran (all passed)</h3>\n<ul>" + "".join(f"<li>{escape(c)}</li>" for c in data.checks) + "</ul>\n"
         + ("<p>Keys: " + escape("; ".join(roles)) + ".</p>\n" if roles else "")
@@ -86,6 +87,19 @@ def evaluated(data: PageData) -> Section:
         + halves(["option", "value", "set by"], data.conventions)
     )  # fmt: skip
     return "evaluated", "What was evaluated", body
+
+
+def provenance(data: PageData) -> str:
+    """The exact call (or command line), the side inputs given and not, and the versions."""
+    return (
+        "<h3>Provenance</h3>\n"
+        + f"<p>{'Command line' if data.request.command is not None else 'Call'}:</p>\n"
+        + f'<pre class="call"><code>{escape(data.call)}</code></pre>\n'
+        + '<div class="halves">'
+        + table(["side input", "given", "what it is for"], data.sides)
+        + table(["software", "version"], data.versions)
+        + "</div>\n"
+    )
 
 
 def summary(data: PageData) -> Section:

@@ -90,6 +90,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _fail(str(error), EXIT_USAGE, debug=False)
     except SystemExit as stop:  # --help, --version
         return stop.code if isinstance(stop.code, int) else EXIT_OK
+    args.argv = raw  # the command line as typed (the page records it)
     progress = Progress.for_stream(sys.stderr, args.quiet)
     # messages from the API speak of "the frame": say which files that is
     given = [("--run", getattr(args, "trec_run", None)), ("--qrels", getattr(args, "trec_qrels", None))]

@@ -25,7 +25,7 @@ from recframe.conventions import CHOICES
 from recframe.data import load_sample
 from recframe.errors import RecframeError
 from recframe.metrics import REGISTRY
-from recframe.options import PER_USER_NAMES
+from recframe.options import DEFAULTS, PER_USER_NAMES
 from recframe.profiles import PROFILES, has_metric
 from recframe.report import Format
 from recframe.trec import TREC_MEASURES, WHOLE, read_trec_qrels, read_trec_run, trec_eval_text
@@ -411,10 +411,17 @@ def _report_page(args: argparse.Namespace, progress: Progress) -> int:
     k, metrics = kwargs.pop("k"), kwargs.pop("metrics")
     ci = 0.95 if args.ci is None else args.ci
     intervals = {"ci_method": args.ci_method, "n_resamples": args.n_resamples, "seed": args.seed}
+    # a flag left out gives the API's default: passed on, it would read as "given" on the page
+    # (conventions are passed only when typed: they default to None here, so a profile keeps them)
+    passed = {
+        name: value for name, value in {**kwargs, **intervals}.items()
+        if name in CHOICES or name not in DEFAULTS or value != DEFAULTS[name]
+    }  # fmt: skip
+    command = shlex.join(["recframe", *getattr(args, "argv", ["report", "..."])])
     with progress.running("reading, evaluating and drawing"):
         text = recframe.report_page(
             recs, baseline=args.baseline, k=k, ci=ci, metrics=metrics, precision=args.precision, inputs=_input_files(args),
-            **({"title": args.title} if args.title is not None else {}), **sides, **kwargs, **intervals,
+            command=command, **({"title": args.title} if args.title is not None else {}), **sides, **passed,
         )  # fmt: skip
     return emit_text(args, text, "page", progress)
 
