@@ -330,3 +330,62 @@ def test_the_command_line_page_records_the_command_and_calls_no_default_given(tm
     assert versions["engine of recs"] == f"polars {pl.__version__}"
     given = {option for option, (_, by) in conventions_of(page).items() if by == "given"}
     assert given == {"metrics", "relevant", "ranking", "gain"}  # what was typed; every other one "default"
+
+
+def verdict_of(page: str) -> str:
+    found = re.search(r'<p class="verdict">(.*?)</p>', page, re.S)
+    assert found is not None, "no verdict"
+    return html.unescape(re.sub(r"<[^>]+>", "", found.group(1)))
+
+
+def test_the_verdict_comes_first_and_names_the_best_model_and_the_significant_ones(page):
+    assert page.index('class="verdict"') < page.index("<nav>")  # at the top, before any section
+    summary = recframe.summary(RECS, truth=TRUTH, k=10, **OPTIONS)
+    compared = recframe.compare(recframe.per_user(RECS, truth=TRUTH, k=10, **OPTIONS), baseline="popular")
+    sentences = []
+    for metric in ("precision@10", "recall@10", "f1@10"):  # the summary's first three at the largest k
+        mean = dict(summary.select("model", metric).iter_rows())
+        row = compared.filter(pl.col("metric") == metric).row(0, named=True)
+        assert row["significant"] and row["p_adjusted"] < 0.001 and mean["personal"] > mean["popular"]
+        sentences.append(
+            f"{metric}: personal is best ({mean['personal']:.3f}); the baseline popular: {mean['popular']:.3f}; "
+            f"significantly better than popular: personal ({mean['personal']:.3f}, p_adjusted < 0.001)."
+        )
+    want = "Verdict (against the baseline popular, paired t test, Holm's correction, alpha 0.05): " + " ".join(sentences)
+    assert verdict_of(page) == want
+
+
+def test_the_verdict_on_the_three_model_workflow_data():
+    from page_workflow import workflow
+
+    recs, options = workflow()
+    options = {**options, "k": 20, "by": "model", "metrics": ["ndcg", "recall"], "seed": 0, "n_resamples": 100}
+    for name in ("users", "train", "items"):
+        options.pop(name)
+    page = recframe.report_page(recs, baseline="popular", **options)
+    per_user = recframe.per_user(recs, **{n: v for n, v in options.items() if n not in ("seed", "n_resamples")})
+    compared = recframe.compare(per_user, by="model", baseline="popular")
+    text = verdict_of(page)
+    for metric in ("ndcg@20", "recall@20"):
+        means = per_user.group_by("model").agg(pl.col(metric).mean()).sort(metric, descending=True)
+        assert means["model"][0] == "popular"  # the notebook's finding: popular is best on every metric
+        worse = compared.filter((pl.col("metric") == metric) & pl.col("significant") & (pl.col("delta") < 0))
+        assert worse["model"].sort().to_list() == ["category", "itemknn"]
+        listed = ", ".join(
+            f"{r['model']} ({r['model_mean']:.3f}, p_adjusted "
+            + ("< 0.001" if r["p_adjusted"] < 0.001 else f"{r['p_adjusted']:.3f}")
+            + ")"
+            for r in worse.iter_rows(named=True)
+        )
+        want = (
+            f"{metric}: popular is best ({means[metric][0]:.3f}) and is the baseline; significantly worse than popular: {listed}."
+        )
+        assert want in text, text
+    # without a baseline: the best by mean, the others in order, and no comparison claimed
+    page = recframe.report_page(recs, ci=None, **{**options, "metrics": ["ndcg"]})
+    means = per_user.group_by("model").agg(pl.col("ndcg@20").mean()).sort("ndcg@20", descending=True).rows()
+    assert verdict_of(page) == (
+        "Verdict (means only: no comparison was requested (pass baseline= or --baseline for significance)): "
+        f"ndcg@20: popular is best ({means[0][1]:.3f}), then {means[1][0]} ({means[1][1]:.3f}), "
+        f"{means[2][0]} ({means[2][1]:.3f})."
+    )

@@ -39,15 +39,14 @@ def report_page(
 ) -> str:
     """One self-contained HTML page of an evaluation: everything a colleague needs to read it.
 
-    The page holds, for the models in the data: what was evaluated (the inputs, their rows and
-    content hashes, the users counted and skipped with the reasons, the data checks that ran,
-    every convention, its value and who set it, the exact call or command line, every side input
-    given or not, the versions of Python, recframe, Polars, narwhals and the engine, the time); the summary with intervals
-    and significance markers against ``baseline``; the paired comparison as a figure and a
-    table; precision-recall and nDCG-vs-k curves; the distribution of per-user values (how many
-    users score 0); one section per ``by`` key that is a user attribute (``users=``) or a truth
-    key (a fold); beyond-accuracy metrics with ``train=`` / ``items=``; the exposure of item
-    groups with ``item_group=``; and example users when :func:`recframe.inspect` is available.
+    The page holds: a verdict (the best model per headline metric, and those significantly
+    better or worse than ``baseline``); what was evaluated (the exact call or command line, the
+    side inputs given or not, the versions of Python, recframe, Polars, narwhals and the engine,
+    the inputs with rows and hashes, the users counted and skipped, the data checks that ran,
+    every convention with who set it); the summary with intervals and significance marks; the
+    paired comparison (figure and table); precision-recall and nDCG-vs-k curves; per-user
+    distributions; a section per user attribute (``users=``) or truth key (a fold); beyond
+    accuracy with ``train=`` / ``items=``; item groups with ``item_group=``; example users.
 
     Parameters
     ----------

@@ -20,6 +20,7 @@ h3 { font-size: 1.05em; margin: 1.2em 0 0.4em; }
 p, li { max-width: 80ch; }
 nav ol { columns: 3; padding-left: 1.4em; margin: 0.4em 0; }
 .note { color: #57606a; font-size: 0.92em; }
+.verdict { max-width: none; background: #f6f8fa; border-left: 4px solid #0969da; padding: 8px 12px; }
 .halves { display: flex; flex-wrap: wrap; gap: 0 24px; align-items: flex-start; }
 .scroll { overflow-x: auto; max-width: 100%; margin: 0.5em 0 1em; }
 table { border-collapse: collapse; font-size: 0.88em; font-variant-numeric: tabular-nums; }

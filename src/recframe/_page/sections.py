@@ -51,7 +51,86 @@ def lead(data: PageData, figures: Figures) -> str:
         + (f" · {escape(', '.join(map(str, data.models)))}" if r.model_keys else "")
         + "</p>\n"
     )
+    text += verdict(data)
     return text if figures.available else text + f'<p class="note"><strong>{escape(NO_PLOT)}</strong></p>\n'
+
+
+#: the headline metrics the verdict names, at most
+HEADLINE = 3
+
+
+def _p(value: float, precision: int) -> str:
+    smallest = 10.0**-precision
+    return f"p_adjusted &lt; {smallest:.{precision}f}" if value < smallest else f"p_adjusted {value:.{precision}f}"
+
+
+def _means(data: PageData, metric: str) -> list[tuple[str, float]]:
+    """(model, mean of `metric`) best first (averaged over the folds, if any); models without a value left out."""
+    r = data.request
+    model = r.model_keys[0]
+    frame = data.summary.group_by(model, maintain_order=True).agg(pl.col(metric).mean()).drop_nulls(metric)
+    larger = _tables.higher_is_better(metric)
+    rows = sorted(frame.iter_rows(), key=lambda row: -row[1] if larger else row[1])
+    return [(str(name), value) for name, value in rows]
+
+
+def _verdict_sentence(data: PageData, metric: str) -> str:
+    """One metric's verdict: the best model by mean, and which differ significantly from the baseline."""
+    precision = data.request.precision
+    means = _means(data, metric)
+    if not means:
+        return f"{metric}: no model has a value."
+
+    def value(x: float) -> str:
+        return format_number(x, precision)
+
+    best, top = means[0]
+    text = f"{metric}: <strong>{escape(best)}</strong> is best ({value(top)})"
+    if data.comparison is None:
+        rest = ", ".join(f"{escape(m)} ({value(x)})" for m, x in means[1:])
+        return text + (f", then {rest}." if rest else ".")
+    larger = _tables.higher_is_better(metric)
+    keys = data.request.truth_keys
+    rows = data.comparison.filter((pl.col("metric") == metric) & pl.col("significant")).iter_rows(named=True)
+    worse: list[str] = []
+    better: list[str] = []
+    for row in rows:
+        where = f" in {label(row, keys)}" if keys else ""
+        words = f"{escape(row['model'])}{escape(where)} ({value(row['model_mean'])}, {_p(row['p_adjusted'], precision)})"
+        (better if (row["delta"] > 0) == larger else worse).append(words)
+    baseline = escape(data.baseline)
+    baseline_mean = next((x for m, x in means if m == str(data.baseline)), None)
+    if best == str(data.baseline):
+        parts = [text, " and is the baseline"]
+    else:
+        parts = [text, f"; the baseline {baseline}: {value(baseline_mean)}" if baseline_mean is not None else ""]
+    if better:
+        parts.append(f"; significantly better than {baseline}: {', '.join(better)}")
+    if worse:
+        parts.append(f"; significantly worse than {baseline}: {', '.join(worse)}")
+    if not better and not worse:
+        parts.append(f"; no model differs significantly from {baseline}")
+    return "".join(parts) + "."
+
+
+def verdict(data: PageData) -> str:
+    """A short paragraph first: per headline metric (the summary's at the largest k, the first
+    three), the best model by mean and the models significantly better or worse than the baseline
+    after correction, with the means and the adjusted p-values."""
+    r = data.request
+    metrics = _tables.metric_columns(data.summary.columns)
+    headline = ([m for m in metrics if m.endswith(f"@{r.kmax}")] or metrics)[:HEADLINE]
+    if not r.model_keys or not headline:
+        return ""
+    if data.comparison is not None:
+        test = "paired t test" if data.test == "paired_t" else "randomization test"
+        how = f"against the baseline {escape(data.baseline)}, {test}, Holm's correction, alpha 0.05"
+    elif len(data.models) > 1:
+        how = "means only: no comparison was requested (pass baseline= or --baseline for significance)"
+    else:
+        how = "one model"
+    sentences = " ".join(_verdict_sentence(data, m) for m in headline)
+    return f'<p class="verdict"><strong>Verdict</strong> ({how}): {sentences}</p>\n'
 
 
 def evaluated(data: PageData) -> Section:
