@@ -91,8 +91,8 @@ def test_the_page_holds_the_summary_numbers_to_the_printed_precision(page):
             cell = rows[metric][j]
             assert cell.startswith(f"{want[metric]:.3f}"), (metric, model, cell)
             assert cell.endswith(f"[{want[metric + '_lo']:.3f}, {want[metric + '_hi']:.3f}]"), (metric, model, cell)
-    # personal is significantly better than popular on every metric: the dagger, on its column only
-    assert all("†" in rows[m][0] and "†" not in rows[m][1] for m in metrics)
+    # personal is significantly better than popular on every metric: ▲, on its column only
+    assert all("▲" in rows[m][0] and "▼" not in rows[m][0] and "▲" not in rows[m][1] for m in metrics)
 
 
 def test_the_namespace_writes_the_same_page(page):
@@ -389,3 +389,36 @@ def test_the_verdict_on_the_three_model_workflow_data():
         f"ndcg@20: popular is best ({means[0][1]:.3f}), then {means[1][0]} ({means[1][1]:.3f}), "
         f"{means[2][0]} ({means[2][1]:.3f})."
     )
+
+
+def test_marks_say_their_direction_and_every_mark_and_bold_cell_is_captioned():
+    from page_workflow import workflow
+
+    recs, options = workflow()
+    options = {**options, "k": 20, "by": "model", "metrics": ["ndcg", "recall"], "seed": 0, "ci": None}
+    for name in ("users", "train", "items"):
+        options.pop(name)
+    page = recframe.report_page(recs, baseline="popular", **options)
+    summary = section(page, "summary")
+    # popular is best: its cells bold and unmarked; the two others significantly worse, ▼, never ▲
+    header, *body = tables(summary)[0]
+    assert header[1:] == ["category", "itemknn", "popular"]
+    rows = {row[0]: dict(zip(header[1:], row[1:])) for row in body}
+    for metric in ("ndcg@20", "recall@20"):
+        assert (
+            "▼" not in rows[metric]["popular"] and rows[metric]["category"].count("▼") == rows[metric]["itemknn"].count("▼") == 1
+        )
+    assert "▲" not in summary[: summary.index("</table>")] and "†" not in summary
+    assert summary.count('title="significantly worse than the baseline popular">▼</sup>') == 4
+    captions = html.unescape(summary)
+    assert "▲ / ▼ beside a mean: significantly better / worse than the baseline popular" in captions
+    assert "Bold: the best value of the row" in captions and "n_users: counted in the means" in captions
+    comparison = section(page, "comparison")
+    table_part = comparison[comparison.index("<table>") : comparison.index("</table>")]
+    assert table_part.count("▼") == 4 and "▲" not in table_part and "†" not in table_part
+    captions = html.unescape(comparison[comparison.index("</table>") :])
+    assert "▲ / ▼ beside a delta" in captions and "Bold: the best delta of each metric" in captions
+    # the sample: personal better than popular, ▲
+    sample = recframe.report_page(RECS, truth=TRUTH, baseline="popular", metrics=["ndcg"], ci=None, **OPTIONS)
+    cells = {row[0]: row[1:] for row in tables(section(sample, "summary"))[0][1:]}
+    assert "▲" in cells["ndcg@10"][0] and "▲" in tables(section(sample, "comparison"))[0][1][5]

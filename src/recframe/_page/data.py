@@ -218,6 +218,19 @@ class PageData:
         return {(row["model"], *(row[t] for t in self.request.truth_keys), row["metric"]) for row in rows}
 
     @property
+    def directions(self) -> dict[tuple[Any, ...], bool]:
+        """(model, truth keys..., metric) of each significant row of the comparison: True where
+        the model is better than the baseline (by the metric's direction), False where worse."""
+        if self.comparison is None:
+            return {}
+        rows = self.comparison.filter(pl.col("significant")).iter_rows(named=True)
+        return {
+            (row["model"], *(row[t] for t in self.request.truth_keys), row["metric"]): (row["delta"] > 0)
+            == _tables.higher_is_better(row["metric"])
+            for row in rows
+        }
+
+    @property
     def models(self) -> list[Any]:
         """The models of the summary, in its order."""
         return self.summary.get_column(self.request.model_keys[0]).unique(maintain_order=True).to_list()

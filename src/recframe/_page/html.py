@@ -68,10 +68,10 @@ def halves(header: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
     return f'<div class="halves">{table(header, rows[:half])}{table(header, rows[half:])}</div>\n'
 
 
-def wrap(report_html: str) -> str:
-    """A recframe.report HTML table in a scrolling box (its note after it)."""
+def wrap(report_html: str, keep_note: bool = True) -> str:
+    """A recframe.report HTML table in a box (its note after it, unless the page captions it)."""
     head, _, rest = report_html.partition("</table>")
-    return f'<div class="scroll">{head}</table></div>{rest}'
+    return f'<div class="scroll">{head}</table></div>' + (rest if keep_note else "\n")
 
 
 class Page:

@@ -181,11 +181,27 @@ def provenance(data: PageData) -> str:
     )
 
 
+#: the marks of a significant difference from the baseline, by direction
+BETTER, WORSE = "▲", "▼"
+
+
+def _mark(better: bool, baseline: Any) -> str:
+    words = f"significantly {'better' if better else 'worse'} than the baseline {baseline}"
+    return f'<sup class="mark" title="{escape(words)}">{BETTER if better else WORSE}</sup>'
+
+
+def marks_note(baseline: Any, what: str) -> str:
+    return (
+        f"{BETTER} / {WORSE} beside {what}: significantly better / worse than the baseline {baseline} "
+        "(adjusted p-value below alpha, Holm's correction over every row of the comparison)."
+    )
+
+
 def summary(data: PageData) -> Section:
     """The summary transposed: one row per metric, one column per group (model), each mean with
-    its interval, the best of a row bold, a dagger where it differs significantly from the
+    its interval, the best of a row bold, ▲ / ▼ where it is significantly better / worse than the
     baseline."""
-    frame, keys, precision, significant = data.summary, data.request.main_by, data.request.precision, data.significant
+    frame, keys, precision, directions = data.summary, data.request.main_by, data.request.precision, data.directions
     metrics = _tables.metric_columns(frame.columns)
     groups = list(frame.iter_rows(named=True))
     rows: list[list[Any]] = [[count, *(g[count] for g in groups)] for count in ("n_users", "n_skipped") if count in frame.columns]
@@ -196,22 +212,42 @@ def summary(data: PageData) -> Section:
             text = escape(format_number(g[metric], precision))
             if i in best and text:
                 text = f"<strong>{text}</strong>"
-            if (*(g[k] for k in keys), metric) in significant:
-                text += f"<sup>{MARKER}</sup>"
+            better = directions.get((*(g[k] for k in keys), metric))
+            if better is not None:
+                text += _mark(better, data.baseline)
             if g.get(f"{metric}_lo") is not None and g.get(f"{metric}_hi") is not None:
                 interval = f"[{format_number(g[metric + '_lo'], precision)}, {format_number(g[metric + '_hi'], precision)}]"
                 text += f' <span class="ci">{escape(interval)}</span>'
             cells.append((text,))
         rows.append(cells)
     body = table(["", *(label(g, keys) for g in groups)], rows, [False] + [True] * len(groups))
-    notes = ["[lo, hi]: the interval of the mean."] if any(f"{m}_lo" in frame.columns for m in metrics) else []
-    notes.append(f"Bold: the best value of the row ({precision} decimals).")
-    if significant:
-        notes.append(f"{MARKER}: significantly different from the baseline {data.baseline} (adjusted p-value below alpha).")
+    notes = [f"n_users: {COUNTS['n_users']}; n_skipped: {COUNTS['n_skipped']} (see What was evaluated)."]
+    if any(f"{m}_lo" in frame.columns for m in metrics):
+        notes.append(f"[lo, hi]: the {data.request.ci:.0%} interval of the mean.")
+    notes.append(
+        f"Bold: the best value of the row (highest, or lowest where lower is better; ties at {precision} decimals all bold)."
+    )
+    if directions:
+        notes.append(marks_note(data.baseline, "a mean"))
+    elif data.baseline is not None:
+        notes.append(f"No mark: no model differs significantly from the baseline {data.baseline}.")
     body += note(" ".join(notes))
     if data.baseline is None:
-        body += note("No baseline given: no significance markers (pass baseline= or --baseline).")
+        body += note("No baseline given: no significance marks (pass baseline= or --baseline).")
     return "summary", "Summary", body
+
+
+def _directed(report_html: str, frame: pl.DataFrame) -> str:
+    """recframe.report's table of a comparison with each dagger turned into ▲ / ▼ (the row's
+    direction against the baseline), and its own note left out (the page captions the marks)."""
+    head, _, _ = report_html.partition("</table>")
+    top, _, body = head.partition("<tbody>")
+    rows = body.split("</tr>")
+    for i, row in enumerate(frame.iter_rows(named=True)):
+        if row["significant"]:
+            better = (row["delta"] > 0) == _tables.higher_is_better(row["metric"])
+            rows[i] = rows[i].replace(f"<sup>{MARKER}</sup>", _mark(better, row["baseline"]), 1)
+    return f"{top}<tbody>{'</tr>'.join(rows)}</table>"
 
 
 def comparison(data: PageData, figures: Figures) -> Section | None:
@@ -222,7 +258,7 @@ def comparison(data: PageData, figures: Figures) -> Section | None:
     caption = (
         f"Each model minus {data.baseline}, user by user: the delta of each metric with its {1 - 0.05:.0%} interval, "
         "not adjusted for multiple testing; a point is filled when that interval excludes 0, hollow when it "
-        f"includes 0; {MARKER}: significant after Holm's correction over every row (adjusted p-value below 0.05"
+        f"includes 0; {MARKER} in the figure: significant after Holm's correction over every row (adjusted p-value below 0.05"
         + (f"; compared within each {', '.join(keys)}" if keys else "")
         + "), which a filled point may not be."
     )
@@ -235,7 +271,13 @@ def comparison(data: PageData, figures: Figures) -> Section | None:
     body = figures.svg(caption, plot.compare, drawn, size=(7.5, 1.3 + 0.3 * drawn.height)) if drawn.height else ""
     test_name = "paired t test" if data.test == "paired_t" else "randomization test (scipy is not installed)"
     body += f"<p>{escape(test_name.capitalize())}, Holm's correction over every row, alpha 0.05.</p>\n"
-    body += wrap(report(frame, format="html", precision=data.request.precision))
+    body += wrap(_directed(report(frame, format="html", precision=data.request.precision), frame))
+    body += note(
+        "delta: the model's mean minus the baseline's, over the users both have a value for (n_pairs), with its "
+        "95% interval (not adjusted); rel_delta: delta over the baseline's mean. "
+        + marks_note(data.baseline, "a delta")
+        + " Bold: the best delta of each metric among the models."
+    )
     return "comparison", f"Paired comparison against {data.baseline}", body
 
 
@@ -290,7 +332,15 @@ def segment(data: PageData, key: str, figures: Figures) -> Section:
     if isinstance(gaps, str):
         body += note(gaps)
     elif gaps is not None:
-        body += wrap(report(gaps, format="html", precision=data.request.precision))
+        body += wrap(report(gaps, format="html", precision=data.request.precision), keep_note=False)
+        body += note(
+            "Each group's mean, with its users in parentheses. Bold: the highest group mean of the row (when the "
+            "groups differ). difference: the highest mean minus the lowest, with its bootstrap interval; ratio: the "
+            "lowest over the highest; mad: the mean absolute difference over every pair of groups. "
+            + (f"{MARKER} beside a difference: the highest and the lowest group differ significantly (adjusted "
+               "p-value below alpha, Holm's correction over the rows)." if gaps["significant"].any() else
+               "No difference is significant (adjusted p-value below alpha).")
+        )  # fmt: skip
     model = f" and {data.request.model_keys[0]}" if data.request.model_keys else ""
     body += _groups(data, key, f"Mean {data.primary} per {key} group{model}, with bootstrap intervals.", figures)
     return f"segment-{_slug(key)}", f"Segments: {key}", body
@@ -331,7 +381,13 @@ def beyond(data: PageData, figures: Figures) -> Section | None:
     frame, kmax = data.beyond, data.request.kmax
     if frame is None:
         return None
-    body = wrap(report(frame, format="html", precision=data.request.precision))
+    body = wrap(report(frame, format="html", precision=data.request.precision), keep_note=False)
+    body += note(
+        "Bold: the best value of each metric's column (highest, or lowest where lower is better: gini, popularity). "
+        "n_users: the lists every metric of the row counts; n_users_<metric>: the own count of a metric that "
+        "counts more (nDCG counts users with relevant items but nothing recommended, at 0; novelty and popularity "
+        "need a recommended list). n_skipped and the rest: as in What was evaluated."
+    )
     y = f"ndcg@{kmax}"
     for x in (f"catalog_coverage@{kmax}", f"novelty@{kmax}"):
         if x in frame.columns and y in frame.columns:
@@ -347,7 +403,15 @@ def item_groups(data: PageData, figures: Figures) -> Section | None:
     frame, keys, kmax = data.item_groups, data.request.main_by, data.request.kmax
     if frame is None:
         return None
-    body = wrap(report(frame, format="html", precision=data.request.precision))
+    body = wrap(report(frame, format="html", precision=data.request.precision), keep_note=False)
+    body += note(
+        "catalog_share, relevant_share: the group's share of the catalog and of the relevant (user, item) pairs; "
+        "rec_share: of the recommendation slots within k; exposure_share: of the exposure, 1 / log2(1 + rank) "
+        "summed over the slots; exposure/relevant: the two shares' ratio, bold outside 0.5 to 2 (the group is shown "
+        "at less than half, or more than twice, its share of what users liked); group_recall: the hits on the "
+        "group's relevant items over them; p_rec (with train=): the chance an untrained item of the group is "
+        "recommended."
+    )
     if len(keys) <= 1:
         body += figures.svg(
             f"Each item group's share of the exposure within the top {kmax} per group, beside its share of the "
