@@ -411,13 +411,15 @@ def test_agreement_runs_in_the_engine(engine: Constructor, request: pytest.Fixtu
     )
 
 
-@pytest.mark.parametrize("ties", ["optimistic", "pessimistic"])
+@pytest.mark.parametrize("ties", ["optimistic", "pessimistic", "average"])
 def test_tie_bounds_on_every_engine(engine: Constructor, request: pytest.FixtureRequest, ties: str) -> None:
     """ties="optimistic"/"pessimistic": the relevance joins the order of the ranking by score on
-    every engine (Polars' struct rank, DuckDB's row number, the portable running count)."""
+    every engine (Polars' struct rank, DuckDB's row number, the portable running count);
+    "average": the windows over each group of equal scores (and hit rate's log and exp)."""
     _skip_sqlframe(request)
     df = sample().with_columns(score=(pl.col("rank") % 2).cast(pl.Float64)).drop("rank")
-    options = {"k": [1, 2], "score": "score", "by": "model", "ties": ties, "metrics": ["precision", "ndcg", "rr"]}
+    metrics = ["precision", "ndcg", "hit_rate"] if ties == "average" else ["precision", "ndcg", "rr"]
+    options = {"k": [1, 2], "score": "score", "by": "model", "ties": ties, "metrics": metrics}
     want = recframe.per_user(df, **options)
     assert_frame_equal(
         to_polars(recframe.per_user(engine(df), **options)).sort("model", "user_id"), want, rel_tol=1e-12, abs_tol=1e-12

@@ -135,7 +135,7 @@ def prepare(
     # ranked before truth= is joined: its rows have no score and take no position, and the
     # recommendations alone are fewer rows, still in the order they were given; but a tie
     # order by relevance (ties="optimistic", "pessimistic") needs the truth's relevance first
-    relevance_first = truth is not None and spec.conventions.ties in ("optimistic", "pessimistic")
+    relevance_first = truth is not None and spec.conventions.ties in ("optimistic", "pessimistic", "average")
     if relevance_first:
         lf = join_truth(lf)
     if spec.columns.score is not None:
@@ -144,6 +144,8 @@ def prepare(
             # compare as trec_eval does; scores past float32's range take its largest value
             # (trec_eval reads them as infinite: they tie either way), which no engine refuses
             score = score.clip(-FLOAT32_MAX, FLOAT32_MAX).cast(nw.Float32).cast(nw.Float64)
+        if spec.conventions.ties == "average":
+            score = nw.when(score == 0).then(0.0).otherwise(score)  # -0.0 ties 0.0 in the groups of equal scores too
         lf = lf.with_columns(score)
         eligible = ~nw.col(n.SCORE).is_null() & ~nw.col(n.SCORE).is_nan()
         if spec.selection.score_threshold is not None:
@@ -254,7 +256,39 @@ def flag_rows(lf: nw.LazyFrame, spec: v.Spec) -> nw.LazyFrame:
         lf = lf.with_columns((~rel.is_null()).cast(nw.Int64).alias(n.POOLED)).with_columns(
             nw.when(rel >= 0).then(rel).otherwise(None).alias(n.REL)
         )
-    return lf.with_columns(is_relevant(spec).cast(nw.Int64).alias(n.RELEVANT))
+    lf = lf.with_columns(is_relevant(spec).cast(nw.Int64).alias(n.RELEVANT))
+    return _with_tie_shares(lf, spec) if spec.conventions.ties == "average" else lf
+
+
+def _with_tie_shares(lf: nw.LazyFrame, spec: v.Spec) -> nw.LazyFrame:
+    """ties="average": what each position holds on average over the orderings of its group of
+    equal scores (McSherry and Najork 2008). Each ordering is equally likely, so every position
+    of a group of g rows, r of them relevant, holds a relevant item with chance r / g and the
+    group's mean gain: the position sums (hits, DCG) read these in place of the row's own. A
+    row not ranked keeps its own (it has no position)."""
+    group = [*spec.columns.list_keys, n.USER, n.SCORE]
+    ranked = ~nw.col(n.RANK).is_null()
+    row_gain = nw.when(gains(spec)).then(gain(spec)).otherwise(0.0).cast(nw.Float64)
+    relevant = nw.col(n.RELEVANT).cast(nw.Float64)
+    terms = needed_terms(spec)
+    # each window once (an engine may not share equal windows), and only those the terms read
+    windows = {"__rf_window_hit": relevant.mean().over(*group)}
+    if "dcg@" in terms or "n_graded" in terms:  # (the graded rows' domain reads it: _in_domain)
+        windows["__rf_window_gain"] = row_gain.mean().over(*group)
+    if "tie_log_miss@" in terms:
+        windows["__rf_window_size"] = nw.col(n.RANK).count().over(*group).cast(nw.Float64)
+        windows["__rf_window_relevant"] = relevant.sum().over(*group)
+        windows["__rf_window_start"] = nw.col(n.RANK).min().over(*group)
+    lf = lf.with_columns(expr.alias(name) for name, expr in windows.items())
+    out = [nw.when(ranked).then(nw.col("__rf_window_hit")).otherwise(relevant).alias(n.TIE_HIT)]
+    if "__rf_window_gain" in windows:
+        out.append(nw.when(ranked).then(nw.col("__rf_window_gain")).otherwise(row_gain).alias(n.TIE_GAIN))
+    if "__rf_window_size" in windows:
+        size = nw.col("__rf_window_size")
+        before = (nw.col(n.RANK) - nw.col("__rf_window_start")).cast(nw.Float64)  # j: the rows of the group before it
+        miss = (size - nw.col("__rf_window_relevant") - before) / (size - before)
+        out.append(nw.when(ranked).then(nw.when(miss > 0).then(miss).otherwise(0.0)).alias(n.TIE_MISS))
+    return lf.with_columns(*out).drop(*windows)
 
 
 def with_position(lf: nw.LazyFrame, spec: v.Spec) -> nw.LazyFrame:
@@ -269,9 +303,11 @@ def with_position(lf: nw.LazyFrame, spec: v.Spec) -> nw.LazyFrame:
 def rows_of(spec: v.Spec) -> Rows:
     """What the terms read, for this call (with the internal item feature columns)."""
     pooled = spec.conventions.negative_relevance == "unjudged"
+    averaged = spec.conventions.ties == "average"
     return Rows(
         spec.conventions,
         **({"pooled": nw.col(n.POOLED)} if pooled else {}),
+        **({"hit": nw.col(n.TIE_HIT), "position_gain": nw.col(n.TIE_GAIN)} if averaged else {}),
         item_features=tuple(n.item_feature(f) for f in spec.selection.item_features),
         labels=spec.facts.label_features,
     )
@@ -283,15 +319,18 @@ def _aggregate(column: str, agg: str) -> nw.Expr:
 
 
 def _in_domain(domain: str, spec: v.Spec) -> nw.Expr:
-    """The rows of a domain, as a condition on the flagged rows."""
+    """The rows of a domain, as a condition on the flagged rows. Under ties="average" the
+    relevant (graded) rows are joined by the rows tied with one: their positions hold a share of
+    its relevance (gain)."""
+    averaged = spec.conventions.ties == "average"
     if domain == "relevant":
-        return nw.col(n.RELEVANT) == 1
+        return (nw.col(n.RELEVANT) == 1) | (nw.col(n.TIE_HIT) > 0) if averaged else nw.col(n.RELEVANT) == 1
     if domain == "top_k":  # a null rank (not recommended) is outside
         return (nw.col(n.RANK) <= position_cut(max(spec.selection.ks))).fill_null(False)
     if domain == "judged":  # the pool: the judged rows, and the unjudged pooled rows infAP reads
         return nw.col(n.POOLED) == 1 if spec.conventions.negative_relevance == "unjudged" else ~nw.col(n.REL).is_null()
     if domain == "graded":  # (the relevant rows unless gain_threshold="positive": see domain_of)
-        return gains(spec)
+        return gains(spec) | (nw.col(n.TIE_GAIN) > 0) if averaged else gains(spec)
     return nw.lit(True)
 
 

@@ -443,6 +443,7 @@ def _selection(call: Mapping[str, Any], conventions: Conventions, asked: tuple[s
             "the long-tail head holds.",
             f"e.g. {fix('head_share', 0.2)} (the default).",
         )
+    _check_tie_policy(call, conventions, asked)
     per_metric = call.get("per_metric") or {}
     return Selection(
         ks=cutoffs(call["k"]),
@@ -464,6 +465,46 @@ def _selection(call: Mapping[str, Any], conventions: Conventions, asked: tuple[s
         head_share=share,
         item_group=call["item_group"],
     )
+
+
+#: the terms whose expected value over the orderings of tied items is the term read at the
+#: expected relevance and gain of each position (ties="average"): sums over positions, linear
+#: in what each position holds; the ideal list and the counts do not depend on the order
+TIE_AVERAGED_TERMS = frozenset(
+    {"n_relevant", "hits@", "hits_r", "hits_capped@", "retrieved@", "dcg@", "idcg@", "tie_sure_hit@", "tie_log_miss@"}
+)
+
+
+def _check_tie_policy(call: Mapping[str, Any], conventions: Conventions, asked: tuple[str, ...]) -> None:
+    """A tie policy that reads scores needs score=; ties="average" has a closed form only for
+    the metrics finished from position sums (and hit rate's)."""
+    if conventions.ties in ("optimistic", "pessimistic", "average") and call["score"] is None:
+        raise fail(
+            f"{ref('ties', conventions.ties)} orders items with equal scores, but {ref('score', None)}: the lists are "
+            "ordered by the given ranks, which have no score to tie.",
+            f"pass {fix('score', 'your_score_column')}, or leave ties at its default.",
+        )
+    if conventions.ties != "average":
+        return
+    refused = [m for m in asked if not set(REGISTRY[m].terms(conventions)) <= TIE_AVERAGED_TERMS]
+    if refused:
+        raise fail(
+            f"{ref('ties', 'average')} has no closed form here for {', '.join(map(repr, refused))}: the expected value "
+            "over every ordering of tied items is computed for precision, recall, f1, hit_rate, r_precision, dcg and ndcg.",
+            f"pass {fix('metrics', [m for m in asked if m not in refused] or ['ndcg'])}, or bound "
+            f"{'them' if len(refused) > 1 else 'it'} with {fix('ties', 'optimistic')} and {fix('ties', 'pessimistic')}.",
+        )
+
+
+def refuse_average_ties(call: Mapping[str, Any], function: str, what: str) -> None:
+    """`function` reads each row's own position (`what`), which ties="average" has not."""
+    if call["ties"] == "average":
+        raise fail(
+            f"{ref('ties', 'average')} averages metrics over the orderings of tied items, but {function} reads {what} "
+            "in one ordering.",
+            f"pass {fix('ties', 'item_asc')} (or item_desc), or bound it with {fix('ties', 'optimistic')} and "
+            f"{fix('ties', 'pessimistic')}.",
+        )
 
 
 def classify_keys(

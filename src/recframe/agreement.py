@@ -17,6 +17,7 @@ import narwhals as nw
 
 from recframe import _call, _frames
 from recframe import _names as n
+from recframe import _validate as v
 from recframe.errors import RecframeError, fix, ref
 from recframe.metrics._registry import NOT_RANKED
 from recframe.options import DEFAULT_K, PER_USER_NAMES, Options, Unpack
@@ -116,6 +117,7 @@ def agreement(
     given = dict(options)
     baseline = given.pop("baseline", None)  # the model the others are compared with: read here, not by a metric
     call = _call.resolve([k], ["hit_rate"], given, PER_USER_NAMES, "agreement")
+    v.refuse_average_ties(call, "agreement", "the items of each top k and their order")
     plan, spec, kind = _call.prepare(_with_relevance(frame, call), call)
     if not spec.columns.by:
         raise RecframeError(

@@ -201,6 +201,7 @@ def per_item(
     **options: Unpack[Options],
 ) -> FrameT:
     kwargs = _call.resolve(k, ["hit_rate"], dict(options), PER_USER_NAMES, "per_item")
+    v.refuse_average_ties(kwargs, "per_item", "which items each list holds within k")
     plan, spec, kind = _call.prepare(frame, kwargs)
     assert plan.rows is not None  # every plan has them
     table = _engine.item_table(plan.rows, spec)

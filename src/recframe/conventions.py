@@ -22,7 +22,7 @@ Gain = Literal["linear", "binary", "exp2"]
 EmptyUsers = Literal["skip", "zero", "error"]
 IDCG = Literal["relevant", "k"]
 Discount = Literal["log2_rank_plus_1", "log2_max_rank_2"]
-Ties = Literal["item_asc", "item_desc", "optimistic", "pessimistic"]
+Ties = Literal["item_asc", "item_desc", "optimistic", "pessimistic", "average"]
 ScoreDtype = Literal["float64", "float32"]
 UnrankedUsers = Literal["zero", "skip"]
 UnjudgedUsers = Literal["empty", "skip"]
@@ -132,9 +132,13 @@ both undiscounted).""",
             """With ``score``: how equal scores are ordered, by item ascending or descending (as
 trec_eval, which compares document ids as strings); or the relevant items first
 (``"optimistic"``) or last (``"pessimistic"``) within a tie, then by item ascending, which
-bound what the tie-break alone can do to a number (McSherry and Najork 2008). Enum and
-Categorical items are ordered by their names, not by their category order, on every engine.""",
-            "with --score: order equal scores by item ascending or descending (trec_eval), or relevant first or last",
+bound what the tie-break alone can do to a number; or ``"average"``: each metric's expected
+value over every ordering of the tied items, in closed form (McSherry and Najork 2008, as
+scikit-learn's ``ndcg_score``), for the metrics that have one (precision, recall, F1, hit rate,
+R-precision, DCG, nDCG; any other is refused by name). Enum and Categorical items are ordered
+by their names, not by their category order, on every engine.""",
+            "with --score: order equal scores by item ascending or descending (trec_eval), relevant first or last, "
+            "or average over every order of the tied items",
         ),
     ]
     score_dtype: Annotated[

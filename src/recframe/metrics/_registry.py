@@ -91,6 +91,14 @@ class Rows:
     gain: nw.Expr = field(default_factory=lambda: nw.col(names.GAIN))
     #: 1 for a relevant row, else 0
     relevant: nw.Expr = field(default_factory=lambda: nw.col(names.RELEVANT))
+    #: what the row's position holds: its relevance flag as a number, or under
+    #: ``ties="average"`` the share of relevant rows in its group of equal scores
+    hit: nw.Expr = field(default_factory=lambda: nw.col(names.RELEVANT).cast(nw.Float64))
+    #: the gain the row's position holds: its own, or under ``ties="average"`` its tie group's mean
+    position_gain: nw.Expr = field(default_factory=lambda: nw.col(names.GAIN))
+    #: under ``ties="average"`` only: the chance that the row's tie group holds no relevant
+    #: item up to the row, given none before it (see recframe._names.TIE_MISS)
+    tie_miss: nw.Expr = field(default_factory=lambda: nw.col(names.TIE_MISS))
     item: nw.Expr = field(default_factory=lambda: nw.col(names.ITEM))
     user: nw.Expr = field(default_factory=lambda: nw.col(names.USER))
     #: 1 on every row (what a running count sums)

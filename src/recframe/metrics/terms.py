@@ -32,7 +32,7 @@ def _ap_value(rows: Rows, k: int | None) -> nw.Expr:
 
 
 def _dcg_value(rows: Rows, k: int | None) -> nw.Expr:
-    return within(rows.rank, cutoff(k), rows.gain / discount(rows.rank, rows.conventions.discount))
+    return within(rows.rank, cutoff(k), rows.position_gain / discount(rows.rank, rows.conventions.discount))
 
 
 def _idcg_value(rows: Rows, k: int | None) -> nw.Expr:
@@ -44,19 +44,19 @@ declare(
     # R, the user's relevant items, recommended or not
     Term("n_relevant", "all", lambda rows, k: rows.relevant, reads="relevant"),
     # relevant items ranked <= k
-    Term("hits@", "relevant", lambda rows, k: within(rows.rank, cutoff(k), 1.0), at_k=True),
+    Term("hits@", "relevant", lambda rows, k: within(rows.rank, cutoff(k), rows.hit), at_k=True),
     # relevant items ranked <= R
     Term(
         "hits_r",
         "relevant",
-        lambda rows, k: within(rows.rank, rows.feature("relevant_in_list"), 1.0),
+        lambda rows, k: within(rows.rank, rows.feature("relevant_in_list"), rows.hit),
         features=("relevant_in_list",),
     ),
     # relevant items ranked <= min(k, R)
     Term(
         "hits_capped@",
         "relevant",
-        lambda rows, k: within(rows.rank, nw.min_horizontal(rows.feature("relevant_in_list"), nw.lit(cutoff(k))), 1.0),
+        lambda rows, k: within(rows.rank, nw.min_horizontal(rows.feature("relevant_in_list"), nw.lit(cutoff(k))), rows.hit),
         at_k=True,
         features=("relevant_in_list",),
     ),
@@ -71,4 +71,20 @@ declare(
     Term("dcg@", "graded", _dcg_value, at_k=True),
     # the same sum over the user's gains sorted descending (the ideal list)
     Term("idcg@", "graded", _idcg_value, at_k=True, features=("ideal_position",)),
+    # ties="average" only, for hit rate: whether a row ranked <= k is sure to leave a relevant
+    # item in the top k, and the log of the chance that the rows ranked <= k hold none (their
+    # miss chances multiply: a sum of logs)
+    Term(
+        "tie_sure_hit@",
+        "top_k",
+        lambda rows, k: within(rows.rank, cutoff(k), (rows.tie_miss == 0).cast(nw.Float64)),
+        at_k=True,
+        agg="max",
+    ),
+    Term(
+        "tie_log_miss@",
+        "top_k",
+        lambda rows, k: within(rows.rank, cutoff(k), nw.when(rows.tie_miss > 0).then(rows.tie_miss).otherwise(1.0).log()),
+        at_k=True,
+    ),
 )

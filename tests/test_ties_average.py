@@ -1,0 +1,191 @@
+"""ties="average" (issue 42, item 1): each metric's expected value over every ordering of the
+items with equal scores (McSherry and Najork 2008), checked against a brute-force average over
+the orderings (the slow reference of tests/reference.py, once per ordering) and against
+scikit-learn's dcg_score / ndcg_score, which average over ties the same way."""
+
+from __future__ import annotations
+
+import itertools
+import math
+from typing import Any
+
+import numpy as np
+import polars as pl
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import recframe
+from conftest import to_polars
+from recframe.errors import RecframeError
+from reference import metrics_of_list
+
+AVERAGED = ("precision", "recall", "f1", "hit_rate", "r_precision", "dcg", "ndcg")
+KS = (1, 2, 3, 5)
+
+# one list: a (0.9, not relevant), then b, c, d tied at 0.5 with c relevant, then e (0.1, relevant)
+TIED = pl.DataFrame(
+    {
+        "user_id": [1] * 5,
+        "item_id": ["a", "b", "c", "d", "e"],
+        "score": [0.9, 0.5, 0.5, 0.5, 0.1],
+        "relevance": [0, 0, 1, 0, 1],
+    }
+)
+
+
+def test_hand_worked_list(constructor) -> None:
+    # b, c, d take positions 2-4 in any order: each holds c (relevant) with chance 1/3
+    out = to_polars(recframe.per_user(constructor(TIED), k=[2, 3], score="score", ties="average", metrics=list(AVERAGED)))
+    row = out.row(0, named=True)
+    assert row["precision@2"] == pytest.approx((1 / 3) / 2)
+    assert row["precision@3"] == pytest.approx((2 / 3) / 3)
+    assert row["recall@3"] == pytest.approx((2 / 3) / 2)
+    assert row["hit_rate@2"] == pytest.approx(1 / 3)  # c at position 2 in one ordering of three
+    assert row["hit_rate@3"] == pytest.approx(2 / 3)
+    assert row["r_precision"] == pytest.approx((1 / 3) / 2)  # R = 2: position 2 holds c a third of the time
+    assert row["dcg@3"] == pytest.approx((1 / 3) / math.log2(3) + (1 / 3) / math.log2(4))
+    assert row["ndcg@2"] == pytest.approx(((1 / 3) / math.log2(3)) / (1 + 1 / math.log2(3)))
+
+
+def _orderings(scores: list[float | None]) -> list[list[int | None]]:
+    """Every rank assignment by score descending, in every order of the tied items (null score: no rank)."""
+    scored = [i for i, s in enumerate(scores) if s is not None]
+    out = []
+    for order in itertools.permutations(scored):
+        if all(scores[a] >= scores[b] for a, b in itertools.pairwise(order)):  # type: ignore[operator]
+            ranks: list[int | None] = [None] * len(scores)
+            for position, i in enumerate(order, start=1):
+                ranks[i] = position
+            out.append(ranks)
+    return out
+
+
+def _brute_force(items: list[tuple[float | None, float | None]], threshold: float, gain: str) -> dict[str, float | None]:
+    """The mean of the reference's metrics over every ordering of the tied items."""
+    values: dict[str, list[Any]] = {}
+    for ranks in _orderings([s for s, _ in items]):
+        entries = [(i, r, rel) for i, (r, (_, rel)) in enumerate(zip(ranks, items))]
+        for column, value in metrics_of_list(entries, KS, AVERAGED, threshold=threshold, gain=gain).items():
+            values.setdefault(column, []).append(value)
+    return {c: None if vs[0] is None else float(np.mean(vs)) for c, vs in values.items() if not c.startswith("_")}
+
+
+LISTS = st.lists(
+    st.tuples(
+        st.one_of(st.none(), st.sampled_from([0.0, 1.0, 2.0])),  # few scores: heavy ties; none: a relevant item not recommended
+        st.one_of(st.none(), st.sampled_from([0.0, 1.0, 2.0, 3.0])),
+    ),
+    min_size=1,
+    max_size=5,
+)
+
+
+@settings(max_examples=25, deadline=None)
+@given(lists=st.lists(LISTS, min_size=1, max_size=3), gain=st.sampled_from(["linear", "exp2", "binary"]))
+def test_equals_the_mean_over_every_ordering(lists: list[list[tuple[float | None, float | None]]], gain: str) -> None:
+    rows = [(u, f"i{i}", s, rel) for u, items in enumerate(lists) for i, (s, rel) in enumerate(items)]
+    df = pl.DataFrame(rows, schema=["user_id", "item_id", "score", "relevance"], orient="row")
+    out = recframe.per_user(df, k=list(KS), score="score", threshold=1.0, gain=gain, ties="average", metrics=list(AVERAGED))
+    got = {r["user_id"]: r for r in out.to_dicts()}
+    for u, items in enumerate(lists):
+        want = _brute_force(items, 1.0, gain)
+        for column, value in want.items():
+            assert got[u][column] == (None if value is None else pytest.approx(value, abs=1e-12)), (u, column)
+
+
+def test_dcg_and_ndcg_equal_scikit_learn() -> None:
+    sklearn_metrics = pytest.importorskip(
+        "sklearn.metrics", reason="scikit-learn (with fairlearn, a test extra) averages over ties"
+    )
+    rng = np.random.default_rng(42)
+    n_users, n_items = 60, 8
+    scores = rng.integers(0, 3, (n_users, n_items)).astype(float)  # heavy ties
+    grades = rng.integers(0, 4, (n_users, n_items)).astype(float)
+    df = pl.DataFrame(
+        {
+            "user_id": np.repeat(np.arange(n_users), n_items),
+            "item_id": np.tile(np.arange(n_items), n_users),
+            "score": scores.ravel(),
+            "relevance": grades.ravel(),
+        }
+    )
+    # every grade above 0 gains its grade: scikit-learn's gain. nDCG is not defined without a
+    # relevant item (recframe leaves the user out, scikit-learn says 0): those users are left out
+    graded = grades.sum(axis=1) > 0
+    out = recframe.summary(
+        df.filter(pl.col("user_id").is_in(np.flatnonzero(graded).tolist())),
+        k=[1, 3, 5, 8],
+        score="score",
+        threshold=1.0,
+        ties="average",
+        metrics=["dcg", "ndcg"],
+    ).row(0, named=True)
+    for k in (1, 3, 5, 8):
+        assert out[f"dcg@{k}"] == pytest.approx(sklearn_metrics.dcg_score(grades[graded], scores[graded], k=k), abs=1e-12)
+        assert out[f"ndcg@{k}"] == pytest.approx(sklearn_metrics.ndcg_score(grades[graded], scores[graded], k=k), abs=1e-12)
+    # and user by user, on a few
+    per_user = {
+        r["user_id"]: r
+        for r in recframe.per_user(df, k=3, score="score", threshold=1.0, ties="average", metrics=["ndcg"]).to_dicts()
+    }
+    for u in np.flatnonzero(graded)[:5]:
+        assert per_user[u]["ndcg@3"] == pytest.approx(sklearn_metrics.ndcg_score([grades[u]], [scores[u]], k=3), abs=1e-12)
+
+
+def test_between_the_bounds_and_today_without_ties() -> None:
+    rng = np.random.default_rng(3)
+    n = 800
+    df = pl.DataFrame(
+        {
+            "model": rng.choice(["A", "B"], n),
+            "user_id": rng.integers(0, 50, n),
+            "item_id": rng.integers(0, 30, n),
+            "score": rng.integers(0, 4, n).astype(float),
+            "relevance": rng.integers(0, 3, n),
+        }
+    ).unique(["model", "user_id", "item_id"])
+    options: dict[str, Any] = {"k": [1, 3, 10], "score": "score", "by": "model", "metrics": list(AVERAGED)}
+    high, middle, low = (recframe.summary(df, ties=t, **options) for t in ("optimistic", "average", "pessimistic"))
+    metrics = [c for c in high.columns if c.split("@")[0] in AVERAGED]
+    for c in metrics:
+        assert (high[c] >= middle[c] - 1e-12).all() and (middle[c] >= low[c] - 1e-12).all(), c
+    assert any((high[c] > middle[c]).any() and (middle[c] > low[c]).any() for c in metrics)
+    distinct = df.with_columns(pl.col("score") + pl.int_range(pl.len()) * 1e-6)  # no tie left
+    averaged = recframe.summary(distinct, ties="average", **options)
+    today = recframe.summary(distinct, **options)
+    for c in metrics:
+        assert averaged[c].to_list() == pytest.approx(today[c].to_list(), abs=1e-12), c
+
+
+def test_with_truth_and_negative_zero() -> None:
+    # -0.0 and 0.0 tie; the truth's relevant item the list lacks counts in R only
+    recs = pl.DataFrame({"user_id": [1, 1, 1], "item_id": ["a", "b", "c"], "score": [1.0, 0.0, -0.0]})
+    truth = pl.DataFrame({"user_id": [1, 1], "item_id": ["c", "z"], "relevance": [1, 1]})
+    out = recframe.per_user(recs, truth=truth, k=2, score="score", ties="average", metrics=["precision", "recall", "hit_rate"])
+    row = out.row(0, named=True)
+    assert row["precision@2"] == pytest.approx(0.5 / 2)  # b and c share position 2 and 3: c at 2 half the time
+    assert row["recall@2"] == pytest.approx(0.5 / 2)
+    assert row["hit_rate@2"] == pytest.approx(0.5)
+
+
+@pytest.mark.parametrize(
+    ("call", "words"),
+    [
+        (lambda: recframe.per_user(TIED, k=2, score="score", ties="average"), ["ties='average'", "'ap', 'rr'", "metrics="]),
+        (
+            lambda: recframe.summary(TIED.drop("score").with_columns(rank=pl.int_range(1, 6)), k=2, rank="rank", ties="average"),
+            ["ties='average'", "score=None", "score="],
+        ),
+        (lambda: recframe.per_item(TIED, k=2, score="score", ties="average"), ["ties='average'", "per_item"]),
+        (
+            lambda: recframe.agreement(TIED.with_columns(model=pl.lit("A")), k=2, score="score", by="model", ties="average"),
+            ["ties='average'", "agreement"],
+        ),
+    ],
+)
+def test_refused_where_no_closed_form(call, words: list[str]) -> None:
+    with pytest.raises(RecframeError) as raised:
+        call()
+    for word in words:
+        assert word in str(raised.value)
