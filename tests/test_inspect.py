@@ -77,7 +77,7 @@ def test_recommended_rows_are_the_top_k_with_the_hits_per_user_counts(constructo
             f["recs"], k=K, users=given, truth=f["truth"], exclude=f["train"], train=f["train"], items=f["items"], **OPTIONS
         )
     )
-    assert out.columns == ["model", "user_id", "source", "rank", "item_id", "relevant", "title", "poster"]
+    assert out.columns == ["model", "user_id", "source", "rank", "item_id", "relevant", "relevance", "title", "poster"]
     assert out["user_id"].unique(maintain_order=True).to_list() == given  # in the order given
     recommended = out.filter(pl.col("source") == "recommended")
     expected = _expected_top_k(DATA["train"]).filter(pl.col("user_id").is_in(given))

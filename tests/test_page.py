@@ -391,14 +391,21 @@ def test_the_verdict_on_the_three_model_workflow_data():
     )
 
 
-def test_marks_say_their_direction_and_every_mark_and_bold_cell_is_captioned():
+@pytest.fixture(scope="module")
+def workflow_page() -> tuple[str, pl.DataFrame]:
+    """The three-model workflow page (no segment or side input beyond exclude=), and its per-user frame."""
     from page_workflow import workflow
 
     recs, options = workflow()
-    options = {**options, "k": 20, "by": "model", "metrics": ["ndcg", "recall"], "seed": 0, "ci": None}
+    options = {**options, "k": 20, "by": "model", "metrics": ["ndcg", "recall"]}
     for name in ("users", "train", "items"):
         options.pop(name)
-    page = recframe.report_page(recs, baseline="popular", **options)
+    page = recframe.report_page(recs, baseline="popular", seed=0, ci=None, **options)
+    return page, recframe.per_user(recs, **options)
+
+
+def test_marks_say_their_direction_and_every_mark_and_bold_cell_is_captioned(workflow_page):
+    page, _ = workflow_page
     summary = section(page, "summary")
     # popular is best: its cells bold and unmarked; the two others significantly worse, ▼, never ▲
     header, *body = tables(summary)[0]
@@ -422,3 +429,65 @@ def test_marks_say_their_direction_and_every_mark_and_bold_cell_is_captioned():
     sample = recframe.report_page(RECS, truth=TRUTH, baseline="popular", metrics=["ndcg"], ci=None, **OPTIONS)
     cells = {row[0]: row[1:] for row in tables(section(sample, "summary"))[0][1:]}
     assert "▲" in cells["ndcg@10"][0] and "▲" in tables(section(sample, "comparison"))[0][1][5]
+
+
+def test_example_users_disclose_ties_and_show_their_values_per_model(workflow_page, page):
+    workflow, per_user = workflow_page
+    examples = workflow[workflow.index('<section id="examples">') :]  # (the users' blocks are sections too)
+    # 201 users score 0 on every model: the three worst are drawn from them, and the page says so
+    means = per_user.group_by("user_id").agg(pl.col("ndcg@20").mean()).drop_nulls()
+    tied = means.filter(pl.col("ndcg@20") == 0).height
+    assert tied == 201
+    assert f"{tied} users tie at ndcg@20 = 0; 3 of them shown, chosen with seed 0." in examples
+    worst = examples[examples.index("<h3>Worst") : examples.index("<h3>Disagree")]
+    shown = [int(u) for u in re.findall(r"<h3>user_id (\d+)", worst)]
+    assert len(shown) == 3 and set(shown) <= set(means.filter(pl.col("ndcg@20") == 0)["user_id"].to_list())
+    # each model's list is headed by the user's value of the choosing metric
+    disagree = examples[examples.index("<h3>Disagree") : examples.index("<h3>Random")]
+    user = int(re.search(r"<h3>user_id (\d+)", disagree).group(1))
+    for model, value in per_user.filter(pl.col("user_id") == user).select("model", "ndcg@20").iter_rows():
+        assert re.search(rf"<h4>{model} .*?<span class=\"rf-value\">ndcg@20 {value:.3f}</span></h4>", disagree), model
+    # the sample: its two users at 0 are fewer than the three worst shown (no tie), and the gap of
+    # 1 between the models (one at 1, the other at 0) is shared by more users than shown
+    sample = page[page.index('<section id="examples">') :]
+    assert "users tie at ndcg@10" not in sample
+    per_user = recframe.per_user(RECS, truth=TRUTH, k=10, **OPTIONS)
+    gaps = per_user.group_by("user_id").agg((pl.col("ndcg@10").max() - pl.col("ndcg@10").min()).alias("gap"))
+    assert f"{gaps.filter(pl.col('gap') == 1).height} users tie at the gap in ndcg@10 = 1; 3 of them shown" in sample
+
+
+def test_side_by_side_ends_long_lists_with_n_more_and_shows_relevance_values(tmp_path, capsys):
+    history = pl.DataFrame({"user_id": [1] * 25, "item_id": [f"h{i:02}" for i in range(25)], "rating": [5, 2] + [3] * 23})
+    recs = pl.DataFrame({"model": ["A", "A", "B"], "user_id": [1, 1, 1], "item_id": ["x", "y", "y"], "rank": [1, 2, 1]})
+    truth = pl.DataFrame({"user_id": [1, 1], "item_id": ["y", "z"], "rating": [4.5, 1]})
+    options = {"truth": truth, "train": history, "relevance": "rating", "threshold": 4, "by": "model"}
+    out = recframe.inspect(recs, users=[1], **options)
+    assert out.filter(pl.col("source") == "held_out").select("item_id", "relevant", "relevance").rows() == [
+        ("y", True, 4.5), ("z", False, 1.0),
+    ]  # fmt: skip
+    per_user = recframe.per_user(recs, k=10, metrics=["ndcg"], **options)
+    text = recframe.side_by_side(out, values=per_user.select("model", "user_id", "ndcg@10")).to_html()
+    # the 25-item history shows 20, then says what is left (none of it relevant: 3 < 4)
+    history_column = text[text.index('class="rf-col rf-history"') : text.index('class="rf-col rf-recommended"')]
+    assert history_column.count('<li class="rf-') == 21 and '<li class="rf-more">… 5 more</li>' in history_column
+    # ✓ with the relevance value beside it; a judged miss shows its value alone
+    assert '<span class="rf-mark" aria-label="relevant">✓</span><span class="rf-grade">4.5</span>' in text
+    assert '<span class="rf-mark"></span><span class="rf-grade">1</span><span class="rf-item">z</span>' in text
+    assert '<span class="rf-mark" aria-label="relevant">✓</span><span class="rf-grade">5</span><span class="rf-item">h00' in text
+    # each model's list headed by the user's value of the metric
+    want = dict(per_user.select("model", "ndcg@10").iter_rows())
+    for model in ("A", "B"):
+        assert re.search(rf"<h4>{model} .*?<span class=\"rf-value\">ndcg@10 {want[model]:.3f}</span></h4>", text)
+    assert '<li class="rf-more">' not in recframe.side_by_side(out, max_items=None).to_html()
+    with pytest.raises(recframe.RecframeError, match="max_items=0 must be a whole number"):
+        recframe.side_by_side(out, max_items=0)
+    # recframe inspect writes the same view
+    files = {name: tmp_path / f"{name}.parquet" for name in ("recs", "truth", "train")}
+    for name, frame in (("recs", recs), ("truth", truth), ("train", history)):
+        frame.write_parquet(files[name])
+    page_file = tmp_path / "users.html"
+    argv = ["inspect", str(files["recs"]), "--truth", str(files["truth"]), "--train", str(files["train"]), "--relevance",
+            "rating", "--threshold", "4", "--by", "model", "--users", "1", "--out", str(page_file), "--quiet"]  # fmt: skip
+    assert main(argv) == 0, capsys.readouterr().err
+    written = page_file.read_text(encoding="utf-8")
+    assert '<li class="rf-more">… 5 more</li>' in written and '<span class="rf-grade">4.5</span>' in written

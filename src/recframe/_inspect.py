@@ -34,8 +34,9 @@ SELECTS = ("given", "random", "worst", "best", "disagree", "overlap")
 #: the values of the ``source`` column, in the order the lists of a user are shown
 SOURCES = ("history", "recommended", "held_out")
 #: the columns inspect adds, between the user and the item columns
-OWN_COLUMNS = ("source", "rank", "relevant")
+OWN_COLUMNS = ("source", "rank", "relevant", "relevance")
 
+_GRADE = "__rf_grade"
 _SOURCE, _RELEVANT, _ORDER, _SOURCE_ORDER = "__rf_source", "__rf_relevant_out", "__rf_order", "__rf_source_order"
 VALUE, _COUNT, _TIE = "__rf_value", "__rf_count", "__rf_tie"
 # past this many users the result is sorted by user id, not by the order they were chosen in
@@ -340,6 +341,7 @@ def _rows(inputs: _call.Inputs, k: int, ids: list[Any]) -> nw.LazyFrame:
             nw.col(n.RANK).cast(nw.Int64),
             nw.col(n.ITEM).cast(schema[n.ITEM]),
             nw.col(_RELEVANT).cast(nw.Boolean),
+            (nw.col(n.REL) if n.REL in have else nw.lit(None)).cast(nw.Float64).alias(_GRADE),
         )
 
     top = prepared.filter((nw.col(n.RANK) <= position_cut(k)).fill_null(False)).with_columns(_relevant_out(spec))
@@ -598,6 +600,7 @@ def _result(rows: nw.LazyFrame, spec: v.Spec, ids: list[Any], item_columns: list
         nw.col(n.RANK).alias("rank"),
         nw.col(n.ITEM).alias(spec.columns.item),
         nw.col(_RELEVANT).alias("relevant"),
+        nw.col(_GRADE).alias("relevance"),
         *item_columns,
     )
 
@@ -654,7 +657,8 @@ Returns
 frame of the same type as ``frame``
     One row per (user, list, position): the ``by`` keys (a model key is null on the history
     and held-out rows, which are not a model's; a truth key such as a fold is null on the
-    history rows), the user, ``source``, ``rank``, the item, ``relevant``, then the columns of
+    history rows), the user, ``source``, ``rank``, the item, ``relevant``, ``relevance`` (the
+    item's relevance value as a float, null where it is not judged), then the columns of
     ``items=`` joined on the item. ``source`` is:
 
     - ``"recommended"``: each model's top ``k``, exactly as :func:`recframe.per_user` ranks and
@@ -706,7 +710,7 @@ Examples
 >>> out = recframe.inspect(recs, k=2, users=[1], truth=truth, score="score", relevance="rating",
 ...                        threshold=4, by="model")
 >>> out.rows()
-[('A', 1, 'recommended', 1, 'x', None), ('A', 1, 'recommended', 2, 'y', True), ('B', 1, 'recommended', 1, 'y', True), ('B', 1, 'recommended', 2, 'z', None), (None, 1, 'held_out', 1, 'y', True)]
+[('A', 1, 'recommended', 1, 'x', None, None), ('A', 1, 'recommended', 2, 'y', True, 5.0), ('B', 1, 'recommended', 1, 'y', True, 5.0), ('B', 1, 'recommended', 2, 'z', None, None), (None, 1, 'held_out', 1, 'y', True, 5.0)]
 >>> recframe.inspect(recs, k=2, select="worst", n=1, truth=truth, score="score", relevance="rating",
 ...                  threshold=4, by="model")["user_id"].unique().to_list()
 [1]

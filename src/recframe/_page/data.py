@@ -208,6 +208,7 @@ class PageData:
     examples: dict[str, list[Any]] = field(default_factory=dict)  # the users shown per rule
     inspected: pl.DataFrame = field(default_factory=pl.DataFrame)  # their lists (recframe.inspect)
     examples_error: str | None = None  # why inspect could not show them
+    ties: dict[str, str] = field(default_factory=dict)  # per rule, the ties among which its users were drawn
 
     @property
     def significant(self) -> set[tuple[Any, ...]]:
@@ -265,7 +266,7 @@ def collect(r: Request, ready: Callable[[str, PageData], None] | None = None) ->
         if ready is not None:
             ready("per_user", data)
     data.summary = summary_job.result()
-    data.examples, data.inspected, data.examples_error = examples_job.result()
+    data.examples, data.inspected, data.examples_error, data.ties = examples_job.result()
     frames = {name: frame for name, frame in r.frames.items() if frame is not None}
     data.inputs = (
         r.inputs if r.inputs is not None else [{"input": name, "rows": _rows_of(frame, name)} for name, frame in frames.items()]
@@ -489,21 +490,28 @@ def _spread(table: pl.DataFrame, key: str, keys: list[str], metrics: list[str]) 
     )  # fmt: skip
 
 
-def _examples(r: Request, frame: pl.DataFrame, primary: str | None) -> tuple[dict[str, list[Any]], pl.DataFrame, str | None]:
+def _examples(
+    r: Request, frame: pl.DataFrame, primary: str | None
+) -> tuple[dict[str, list[Any]], pl.DataFrame, str | None, dict[str, str]]:
     """The example users: per rule, the ids chosen from the per-user frame as
     :func:`recframe.inspect` chooses them (its own functions, so the same seed gives the same
-    users), and their lists from recframe.inspect, which reads only their rows; or its error."""
+    users), their lists from recframe.inspect, which reads only their rows, or its error; and
+    per rule the ties the users were drawn among, in words."""
     if r.user is None or primary is None:
-        return {}, pl.DataFrame(), None
+        return {}, pl.DataFrame(), None, {}
     seed = 0 if r.seed is None else r.seed
     rows = nw.from_native(frame.rename({r.user: n.USER})).lazy()
-    chosen = {}
+    chosen, ties = {}, {}
     for select in (s for s in RULES if s != "disagree" or r.model_keys):
         if select == "random":
             chosen[select] = _inspect.choose(rows.select(n.USER).unique().collect().to_native(), [], EXAMPLES, seed, None)
             continue
         values = _inspect.user_values(rows, primary, select, list(r.truth_keys), []).collect().to_native()
-        chosen[select] = _inspect.choose(values.filter(pl.col(_inspect.VALUE).is_not_null()), [], EXAMPLES, seed, select)
+        values = values.filter(pl.col(_inspect.VALUE).is_not_null())
+        chosen[select] = _inspect.choose(values, [], EXAMPLES, seed, select)
+        tie = _tie(values, chosen[select], primary if select == "worst" else f"the gap in {primary}", seed)
+        if tie:
+            ties[select] = tie
     every = list(dict.fromkeys(x for ids in chosen.values() for x in ids))
     options = {name: value for name, value in r.sides.items() if name != "users"}
     users = r.frames["users"]  # a users= frame keeps the segments: its rows of the users shown
@@ -511,8 +519,23 @@ def _examples(r: Request, frame: pl.DataFrame, primary: str | None) -> tuple[dic
         shown = every if users is None else nw.from_native(users).filter(nw.col(r.user).is_in(every)).to_native()
         inspected = _tables.eager(_inspect.inspect(r.recs, r.kmax, select="given", users=shown, **options), "inspected")
     except RecframeError as error:
-        return chosen, pl.DataFrame(), str(error)
-    return chosen, inspected, None
+        return chosen, pl.DataFrame(), str(error), ties
+    return chosen, inspected, None, ties
+
+
+def _tie(values: pl.DataFrame, ids: list[Any], what: str, seed: int) -> str | None:
+    """ "201 users tie at ndcg@10 = 0; 3 of them, chosen with seed 0" where the users chosen
+    by value are some of a tie (the tie is broken in a seeded random order); else None."""
+    if not ids:
+        return None
+    rounded = values.with_columns(pl.col(_inspect.VALUE).round(12))
+    last = rounded.filter(pl.col(n.USER) == ids[-1])[_inspect.VALUE][0]
+    tied = rounded.filter(pl.col(_inspect.VALUE) == last)
+    among = tied.filter(pl.col(n.USER).is_in(ids)).height
+    if tied.height <= among:
+        return None
+    shown = f"{last:.6g}"
+    return f"{tied.height:,} users tie at {what} = {shown}; {among} of them shown, chosen with seed {seed}."
 
 
 # ---------------------------------------------------------------------------- what was evaluated

@@ -21,14 +21,17 @@ _CSS = """
 .rf-inspect .rf-user{border:1px solid #d0d7de;border-radius:6px;margin:0 0 12px;padding:8px 10px}
 .rf-inspect .rf-user h3{font-size:14px;margin:0 0 8px;font-weight:600}
 .rf-inspect .rf-user h3 .rf-attr{font-weight:normal;color:#57606a;margin-left:8px}
-.rf-inspect .rf-cols{display:flex;gap:12px;overflow-x:auto;align-items:flex-start}
-.rf-inspect .rf-col{flex:0 0 230px;min-width:0}
+.rf-inspect .rf-cols{display:flex;flex-wrap:wrap;gap:12px;align-items:flex-start}
+.rf-inspect .rf-col{flex:1 1 190px;max-width:320px;min-width:0}
 .rf-inspect .rf-col h4{font-size:12px;margin:0 0 4px;padding-bottom:2px;border-bottom:2px solid #0969da;
   overflow-wrap:anywhere}
 .rf-inspect .rf-history h4{border-color:#8c959f}
 .rf-inspect .rf-held_out h4{border-color:#1a7f37}
 .rf-inspect .rf-count{font-weight:normal;color:#57606a}
-.rf-inspect ol{margin:0;padding-left:28px;max-height:36em;overflow-y:auto}
+.rf-inspect ol{margin:0;padding-left:28px}
+.rf-inspect li.rf-more{list-style:none;color:#57606a;font-style:italic}
+.rf-inspect .rf-grade{color:#57606a;font-size:11px;margin-right:4px}
+.rf-inspect .rf-value{font-weight:normal;color:#1f2328;display:block}
 .rf-inspect li{margin:1px 0;padding:1px 3px;border-radius:3px;overflow-wrap:anywhere}
 .rf-inspect li.rf-hit{background:#dafbe1}
 .rf-inspect li.rf-unjudged{color:#6e7781}
@@ -44,6 +47,13 @@ _URL_PREFIXES = ("http://", "https://", "//")
 
 def _text(value: Any) -> str:
     return html.escape(str(value), quote=True)
+
+
+def _number(value: Any) -> str:
+    """A relevance or metric value as text: 4 as "4", 4.5 as "4.5", 0.43127 as "0.431"."""
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return f"{value:.3f}".rstrip("0").rstrip(".") if isinstance(value, float) else str(value)
 
 
 def _shown_value(value: Any) -> str | None:
@@ -73,6 +83,9 @@ class SideBySide:
     item_columns: tuple[str, ...]
     image: str | None = None
     max_users: int | None = None
+    max_items: int | None = 20
+    graded: bool = True  # the frame has inspect's relevance column
+    values: pl.DataFrame | None = None  # per (user, list keys): the metric values shown in a list's heading
 
     @property
     def users(self) -> list[Any]:
@@ -91,8 +104,9 @@ class SideBySide:
         model's recommendations, held out), the items in rank order, relevant ones marked ✓."""
         blocks = [self._block(user) for user in self.users]
         legend = (
-            '<p class="rf-legend"><span class="rf-mark">✓</span> relevant (judged at or above the threshold); '
-            "grey: not judged. Lists in rank order.</p>"
+            '<p class="rf-legend"><span class="rf-mark">✓</span> relevant (judged at or above the threshold), '
+            "with its relevance value; a judged item below the threshold shows its value alone; grey: not judged. "
+            "Lists in rank order" + (f", the first {self.max_items} of each" if self.max_items is not None else "") + ".</p>"
         )
         if not blocks:
             blocks = ['<p class="rf-legend">No user to show.</p>']
@@ -118,7 +132,8 @@ class SideBySide:
             if source != "recommended" or not words:
                 words.insert(0, _LABELS.get(str(source), str(source)))
             label = " · ".join(words)
-            columns.append(self._column(str(source), label, part))
+            value = self._value(user, dict(named)) if source == "recommended" else ""
+            columns.append(self._column(str(source), label, part, value))
         if "history" not in rows["source"] and "history" in self.table["source"]:
             # train= was given and this user has no row in it (a cold-start user): an empty history
             columns.insert(0, self._column("history", _LABELS["history"], rows.clear()))
@@ -127,21 +142,44 @@ class SideBySide:
             f'<div class="rf-cols">{"".join(columns)}</div></section>'
         )
 
-    def _column(self, source: str, label: str, part: pl.DataFrame) -> str:
+    def _column(self, source: str, label: str, part: pl.DataFrame, value: str = "") -> str:
         part = part.sort("rank", nulls_last=True)
         hits = int(part["relevant"].fill_null(False).sum())
         count = f"{hits} relevant of {part.height}"
-        items = [self._item(row) for row in part.iter_rows(named=True)]
+        shown = part if self.max_items is None else part.head(self.max_items)
+        items = [self._item(row) for row in shown.iter_rows(named=True)]
+        if part.height > shown.height:
+            more = part.slice(shown.height)
+            hidden = int(more["relevant"].fill_null(False).sum())
+            items.append(
+                f'<li class="rf-more">… {part.height - shown.height} more' + (f" ({hidden} relevant)" if hidden else "") + "</li>"
+            )
         body = "".join(items) or '<li class="rf-empty">nothing</li>'
+        value_html = f'<span class="rf-value">{_text(value)}</span>' if value else ""
         return (
-            f'<div class="rf-col rf-{_text(source)}"><h4>{_text(label)} <span class="rf-count">({count})</span></h4>'
-            f"<ol>{body}</ol></div>"
+            f'<div class="rf-col rf-{_text(source)}"><h4>{_text(label)} <span class="rf-count">({count})</span>'
+            f"{value_html}</h4><ol>{body}</ol></div>"
         )
+
+    def _value(self, user: Any, keys: dict[str, Any]) -> str:
+        """The metric values of `values` for this user's list (``"ndcg@20 0.431"``), or ""."""
+        if self.values is None:
+            return ""
+        found = self.values.filter(pl.col(self.user) == user)
+        for key, value in keys.items():
+            if key in found.columns:
+                found = found.filter(pl.col(key) == value)
+        metrics = [c for c in found.columns if c != self.user and c not in self.keys]
+        if found.height != 1:
+            return ""
+        return " · ".join(f"{m} {'–' if found[m][0] is None else format(found[m][0], '.3f')}" for m in metrics)
 
     def _item(self, row: dict[str, Any]) -> str:
         relevant = row["relevant"]
         cls = "rf-hit" if relevant is True else "rf-unjudged" if relevant is None else "rf-miss"
         mark = "✓" if relevant is True else ""
+        grade = row.get("relevance") if self.graded else None
+        grade_html = f'<span class="rf-grade">{_text(_number(grade))}</span>' if grade is not None else ""
         image = ""
         if self.image is not None and row.get(self.image):
             image = f'<img class="rf-img" src="{_text(row[self.image])}" alt="" loading="lazy">'
@@ -151,12 +189,19 @@ class SideBySide:
         value = f' value="{int(rank)}"' if rank is not None else ""
         label = ' aria-label="relevant"' if mark else ""
         return (
-            f'<li class="{cls}"{value}>{image}<span class="rf-mark"{label}>{mark}</span>'
+            f'<li class="{cls}"{value}>{image}<span class="rf-mark"{label}>{mark}</span>{grade_html}'
             f'<span class="rf-item">{_text(row[self.item])}</span>{meta_html}</li>'
         )
 
 
-def side_by_side(inspected: Any, *, image: str | None = None, max_users: int | None = None) -> SideBySide:
+def side_by_side(
+    inspected: Any,
+    *,
+    image: str | None = None,
+    max_users: int | None = None,
+    max_items: int | None = 20,
+    values: Any = None,
+) -> SideBySide:
     """The frame of :func:`inspect` as HTML: one block per user, a column per list.
 
     Parameters
@@ -169,6 +214,13 @@ def side_by_side(inspected: Any, *, image: str | None = None, max_users: int | N
         (an item column holding URLs is left out of the text).
     max_users : int, optional
         Show the first this many users of the frame (default: all).
+    max_items : int or None, default 20
+        Show the first this many items of each list; a longer list ends with "… N more" (and
+        how many of those are relevant). None: every item.
+    values : frame, optional
+        A :func:`recframe.per_user` frame (its user column, the model keys, and the metric
+        columns to show): each model's list is headed by that user's values, e.g.
+        ``ndcg@10 0.431``, so that a user chosen as "worst" shows why.
 
     Returns
     -------
@@ -176,7 +228,8 @@ def side_by_side(inspected: Any, *, image: str | None = None, max_users: int | N
         ``.to_html()`` gives a self-contained fragment (inline CSS, no script); in Jupyter the
         object shows itself. For each user: a column for the history (``train=``), one per
         model (and fold), one for the held-out items, items in rank order with the columns of
-        ``items=`` beside them, relevant items marked ✓ (class ``rf-hit``), unjudged ones grey.
+        ``items=`` beside them, relevant items marked ✓ (class ``rf-hit``) and every judged
+        item with its relevance value, unjudged ones grey.
         When the frame has history rows (``train=``), a user without any (a cold-start user)
         gets an empty history column ("nothing"). All text is escaped.
 
@@ -203,17 +256,25 @@ def side_by_side(inspected: Any, *, image: str | None = None, max_users: int | N
             f"{ref('inspected')} is not a frame from recframe.inspect (its columns: {', '.join(columns)}).",
             "pass what recframe.inspect(...) returned, with its columns in their order.",
         )
-    item_columns = tuple(columns[at + 4 :])
+    graded = columns[at + 4 : at + 5] == ["relevance"]  # (a frame of an older inspect has no relevance)
+    item_columns = tuple(columns[at + 5 :] if graded else columns[at + 4 :])
     if image is not None and image not in item_columns:
         raise RecframeError(
             f"{ref('image', image)} is not a column of {ref('items')} in this frame (it has {', '.join(item_columns) or 'none'}).",
             f"pass the column of image URLs, e.g. {fix('image', item_columns[0] if item_columns else 'poster_url')}, "
             "and give inspect that items= frame.",
         )
-    if max_users is not None and (isinstance(max_users, bool) or not isinstance(max_users, (int, np.integer)) or max_users < 1):
-        raise RecframeError(
-            f"{ref('max_users', max_users)} must be a whole number >= 1.", f"e.g. {fix('max_users', 5)}, or leave it out."
-        )
+    for name, limit in (("max_users", max_users), ("max_items", max_items)):
+        if limit is not None and (isinstance(limit, bool) or not isinstance(limit, (int, np.integer)) or limit < 1):
+            raise RecframeError(f"{ref(name, limit)} must be a whole number >= 1.", f"e.g. {fix(name, 5)}, or leave it out.")
+    shown_values = None
+    if values is not None:
+        shown_values = _frames.to_lazy(values, "values")[0].collect().to_polars()
+        if columns[at - 1] not in shown_values.columns:
+            raise RecframeError(
+                f"{ref('values')} has no column {columns[at - 1]!r}, the user column of the lists.",
+                "pass the per_user frame of the same call (recframe.per_user(..., by=...)).",
+            )
     return SideBySide(
         table=table,
         keys=tuple(columns[: at - 1]),
@@ -222,4 +283,7 @@ def side_by_side(inspected: Any, *, image: str | None = None, max_users: int | N
         item_columns=item_columns,
         image=image,
         max_users=None if max_users is None else int(max_users),
+        max_items=None if max_items is None else int(max_items),
+        graded=graded,
+        values=shown_values,
     )

@@ -435,9 +435,14 @@ def examples(data: PageData) -> Section:
             "random": f"{EXAMPLES} users drawn at random (seed {0 if r.seed is None else r.seed})",
         }
         body = ""
+        keys = [*r.model_keys, *r.truth_keys]
         for select, ids in data.examples.items():
-            fragment = side_by_side(data.inspected.filter(pl.col(r.user).is_in(ids))).to_html()
-            body += f'<h3>{escape(select.capitalize())}: {escape(rules[select])}</h3>\n<div class="scroll">{fragment}</div>\n'
+            values = data.per_user.filter(pl.col(r.user).is_in(ids)).select(r.user, *keys, primary)
+            fragment = side_by_side(data.inspected.filter(pl.col(r.user).is_in(ids)), values=values).to_html()
+            tie = note(data.ties[select]) if select in data.ties else ""
+            body += (
+                f'<h3>{escape(select.capitalize())}: {escape(rules[select])}</h3>\n{tie}<div class="examples">{fragment}</div>\n'
+            )
     return "examples", "Example users", body
 
 
