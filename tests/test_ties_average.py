@@ -189,3 +189,72 @@ def test_refused_where_no_closed_form(call, words: list[str]) -> None:
         call()
     for word in words:
         assert word in str(raised.value)
+
+
+# ---- the tie diagnostic (issue 42, item 2): recframe.tied_cutoffs and the CLI's line
+
+
+def _tied_reference(df: pl.DataFrame, ks: list[int]) -> dict[Any, tuple[int, list[int]]]:
+    """model -> (lists with a ranked item, per k the lists whose scores at k and k + 1 are equal), by sorting in Python."""
+    out: dict[Any, tuple[int, list[int]]] = {}
+    for (model,), group in df.group_by(["model"]):
+        n_lists, tied = 0, [0] * len(ks)
+        for _, rows in group.group_by("user_id"):
+            scores = sorted((s for s in rows["score"].to_list() if s is not None), reverse=True)
+            n_lists += bool(scores)
+            for i, k in enumerate(ks):
+                tied[i] += len(scores) > k and scores[k - 1] == scores[k]
+        out[model] = (n_lists, tied)
+    return out
+
+
+def test_tied_cutoffs_count_the_lists_split_inside_a_tie(constructor) -> None:
+    rng = np.random.default_rng(5)
+    n = 600
+    df = pl.DataFrame(
+        {
+            "model": rng.choice(["A", "B"], n),
+            "user_id": rng.integers(0, 60, n),
+            "item_id": rng.integers(0, 25, n),
+            "score": pl.Series(rng.integers(0, 5, n).astype(float)).set(pl.Series(rng.random(n) < 0.1), None),
+            "relevance": rng.integers(0, 2, n),
+        }
+    ).unique(["model", "user_id", "item_id"])
+    ks = [1, 3, 5]
+    got = to_polars(recframe.tied_cutoffs(constructor(df), k=ks, score="score", by="model")).sort("model")
+    want = _tied_reference(df, ks)
+    assert got.columns == ["model", "n_lists", "n_tied@1", "n_tied@3", "n_tied@5"]
+    for row in got.iter_rows(named=True):
+        n_lists, tied = want[row["model"]]
+        assert row["n_lists"] == n_lists
+        assert [row[f"n_tied@{k}"] for k in ks] == tied
+    assert sum(got["n_tied@3"]) > 0  # the frame has ties at the cut-offs
+    # distinct scores: no cut-off falls inside a tie
+    distinct = df.with_columns(pl.col("score") + pl.int_range(pl.len()) * 1e-6)
+    assert to_polars(recframe.tied_cutoffs(constructor(distinct), k=ks, score="score", by="model"))["n_tied@3"].sum() == 0
+
+
+def test_tied_cutoffs_needs_a_score() -> None:
+    with pytest.raises(RecframeError, match=r"score=None.*score="):
+        recframe.tied_cutoffs(TIED.with_columns(rank=pl.int_range(1, 6)), k=2, rank="rank")
+
+
+def test_the_command_line_prints_one_line_on_ties(tmp_path) -> None:
+    import contextlib
+    import io
+
+    from recframe import cli
+
+    path = tmp_path / "recs.csv"
+    TIED.write_csv(path)
+    for scores, noted in ((TIED, True), (TIED.with_columns(score=pl.Series([0.9, 0.6, 0.5, 0.4, 0.1])), False)):
+        scores.write_csv(path)
+        out, err = io.StringIO(), io.StringIO()
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            code = cli.main(["evaluate", str(path), "--score", "score", "--k", "1,2", "--metrics", "precision", "--quiet"])
+        assert code == 0, err.getvalue()
+        lines = [line for line in err.getvalue().splitlines() if "ties:" in line]
+        if noted:
+            assert lines == [lines[0]] and "of 1 lists" in lines[0] and "0 at k=1, 1 at k=2" in lines[0]
+        else:
+            assert lines == []

@@ -15,7 +15,7 @@ from recframe._inspect import inspect
 from recframe._namespace import RecMetrics, register
 from recframe._page.inspect_html import side_by_side
 from recframe.agreement import agreement
-from recframe.api import item_groups, per_item, per_user, summary
+from recframe.api import item_groups, per_item, per_user, summary, tied_cutoffs
 from recframe.cohorts import item_strata, user_cohorts
 from recframe.compare import combine_folds, compare, compare_letters, compare_recommendations
 from recframe.curve import CappedWarning, curve
@@ -47,6 +47,7 @@ __all__ = [
     "item_strata",
     "inspect",
     "per_item",
+    "tied_cutoffs",
     "per_user",
     "plot",
     "read_trec_qrels",

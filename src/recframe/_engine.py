@@ -584,6 +584,25 @@ def item_table(rows: nw.LazyFrame, spec: v.Spec) -> nw.LazyFrame:
     return out if spec.columns.by else out.drop(n.GROUP)
 
 
+def tie_table(rows: nw.LazyFrame, spec: v.Spec) -> nw.LazyFrame:
+    """Per ``by`` group, from the prepared rows (:attr:`Plan.rows`) of a call with ``score=``:
+    ``n_lists``, the lists with a ranked item, and per k ``n_tied@k``, those whose items at
+    positions k and k + 1 have equal scores, so that the cut-off at k splits a group of ties
+    and the tie-break decides what is in the top k. Sums over the rows ranked <= max k + 1; no
+    window."""
+    keys = list(spec.columns.by) or [n.GROUP]
+    ks = spec.selection.ks
+    ranked = rows.filter((nw.col(n.POSITION) != NOT_RANKED) & (nw.col(n.POSITION) <= position_cut(max(ks)) + 1))
+    score = nw.col(n.SCORE)
+    at = {k: nw.when(nw.col(n.POSITION) == k).then(score).otherwise(None) for k in sorted({*ks, *(k + 1 for k in ks)})}
+    lists = _frames.group_agg(ranked, [*keys, n.USER], *(expr.max().alias(f"__rf_score_at{k}") for k, expr in at.items()))
+    tied = {k: (nw.col(f"__rf_score_at{k}") == nw.col(f"__rf_score_at{k + 1}")).fill_null(False) for k in ks}
+    lists = lists.with_columns(t.cast(nw.Int64).alias(f"n_tied@{k}") for k, t in tied.items())
+    out = _frames.group_agg(lists, keys, nw.len().alias("n_lists"), *(nw.col(f"n_tied@{k}").sum() for k in ks))
+    out = out.with_columns(nw.col(c).cast(nw.Int64) for c in ["n_lists", *(f"n_tied@{k}" for k in ks)]).sort(keys)
+    return out if spec.columns.by else out.drop(n.GROUP)
+
+
 def _item_group_rows(
     lf: nw.LazyFrame, spec: v.Spec, users: nw.LazyFrame | None, side: _side.SideInputs | None, in_engine: bool
 ) -> nw.LazyFrame | None:

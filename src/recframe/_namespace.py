@@ -41,7 +41,7 @@ class RecMetrics:
     and :func:`recframe.compare_recommendations` (per-user metrics by model, then
     :func:`recframe.compare`) with this frame as their first argument; on a per-user frame,
     :func:`recframe.disparity` (gaps between groups of users); :func:`recframe.item_groups` (what
-    each group of items gets); :func:`recframe.per_item` (who each item reaches);
+    each group of items gets); :func:`recframe.per_item` (who each item reaches); :func:`recframe.tied_cutoffs` (where ties could move a number);
     :func:`recframe.agreement` (how far the models' lists agree); :func:`recframe.inspect` (a few users' lists) and
     :func:`recframe.report_page` (the evaluation as one HTML page).
     """
@@ -54,6 +54,7 @@ class RecMetrics:
     curve = _forward(curve)
     item_groups = _forward(api.item_groups)
     per_item = _forward(api.per_item)
+    tied_cutoffs = _forward(api.tied_cutoffs)
     agreement = _forward(agreement)
     inspect = _forward(_inspect.inspect)
     report_page = _forward(page.report_page)

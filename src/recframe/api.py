@@ -213,6 +213,65 @@ def per_item(
     return _frames.from_lazy(table, kind)
 
 
+def tied_cutoffs(
+    frame: FrameT,
+    k: int | Sequence[int] = DEFAULT_K,
+    **options: Unpack[Options],
+) -> FrameT:
+    kwargs = _call.resolve(k, ["hit_rate"], dict(options), PER_USER_NAMES, "tied_cutoffs")
+    if kwargs["score"] is None:
+        raise RecframeError(
+            f"tied_cutoffs finds equal scores at the cut-offs, and {ref('score', None)}: the lists are ordered by "
+            f"the given ranks. Hint: pass {fix('score', 'your_score_column')}."
+        )
+    plan, spec, kind = _call.prepare(frame, kwargs)
+    assert plan.rows is not None  # every plan has them
+    table = _engine.tie_table(plan.rows, spec)
+    if kind != "engine":
+        # the data checks ride along the per-list table (as per_item's)
+        table = table.join(plan.per_user.select(nw.len().alias("__rf_checked")), how="cross").drop("__rf_checked")
+    return _frames.from_lazy(table, kind)
+
+
+tied_cutoffs.__doc__ = f"""Where ties could move a number: per ``by`` group, the lists whose cut-off at k
+falls inside a group of equal scores.
+
+A list is tied at k when its items at positions k and k + 1 have the same score: which of them
+is in the top k is then the tie-break's choice (``ties=``), and every @k metric may move with
+it. Where ``n_tied@k`` is 0, no tie-break can change a number at k; elsewhere,
+``ties="optimistic"`` and ``"pessimistic"`` bound what it can do and ``ties="average"`` gives the
+expected value over the orderings. Needs ``score=``; the same options, data checks and engines
+as :func:`per_user` (``score_threshold=`` and ``score_dtype="float32"`` apply first).
+
+Its columns, after the ``by`` keys: ``n_lists``, the lists with a ranked item; per k,
+``n_tied@k``.
+
+Parameters
+----------
+frame : a frame :func:`per_user` takes
+k : int or list of int, default {DEFAULT_K}
+{options_table.parameters(PER_USER_NAMES)}
+
+Returns
+-------
+frame of the same type as ``frame``
+    One row per ``by`` group, sorted by the keys. Lazy in, lazy out.
+
+Examples
+--------
+>>> import polars as pl
+>>> import recframe
+>>> recs = pl.DataFrame({{
+...     "user_id": [1, 1, 1, 2, 2, 2],
+...     "item_id": ["a", "b", "c", "a", "b", "c"],
+...     "score": [0.9, 0.5, 0.5, 0.9, 0.8, 0.5],
+...     "relevance": [1, 0, 1, 0, 1, 0],
+... }})
+>>> recframe.tied_cutoffs(recs, k=[1, 2], score="score").rows()
+[(2, 0, 1)]
+"""
+
+
 per_item.__doc__ = f"""Who each item reaches: one row per (``by`` group, item), the per-item view of the
 same evaluation as :func:`per_user` (the same options, data checks and engines).
 

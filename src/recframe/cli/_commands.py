@@ -136,7 +136,23 @@ def evaluate(args: argparse.Namespace, progress: Progress) -> int:
         else:
             plan = recframe.summary(recs, **sides, **kwargs, **_intervals(args))
         table = plan.collect(engine="streaming")
+        if kwargs.get("score") is not None:
+            _note_ties(recframe.tied_cutoffs(recs, **sides, **{o: x for o, x in kwargs.items() if o != "metrics"}))
     return emit(args, fmt, table, progress)
+
+
+def _note_ties(tied: Any) -> None:
+    """One line on stderr where a cut-off splits a group of equal scores (recframe.tied_cutoffs)."""
+    totals = tied.collect(engine="streaming").sum()
+    counts = {c.removeprefix("n_tied@"): totals[c].item() for c in totals.columns if c.startswith("n_tied@")}
+    if any(counts.values()):
+        at = ", ".join(f"{count} at k={k}" for k, count in counts.items())
+        print(
+            f"recframe: note: ties: of {totals['n_lists'].item()} lists, the cut-off falls inside a group of equal scores "
+            f"in {at}; --ties decides their order (optimistic / pessimistic bound it, average takes the expected value)",
+            file=sys.stderr,
+            flush=True,
+        )
 
 
 def _trec_metrics(args: argparse.Namespace) -> list[str]:
