@@ -33,6 +33,31 @@ def test_hand_worked_pair() -> None:
     assert (row["n_common"], row["overlap"], row["jaccard"], row["kendall_tau"]) == (2, 2 / 3, 2 / 4, -1.0)
 
 
+@pytest.mark.parametrize(
+    ("a", "b", "p", "want"),
+    [
+        # the worked example published with a widely copied implementation (ragrawal's measures,
+        # as quoted by b4ny4n/rankmeasures): RBO_ext = 0.828 to three decimals
+        (["a", "b", "c", "d", "e"], ["b", "c", "d", "a", "e"], 0.9, 0.828),
+        # identical lists agree fully at any p (eq. 30: X_d / d = 1 at every depth); disjoint ones not at all
+        (["a", "b", "c"], ["a", "b", "c"], 0.5, 1.0),
+        (["a", "b", "c"], ["d", "e", "f"], 0.9, 0.0),
+    ],
+)
+def test_published_and_limiting_examples(a: list[str], b: list[str], p: float, want: float) -> None:
+    recs = pl.DataFrame(
+        {
+            "model": ["A"] * len(a) + ["B"] * len(b),
+            "user_id": 1,
+            "item_id": a + b,
+            "rank": [*range(1, len(a) + 1), *range(1, len(b) + 1)],
+        }
+    )
+    assert recframe.agreement(recs, k=len(a), by="model", p=p)["rbo"].item() == pytest.approx(
+        want, abs=5e-4 if want == 0.828 else 1e-12
+    )
+
+
 def rbo_ext(s_list: list, l_list: list, p: float) -> float:
     """RBO_ext by eq. 32 (eq. 30 when the lengths are equal), depth by depth."""
     if len(s_list) > len(l_list):
