@@ -173,8 +173,9 @@ def test_segments_folds_beyond_accuracy_and_item_groups_have_their_sections():
         section(page, anchor)
     gaps = tables(section(page, "segment-segment"))[0]
     assert gaps[0][:3] == ["model", "fold", "metric"] and len(gaps) == 1 + 2 * 2 * 2  # model x fold x metric
-    beyond = tables(section(page, "beyond"))[0]
-    assert {"catalog_coverage@10", "gini@10", "novelty@10"} <= set(beyond[0])
+    beyond = tables(section(page, "beyond"))[0]  # turned: a row per metric, a column per model and fold
+    assert {"catalog_coverage@10", "gini@10", "novelty@10"} <= {row[0] for row in beyond[1:]}
+    assert beyond[0] == ["", "personal / 1", "personal / 2", "popular / 1", "popular / 2"]
     assert "Keys: model keys: model; truth keys (folds): fold; user attributes (segments): segment." in page
     assert network_references(page) == []
 
@@ -491,3 +492,13 @@ def test_side_by_side_ends_long_lists_with_n_more_and_shows_relevance_values(tmp
     assert main(argv) == 0, capsys.readouterr().err
     written = page_file.read_text(encoding="utf-8")
     assert '<li class="rf-more">… 5 more</li>' in written and '<span class="rf-grade">4.5</span>' in written
+
+
+def test_many_models_wrap_into_summary_blocks_and_long_headers_may_break():
+    copies = [RECS.filter(pl.col("model") == "personal").with_columns(model=pl.lit(f"copy{i}")) for i in range(3)]
+    recs = pl.concat([RECS, *copies])
+    page = recframe.report_page(recs, truth=TRUTH, baseline="popular", metrics=["ndcg"], ci=None, **OPTIONS)
+    summary = tables(section(page, "summary"))
+    assert [t[0] for t in summary] == [["", "copy0", "copy1", "copy2", "personal"], ["", "popular"]]  # four a table
+    assert [row[0] for row in summary[1][1:]] == ["n_users", "n_skipped", "ndcg@10"]  # every row in each block
+    assert "<th>n_<wbr>pairs</th>" in section(page, "comparison") and "@media print" in page and "size: A4" in page

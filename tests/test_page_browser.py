@@ -1,5 +1,7 @@
 """The evaluation page in a real headless Chromium (the Debian package): every figure draws, no
-table is cut off, nothing is fetched and nothing is logged to the console.
+table or box is cut off or needs a sideways scroll bar (the sample page at 1280 px, the
+three-model workflow page at 1024 and 1280 px), every column prints on A4, nothing is fetched
+and nothing is logged to the console.
 
 The page itself has no script: the test adds one to a copy, which records errors (failed
 loads, ``console.error``) from the start and, once the page has loaded, writes what it
@@ -51,6 +53,13 @@ window.addEventListener("load", function () {
       }).length;
       return {width: r.width, height: r.height, drawn: drawn};
     }),
+    // every box whose content is wider than the box: cut off, or behind a sideways scroll bar
+    cut: Array.prototype.filter.call(document.querySelectorAll("body *"), function (e) {
+      return e.clientWidth > 0 && e.scrollWidth > e.clientWidth + 1;
+    }).map(function (e) {
+      return {tag: e.tagName, cls: String(e.className), scroll: e.scrollWidth, client: e.clientWidth,
+              text: (e.textContent || "").trim().slice(0, 60)};
+    }),
     tables: all("table", function (t) {
       var box = t.parentElement, r = t.getBoundingClientRect();
       return {right: r.right, scroll: box.scrollWidth, client: box.clientWidth, head: t.rows[0].textContent.slice(0, 60)};
@@ -66,15 +75,15 @@ window.addEventListener("load", function () {
 </script>"""
 
 
-def measure(page: str, folder: Path) -> tuple[dict, list[str]]:
-    """Open `page` (with the check added) in Chromium: what the check measured, and Chromium's
-    console log lines."""
-    path = folder / "page.html"
+def measure(page: str, folder: Path, width: int = WIDTH) -> tuple[dict, list[str]]:
+    """Open `page` (with the check added) in Chromium `width` px wide: what the check measured,
+    and Chromium's console log lines."""
+    path = folder / f"page-{width}.html"
     path.write_text(page.replace("<head>", "<head>\n" + CHECK, 1), encoding="utf-8")
     args = [
         str(CHROMIUM), "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
         "--disable-background-networking", "--disable-component-update", "--disable-sync", "--hide-scrollbars",
-        f"--user-data-dir={folder / 'profile'}", f"--window-size={WIDTH},4000", "--run-all-compositor-stages-before-draw",
+        f"--user-data-dir={folder / 'profile'}", f"--window-size={width},4000", "--run-all-compositor-stages-before-draw",
         "--virtual-time-budget=5000", "--enable-logging=stderr", "--v=0", "--dump-dom", path.as_uri(),
     ]  # fmt: skip
     done = subprocess.run(args, capture_output=True, text=True, timeout=60)
@@ -96,6 +105,7 @@ def problems(measured: dict, console: list[str]) -> list[str]:
     for table in measured["tables"]:
         if table["scroll"] > table["client"] + 1 or table["right"] > measured["innerWidth"]:
             out.append(f"table cut off: {table}")
+    out += [f"box cut off or scrolling sideways: {box}" for box in measured["cut"]]
     out += measured["errors"] + [f"fetched {name}" for name in measured["fetched"]] + console
     return out
 
@@ -111,15 +121,72 @@ def test_the_sample_page_renders_in_chromium(tmp_path):
     assert len(measured["tables"]) >= 8
 
 
-def test_the_check_sees_an_empty_figure_a_cut_off_table_and_a_console_error(tmp_path):
+def test_the_check_sees_an_empty_figure_a_cut_off_table_a_cut_box_and_a_console_error(tmp_path):
     """The harness itself: a page with each defect fails, each for its reason."""
     wide = "<table><tr>" + "<td>0.123456789 [0.1, 0.2]</td>" * 80 + "</tr></table>"
     page = (
         '<!DOCTYPE html><html><head><meta charset="utf-8"></head><body>'
         '<figure><svg xmlns="http://www.w3.org/2000/svg" width="400" height="300" viewBox="0 0 400 300"></svg></figure>'
-        f"{wide}<script>console.log('hello')</script></body></html>"
+        f"{wide}<div style='width:200px;overflow:hidden;white-space:nowrap'>{'a list item that is too long ' * 5}</div>"
+        "<script>console.log('hello')</script></body></html>"
     )
     found = problems(*measure(page, tmp_path))
     assert any("renders empty" in p for p in found)
     assert any("table cut off" in p for p in found) and any("px wide" in p for p in found)
+    assert any("box cut off" in p and "a list item that is too long" in p for p in found)
     assert any("hello" in p for p in found)
+
+
+@pytest.fixture(scope="module")
+def workflow_page() -> str:
+    """The page an analyst builds on the bundled workflow data: three models, a segment,
+    train= and items=, item groups (tests/page_workflow.py)."""
+    from page_workflow import workflow
+
+    recs, options = workflow()
+    page = {"baseline": "popular", "by": ["model", "segment"], "item_group": "category", "seed": 0, "n_resamples": 200}
+    return recframe.report_page(recs, **page, **options)  # (200 resamples: the same layout, in less time)
+
+
+@pytest.mark.parametrize("width", [1024, 1280])
+def test_the_three_model_workflow_page_fits_the_window(workflow_page, tmp_path, width):
+    measured, console = measure(workflow_page, tmp_path, width)
+    assert problems(measured, console) == []
+    assert measured["innerWidth"] == width and len(measured["tables"]) >= 12
+
+
+def headers(page: str, anchor: str) -> list[str]:
+    """The column headers of the first table of a section, as a reader sees them."""
+    body = page[page.index(f'<section id="{anchor}">') :]
+    head = body[body.index("<thead>") : body.index("</thead>")]
+    return [html.unescape(re.sub(r"<[^>]+>", "", h)) for h in re.findall(r"<th>(.*?)</th>", head)]
+
+
+def test_the_workflow_page_prints_every_column_on_a4(workflow_page, tmp_path):
+    """Printed (A4, the page's print stylesheet), every column header of the comparison and the
+    beyond-accuracy tables is in the PDF's text, in order (a column cut off the paper is not)."""
+    pdftotext = shutil.which("pdftotext")
+    if pdftotext is None:
+        pytest.skip("pdftotext (poppler-utils) is not installed")
+    path, pdf = tmp_path / "page.html", tmp_path / "page.pdf"
+    path.write_text(workflow_page, encoding="utf-8")
+    args = [
+        str(CHROMIUM), "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking",
+        "--disable-component-update", "--disable-sync", f"--user-data-dir={tmp_path / 'profile'}",
+        "--no-pdf-header-footer", "--virtual-time-budget=5000", f"--print-to-pdf={pdf}", path.as_uri(),
+    ]  # fmt: skip
+    done = subprocess.run(args, capture_output=True, text=True, timeout=60)
+    assert pdf.exists(), f"Chromium printed no PDF (exit {done.returncode}): {done.stderr[-2000:]}"
+    info = subprocess.run(["pdfinfo", str(pdf)], capture_output=True, text=True).stdout if shutil.which("pdfinfo") else ""
+    assert not info or "(A4)" in info
+    text = subprocess.run([pdftotext, str(pdf), "-"], capture_output=True, text=True, check=True).stdout
+    flat = re.sub(r"\s+", "", text)  # a header may wrap after "_": "baseline_" / "mean"
+    comparison = headers(workflow_page, "comparison")
+    assert comparison == ["model", "metric", "n_pairs", "baseline_mean", "model_mean", "delta", "rel_delta", "p_value",
+                          "p_adjusted"]  # fmt: skip
+    assert "".join(comparison) in flat
+    beyond = headers(workflow_page, "beyond")
+    assert beyond == ["", "category", "itemknn", "popular"] and "Beyondaccuracy" + "".join(beyond) in flat
+    for metric in ("n_users_ndcg", "ndcg@20", "novelty@20", "popularity@20", "catalog_coverage@20", "gini@20"):
+        assert metric in flat, metric  # the rows of the turned table
+    assert "".join(headers(workflow_page, "fairness")) in flat

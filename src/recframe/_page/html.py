@@ -4,6 +4,7 @@ and escaping. Every value is escaped; cells given as ``(html,)`` tuples are inse
 from __future__ import annotations
 
 import html
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -32,6 +33,22 @@ figure { margin: 0.6em 0 1.2em; }
 figure svg { max-width: 100%; height: auto; display: block; }
 figcaption { color: #57606a; font-size: 0.9em; max-width: 80ch; }
 code { background: #f6f8fa; padding: 0 3px; border-radius: 3px; }
+.examples { margin: 0.5em 0 1em; }
+@page { size: A4; margin: 12mm 10mm; }
+@media print {
+  body { font-size: 10pt; }
+  main { max-width: none; padding: 0; }
+  nav { display: none; }
+  .scroll { overflow: visible; }
+  table { font-size: 0.82em; }
+  th, td { padding: 2px 4px; }
+  wbr { display: none; }
+  td.num { white-space: normal; }
+  .ci { display: block; }
+  figure, tr, .verdict, .rf-col { break-inside: avoid; }
+  h2, h3 { break-after: avoid; }
+  figure svg { max-height: 125mm; width: auto; }
+}
 pre.call { white-space: pre-wrap; overflow-wrap: anywhere; background: #f6f8fa; padding: 6px 8px; border-radius: 4px; }
 pre.call code { padding: 0; }
 """
@@ -57,7 +74,7 @@ def table(header: Sequence[str], rows: Sequence[Sequence[Any]], numeric: Sequenc
         body = value[0] if isinstance(value, tuple) else escape(value)
         return f'<td class="num">{body}</td>' if numeric and numeric[j] else f"<td>{body}</td>"
 
-    head = "".join(f"<th>{escape(h)}</th>" for h in header)
+    head = "".join(f"<th>{breakable(escape(h))}</th>" for h in header)
     body = "\n".join("<tr>" + "".join(cell(value, j) for j, value in enumerate(row)) + "</tr>" for row in rows)
     return f'<div class="scroll"><table>\n<thead><tr>{head}</tr></thead>\n<tbody>\n{body}\n</tbody>\n</table></div>\n'
 
@@ -68,9 +85,17 @@ def halves(header: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
     return f'<div class="halves">{table(header, rows[:half])}{table(header, rows[half:])}</div>\n'
 
 
+def breakable(text: str) -> str:
+    """Escaped header text that may wrap after an underscore or a slash and before an "@"
+    ("catalog_<wbr>coverage<wbr>@20"), so that a wide table narrows instead of scrolling."""
+    return re.sub(r"([_/])", r"\1<wbr>", text).replace("@", "<wbr>@")
+
+
 def wrap(report_html: str, keep_note: bool = True) -> str:
-    """A recframe.report HTML table in a box (its note after it, unless the page captions it)."""
+    """A recframe.report HTML table in a box (its note after it, unless the page captions it),
+    its headers made breakable."""
     head, _, rest = report_html.partition("</table>")
+    head = re.sub(r"<th>(.*?)</th>", lambda m: f"<th>{breakable(m.group(1))}</th>", head)
     return f'<div class="scroll">{head}</table></div>' + (rest if keep_note else "\n")
 
 

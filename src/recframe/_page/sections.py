@@ -181,6 +181,8 @@ def provenance(data: PageData) -> str:
     )
 
 
+#: the groups (models) of one summary table: more wrap into another table below
+BLOCK = 4
 #: the marks of a significant difference from the baseline, by direction
 BETTER, WORSE = "▲", "▼"
 
@@ -220,7 +222,12 @@ def summary(data: PageData) -> Section:
                 text += f' <span class="ci">{escape(interval)}</span>'
             cells.append((text,))
         rows.append(cells)
-    body = table(["", *(label(g, keys) for g in groups)], rows, [False] + [True] * len(groups))
+    # at most BLOCK groups a table: more models wrap into tables one under the other
+    body = "".join(
+        table(["", *(label(g, keys) for g in groups[at : at + BLOCK])], [[row[0], *row[1 + at : 1 + at + BLOCK]] for row in rows],
+              [False] + [True] * len(groups[at : at + BLOCK]))
+        for at in range(0, max(len(groups), 1), BLOCK)
+    )  # fmt: skip
     notes = [f"n_users: {COUNTS['n_users']}; n_skipped: {COUNTS['n_skipped']} (see What was evaluated)."]
     if any(f"{m}_lo" in frame.columns for m in metrics):
         notes.append(f"[lo, hi]: the {data.request.ci:.0%} interval of the mean.")
@@ -376,14 +383,32 @@ def _groups(data: PageData, key: str, caption: str, figures: Figures) -> str:
     )  # fmt: skip
 
 
+def turned(frame: pl.DataFrame, keys: list[str], precision: int) -> str:
+    """A summary-like frame turned: one row per count or metric column, one column per group
+    (model), the best value of a metric's row bold. It stays narrow whatever the metrics."""
+    groups = list(frame.iter_rows(named=True))
+    columns = [c for c in frame.columns if c not in keys]
+    metrics = set(_tables.metric_columns(frame.columns))
+    rows: list[list[Any]] = []
+    for column in columns:
+        values = [g[column] for g in groups]
+        best = best_rows(values, precision, _tables.higher_is_better(column)) if column in metrics else set()
+        cells = []
+        for i, value in enumerate(values):
+            text = escape(value if isinstance(value, int) else format_number(value, precision))
+            cells.append((f"<strong>{text}</strong>" if i in best and text else text,))
+        rows.append([column, *cells])
+    return table(["", *(label(g, keys) for g in groups)], rows, [False] + [True] * len(groups))
+
+
 def beyond(data: PageData, figures: Figures) -> Section | None:
     """Beyond accuracy (train=, items=): coverage, Gini, novelty and popularity, against nDCG."""
     frame, kmax = data.beyond, data.request.kmax
     if frame is None:
         return None
-    body = wrap(report(frame, format="html", precision=data.request.precision), keep_note=False)
+    body = turned(frame, data.request.main_by, data.request.precision)
     body += note(
-        "Bold: the best value of each metric's column (highest, or lowest where lower is better: gini, popularity). "
+        "Bold: the best value of each metric's row (highest, or lowest where lower is better: gini, popularity). "
         "n_users: the lists every metric of the row counts; n_users_<metric>: the own count of a metric that "
         "counts more (nDCG counts users with relevant items but nothing recommended, at 0; novelty and popularity "
         "need a recommended list). n_skipped and the rest: as in What was evaluated."
@@ -409,8 +434,7 @@ def item_groups(data: PageData, figures: Figures) -> Section | None:
         "rec_share: of the recommendation slots within k; exposure_share: of the exposure, 1 / log2(1 + rank) "
         "summed over the slots; exposure/relevant: the two shares' ratio, bold outside 0.5 to 2 (the group is shown "
         "at less than half, or more than twice, its share of what users liked); group_recall: the hits on the "
-        "group's relevant items over them; p_rec (with train=): the chance an untrained item of the group is "
-        "recommended."
+        "group's relevant items over them."
     )
     if len(keys) <= 1:
         body += figures.svg(
