@@ -356,15 +356,8 @@ def test_the_verdict_comes_first_and_names_the_best_model_and_the_significant_on
     assert verdict_of(page) == want
 
 
-def test_the_verdict_on_the_three_model_workflow_data():
-    from page_workflow import workflow
-
-    recs, options = workflow()
-    options = {**options, "k": 20, "by": "model", "metrics": ["ndcg", "recall"], "seed": 0, "n_resamples": 100}
-    for name in ("users", "train", "items"):
-        options.pop(name)
-    page = recframe.report_page(recs, baseline="popular", **options)
-    per_user = recframe.per_user(recs, **{n: v for n, v in options.items() if n not in ("seed", "n_resamples")})
+def test_the_verdict_on_the_three_model_workflow_data(workflow_page):
+    page, per_user = workflow_page
     compared = recframe.compare(per_user, by="model", baseline="popular")
     text = verdict_of(page)
     for metric in ("ndcg@20", "recall@20"):
@@ -383,7 +376,11 @@ def test_the_verdict_on_the_three_model_workflow_data():
         )
         assert want in text, text
     # without a baseline: the best by mean, the others in order, and no comparison claimed
-    page = recframe.report_page(recs, ci=None, **{**options, "metrics": ["ndcg"]})
+    from page_workflow import workflow
+
+    recs, options = workflow()
+    options = {name: value for name, value in options.items() if name not in ("users", "train", "items")}
+    page = recframe.report_page(recs, ci=None, metrics=["ndcg"], **{**options, "k": 20, "by": "model"})
     means = per_user.group_by("model").agg(pl.col("ndcg@20").mean()).sort("ndcg@20", descending=True).rows()
     assert verdict_of(page) == (
         "Verdict (means only: no comparison was requested (pass baseline= or --baseline for significance)): "
@@ -502,3 +499,28 @@ def test_many_models_wrap_into_summary_blocks_and_long_headers_may_break():
     assert [t[0] for t in summary] == [["", "copy0", "copy1", "copy2", "personal"], ["", "popular"]]  # four a table
     assert [row[0] for row in summary[1][1:]] == ["n_users", "n_skipped", "ndcg@10"]  # every row in each block
     assert "<th>n_<wbr>pairs</th>" in section(page, "comparison") and "@media print" in page and "size: A4" in page
+
+
+def test_the_glossary_is_the_registry_documentation_linked_from_the_tables(page):
+    import recframe.metrics.beyond
+    from recframe.metrics import REGISTRY
+
+    glossary = section(page, "glossary")
+    # the entry of ndcg is summary's own formula; every metric of the page has one, and every link lands on one
+    ndcg = re.search(r'<dt id="g-ndcg"><code>ndcg</code></dt><dd>(.*?) <span class="note">(.*?)</span></dd>', glossary)
+    notes = recframe.summary.__doc__.split("Notes")[1]
+    formula = " ".join(notes[notes.index("- ndcg@k") + 2 : notes.index("With ``score``")].split()).replace("``", "")
+    assert html.unescape(ndcg.group(1)) == formula and ndcg.group(2).startswith("higher is better")
+    ids, links = set(re.findall(r'id="g-([^"]+)"', page)), re.findall(r'href="#g-([^"]+)"', page)
+    assert set(links) == ids == {"precision", "recall", "f1", "hit_rate", "r_precision", "ap", "rr", "dcg", "ndcg"}
+    assert '<td><a href="#g-ndcg">ndcg@10</a></td>' in section(page, "summary")  # the summary's row
+    assert '<td><a href="#g-ndcg">ndcg@10</a></td>' in section(page, "comparison")  # the comparison's metric cell
+    # a beyond-accuracy metric: its module's bullet and what the registry says (lower is better, needs train=)
+    train = TRUTH.select("user_id", "item_id")
+    items = pl.DataFrame({"item_id": pl.concat([RECS["item_id"], TRUTH["item_id"]]).unique()})
+    beyond = recframe.report_page(RECS, truth=TRUTH, metrics=["ndcg"], train=train, items=items, ci=None, **OPTIONS)
+    entry = re.search(r'<dt id="g-popularity">.*?<dd>(.*?) <span class="note">(.*?)</span></dd>', beyond)
+    assert html.unescape(entry.group(1)).startswith("popularity@k = (1/n) * sum of u(i)")
+    assert "popularity@k" in recframe.metrics.beyond.__doc__ and not REGISTRY["popularity"].higher_is_better
+    assert entry.group(2).startswith("lower is better;") and entry.group(2).endswith("needs train=.")
+    assert '<td><a href="#g-gini">gini@10</a></td>' in section(beyond, "beyond")

@@ -34,6 +34,9 @@ figure svg { max-width: 100%; height: auto; display: block; }
 figcaption { color: #57606a; font-size: 0.9em; max-width: 80ch; }
 code { background: #f6f8fa; padding: 0 3px; border-radius: 3px; }
 .examples { margin: 0.5em 0 1em; }
+dl.glossary dt { margin-top: 0.5em; }
+dl.glossary dd { margin-left: 1.5em; max-width: 90ch; }
+td a, dt a { color: inherit; text-decoration: underline dotted; }
 @page { size: A4; margin: 12mm 10mm; }
 @media print {
   body { font-size: 10pt; }
@@ -103,7 +106,10 @@ class Page:
     """The sections of the page, and the document around them."""
 
     #: the order of the sections, whatever order they are made in (by the anchor's first word)
-    ORDER = ("evaluated", "summary", "comparison", "curves", "distributions", "segment", "fold", "beyond", "fairness", "examples")
+    ORDER = (
+        "evaluated", "summary", "comparison", "curves", "distributions", "segment", "fold", "beyond", "fairness",
+        "examples", "glossary",
+    )  # fmt: skip
 
     def __init__(self) -> None:
         self.sections: list[tuple[str, str, str]] = []  # (anchor, title, body)

@@ -3,6 +3,7 @@ figures it draws) and returns its (anchor, title, HTML body)."""
 
 from __future__ import annotations
 
+import html
 import math
 import re
 from typing import Any
@@ -10,6 +11,7 @@ from typing import Any
 import polars as pl
 
 from recframe import _tables, plot
+from recframe._page import glossary as registry_docs
 from recframe._page.data import EXAMPLES, INPUT_KEYS, PageData
 from recframe._page.figures import Figures
 from recframe._page.html import NO_PLOT, escape, halves, label, note, table, wrap
@@ -38,7 +40,7 @@ def made_at(stage: str, data: PageData, figures: Figures) -> list[Section]:
     r = data.request
     keyed = [*(segment(data, key, figures) for key in r.attr_keys), *(fold(data, key, figures) for key in r.truth_keys)]
     sides = [s for s in (beyond(data, figures), item_groups(data, figures)) if s is not None]
-    return [evaluated(data), summary(data), *keyed, *sides, examples(data)]
+    return [evaluated(data), summary(data), *keyed, *sides, examples(data), glossary(data)]
 
 
 def lead(data: PageData, figures: Figures) -> str:
@@ -209,7 +211,7 @@ def summary(data: PageData) -> Section:
     rows: list[list[Any]] = [[count, *(g[count] for g in groups)] for count in ("n_users", "n_skipped") if count in frame.columns]
     for metric in metrics:
         best = best_rows([g[metric] for g in groups], precision, _tables.higher_is_better(metric))
-        cells: list[Any] = [metric]
+        cells: list[Any] = [(linked(metric),)]
         for i, g in enumerate(groups):
             text = escape(format_number(g[metric], precision))
             if i in best and text:
@@ -278,7 +280,7 @@ def comparison(data: PageData, figures: Figures) -> Section | None:
     body = figures.svg(caption, plot.compare, drawn, size=(7.5, 1.3 + 0.3 * drawn.height)) if drawn.height else ""
     test_name = "paired t test" if data.test == "paired_t" else "randomization test (scipy is not installed)"
     body += f"<p>{escape(test_name.capitalize())}, Holm's correction over every row, alpha 0.05.</p>\n"
-    body += wrap(_directed(report(frame, format="html", precision=data.request.precision), frame))
+    body += wrap(link_cells(_directed(report(frame, format="html", precision=data.request.precision), frame)))
     body += note(
         "delta: the model's mean minus the baseline's, over the users both have a value for (n_pairs), with its "
         "95% interval (not adjusted); rel_delta: delta over the baseline's mean. "
@@ -320,6 +322,7 @@ def distributions(data: PageData, figures: Figures) -> Section:
             median, mean = format_number(r["median"], precision), format_number(r["mean"], precision)
             rows.append([metric, label(r, keys), r["users"], f"{r['zero']:,} ({share:.0%})", median, mean])
     body = table(["metric", "group", "users", "users at 0", "median", "mean"], rows, [False, False, True, True, True, True])
+    body += note("users: the users with a value of the metric (those its mean counts); users at 0: those of them scoring 0.")
     model_by = keys[0] if len(keys) == 1 else None
     if model_by is None and keys:
         body += note("The histogram pools the groups of " + ", ".join(keys) + ".", end="")
@@ -339,7 +342,7 @@ def segment(data: PageData, key: str, figures: Figures) -> Section:
     if isinstance(gaps, str):
         body += note(gaps)
     elif gaps is not None:
-        body += wrap(report(gaps, format="html", precision=data.request.precision), keep_note=False)
+        body += wrap(link_cells(report(gaps, format="html", precision=data.request.precision)), keep_note=False)
         body += note(
             "Each group's mean, with its users in parentheses. Bold: the highest group mean of the row (when the "
             "groups differ). difference: the highest mean minus the lowest, with its bootstrap interval; ratio: the "
@@ -397,7 +400,7 @@ def turned(frame: pl.DataFrame, keys: list[str], precision: int) -> str:
         for i, value in enumerate(values):
             text = escape(value if isinstance(value, int) else format_number(value, precision))
             cells.append((f"<strong>{text}</strong>" if i in best and text else text,))
-        rows.append([column, *cells])
+        rows.append([(linked(column),), *cells])
     return table(["", *(label(g, keys) for g in groups)], rows, [False] + [True] * len(groups))
 
 
@@ -468,6 +471,39 @@ def examples(data: PageData) -> Section:
                 f'<h3>{escape(select.capitalize())}: {escape(rules[select])}</h3>\n{tie}<div class="examples">{fragment}</div>\n'
             )
     return "examples", "Example users", body
+
+
+def linked(column: str) -> str:
+    """A metric column's name linked to its glossary entry (other text escaped as it is)."""
+    name = _tables.metric_of(column)
+    return f'<a href="#g-{escape(name)}">{escape(column)}</a>' if name is not None else escape(column)
+
+
+def link_cells(report_html: str) -> str:
+    """recframe.report's HTML with each cell holding a metric column's name linked to the glossary."""
+    return re.sub(r"<td>([A-Za-z0-9_@.]+)</td>", lambda m: f"<td>{linked(html.unescape(m.group(1)))}</td>", report_html)
+
+
+#: the symbols of the formulas, as recframe.metrics defines them
+SYMBOLS = (
+    "For one user: k the cut-off, R the relevant items, a hit a relevant item ranked <= k, n the items of the list "
+    "ranked <= k; with train=: u(i) the distinct training users of item i, N the training users, P the training "
+    "(user, item) pairs; over a model's lists: c(i) the lists ranking item i <= k, C the sum of c(i), n_cat the "
+    "catalog's size. recframe.metrics documents each formula; the conventions table above says which variant ran."
+)
+
+
+def glossary(data: PageData) -> Section:
+    """What each metric on the page measures: its formula and what the registry declares of it."""
+    columns = [*data.summary.columns, *(data.beyond.columns if data.beyond is not None else [])]
+    if data.comparison is not None:
+        columns += data.comparison.get_column("metric").unique(maintain_order=True).to_list()
+    entries = "".join(
+        f'<dt id="g-{escape(name)}"><code>{escape(name)}</code></dt><dd>{escape(formula)} '
+        f'<span class="note">{escape(facts)}</span></dd>'
+        for name, formula, facts in registry_docs.entries(columns)
+    )
+    return "glossary", "Glossary of the metrics", note(SYMBOLS) + f'<dl class="glossary">{entries}</dl>\n'
 
 
 def _slug(text: str) -> str:
