@@ -524,3 +524,16 @@ def test_the_glossary_is_the_registry_documentation_linked_from_the_tables(page)
     assert "popularity@k" in recframe.metrics.beyond.__doc__ and not REGISTRY["popularity"].higher_is_better
     assert entry.group(2).startswith("lower is better;") and entry.group(2).endswith("needs train=.")
     assert '<td><a href="#g-gini">gini@10</a></td>' in section(beyond, "beyond")
+
+
+def test_report_page_takes_the_summary_options_typed_and_keeps_its_ci_default(page, workflow_page):
+    import typing
+
+    from recframe.options import SummaryOptions, Unpack
+
+    hints = typing.get_type_hints(recframe.report_page)
+    assert hints["options"] == Unpack[SummaryOptions]
+    assert not {"truth", "baseline", "train", "items", "ci"} & set(hints)  # all in **options now
+    # ci not passed: the page's 0.95 intervals; ci=None passed: none
+    assert "[lo, hi]: the 95% interval of the mean." in html.unescape(section(page, "summary"))
+    assert "interval of the mean" not in html.unescape(section(workflow_page[0], "summary"))

@@ -18,24 +18,23 @@ from typing import Any
 from recframe._page import data, sections
 from recframe._page.figures import Figures
 from recframe._page.html import Page
+from recframe.options import SummaryOptions, Unpack
+
+#: the page's interval coverage when ``ci`` is not passed (summary's own default is none)
+PAGE_CI = 0.95
 
 
 def report_page(
     recs: Any,
     *,
-    truth: Any = None,
-    baseline: Any = None,
     k: int | Sequence[int] = 10,
-    ci: float | None = 0.95,
-    train: Any = None,
-    items: Any = None,
     inputs: Sequence[Mapping[str, Any]] | None = None,
     out: str | os.PathLike[str] | None = None,
     metrics: Sequence[str] | None = None,
     precision: int = 3,
     title: str = "recframe evaluation",
     command: str | None = None,
-    **options: Any,
+    **options: Unpack[SummaryOptions],
 ) -> str:
     """One self-contained HTML page of an evaluation: everything a colleague needs to read it.
 
@@ -53,20 +52,9 @@ def report_page(
     recs : frame
         Recommendations (or a frame with ranks and relevance), as :func:`recframe.summary`
         takes them. pandas and Arrow inputs are converted to Polars once for the whole page.
-    truth : frame, optional
-        Ground truth, as in :func:`recframe.summary`.
-    baseline : value of the model column, optional
-        The model the others are compared with (:func:`recframe.compare`, paired t test with
-        Holm's correction, or the randomization test without scipy); needs one model key in
-        ``by``. Without it the page has no comparison.
     k : int or list of int, default 10
         Cut-offs of the summary; the largest is the one of the figures, and the curves run
         from 1 to it.
-    ci : float or None, default 0.95
-        Coverage of the intervals of the means (None: none).
-    train, items : frame, optional
-        Training interactions and the catalog: they add the beyond-accuracy section (novelty,
-        popularity, catalog coverage, Gini) and, with ``item_group=``, the item-groups section.
     inputs : list of dict, optional
         What the inputs were, one dict per file with the keys ``"input"`` (``"recs"``,
         ``"truth"``, ...), ``"file"``, ``"rows"`` and ``"sha256"`` (the command line passes the
@@ -83,8 +71,22 @@ def report_page(
         The command line recorded as the page's provenance (``recframe report`` passes the one
         typed). Default: this call, rebuilt from the arguments given (``<frame: N rows>``).
     **options
-        Any option of :func:`recframe.summary` (``score=``, ``relevance=``, ``threshold=``,
-        ``by=``, ``users=``, ``exclude=``, ``profile=``, conventions, ``seed=``, ...).
+        Any option of :func:`recframe.summary` (typed as
+        :class:`recframe.options.SummaryOptions`: ``score=``, ``relevance=``, ``threshold=``,
+        ``by=``, ``users=``, ``exclude=``, ``profile=``, conventions, ``seed=``, ...). The page
+        reads these ones itself:
+
+        - ``truth`` (frame): ground truth, as in :func:`recframe.summary`.
+        - ``baseline`` (a value of the model column): the model the others are compared with
+          (:func:`recframe.compare`, paired t test with Holm's correction, or the randomization
+          test without scipy); needs one model key in ``by``. Without it the page compares
+          every pair of models when there are three or more.
+        - ``ci`` (float or None): coverage of the intervals of the means. **The page's default
+          is 0.95** when ``ci`` is not passed (:func:`recframe.summary`'s is no interval);
+          ``ci=None`` passed explicitly means no intervals.
+        - ``train``, ``items`` (frames): training interactions and the catalog: they add the
+          beyond-accuracy section (novelty, popularity, catalog coverage, Gini) and, with
+          ``item_group=``, the item-groups section.
 
     Returns
     -------
@@ -109,7 +111,10 @@ def report_page(
     >>> page.startswith("<!DOCTYPE html>"), "<table>" in page
     (True, True)
     """
-    arguments = (recs, truth, baseline, k, ci, train, items, inputs, out, metrics, precision, options)
+    rest: dict[str, Any] = dict(options)
+    truth, baseline, train, items = (rest.pop(name, None) for name in ("truth", "baseline", "train", "items"))
+    ci = rest.pop("ci", PAGE_CI)  # passed as None: no intervals
+    arguments = (recs, truth, baseline, k, ci, train, items, inputs, out, metrics, precision, rest)
     request = data.request(*arguments, title=title, command=command)
     figures, page = Figures(), Page()
     # the figures of a stage are drawn while the next stage's numbers compute (in threads)
