@@ -173,6 +173,10 @@ def test_segments_folds_beyond_accuracy_and_item_groups_have_their_sections():
         section(page, anchor)
     gaps = tables(section(page, "segment-segment"))[0]
     assert gaps[0][:3] == ["model", "fold", "metric"] and len(gaps) == 1 + 2 * 2 * 2  # model x fold x metric
+    # each model against the baseline within each segment (and fold): compare's rows, in its order
+    within = tables(section(page, "segment-segment"))[1]
+    assert within[0][:4] == ["fold", "segment", "model", "metric"] and len(within) == 1 + 2 * 2 * 4  # fold x segment x metric@k
+    assert [row[:4] for row in within[1:3]] == [["1", "new", "personal", "ndcg@5"], ["1", "new", "personal", "ndcg@10"]]
     beyond = tables(section(page, "beyond"))[0]  # turned: a row per metric, a column per model and fold
     assert {"catalog_coverage@10", "gini@10", "novelty@10"} <= {row[0] for row in beyond[1:]}
     assert beyond[0] == ["", "personal / 1", "personal / 2", "popular / 1", "popular / 2"]

@@ -56,3 +56,32 @@ def test_the_rest_of_the_page_is_collected_as_values(collected):
     shown = {u for ids in collected.examples.values() for u in ids}
     assert set(collected.inspected["user_id"].unique()) == shown
     assert collected.curve["k"].max() == 10 and collected.curve_metrics == ["ndcg"]
+
+
+USERS = (
+    TRUTH.select("user_id")
+    .unique()
+    .with_columns(segment=pl.when(pl.col("user_id") % 3 == 0).then(pl.lit("new")).otherwise(pl.lit("returning")))
+)
+SEGMENTED = {**OPTIONS, "users": USERS, "by": ["model", "segment"], "n_resamples": 200}
+
+
+@pytest.fixture(scope="module")
+def segmented() -> data.PageData:
+    """The sample with a segment (a user attribute) and a baseline, without intervals."""
+    request = data.request(RECS, TRUTH, "popular", 10, None, None, None, None, None, ["ndcg", "recall"], 3, dict(SEGMENTED))
+    return data.collect(request)
+
+
+def test_each_segment_compares_the_models_with_the_baseline_as_compare_does(segmented):
+    lists = {name: value for name, value in SEGMENTED.items() if name not in ("seed", "n_resamples")}
+    per_user = recframe.per_user(RECS, truth=TRUTH, k=10, metrics=["ndcg", "recall"], **lists)
+    want = recframe.compare(per_user, by=["model", "segment"], baseline="popular", seed=0)
+    got = segmented.segment_comparisons["segment"]
+    assert isinstance(got, pl.DataFrame) and got.height == 2 * 2  # segment x metric (one model against popular)
+    assert_frame_equal(got, want, check_exact=False, rel_tol=1e-12)
+    new = got.filter((pl.col("segment") == "new") & (pl.col("metric") == "ndcg@10")).row(0, named=True)
+    users = per_user.join(USERS, on="user_id").filter(pl.col("segment") == "new")
+    means = users.group_by("model").agg(pl.col("ndcg@10").mean())
+    personal, popular = (means.filter(pl.col("model") == m)["ndcg@10"].item() for m in ("personal", "popular"))
+    assert new["delta"] == pytest.approx(personal - popular, rel=1e-12) and new["model"] == "personal"

@@ -202,6 +202,8 @@ class PageData:
     versions: list[list[Any]] = field(default_factory=list)  # (software, version)
     sides: list[list[Any]] = field(default_factory=list)  # (side input, what was given)
     segments: dict[str, pl.DataFrame | str | None] = field(default_factory=dict)  # disparity (or its error) per attribute
+    #: per attribute, recframe.compare against the baseline within each of its groups (or its error)
+    segment_comparisons: dict[str, pl.DataFrame | str] = field(default_factory=dict)
     folds: dict[str, pl.DataFrame] = field(default_factory=dict)  # mean and std over each truth key's values
     beyond: pl.DataFrame | None = None
     item_groups: pl.DataFrame | None = None
@@ -277,6 +279,8 @@ def collect(r: Request, ready: Callable[[str, PageData], None] | None = None) ->
     data.call = r.command if r.command is not None else _call_text(r, rows)
     data.versions, data.sides = _versions(r), _side_rows(r, rows)
     data.segments = {key: _disparity(r, data.per_user, key, data.shown) for key in r.attr_keys}
+    if data.comparison is not None:
+        data.segment_comparisons = {key: _within(r, data, key) for key in r.attr_keys}
     data.folds = {key: _spread(data.summary, key, r.main_by, data.shown) for key in r.truth_keys}
     if r.train is not None or r.items is not None:
         wanted = list(BEYOND if r.train is not None else WITHOUT_TRAIN)
@@ -451,6 +455,16 @@ def _comparison(r: Request, frame: pl.DataFrame) -> tuple[Any, Test, pl.DataFram
     except ImportError:
         test = "randomization"
     return baseline, test, _tables.eager(compare(frame, by=r.main_by, baseline=baseline, test=test, seed=r.seed), "compare")
+
+
+def _within(r: Request, data: PageData, key: str) -> pl.DataFrame | str:
+    """recframe.compare against the baseline within each group of the user attribute `key`: the
+    main comparison's call with `key` as one more ``by`` key (its error where it refuses)."""
+    try:
+        found = compare(data.per_user, by=[*r.main_by, key], baseline=data.baseline, test=data.test, seed=r.seed)
+    except RecframeError as error:
+        return str(error)
+    return _tables.eager(found, "compare")
 
 
 def _distribution(frame: pl.DataFrame, metric: str, keys: list[str]) -> pl.DataFrame:

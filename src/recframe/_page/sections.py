@@ -351,9 +351,29 @@ def segment(data: PageData, key: str, figures: Figures) -> Section:
                "p-value below alpha, Holm's correction over the rows)." if gaps["significant"].any() else
                "No difference is significant (adjusted p-value below alpha).")
         )  # fmt: skip
+    body += _segment_comparison(data, key)
     model = f" and {data.request.model_keys[0]}" if data.request.model_keys else ""
     body += _groups(data, key, f"Mean {data.primary} per {key} group{model}, with bootstrap intervals.", figures)
     return f"segment-{_slug(key)}", f"Segments: {key}", body
+
+
+def _segment_comparison(data: PageData, key: str) -> str:
+    """Each model against the baseline within each group of `key`: the paired table of the main comparison."""
+    within = data.segment_comparisons.get(key)
+    if within is None:
+        return ""
+    body = f"<h3>Each model against {escape(data.baseline)} within each {escape(key)} group</h3>\n"
+    if isinstance(within, str):
+        return body + note(within)
+    body += wrap(link_cells(_directed(report(within, format="html", precision=data.request.precision), within)))
+    return body + note(
+        f"The paired comparison against {data.baseline}, made within each {key} group: the same users' values, "
+        f"the same test ({'paired t test' if data.test == 'paired_t' else 'randomization test'}), Holm's correction "
+        "over every row of this table. delta: the model's mean minus the baseline's within the group, with its 95% "
+        "interval (not adjusted); rel_delta: delta over the baseline's mean. "
+        + marks_note(data.baseline, "a delta")
+        + " Bold: the best delta of each metric and group among the models."
+    )
 
 
 def fold(data: PageData, key: str, figures: Figures) -> Section:
