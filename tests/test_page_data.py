@@ -85,3 +85,53 @@ def test_each_segment_compares_the_models_with_the_baseline_as_compare_does(segm
     means = users.group_by("model").agg(pl.col("ndcg@10").mean())
     personal, popular = (means.filter(pl.col("model") == m)["ndcg@10"].item() for m in ("personal", "popular"))
     assert new["delta"] == pytest.approx(personal - popular, rel=1e-12) and new["model"] == "personal"
+
+
+@pytest.fixture(scope="module")
+def workflow() -> tuple[data.PageData, pl.DataFrame, dict]:
+    """The three-model workflow data with its segment (warm, cold), no baseline, no intervals;
+    and its per-user frame and options."""
+    from page_workflow import workflow as load
+
+    recs, options = load()
+    options = {**options, "k": 20, "by": ["model", "segment"], "metrics": ["ndcg", "recall"]}
+    for name in ("train", "items"):
+        options.pop(name)
+    truth, k, metrics = options.pop("truth"), options.pop("k"), options.pop("metrics")
+    request = data.request(recs, truth, None, k, None, None, None, None, None, metrics, 3, {**options, "seed": 0})
+    return data.collect(request), recs, {**options, "truth": truth, "k": k, "metrics": metrics}
+
+
+def test_three_models_without_a_baseline_compare_every_pair_and_the_verdict_reads_it(workflow):
+    from recframe._page import sections
+
+    collected, recs, options = workflow
+    per_user = recframe.per_user(recs, **options)  # by model and segment, as the page's
+    assert_frame_equal(collected.per_user, per_user, check_exact=False, rel_tol=1e-12)
+    # (on the page's own frame: per_user's last bits vary from run to run, and compare counts a
+    # tie by exact equality, so wins and ties may move by a few users between two per_user calls)
+    pairs = recframe.compare(collected.per_user, by="model", seed=0)  # every pair, over the segments
+    assert_frame_equal(
+        pairs.drop("wins", "ties", "losses"), recframe.compare(per_user, by="model", seed=0).drop("wins", "ties", "losses"),
+        check_exact=False, rel_tol=1e-9,
+    )  # fmt: skip
+    assert collected.comparison is None and collected.pairs is not None and collected.letters is not None
+    assert_frame_equal(collected.pairs, pairs, check_exact=False, rel_tol=1e-12)
+    letters = recframe.compare_letters(pairs)
+    assert_frame_equal(collected.letters, letters)
+    # popular is best on both metrics, category and itemknn share the letter b
+    assert letters.filter(pl.col("metric") == "ndcg@20").select("model", "letters").rows() == [
+        ("popular", "a"), ("category", "b"), ("itemknn", "b")
+    ]  # fmt: skip
+    _, _, body = sections.pairs(collected)
+    assert "<strong>0.201 a</strong>" in body and "0.154 b" in body and "category" in body
+    row = pairs.filter((pl.col("model_a") == "category") & (pl.col("model_b") == "popular") & (pl.col("metric") == "ndcg@20"))
+    row = row.row(0, named=True)
+    assert f"{row['wins']} / {row['ties']} / {row['losses']}" in body and f"{row['d_z']:.3f}" in body
+    verdict = sections.verdict(collected)
+    assert "every pair of models" in verdict
+    mean = pairs.filter((pl.col("model_a") == "itemknn") & (pl.col("metric") == "ndcg@20"))["mean_a"].item()
+    assert (
+        f"ndcg@20: <strong>popular</strong> is best (0.201); significantly worse than popular: category (0.154, "
+        f"p_adjusted &lt; 0.001), itemknn ({mean:.3f}, p_adjusted &lt; 0.001)."
+    ) in verdict

@@ -23,7 +23,7 @@ from recframe import _names as n
 from recframe import _validate as v
 from recframe import options as options_table
 from recframe.api import item_groups, per_user, summary
-from recframe.compare import compare
+from recframe.compare import compare, compare_letters
 from recframe.curve import curve
 from recframe.disparity import disparity
 from recframe.errors import RecframeError, fix, ref
@@ -192,6 +192,8 @@ class PageData:
     baseline: Any = None  # as the model column spells it
     test: Test = "paired_t"
     comparison: pl.DataFrame | None = None  # recframe.compare against the baseline
+    pairs: pl.DataFrame | None = None  # recframe.compare without a baseline: every pair (3+ models, no baseline)
+    letters: pl.DataFrame | None = None  # recframe.compare_letters of the pairs
     #: per metric, the users with a value, those at 0, the median and the mean, by the summary's keys
     distributions: list[tuple[str, pl.DataFrame]] = field(default_factory=list)
     summary: pl.DataFrame = field(default_factory=pl.DataFrame)  # recframe.summary with ci=
@@ -264,6 +266,7 @@ def collect(r: Request, ready: Callable[[str, PageData], None] | None = None) ->
         data.shown = at_k or metric_columns[:1]
         examples_job = pool.submit(_examples, r, data.per_user, data.primary)  # inspect reads the chosen users' rows
         data.baseline, data.test, data.comparison = _comparison(r, data.per_user)
+        data.pairs, data.letters = _all_pairs(r, data.per_user, data.test)
         data.distributions = [(metric, _distribution(data.per_user, metric, r.main_by)) for metric in data.shown]
         if ready is not None:
             ready("per_user", data)
@@ -445,16 +448,34 @@ def _summary_and_per_user(
 def _comparison(r: Request, frame: pl.DataFrame) -> tuple[Any, Test, pl.DataFrame | None]:
     """The baseline as the model column spells it, the test, and recframe.compare against it
     (paired t test, or the randomization test without scipy); no comparison without a baseline."""
+    test = _test()
     if r.baseline is None:
-        return None, "paired_t", None
+        return None, test, None
     models = frame.get_column(r.model_keys[0]).unique().to_list()
     baseline = next((m for m in models if m == r.baseline), next((m for m in models if str(m) == str(r.baseline)), r.baseline))
-    test: Test = "paired_t"
+    return baseline, test, _tables.eager(compare(frame, by=r.main_by, baseline=baseline, test=test, seed=r.seed), "compare")
+
+
+def _test() -> Test:
+    """The page's paired test: the t test, or the randomization test without scipy."""
     try:
         import scipy  # noqa: F401
     except ImportError:
-        test = "randomization"
-    return baseline, test, _tables.eager(compare(frame, by=r.main_by, baseline=baseline, test=test, seed=r.seed), "compare")
+        return "randomization"
+    return "paired_t"
+
+
+#: the models from which, without a baseline, the page compares every pair
+ALL_PAIRS = 3
+
+
+def _all_pairs(r: Request, frame: pl.DataFrame, test: Test) -> tuple[pl.DataFrame | None, pl.DataFrame | None]:
+    """Without a baseline and with three models or more: recframe.compare of every pair (within
+    each fold) and its letter table (recframe.compare_letters); else (None, None)."""
+    if r.baseline is not None or len(r.model_keys) != 1 or frame.get_column(r.model_keys[0]).n_unique() < ALL_PAIRS:
+        return None, None
+    pairs = _tables.eager(compare(frame, by=r.main_by, test=test, seed=r.seed), "compare")
+    return pairs, _tables.eager(compare_letters(pairs), "compare_letters")
 
 
 def _within(r: Request, data: PageData, key: str) -> pl.DataFrame | str:

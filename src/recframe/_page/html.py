@@ -107,8 +107,8 @@ class Page:
 
     #: the order of the sections, whatever order they are made in (by the anchor's first word)
     ORDER = (
-        "evaluated", "summary", "comparison", "curves", "distributions", "segment", "fold", "beyond", "fairness",
-        "examples", "glossary",
+        "evaluated", "summary", "comparison", "pairs", "curves", "distributions", "segment", "fold", "agreement",
+        "beyond", "fairness", "examples", "glossary",
     )  # fmt: skip
 
     def __init__(self) -> None:

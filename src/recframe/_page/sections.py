@@ -36,7 +36,7 @@ def made_at(stage: str, data: PageData, figures: Figures) -> list[Section]:
     if stage == "curves":
         return [curves(data, figures)]
     if stage == "per_user":
-        return [s for s in (comparison(data, figures), distributions(data, figures)) if s is not None]
+        return [s for s in (comparison(data, figures), pairs(data), distributions(data, figures)) if s is not None]
     r = data.request
     keyed = [*(segment(data, key, figures) for key in r.attr_keys), *(fold(data, key, figures) for key in r.truth_keys)]
     sides = [s for s in (beyond(data, figures), item_groups(data, figures)) if s is not None]
@@ -88,6 +88,8 @@ def _verdict_sentence(data: PageData, metric: str) -> str:
 
     best, top = means[0]
     text = f"{metric}: <strong>{escape(best)}</strong> is best ({value(top)})"
+    if data.pairs is not None:
+        return text + _against_best(data, metric, best)
     if data.comparison is None:
         rest = ", ".join(f"{escape(m)} ({value(x)})" for m, x in means[1:])
         return text + (f", then {rest}." if rest else ".")
@@ -115,6 +117,37 @@ def _verdict_sentence(data: PageData, metric: str) -> str:
     return "".join(parts) + "."
 
 
+def _against_best(data: PageData, metric: str, best: str) -> str:
+    """The rest of a metric's verdict from the all-pairs comparison: the models significantly
+    worse (or better) than the best one, and those not distinguishable from it."""
+    precision, keys = data.request.precision, data.request.truth_keys
+    larger = _tables.higher_is_better(metric)
+    assert data.pairs is not None
+    rows = data.pairs.filter(
+        (pl.col("metric") == metric) & ((pl.col("model_a").cast(pl.String) == best) | (pl.col("model_b").cast(pl.String) == best))
+    )
+    worse: list[str] = []
+    better: list[str] = []
+    same: list[str] = []
+    for row in rows.iter_rows(named=True):
+        side = "b" if str(row["model_a"]) == best else "a"
+        other, mean, own = row[f"model_{side}"], row[f"mean_{side}"], row["mean_a" if side == "b" else "mean_b"]
+        where = f" in {label(row, keys)}" if keys else ""
+        words = f"{escape(other)}{escape(where)} ({format_number(mean, precision)}, {_p(row['p_adjusted'], precision)})"
+        if not row["significant"]:
+            same.append(f"{escape(other)}{escape(where)}")
+        else:
+            (worse if (mean < own) == larger else better).append(words)
+    parts = []
+    if worse:
+        parts.append(f"; significantly worse than {escape(best)}: {', '.join(worse)}")
+    if better:
+        parts.append(f"; significantly better than {escape(best)}: {', '.join(better)}")
+    if same:
+        parts.append(f"; not distinguishable from {escape(best)}: {', '.join(same)}")
+    return "".join(parts) + "."
+
+
 def verdict(data: PageData) -> str:
     """A short paragraph first: per headline metric (the summary's at the largest k, the first
     three), the best model by mean and the models significantly better or worse than the baseline
@@ -124,9 +157,11 @@ def verdict(data: PageData) -> str:
     headline = ([m for m in metrics if m.endswith(f"@{r.kmax}")] or metrics)[:HEADLINE]
     if not r.model_keys or not headline:
         return ""
+    test = "paired t test" if data.test == "paired_t" else "randomization test"
     if data.comparison is not None:
-        test = "paired t test" if data.test == "paired_t" else "randomization test"
         how = f"against the baseline {escape(data.baseline)}, {test}, Holm's correction, alpha 0.05"
+    elif data.pairs is not None:
+        how = f"every pair of models, {test}, Holm's correction over every pair and metric, alpha 0.05"
     elif len(data.models) > 1:
         how = "means only: no comparison was requested (pass baseline= or --baseline for significance)"
     else:
@@ -288,6 +323,62 @@ def comparison(data: PageData, figures: Figures) -> Section | None:
         + " Bold: the best delta of each metric among the models."
     )
     return "comparison", f"Paired comparison against {data.baseline}", body
+
+
+def pairs(data: PageData) -> Section | None:
+    """Every pair of models (no baseline, three models or more): the letter table, then each
+    pair's paired comparison (recframe.compare without a baseline, recframe.compare_letters)."""
+    frame, letters, keys, precision = data.pairs, data.letters, data.request.truth_keys, data.request.precision
+    if frame is None or letters is None:
+        return None
+    models = sorted(letters.get_column("model").unique().to_list(), key=str)
+    rows: list[list[Any]] = []
+    for group in letters.partition_by([*keys, "metric"], maintain_order=True):
+        first = group.row(0, named=True)
+        cells: dict[Any, tuple[str]] = {}
+        for row in group.iter_rows(named=True):
+            text = f"{escape(format_number(row['mean'], precision))} {escape(row['letters'])}"
+            cells[row["model"]] = (f"<strong>{text}</strong>" if row["top_group"] else text,)
+        rows.append([*(first[k] for k in keys), (linked(first["metric"]),), *(cells.get(m, "") for m in models)])
+    body = table([*keys, "metric", *map(str, models)], rows, [False] * (len(keys) + 1) + [True] * len(models))
+    body += note(
+        "Each model's mean and its letters: two models sharing a letter are not significantly different (compact letter "
+        "display of the pairs below, recframe.compare_letters). Bold: the best model and those not distinguishable "
+        "from it." + (f" Pairs are compared within each {', '.join(keys)}." if keys else "")
+    )
+    header = [*keys, "model_a", "model_b", "metric", "n_pairs", "mean_a", "mean_b", "delta", "d_z", "wins / ties / losses",
+              "p_value", "p_adjusted"]  # fmt: skip
+    lines = []
+    for row in frame.iter_rows(named=True):
+        delta = escape(format_number(row["delta"], precision))
+        if row["significant"]:
+            better = (row["delta"] > 0) == _tables.higher_is_better(row["metric"])
+            delta += f'<sup class="mark" title="{escape(row["model_a"])} significantly {"better" if better else "worse"}">' \
+                     f"{BETTER if better else WORSE}</sup>"  # fmt: skip
+        if row["delta_lo"] is not None and row["delta_hi"] is not None:
+            interval = f"[{format_number(row['delta_lo'], precision)}, {format_number(row['delta_hi'], precision)}]"
+            delta += f' <span class="ci">{escape(interval)}</span>'
+        lines.append([
+            *(row[k] for k in keys), row["model_a"], row["model_b"], (linked(row["metric"]),), row["n_pairs"],
+            format_number(row["mean_a"], precision), format_number(row["mean_b"], precision), (delta,),
+            format_number(row["d_z"], precision), f"{row['wins']} / {row['ties']} / {row['losses']}",
+            _p_text(row["p_value"], precision), _p_text(row["p_adjusted"], precision),
+        ])  # fmt: skip
+    test = "paired t test" if data.test == "paired_t" else "randomization test (scipy is not installed)"
+    body += f"<p>{escape(test.capitalize())} of every pair, Holm's correction over every row, alpha 0.05.</p>\n"
+    body += wrap(table(header, lines, [False] * (len(keys) + 3) + [True] * 8))
+    body += note(
+        "delta: mean_a minus mean_b over the users both have a value for (n_pairs), with its 95% interval (not "
+        f"adjusted); {BETTER} / {WORSE} beside it: model_a significantly better / worse than model_b (adjusted p-value "
+        "below alpha). d_z: the mean of the paired differences over their standard deviation (Cohen's d_z). "
+        "wins / ties / losses: the users for whom model_a is better, equal, worse."
+    )
+    return "pairs", "Every pair of models", body
+
+
+def _p_text(value: Any, precision: int) -> str:
+    smallest = 10.0**-precision
+    return "" if value is None else f"<{smallest:.{precision}f}" if value < smallest else format_number(value, precision)
 
 
 def curves(data: PageData, figures: Figures) -> Section:
