@@ -14,7 +14,7 @@ import polars as pl
 
 from recframe import _frames, _tables, _validate, stats
 from recframe.errors import RecframeError, fix, ref
-from recframe.options import DEFAULT_K
+from recframe.options import DEFAULT_K, ListOptions, Unpack
 from recframe.stats import Correction, Test
 
 FrameT = TypeVar("FrameT")
@@ -824,7 +824,7 @@ def compare_recommendations(
     alpha: float = stats.ALPHA,
     seed: int | None = None,
     n_resamples: int = stats.TEST_RESAMPLES,
-    **options: Any,
+    **options: Unpack[ListOptions],
 ) -> Any:
     """Per-user metrics of recommendations by model, then :func:`compare` against a baseline
     (or of every pair of models, without one).

@@ -50,9 +50,11 @@ class Opt(NamedTuple):
     shown: str | None = None
 
 
-class Options(ConventionOptions, total=False):
-    """The options of :func:`recframe.per_user` (and of summary and curve, which take them all):
-    the conventions (declared in :class:`recframe.conventions.ConventionOptions`) and these."""
+class ListOptions(ConventionOptions, total=False):
+    """The options of :func:`recframe.per_user` but ``by`` and ``baseline``, which
+    :func:`recframe.compare_recommendations` and :func:`recframe.agreement` take as arguments
+    of their own: the conventions (declared in :class:`recframe.conventions.ConventionOptions`)
+    and these."""
 
     user: Annotated[
         str | None,
@@ -99,20 +101,6 @@ not relevant.""",
             """An item is relevant when ``relevance >= threshold``; without one, when
 ``relevance > 0``. Must be > 0 unless ``gain="binary"``.""",
             "float, optional",
-        ),
-    ]
-    by: Annotated[
-        str | Sequence[str] | None,
-        Opt(
-            None,
-            """Key columns: every (by keys, user) pair is a separate list, and ``summary`` has one row
-per combination. Each key is looked up where it lives: a column of the recommendations
-only is a *model key* (``"model"``: with ``truth=``, every model is scored on every
-truth user); a column of ``truth=`` too is a *truth key* (``"fold"``, a date: the two
-frames are joined on it, never broadcast across it); a column of ``users=`` is a *user
-attribute* (``"segment"``, ``"cohort"``: joined onto each user's row). A key found
-nowhere, or both in ``users=`` and elsewhere, raises.""",
-            "str or list of str, optional",
         ),
     ]
     truth: Annotated[
@@ -193,15 +181,6 @@ refused). Every item ranked within k must be in it when a metric reads it
             "str or list of str, optional",
         ),
     ]
-    baseline: Annotated[
-        Any,
-        Opt(
-            None,
-            """The model (a value of the one model key in ``by``) whose lists ``intersection`` and
-``unexpectedness`` compare every model's lists with, user by user.""",
-            "any, optional",
-        ),
-    ]
     head_share: Annotated[
         float,
         Opt(
@@ -259,6 +238,35 @@ computing the metrics. ``False`` skips the check, for data known to be clean:
 duplicates then give wrong numbers, silently. The other data checks always read every
 row.""",
             '{"used", True, False}',
+        ),
+    ]
+
+
+class Options(ListOptions, total=False):
+    """The options of :func:`recframe.per_user` (and of summary and curve, which take them all):
+    those of :class:`ListOptions`, the keys and the baseline model."""
+
+    by: Annotated[
+        str | Sequence[str] | None,
+        Opt(
+            None,
+            """Key columns: every (by keys, user) pair is a separate list, and ``summary`` has one row
+per combination. Each key is looked up where it lives: a column of the recommendations
+only is a *model key* (``"model"``: with ``truth=``, every model is scored on every
+truth user); a column of ``truth=`` too is a *truth key* (``"fold"``, a date: the two
+frames are joined on it, never broadcast across it); a column of ``users=`` is a *user
+attribute* (``"segment"``, ``"cohort"``: joined onto each user's row). A key found
+nowhere, or both in ``users=`` and elsewhere, raises.""",
+            "str or list of str, optional",
+        ),
+    ]
+    baseline: Annotated[
+        Any,
+        Opt(
+            None,
+            """The model (a value of the one model key in ``by``) whose lists ``intersection`` and
+``unexpectedness`` compare every model's lists with, user by user.""",
+            "any, optional",
         ),
     ]
 
@@ -324,6 +332,10 @@ keeps its one value.""",
     ]
 
 
+#: where the options Options adds to ListOptions stand among them: after these
+_PLACE = {"by": "threshold", "baseline": "item_features"}
+
+
 def _declared(options: type) -> dict[str, tuple[Any, Opt | None]]:
     """name -> (annotation, its Opt; None for a convention) of a TypedDict of options."""
     hints = typing.get_type_hints(options, include_extras=True)
@@ -331,6 +343,10 @@ def _declared(options: type) -> dict[str, tuple[Any, Opt | None]]:
     own = [name for name in hints if name not in TABLE]
     at = own.index("profile") + 1 if "profile" in own else len(own)
     order = [*own[:at], *(name for name in hints if name in TABLE), *own[at:]]
+    for name, after in _PLACE.items():  # (declared apart, in Options: shown where they belong)
+        if name in order and after in order:
+            order.remove(name)
+            order.insert(order.index(after) + 1, name)
     out: dict[str, tuple[Any, Opt | None]] = {}
     for name, hint in ((name, hints[name]) for name in order):
         extra = [m for m in getattr(hint, "__metadata__", ()) if isinstance(m, Opt)]
