@@ -135,3 +135,36 @@ def test_three_models_without_a_baseline_compare_every_pair_and_the_verdict_read
         f"ndcg@20: <strong>popular</strong> is best (0.201); significantly worse than popular: category (0.154, "
         f"p_adjusted &lt; 0.001), itemknn ({mean:.3f}, p_adjusted &lt; 0.001)."
     ) in verdict
+
+
+def test_agreement_per_pair_and_the_tie_line_are_recframe_agreement_and_tied_cutoffs(workflow):
+    from recframe._page import sections
+
+    collected, recs, options = workflow
+    lists = {name: options[name] for name in ("score", "users", "exclude")}
+    rows = recframe.agreement(recs, k=20, by="model", **lists)
+    # the page leaves truth= out without a fold (relevance plays no part): the same rows with it
+    assert_frame_equal(rows, recframe.agreement(recs, k=20, by="model", truth=options["truth"], relevance="rating", **lists))
+    got = collected.agreement
+    assert isinstance(got, pl.DataFrame) and got.select("model_a", "model_b").rows() == [
+        ("category", "itemknn"), ("category", "popular"), ("itemknn", "popular")
+    ]  # fmt: skip
+    for (a, b), pair in rows.group_by("model_a", "model_b"):
+        row = got.filter((pl.col("model_a") == a) & (pl.col("model_b") == b)).row(0, named=True)
+        assert row["users"] == pair.height and row["n_tau"] == pair["kendall_tau"].count()
+        for measure in ("overlap", "jaccard", "rbo", "kendall_tau"):
+            assert row[measure] == pytest.approx(pair[measure].mean(), rel=1e-12), (a, b, measure)
+    _, _, body = sections.agreement(collected)
+    popular = got.filter(pl.col("model_b") == "popular").row(0, named=True)
+    assert f'<td>category</td><td>popular</td><td class="num">{popular["users"]}</td>' in body
+    assert f"{popular['rbo']:.3f}" in body and "rank-biased overlap" in body and "Kendall" in body
+    # the ties: per k, the lists whose cut-off falls inside equal scores
+    tied = recframe.tied_cutoffs(recs, k=20, by="model", truth=options["truth"], relevance="rating", threshold=4, **lists)
+    assert_frame_equal(collected.tied, tied, check_row_order=False)  # (tied_cutoffs' row order varies)
+    n, lists_ = tied["n_tied@20"].sum(), tied["n_lists"].sum()
+    assert n > 0 and f"{n:,} of {lists_:,} lists have equal scores across the cut-off at k=20; ties= decides them " in (
+        sections.tie_line(collected).replace("&#x27;", "'")
+    )
+    assert "(ties='item_asc', default: equal scores ordered by item, ascending;" in sections.tie_line(collected).replace(
+        "&#x27;", "'"
+    )

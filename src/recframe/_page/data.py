@@ -22,7 +22,8 @@ from recframe import _atomic, _call, _checks, _engine, _frames, _inspect, _inter
 from recframe import _names as n
 from recframe import _validate as v
 from recframe import options as options_table
-from recframe.api import item_groups, per_user, summary
+from recframe.agreement import agreement
+from recframe.api import item_groups, per_user, summary, tied_cutoffs
 from recframe.compare import compare, compare_letters
 from recframe.curve import curve
 from recframe.disparity import disparity
@@ -213,6 +214,9 @@ class PageData:
     inspected: pl.DataFrame = field(default_factory=pl.DataFrame)  # their lists (recframe.inspect)
     examples_error: str | None = None  # why inspect could not show them
     ties: dict[str, str] = field(default_factory=dict)  # per rule, the ties among which its users were drawn
+    #: recframe.agreement's per-user values averaged per pair of models (or its error); None with one model
+    agreement: pl.DataFrame | str | None = None
+    tied: pl.DataFrame | None = None  # recframe.tied_cutoffs with score=, by the summary's keys
 
     @property
     def significant(self) -> set[tuple[Any, ...]]:
@@ -265,6 +269,7 @@ def collect(r: Request, ready: Callable[[str, PageData], None] | None = None) ->
         at_k = [c for c in (f"ndcg@{r.kmax}", f"recall@{r.kmax}", f"precision@{r.kmax}") if c in metric_columns]
         data.shown = at_k or metric_columns[:1]
         examples_job = pool.submit(_examples, r, data.per_user, data.primary)  # inspect reads the chosen users' rows
+        agreement_job = pool.submit(_agreement, r, data.per_user)
         data.baseline, data.test, data.comparison = _comparison(r, data.per_user)
         data.pairs, data.letters = _all_pairs(r, data.per_user, data.test)
         data.distributions = [(metric, _distribution(data.per_user, metric, r.main_by)) for metric in data.shown]
@@ -272,6 +277,7 @@ def collect(r: Request, ready: Callable[[str, PageData], None] | None = None) ->
             ready("per_user", data)
     data.summary = summary_job.result()
     data.examples, data.inspected, data.examples_error, data.ties = examples_job.result()
+    data.agreement, data.tied = agreement_job.result()
     frames = {name: frame for name, frame in r.frames.items() if frame is not None}
     data.inputs = (
         r.inputs if r.inputs is not None else [{"input": name, "rows": _rows_of(frame, name)} for name, frame in frames.items()]
@@ -486,6 +492,32 @@ def _within(r: Request, data: PageData, key: str) -> pl.DataFrame | str:
     except RecframeError as error:
         return str(error)
     return _tables.eager(found, "compare")
+
+
+#: the measures of recframe.agreement the page averages
+AGREEMENT = ("overlap", "jaccard", "rbo", "kendall_tau")
+
+
+def _agreement(r: Request, frame: pl.DataFrame) -> tuple[pl.DataFrame | str | None, pl.DataFrame | None]:
+    """recframe.agreement at the largest k between every pair of models (within each fold),
+    averaged over the users of either list (its error where it refuses; None with one model);
+    and recframe.tied_cutoffs at every k with score= (else None). Relevance plays no part in
+    agreement: truth= is passed only for its keys (folds)."""
+    tied = None
+    if r.given.get("score") is not None:
+        tied = _tables.eager(tied_cutoffs(r.recs, r.ks, **{**r.lists, "by": r.main_by or None}), "tied_cutoffs")
+    if len(r.model_keys) != 1 or frame.get_column(r.model_keys[0]).n_unique() < 2:
+        return None, tied
+    keys = [*r.model_keys, *r.truth_keys]
+    options = {name: value for name, value in r.lists.items() if name != "truth" or r.truth_keys}
+    try:
+        rows = _tables.eager(agreement(r.recs, r.kmax, **{**options, "by": keys}), "agreement")
+    except RecframeError as error:
+        return str(error), tied
+    means = rows.group_by([*r.truth_keys, "model_a", "model_b"], maintain_order=True).agg(
+        pl.len().alias("users"), *(pl.col(m).mean() for m in AGREEMENT), pl.col("kendall_tau").count().alias("n_tau")
+    )
+    return means, tied
 
 
 def _distribution(frame: pl.DataFrame, metric: str, keys: list[str]) -> pl.DataFrame:

@@ -40,7 +40,8 @@ def made_at(stage: str, data: PageData, figures: Figures) -> list[Section]:
     r = data.request
     keyed = [*(segment(data, key, figures) for key in r.attr_keys), *(fold(data, key, figures) for key in r.truth_keys)]
     sides = [s for s in (beyond(data, figures), item_groups(data, figures)) if s is not None]
-    return [evaluated(data), summary(data), *keyed, *sides, examples(data), glossary(data)]
+    together = [s for s in (agreement(data),) if s is not None]
+    return [evaluated(data), summary(data), *keyed, *together, *sides, examples(data), glossary(data)]
 
 
 def lead(data: PageData, figures: Figures) -> str:
@@ -53,7 +54,7 @@ def lead(data: PageData, figures: Figures) -> str:
         + (f" · {escape(', '.join(map(str, data.models)))}" if r.model_keys else "")
         + "</p>\n"
     )
-    text += verdict(data)
+    text += verdict(data) + tie_line(data)
     return text if figures.available else text + f'<p class="note"><strong>{escape(NO_PLOT)}</strong></p>\n'
 
 
@@ -168,6 +169,32 @@ def verdict(data: PageData) -> str:
         how = "one model"
     sentences = " ".join(_verdict_sentence(data, m) for m in headline)
     return f'<p class="verdict"><strong>Verdict</strong> ({how}): {sentences}</p>\n'
+
+
+def tie_line(data: PageData) -> str:
+    """With score=: how many lists have equal scores across a cut-off (recframe.tied_cutoffs), and
+    the tie policy that decides them; nothing when no list has."""
+    tied = data.tied
+    if tied is None:
+        return ""
+    lists = int(tied.get_column("n_lists").sum())
+    counts = [(k, int(tied.get_column(f"n_tied@{k}").sum())) for k in data.request.ks if f"n_tied@{k}" in tied.columns]
+    found = [f"{n:,} of {lists:,} lists have equal scores across the cut-off at k={k}" for k, n in counts if n]
+    if not found:
+        return ""
+    policy = next((row for row in data.conventions if row[0] == "ties"), ["ties", "item_asc", "default"])
+    how = {
+        "item_asc": "equal scores ordered by item, ascending",
+        "item_desc": "equal scores ordered by item, descending",
+        "optimistic": "the relevant items first within a tie",
+        "pessimistic": "the relevant items last within a tie",
+        "average": "each metric's expected value over every order of the tied items",
+    }.get(str(policy[1]), str(policy[1]))
+    text = (
+        "; ".join(found) + f"; ties= decides them (ties={policy[1]!r}, {policy[2]}: {how}; ties='optimistic' and "
+        "'pessimistic' bound what the tie-break can do, ties='average' takes the expected value)."
+    )
+    return f'<p class="note ties">{escape(text[0].upper() + text[1:])}</p>\n'
 
 
 def evaluated(data: PageData) -> Section:
@@ -495,6 +522,39 @@ def _groups(data: PageData, key: str, caption: str, figures: Figures) -> str:
         caption, plot.groups, data.per_user, key, data.primary, by=r.model_keys[0] if r.model_keys else None,
         seed=r.seed, n_resamples=r.n_resamples, size=(7.0, 3.4),
     )  # fmt: skip
+
+
+#: what each agreement measure says, in the page's caption
+AGREES = (
+    "overlap: |A ∩ B| / k, the share of the top k the two lists have in common; "
+    "jaccard: |A ∩ B| / |A ∪ B|, the common items over all the items of either list; "
+    "rbo: rank-biased overlap (Webber, Moffat and Zobel 2010, extrapolated, p = 0.9), the overlap at every depth "
+    "weighted towards the top: 1 for the same list, 0 for lists with nothing in common; "
+    "kendall_tau: Kendall's tau-b of the order the two models give the items both recommend (1 the same order, "
+    "-1 reversed; users with fewer than two common items left out: n_tau counts the others). "
+)
+
+
+def agreement(data: PageData) -> Section | None:
+    """How far the models' top-k lists agree, per pair (recframe.agreement, averaged over users)."""
+    frame, r = data.agreement, data.request
+    if frame is None:
+        return None
+    body = f"<p>How far each pair of models recommends the same items in the same order, in the top {r.kmax}.</p>\n"
+    if isinstance(frame, str):
+        return "agreement", "Agreement between models", body + note(frame)
+    keys = [*r.truth_keys, "model_a", "model_b"]
+    measures = ["users", "overlap", "jaccard", "rbo", "kendall_tau", "n_tau"]
+    rows = [
+        [*(row[k] for k in keys), *(row[m] if isinstance(row[m], int) else format_number(row[m], r.precision) for m in measures)]
+        for row in frame.iter_rows(named=True)
+    ]
+    body += table([*keys, *measures], rows, [False] * len(keys) + [True] * len(measures))
+    body += note(
+        f"Means over the users with a list from either model (users), at k = {r.kmax}: " + AGREES
+        + "A pair with the same mean metric can still recommend different items."
+    )  # fmt: skip
+    return "agreement", "Agreement between models", body
 
 
 def turned(frame: pl.DataFrame, keys: list[str], precision: int) -> str:
