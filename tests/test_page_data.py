@@ -168,3 +168,24 @@ def test_agreement_per_pair_and_the_tie_line_are_recframe_agreement_and_tied_cut
     assert "(ties='item_asc', default: equal scores ordered by item, ascending;" in sections.tie_line(collected).replace(
         "&#x27;", "'"
     )
+
+
+def test_with_a_segment_the_example_users_are_chosen_per_segment_as_inspect_chooses_them(workflow):
+    from recframe._page import sections
+
+    collected, recs, options = workflow
+    sides = {name: options[name] for name in ("truth", "users", "exclude", "score", "relevance", "threshold", "by")}
+    segment_of = dict(options["users"].select("user_id", "segment").iter_rows())
+    for select in ("worst", "disagree", "random"):
+        metric = {} if select == "random" else {"metric": "ndcg@20"}
+        want = recframe.inspect(recs, k=20, select=select, n=2, seed=0, **sides, **metric)
+        assert collected.examples[select] == want["user_id"].unique(maintain_order=True).to_list(), select
+        assert [segment_of[u] for u in collected.examples[select]] == ["cold", "cold", "warm", "warm"]
+    assert collected.ties["worst"].startswith("segment cold: ") and "segment warm: " in collected.ties["worst"]
+    _, _, body = sections.examples(collected)
+    assert "<h3>Worst: the 2 users of each segment with the lowest ndcg@20" in body
+    worst = body[body.index("<h3>Worst") : body.index("<h3>Disagree")]
+    cold, warm = worst.index('<h4 class="segment-of">segment cold</h4>'), worst.index('<h4 class="segment-of">segment warm</h4>')
+    for user in collected.examples["worst"]:  # each user under its segment's heading
+        at = worst.index(f"<h3>user_id {user}<")
+        assert (cold < at < warm) == (segment_of[user] == "cold") and at > cold

@@ -38,6 +38,8 @@ INPUT_KEYS = ("input", "file", "rows", "sha256")
 FRAME_INPUTS = ("recs", "truth", "users", "exclude", "train", "items")
 #: the users the page shows per rule, and the rules
 EXAMPLES, RULES = 3, ("worst", "disagree", "random")
+#: the users shown per rule and per segment, when there are segments (a by key of users=)
+PER_SEGMENT = 2
 #: report_page's own arguments at their defaults: one left there is not "given" on the page
 PAGE_DEFAULTS: dict[str, Any] = {
     "truth": None, "baseline": None, "k": 10, "ci": 0.95, "train": None, "items": None, "inputs": None, "out": None,
@@ -568,17 +570,25 @@ def _examples(
         return {}, pl.DataFrame(), None, {}
     seed = 0 if r.seed is None else r.seed
     rows = nw.from_native(frame.rename({r.user: n.USER})).lazy()
+    attrs = list(r.attr_keys)  # with segments: a few users of each
+    many = PER_SEGMENT if attrs else EXAMPLES
     chosen, ties = {}, {}
     for select in (s for s in RULES if s != "disagree" or r.model_keys):
         if select == "random":
-            chosen[select] = _inspect.choose(rows.select(n.USER).unique().collect().to_native(), [], EXAMPLES, seed, None)
+            users = rows.select(n.USER, *attrs).unique().collect().to_native()
+            chosen[select] = _inspect.choose(users, attrs, many, seed, None)
             continue
-        values = _inspect.user_values(rows, primary, select, list(r.truth_keys), []).collect().to_native()
+        values = _inspect.user_values(rows, primary, select, list(r.truth_keys), attrs).collect().to_native()
         values = values.filter(pl.col(_inspect.VALUE).is_not_null())
-        chosen[select] = _inspect.choose(values, [], EXAMPLES, seed, select)
-        tie = _tie(values, chosen[select], primary if select == "worst" else f"the gap in {primary}", seed)
-        if tie:
-            ties[select] = tie
+        chosen[select] = _inspect.choose(values, attrs, many, seed, select)
+        what = primary if select == "worst" else f"the gap in {primary}"
+        found = [
+            tie
+            for group, part in (values.group_by(attrs, maintain_order=True) if attrs else [((), values)])
+            if (tie := _tie(part, [u for u in chosen[select] if u in set(part[n.USER])], what, seed, _where(attrs, group)))
+        ]
+        if found:
+            ties[select] = " ".join(found)
     every = list(dict.fromkeys(x for ids in chosen.values() for x in ids))
     options = {name: value for name, value in r.sides.items() if name != "users"}
     users = r.frames["users"]  # a users= frame keeps the segments: its rows of the users shown
@@ -590,9 +600,16 @@ def _examples(
     return chosen, inspected, None, ties
 
 
-def _tie(values: pl.DataFrame, ids: list[Any], what: str, seed: int) -> str | None:
+def _where(attrs: list[str], group: Any) -> str:
+    """ "segment warm: " for a group of the user attributes `attrs` (nothing without)."""
+    values = group if isinstance(group, tuple) else (group,)
+    return ", ".join(f"{a} {v}" for a, v in zip(attrs, values)) + ": " if attrs else ""
+
+
+def _tie(values: pl.DataFrame, ids: list[Any], what: str, seed: int, where: str = "") -> str | None:
     """ "201 users tie at ndcg@10 = 0; 3 of them, chosen with seed 0" where the users chosen
-    by value are some of a tie (the tie is broken in a seeded random order); else None."""
+    by value are some of a tie (the tie is broken in a seeded random order); else None. `where`
+    heads it ("segment cold: ") when the users are chosen per segment."""
     if not ids:
         return None
     rounded = values.with_columns(pl.col(_inspect.VALUE).round(12))
@@ -602,7 +619,7 @@ def _tie(values: pl.DataFrame, ids: list[Any], what: str, seed: int) -> str | No
     if tied.height <= among:
         return None
     shown = f"{last:.6g}"
-    return f"{tied.height:,} users tie at {what} = {shown}; {among} of them shown, chosen with seed {seed}."
+    return f"{where}{tied.height:,} users tie at {what} = {shown}; {among} of them shown, chosen with seed {seed}."
 
 
 # ---------------------------------------------------------------------------- what was evaluated

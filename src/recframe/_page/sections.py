@@ -12,7 +12,7 @@ import polars as pl
 
 from recframe import _tables, plot
 from recframe._page import glossary as registry_docs
-from recframe._page.data import EXAMPLES, INPUT_KEYS, PageData
+from recframe._page.data import EXAMPLES, INPUT_KEYS, PER_SEGMENT, PageData
 from recframe._page.figures import Figures
 from recframe._page.html import NO_PLOT, escape, halves, label, note, table, wrap
 from recframe._page.inspect_html import side_by_side
@@ -627,20 +627,27 @@ def examples(data: PageData) -> Section:
     elif data.examples_error is not None:
         body = note(data.examples_error)
     else:
+        each = f" of each {' and '.join(r.attr_keys)}" if r.attr_keys else ""
+        many = PER_SEGMENT if r.attr_keys else EXAMPLES
         rules = {
-            "worst": f"the {EXAMPLES} users with the lowest {primary}, averaged over their lists",
-            "disagree": f"the {EXAMPLES} users whose {primary} differs most between two models",
-            "random": f"{EXAMPLES} users drawn at random (seed {0 if r.seed is None else r.seed})",
+            "worst": f"the {many} users{each} with the lowest {primary}, averaged over their lists",
+            "disagree": f"the {many} users{each} whose {primary} differs most between two models",
+            "random": f"{many} users{each} drawn at random (seed {0 if r.seed is None else r.seed})",
         }
         body = ""
         keys = [*r.model_keys, *r.truth_keys]
         for select, ids in data.examples.items():
             values = data.per_user.filter(pl.col(r.user).is_in(ids)).select(r.user, *keys, primary)
-            fragment = side_by_side(data.inspected.filter(pl.col(r.user).is_in(ids)), values=values).to_html()
             tie = note(data.ties[select]) if select in data.ties else ""
-            body += (
-                f'<h3>{escape(select.capitalize())}: {escape(rules[select])}</h3>\n{tie}<div class="examples">{fragment}</div>\n'
-            )
+            body += f"<h3>{escape(select.capitalize())}: {escape(rules[select])}</h3>\n{tie}"
+            shown = data.inspected.filter(pl.col(r.user).is_in(ids))
+            # per segment, in the order chosen, each headed by its segment
+            apart = bool(r.attr_keys) and all(a in shown.columns for a in r.attr_keys)
+            groups = shown.partition_by(list(r.attr_keys), maintain_order=True, as_dict=True) if apart else {(): shown}
+            for group, part in sorted(groups.items(), key=lambda g: tuple(map(str, g[0]))):
+                where = ", ".join(f"{a} {v}" for a, v in zip(r.attr_keys, group)) if apart else ""
+                heading = f'<h4 class="segment-of">{escape(where)}</h4>\n' if where else ""
+                body += f'{heading}<div class="examples">{side_by_side(part, values=values).to_html()}</div>\n'
     return "examples", "Example users", body
 
 
