@@ -195,6 +195,14 @@ def item_groups(
     return _frames.from_lazy(_item_groups.shares(plan.item_groups, spec, checked), kind)
 
 
+def _checked(table: nw.LazyFrame, plan: _engine.Plan, kind: str) -> nw.LazyFrame:
+    """`table`, computed after the call's data checks: on Polars they ride along the per-list
+    table (a SQL engine ran them already), and one count of it makes them run first."""
+    if kind == "engine":
+        return table
+    return table.join(plan.per_user.select(nw.len().alias("__rf_checked")), how="cross").drop("__rf_checked")
+
+
 def per_item(
     frame: FrameT,
     k: int | Sequence[int] = DEFAULT_K,
@@ -204,11 +212,7 @@ def per_item(
     v.refuse_average_ties(kwargs, "per_item", "which items each list holds within k")
     plan, spec, kind = _call.prepare(frame, kwargs)
     assert plan.rows is not None  # every plan has them
-    table = _engine.item_table(plan.rows, spec)
-    if kind != "engine":
-        # the data checks ride along the per-list table (a SQL engine ran them already): one
-        # count of it makes them run before the items are returned
-        table = table.join(plan.per_user.select(nw.len().alias("__rf_checked")), how="cross").drop("__rf_checked")
+    table = _checked(_engine.item_table(plan.rows, spec), plan, kind)
     table = table.rename({n.ITEM: spec.columns.item}).sort([*spec.columns.by, spec.columns.item])
     return _frames.from_lazy(table, kind)
 
@@ -226,11 +230,7 @@ def tied_cutoffs(
         )
     plan, spec, kind = _call.prepare(frame, kwargs)
     assert plan.rows is not None  # every plan has them
-    table = _engine.tie_table(plan.rows, spec)
-    if kind != "engine":
-        # the data checks ride along the per-list table (as per_item's)
-        table = table.join(plan.per_user.select(nw.len().alias("__rf_checked")), how="cross").drop("__rf_checked")
-    return _frames.from_lazy(table, kind)
+    return _frames.from_lazy(_checked(_engine.tie_table(plan.rows, spec), plan, kind), kind)
 
 
 tied_cutoffs.__doc__ = f"""Where ties could move a number: per ``by`` group, the lists whose cut-off at k
