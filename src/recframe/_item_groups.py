@@ -1,5 +1,6 @@
 """Item groups (``item_group=``): the per-group exposure table of :func:`recframe.item_groups`,
-the popularity-bias summaries and the calibration of each list (formulas in
+and the counts per (list or summary group, item group) the registry's item-group terms read
+(:class:`recframe.metrics._registry.ItemGroupRows`; every formula is in
 :mod:`recframe.metrics.item_groups`).
 
 Everything is a sum per (list or summary group, item group): the items' groups are joined once
@@ -11,7 +12,6 @@ linear in the rows.
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 import narwhals as nw
@@ -20,17 +20,17 @@ from recframe import _frames, _side
 from recframe import _names as n
 from recframe._validate import Spec, fail
 from recframe.errors import fix, ref
-from recframe.metrics import REGISTRY
-from recframe.metrics._registry import position_cut
+from recframe.metrics import REGISTRY, TERMS
+from recframe.metrics._registry import ItemGroupRows, Level, position_cut
+from recframe.metrics._registry import item_group_column as _c
 
-# working columns
-_P, _T, _Q = "__rf_ig_p", "__rf_ig_train", "__rf_ig_q"
-_SLOTS, _EXPOSURE, _HITS, _RELEVANT = "__rf_ig_slots", "__rf_ig_exposure", "__rf_ig_hits", "__rf_ig_relevant"
-_SIZE, _LISTS = "__rf_ig_size", "__rf_ig_lists"
 #: the registry's item-group metrics: per list (calibration), or comparing the item groups with
 #: one another per summary group (they need two groups)
 CALIBRATION = tuple(m for m, metric in REGISTRY.items() if "item_group" in metric.requires and metric.level == "user")
 COMPARING = tuple(m for m, metric in REGISTRY.items() if "item_group" in metric.requires and metric.level == "group")
+
+
+_T, _SIZE, _RELEVANT, _LISTS = _c("trained"), _c("size"), _c("relevant"), _c("lists")
 
 
 def check(items: nw.LazyFrame | None, spec: Spec, schema: dict[str, Any], side: _side.SideInputs) -> None:
@@ -115,8 +115,14 @@ def _train_mix(spec: Spec, side: _side.SideInputs, w: nw.LazyFrame) -> nw.LazyFr
     return _frames.group_agg(pairs, [n.USER, n.ITEM_GROUP], nw.col(n.GROUP_WEIGHT).sum().alias(_T))
 
 
-def _column(name: str, k: int) -> str:
-    return n.term_column(name, k)
+def _summed(rows: nw.LazyFrame, keys: list[str], spec: Spec, level: Level) -> nw.LazyFrame:
+    """Per `keys`, each item-group term of `level` the asked metrics read: its value on `rows`
+    (one per item group of the list or summary group: ItemGroupRows) aggregated over them."""
+    names = {t for m in spec.selection.metrics if REGISTRY[m].level == level for t in REGISTRY[m].terms(spec.conventions)}
+    g, terms = ItemGroupRows(spec.conventions, tuple(keys)), [TERMS[t] for t in sorted(names) if TERMS[t].per_item_group]
+    mine = [(t, t.column(k), k) for t in terms if t.level == level for k in spec.selection.ks]
+    rows = rows.with_columns(t.per_item_group(g, k).alias(c) for t, c, k in mine if t.per_item_group)
+    return _frames.group_agg(rows, keys, *(getattr(nw.col(c), t.agg)() for t, c, _ in mine))
 
 
 def joined(rows: nw.LazyFrame, spec: Spec, side: _side.SideInputs) -> nw.LazyFrame:
@@ -136,74 +142,33 @@ def joined(rows: nw.LazyFrame, spec: Spec, side: _side.SideInputs) -> nw.LazyFra
 
 
 def calibration(rows: nw.LazyFrame, spec: Spec, side: _side.SideInputs) -> nw.LazyFrame:
-    """Per list (list keys, USER) with an item ranked within the largest k: the columns of
-    ``miscalibration@k`` and ``calibration_js@k`` for each k, from :func:`joined`'s rows
-    ranked within the largest k (those outside the catalog are refused by the catalog check).
-    Null for a list with no item within k or whose user has no training item in the catalog.
-
-    Both mixes sum to 1, so each divergence needs only the groups the two share, and the
-    list's groups are read once (no full join of the two mixes): with P the user's groups and
-    Q the list's,
-
-    - KL(p || (1 - a) q + a p) = ln(1/a) + sum over P & Q of p (ln(p / blend) - ln(1/a)),
-      since a group of P outside Q adds p ln(1/a);
-    - 2 JS(p, q) = 2 + sum over P & Q of (p log2(p / m) + q log2(q / m) - p - q), since a
-      group on one side only adds its own mass (log2 2 = 1).
-
-    A group the list reaches beyond k (q = 0 at k) adds 0 to both sums, as it should."""
+    """Per list (list keys, USER) with an item ranked within the largest k: the registry's
+    user-level item-group terms over the groups of its items ranked within the largest k
+    (:func:`joined`'s; those outside the catalog are refused by the catalog check), with the
+    user's training mix p and the list's mix q at each k (no full join of the two mixes)."""
     # a list, with the summary keys it determines (not the constant GROUP of a call without by:
     # a third key costs every sum per (list, group) some 30%)
     keys = [*spec.columns.by, n.USER]
     ks = spec.selection.ks
     mix = _train_mix(spec, side, weights(spec, side))
-    p = mix.with_columns((nw.col(_T) / nw.col(_T).sum().over(n.USER)).alias(_P)).select(n.USER, n.ITEM_GROUP, _P)
-    trained = _frames.group_agg(mix, [n.USER], nw.col(_T).sum().alias("__rf_ig_p_total"))
+    p = mix.with_columns((nw.col(_T) / nw.col(_T).sum().over(n.USER)).alias(_c("train_share"))).drop(_T)
+    trained = _frames.group_agg(mix, [n.USER], nw.col(_T).sum().alias(_c("train_total")))
     within = (nw.col(n.POSITION) <= position_cut(max(ks))) & ~nw.col(n.ITEM_GROUP).is_null()
     rows = rows.filter(within).select(*keys, n.ITEM_GROUP, n.GROUP_WEIGHT, n.POSITION)
     place = nw.lit(1.0)
     if spec.conventions.calibration_weight == "rank":
         place = 1.0 / (nw.col(n.POSITION) + 1).cast(nw.Float64).log(2)
-    inside = {k: nw.col(n.POSITION) <= position_cut(k) for k in ks}
-    rows = rows.with_columns(nw.when(inside[k]).then(nw.col(n.GROUP_WEIGHT) * place).otherwise(0.0).alias(f"{_Q}{k}") for k in ks)
-    q = _frames.group_agg(rows, [*keys, n.ITEM_GROUP], *(nw.col(f"{_Q}{k}").sum() for k in ks))
-    q = q.with_columns(nw.col(f"{_Q}{k}").sum().over(*keys).alias(f"{_Q}{k}:total") for k in ks)
+    weight = {k: nw.when(nw.col(n.POSITION) <= position_cut(k)).then(nw.col(n.GROUP_WEIGHT) * place).otherwise(0.0) for k in ks}
+    q = _frames.group_agg(rows, [*keys, n.ITEM_GROUP], *(w.sum().alias(_c("list_share", k)) for k, w in weight.items()))
+    q = q.with_columns(nw.col(_c("list_share", k)).sum().over(*keys).alias(_c("list_weight", k)) for k in ks)
+    share = {k: (nw.col(_c("list_share", k)), nw.col(_c("list_weight", k))) for k in ks}
     q = q.with_columns(
-        nw.when(nw.col(f"{_Q}{k}:total") > 0).then(nw.col(f"{_Q}{k}") / nw.col(f"{_Q}{k}:total")).otherwise(0.0).alias(f"{_Q}{k}")
-        for k in ks
+        nw.when(total > 0).then(q_ / total).otherwise(0.0).alias(_c("list_share", k)) for k, (q_, total) in share.items()
     )
-    both = q.join(p, on=[n.USER, n.ITEM_GROUP], how="left").with_columns(nw.col(_P).fill_null(0.0))
-    alpha = spec.conventions.calibration_alpha
-    terms = []
-    for k in ks:
-        p_, q_ = nw.col(_P), nw.col(f"{_Q}{k}")
-        blend = (1 - alpha) * q_ + alpha * p_
-        middle = (p_ + q_) / 2
-        terms += [
-            nw.when(p_ > 0).then(p_ * ((p_ / blend).log() - math.log(1 / alpha))).otherwise(0.0).alias(f"kl{k}"),
-            (
-                nw.when(p_ > 0).then(p_ * (p_ / middle).log(2) - p_).otherwise(0.0)
-                + nw.when(q_ > 0).then(q_ * (q_ / middle).log(2) - q_).otherwise(0.0)
-            ).alias(f"js{k}"),
-        ]
-    per_list = _frames.group_agg(
-        both.with_columns(*terms),
-        keys,
-        *(nw.col(f"{_Q}{k}:total").max() for k in ks),
-        *(nw.col(c).sum() for k in ks for c in (f"kl{k}", f"js{k}")),
-    )
-    per_list = per_list.join(trained, on=n.USER, how="left")
-    out = []
-    for k in ks:
-        # defined where the user has a training mix and the list an item within k
-        defined = (nw.col("__rf_ig_p_total").fill_null(0.0) > 0) & (nw.col(f"{_Q}{k}:total") > 0)
-        # both are >= 0 (and JS <= 1): the clip only takes off the rounding of the two sums
-        kl = (math.log(1 / alpha) + nw.col(f"kl{k}")).clip(lower_bound=0.0)
-        js = (1 + nw.col(f"js{k}") / 2).clip(lower_bound=0.0, upper_bound=1.0)
-        out += [
-            nw.when(defined).then(kl).otherwise(None).cast(nw.Float64).alias(_column("miscalibration@", k)),
-            nw.when(defined).then(js).otherwise(None).cast(nw.Float64).alias(_column("calibration_js@", k)),
-        ]
-    return per_list.select(*spec.columns.list_keys, n.USER, *out)
+    both = q.join(p, on=[n.USER, n.ITEM_GROUP], how="left").with_columns(nw.col(_c("train_share")).fill_null(0.0))
+    both = both.join(trained, on=n.USER, how="left")
+    out = _summed(both, keys, spec, "user")
+    return out.select(*spec.columns.list_keys, n.USER, *(c for c in out.columns if c not in keys))
 
 
 def counts(rows: nw.LazyFrame, spec: Spec, side: _side.SideInputs) -> nw.LazyFrame:
@@ -225,12 +190,12 @@ def counts(rows: nw.LazyFrame, spec: Spec, side: _side.SideInputs) -> nw.LazyFra
         inside = nw.col(n.POSITION) <= position_cut(k)
         discount = 1.0 / (nw.col(n.POSITION) + 1).cast(nw.Float64).log(2)
         per_k += [
-            nw.when(inside).then(weight).otherwise(0.0).alias(f"{_SLOTS}{k}"),
-            nw.when(inside).then(weight * discount).otherwise(0.0).alias(f"{_EXPOSURE}{k}"),
-            nw.when(inside & (nw.col(n.RELEVANT) == 1)).then(weight).otherwise(0.0).alias(f"{_HITS}{k}"),
+            nw.when(inside).then(weight).otherwise(0.0).alias(_c("slots", k)),
+            nw.when(inside).then(weight * discount).otherwise(0.0).alias(_c("exposure", k)),
+            nw.when(inside & (nw.col(n.RELEVANT) == 1)).then(weight).otherwise(0.0).alias(_c("hits", k)),
         ]
     used = rows.with_columns(*per_k, nw.when(nw.col(n.RELEVANT) == 1).then(weight).otherwise(0.0).alias(_RELEVANT))
-    filled = [f"{c}{k}" for k in ks for c in (_SLOTS, _EXPOSURE, _HITS)] + [_RELEVANT]
+    filled = [_c(c, k) for k in ks for c in ("slots", "exposure", "hits")] + [_RELEVANT]
     found = _frames.group_agg(used, [*keys, n.ITEM_GROUP], *(nw.col(c).sum() for c in filled))
     # every catalog group in every summary group, with its size |g|
     sizes = _frames.group_agg(w, [n.ITEM_GROUP], nw.col(n.GROUP_WEIGHT).sum().alias(_SIZE))
@@ -269,7 +234,7 @@ def shares(table: nw.LazyFrame, spec: Spec, checked: nw.LazyFrame | None = None)
         keys,
         nw.col(_SIZE).sum().alias("__rf_ig_size_total"),
         nw.col(_RELEVANT).sum().alias("__rf_ig_relevant_total"),
-        *(nw.col(f"{c}{k}").sum().alias(f"{c}{k}:total") for k in ks for c in (_SLOTS, _EXPOSURE)),
+        *(nw.col(_c(c, k)).sum().alias(f"{_c(c, k)}:total") for k in ks for c in ("slots", "exposure")),
     )
     table = table.join(totals, on=keys, how="left")
     columns = [
@@ -280,13 +245,13 @@ def shares(table: nw.LazyFrame, spec: Spec, checked: nw.LazyFrame | None = None)
     trained = _T in table.columns
     for k in ks:
         columns += [
-            _ratio(nw.col(f"{_SLOTS}{k}"), nw.col(f"{_SLOTS}{k}:total")).alias(f"rec_share@{k}"),
-            _ratio(nw.col(f"{_EXPOSURE}{k}"), nw.col(f"{_EXPOSURE}{k}:total")).alias(f"exposure_share@{k}"),
-            _ratio(nw.col(f"{_HITS}{k}"), nw.col(_RELEVANT)).alias(f"group_recall@{k}"),
+            _ratio(nw.col(_c("slots", k)), nw.col(f"{_c('slots', k)}:total")).alias(f"rec_share@{k}"),
+            _ratio(nw.col(_c("exposure", k)), nw.col(f"{_c('exposure', k)}:total")).alias(f"exposure_share@{k}"),
+            _ratio(nw.col(_c("hits", k)), nw.col(_RELEVANT)).alias(f"group_recall@{k}"),
         ]
         if trained:
             candidates = nw.col(_LISTS) * nw.col(_SIZE) - nw.col(_T)
-            columns.append(_ratio(nw.col(f"{_SLOTS}{k}"), candidates).alias(f"p_rec@{k}"))
+            columns.append(_ratio(nw.col(_c("slots", k)), candidates).alias(f"p_rec@{k}"))
     name = str(spec.selection.item_group)
     # a count of items, a whole number unless an item of a label list is shared by its groups
     size = nw.col("n_items").cast(nw.Float64 if spec.facts.label_groups else nw.Int64)
@@ -298,67 +263,13 @@ def shares(table: nw.LazyFrame, spec: Spec, checked: nw.LazyFrame | None = None)
 
 
 def summaries(table: nw.LazyFrame, spec: Spec) -> nw.LazyFrame:
-    """Per summary group: the term columns of pop_rsp@k, pop_reo@k and exposure_disparity@k
-    (for the asked ones), over the catalog's item groups of :func:`counts`.
+    """Per summary group: the registry's group-level item-group terms (those of the asked
+    metrics), over the catalog's item groups of :func:`counts` (ItemGroupRows).
 
-    The totals and means per summary group are windows over `table`, so that it is read once:
-    a group-by joined back would make Polars compute `table`'s plan again for each reader
-    (10M rows: 3.5 s against 0.6 s)."""
-    keys = list(spec.columns.by) or [n.GROUP]
-    asked = [m for m in COMPARING if m in spec.selection.metrics]
-    ks = spec.selection.ks
-    catalog = table.filter(~nw.col(n.ITEM_GROUP).is_null()).with_columns(
-        nw.col(_RELEVANT).sum().over(*keys).alias("__rf_ig_relevant_total"),
-        nw.col(_SIZE).count().over(*keys).cast(nw.Float64).alias("__rf_ig_groups"),  # _SIZE is never null
-        *(nw.col(f"{_EXPOSURE}{k}").sum().over(*keys).alias(f"{_EXPOSURE}{k}:total") for k in ks),
-    )
-    rates: dict[str, nw.Expr] = {}
-    for k in ks:
-        if "pop_rsp" in asked:
-            rates[f"pop_rsp@{k}"] = nw.col(f"{_SLOTS}{k}") / (nw.col(_LISTS) * nw.col(_SIZE) - nw.col(_T))
-            rates[f"pop_rsp@{k}:undefined"] = nw.col(_LISTS) * nw.col(_SIZE) - nw.col(_T) <= 0
-        if "pop_reo" in asked:
-            rates[f"pop_reo@{k}"] = nw.col(f"{_HITS}{k}") / nw.col(_RELEVANT)
-            rates[f"pop_reo@{k}:undefined"] = nw.col(_RELEVANT) <= 0
-        if "exposure_disparity" in asked:
-            exposure = nw.col(f"{_EXPOSURE}{k}") / nw.col(f"{_EXPOSURE}{k}:total")
-            relevant = nw.col(_RELEVANT) / nw.col("__rf_ig_relevant_total")
-            rates[f"exposure_disparity@{k}"] = exposure / relevant
-            undefined = (nw.col(_RELEVANT) <= 0) | (nw.col(f"{_EXPOSURE}{k}:total") <= 0)
-            rates[f"exposure_disparity@{k}:undefined"] = undefined
-    values = [c for c in rates if not c.endswith(":undefined")]
-    spreads = [c for c in values if not c.startswith("exposure_disparity")]
-    catalog = catalog.with_columns(
-        *(nw.when(~rates[f"{c}:undefined"]).then(rates[c]).otherwise(0.0).alias(c) for c in values),
-        *(rates[f"{c}:undefined"].cast(nw.Int64).alias(f"{c}:undefined") for c in values),
-    )
-    # the population standard deviation around each summary group's mean
-    catalog = catalog.with_columns(nw.col(c).sum().over(*keys).alias(f"{c}:sum") for c in spreads)
-    catalog = catalog.with_columns(
-        ((nw.col(c) - nw.col(f"{c}:sum") / nw.col("__rf_ig_groups")) ** 2).alias(f"{c}:sq") for c in spreads
-    )
-    per_group = _frames.group_agg(
-        catalog,
-        keys,
-        nw.col("__rf_ig_groups").max(),
-        *(nw.col(f"{c}:sum").max() for c in spreads),
-        *(nw.col(f"{c}:sq").sum() for c in spreads),
-        *(nw.col(c).max().alias(f"{c}:max") for c in values if c not in spreads),
-        *(nw.col(c).min().alias(f"{c}:min") for c in values if c not in spreads),
-        *(nw.col(f"{c}:undefined").max() for c in values),
-    )
-    out = []
-    for c in values:
-        name, cut = c.split("@")
-        column = n.term_column(f"{name}@", int(cut))
-        if name == "exposure_disparity":
-            high, low = nw.col(f"{c}:max"), nw.col(f"{c}:min")
-            value = nw.when(low > 0).then(high / low).otherwise(math.inf)
-        else:
-            mean = nw.col(f"{c}:sum") / nw.col("__rf_ig_groups")
-            value = nw.when(mean > 0).then((nw.col(f"{c}:sq") / nw.col("__rf_ig_groups")).sqrt() / mean).otherwise(None)
-        out.append(nw.when(nw.col(f"{c}:undefined") == 0).then(value).otherwise(None).cast(nw.Float64).alias(column))
-    return per_group.select(*keys, *out)
+    The registry's totals and means per summary group are windows over `table`, so that it is
+    read once: a group-by joined back would make Polars compute `table`'s plan again for each
+    reader (10M rows: 3.5 s against 0.6 s)."""
+    return _summed(table.filter(~nw.col(n.ITEM_GROUP).is_null()), list(spec.columns.by) or [n.GROUP], spec, "group")
 
 
 def refuse_bad_name(spec: Spec, schema: dict[str, Any]) -> None:

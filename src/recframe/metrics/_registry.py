@@ -40,8 +40,8 @@ def position_cut(k: int) -> int:
 #: :func:`domain_of`). The engine runs one aggregation pass per domain, each over its rows
 #: only. "side": no row of the frame, a value of the side inputs alone (the catalog size, the
 #: training users), the same for every list and group.
-#: "item_group": computed apart, per list or per summary group, by recframe._item_groups (item
-#: groups and calibration read per-(list, item group) sums, which the passes do not have).
+#: "item_group": per list or per summary group, over recframe._item_groups' rows of one item
+#: group each (see ItemGroupRows), which the passes do not have.
 Domain = Literal["all", "relevant", "top_k", "judged", "graded", "side", "item_group"]
 #: A user-level term or metric has one value per list; a group-level one, one per summary group.
 Level = Literal["user", "group"]
@@ -125,6 +125,38 @@ class Rows:
         return nw.col(names.feature_column(name))
 
 
+#: The counts of an item group g on a row of recframe._item_groups' tables (items weigh w(i, g)).
+#: Per (list, g), g a group of its items ranked within the largest k: "train_share" p(g|u) (0
+#: where u has no training item in g), "train_total" the weight of u's training items in the
+#: catalog (null without one), "list_share" q(g) at k and "list_weight" the list's weight at k.
+#: Per (summary group, g), g every group of the catalog: "size" |g|, "lists" U (the lists with an
+#: item ranked within the largest k), "trained" sum over them of T(u, g) (with train=),
+#: "relevant", and at k "slots", "exposure" (sum of 1 / log2(1 + rank)) and "hits".
+ItemGroupCount = Literal[
+    "train_share", "train_total", "list_share", "list_weight", "size", "lists", "trained", "relevant", "slots", "exposure", "hits"
+]
+
+
+def item_group_column(count: ItemGroupCount, k: int | None = None) -> str:
+    return f"__rf_ig_{count}" if k is None else f"__rf_ig_{count}@{k}"
+
+
+@dataclass(frozen=True)
+class ItemGroupRows:
+    """What an item-group term reads on one row per item group of a list or summary group
+    (``keys``: a window ``over(*keys)`` runs across its item groups)."""
+
+    conventions: Conventions
+    keys: tuple[str, ...]
+
+    def count(self, name: ItemGroupCount, k: int | None = None) -> nw.Expr:
+        return nw.col(item_group_column(name, k))
+
+    def total(self, value: nw.Expr) -> nw.Expr:
+        """`value` summed over the item groups of the row's list or summary group."""
+        return value.sum().over(*self.keys)
+
+
 @dataclass(frozen=True)
 class Feature:
     """A window over the rows of one list, computed once for every term that reads it.
@@ -176,6 +208,9 @@ class Term:
     #: counts in the pass over every row, but only the relevant rows add to it): what the
     #: duplicate check must read for it (see recframe._checks.duplicate_scope)
     reads: Domain | None = None
+    #: the "item_group" domain's value (see :func:`item_group_term`): on each row of
+    #: ItemGroupRows at cut-off k, aggregated by ``agg`` over the list's or group's item groups
+    per_item_group: Callable[[ItemGroupRows, int], nw.Expr] | None = None
 
     def column(self, k: int | None = None) -> str:
         return names.term_column(self.name, k)
@@ -204,6 +239,16 @@ def declare(*items: Term | Feature) -> None:
         assert not (isinstance(item, Term) and item.domain == "all" and item.side), f"{item.name}: no side input on every row"
         assert not (isinstance(item, Term) and item.per_item and item.level != "group"), f"{item.name}: per_item is group-level"
         table[item.name] = item
+
+
+def item_group_term(name: str, level: Level, value: Callable[[ItemGroupRows, int], nw.Expr], agg: Agg = "sum") -> Term:
+    """A term recframe._item_groups computes, at each k: `value` on its rows of one item group
+    each (never on the rows of the frame), aggregated by `agg` per list or summary group."""
+
+    def on_rows(rows: Rows, k: int | None) -> nw.Expr:
+        raise AssertionError(f"{name} is read per item group (per_item_group), not per row")
+
+    return Term(name, "item_group", on_rows, at_k=True, agg=agg, level=level, reads="top_k", per_item_group=value)
 
 
 def term(name: str, k: int | None = None) -> str:

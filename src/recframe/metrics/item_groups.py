@@ -40,42 +40,127 @@ group) counts: never from user x item pairs.
 
 from __future__ import annotations
 
+import math
+from collections.abc import Callable
+
 import narwhals as nw
 
-from recframe.metrics._registry import Metric, Term, col, declare
+from recframe.metrics._registry import Agg, ItemGroupRows, Metric, col, cutoff, declare, item_group_term
+
+# ---- user level: per list, over the groups of its items within the largest k (p = train_share,
+# q = list_share). Both mixes sum to 1, so a group of p outside the list adds p ln(1 / alpha) to
+# KL and p to 2 JS (log2 2 = 1), one of q beyond k adds 0: the list's groups are enough
 
 
-def _computed(name: str, level: str) -> Term:
-    """A term recframe._item_groups computes (per list or per summary group) and joins: its
-    value is read from its column, never aggregated by the engine's passes."""
-    return Term(name, "item_group", lambda r, k: nw.lit(None), at_k=True, level=level, reads="top_k")  # type: ignore[arg-type]
+def _kl(g: ItemGroupRows, k: int) -> nw.Expr:
+    p, q, alpha = g.count("train_share"), g.count("list_share", k), g.conventions.calibration_alpha
+    return nw.when(p > 0).then(p * ((p / ((1 - alpha) * q + alpha * p)).log() - math.log(1 / alpha))).otherwise(0.0)
+
+
+def _js(g: ItemGroupRows, k: int) -> nw.Expr:
+    p, q = g.count("train_share"), g.count("list_share", k)
+    m = (p + q) / 2
+    return nw.when(p > 0).then(p * (p / m).log(2) - p).otherwise(0.0) + nw.when(q > 0).then(q * (q / m).log(2) - q).otherwise(0.0)
 
 
 declare(
-    _computed("miscalibration@", "user"),
-    _computed("calibration_js@", "user"),
-    _computed("pop_rsp@", "group"),
-    _computed("pop_reo@", "group"),
-    _computed("exposure_disparity@", "group"),
+    item_group_term("kl_sum@", "user", _kl),
+    item_group_term("js_sum@", "user", _js),
+    # the user has a training item in the catalog and the list an item within k
+    item_group_term(
+        "calibrated@",
+        "user",
+        lambda g, k: ((g.count("train_total").fill_null(0.0) > 0) & (g.count("list_weight", k) > 0)).cast(nw.Int64),
+        "max",
+    ),
 )
 
 
-def _read(term: str, level: str, requires: tuple[str, ...]) -> Metric:
+def _calibration(name: str, term: str, value: Callable[[nw.Expr, float], nw.Expr]) -> Metric:
     return Metric(
-        name=term.rstrip("@"),
-        terms=lambda o: (term,),
-        finish=lambda k, o: col(term, k),
-        defined="ranked" if level == "user" else "relevant",
-        level=level,  # type: ignore[arg-type]
-        requires=requires,
+        name=name,
+        terms=lambda o: (term, "calibrated@"),
+        finish=lambda k, o: nw.when(col("calibrated@", k) > 0).then(value(col(term, k), o.calibration_alpha)).cast(nw.Float64),
+        defined="ranked",
+        requires=("item_group", "train", "catalog"),
         higher_is_better=False,
     )
 
 
-MISCALIBRATION = _read("miscalibration@", "user", ("item_group", "train", "catalog"))
-CALIBRATION_JS = _read("calibration_js@", "user", ("item_group", "train", "catalog"))
-POP_RSP = _read("pop_rsp@", "group", ("item_group", "train", "catalog"))
-POP_REO = _read("pop_reo@", "group", ("item_group", "catalog"))
-EXPOSURE_DISPARITY = _read("exposure_disparity@", "group", ("item_group", "catalog"))
+# both are >= 0 (and JS <= 1): the clips take off only the rounding of the sums
+MISCALIBRATION = _calibration("miscalibration", "kl_sum@", lambda s, a: (math.log(1 / a) + s).clip(lower_bound=0.0))
+CALIBRATION_JS = _calibration("calibration_js", "js_sum@", lambda s, a: (1 + s / 2).clip(lower_bound=0.0, upper_bound=1.0))
+
+# ---- group level: per summary group, over the catalog's item groups, of a rate and whether it
+# is undefined (the metric is then null); the rate counts as 0 where undefined
+Rate = Callable[[ItemGroupRows, int], tuple[nw.Expr, nw.Expr]]
+PerGroup = Callable[[ItemGroupRows, int], nw.Expr]
+
+
+def _n_groups(g: ItemGroupRows) -> nw.Expr:
+    return g.count("size").count().over(*g.keys).cast(nw.Float64)
+
+
+def _value(rate: Rate) -> PerGroup:
+    return lambda g, k: nw.when(~rate(g, k)[1]).then(rate(g, k)[0]).otherwise(0.0)
+
+
+declare(item_group_term("item_groups@", "group", lambda g, k: _n_groups(g), "max"))
+
+
+def _group(name: str, rate: Rate, aggs: dict[str, tuple[PerGroup, Agg]], finish: Callable[[int], nw.Expr], *needs: str) -> Metric:
+    declare(
+        *(item_group_term(f"{name}_{a}@", "group", value, agg) for a, (value, agg) in aggs.items()),
+        item_group_term(f"{name}_undefined@", "group", lambda g, k: rate(g, k)[1].cast(nw.Int64), "max"),
+    )
+    terms = (*(f"{name}_{a}@" for a in aggs), f"{name}_undefined@", "item_groups@")
+    return Metric(
+        name=name,
+        terms=lambda o: terms,
+        finish=lambda k, o: nw.when(col(f"{name}_undefined@", k) == 0).then(finish(cutoff(k))).cast(nw.Float64),
+        level="group",
+        requires=("item_group", *needs, "catalog"),
+        higher_is_better=False,
+    )
+
+
+def _spread(name: str, rate: Rate, *needs: str) -> Metric:
+    """std / mean of the rate over the item groups (population std; null where the mean is 0)."""
+    value = _value(rate)
+
+    def deviation(g: ItemGroupRows, k: int) -> nw.Expr:
+        return (value(g, k) - g.total(value(g, k)) / _n_groups(g)) ** 2
+
+    def spread(k: int) -> nw.Expr:
+        mean = col(f"{name}_sum@", k) / col("item_groups@", k)
+        return nw.when(mean > 0).then((col(f"{name}_sq@", k) / col("item_groups@", k)).sqrt() / mean)
+
+    # (the sum: the window's, the one the deviations read)
+    return _group(name, rate, {"sum": (lambda g, k: g.total(value(g, k)), "max"), "sq": (deviation, "sum")}, spread, *needs)
+
+
+def _candidates(g: ItemGroupRows) -> nw.Expr:
+    """U |g| - sum over the U lists of T(u, g): the items of g the served users have not trained on."""
+    return g.count("lists") * g.count("size") - g.count("trained")
+
+
+def _exposure_per_relevance(g: ItemGroupRows, k: int) -> tuple[nw.Expr, nw.Expr]:
+    exposure, relevant = g.count("exposure", k), g.count("relevant")
+    share = (exposure / g.total(exposure)) / (relevant / g.total(relevant))
+    return share, (relevant <= 0) | (g.total(exposure) <= 0)
+
+
+POP_RSP = _spread("pop_rsp", lambda g, k: (g.count("slots", k) / _candidates(g), _candidates(g) <= 0), "train")
+POP_REO = _spread("pop_reo", lambda g, k: (g.count("hits", k) / g.count("relevant"), g.count("relevant") <= 0))
+EXPOSURE_DISPARITY = _group(
+    "exposure_disparity",
+    _exposure_per_relevance,
+    {"max": (_value(_exposure_per_relevance), "max"), "min": (_value(_exposure_per_relevance), "min")},
+    lambda k: (
+        nw.when(col("exposure_disparity_min@", k) > 0)
+        .then(col("exposure_disparity_max@", k) / col("exposure_disparity_min@", k))
+        .otherwise(math.inf)
+    ),
+)
 
 ITEM_GROUPS = (MISCALIBRATION, CALIBRATION_JS, POP_RSP, POP_REO, EXPOSURE_DISPARITY)
