@@ -81,8 +81,6 @@ def test_a_new_item_group_metric_is_one_declaration(monkeypatch: pytest.MonkeyPa
     )
     monkeypatch.setitem(TERMS, rate.name, rate)
     monkeypatch.setitem(REGISTRY, metric.name, metric)
-    # (the engine asks recframe._item_groups which metrics compare item groups: listed at import)
-    monkeypatch.setattr(_item_groups, "COMPARING", (*_item_groups.COMPARING, metric.name))
     options = {"k": 3, "by": "model", "items": ITEMS, "train": TRAIN, "item_group": "genre"}
     out = recframe.summary(RECS, metrics=["test_max_p_rec", "pop_rsp"], **options).sort("model")
     table = recframe.item_groups(RECS, **options).group_by("model").agg(pl.col("p_rec@3").max()).sort("model")

@@ -628,7 +628,7 @@ def _item_group_tables(
         return None, None
     assert side is not None  # item_group= needs items= or train=
     table = _item_groups.counts(grouped, spec, side)
-    if not any(m in spec.selection.metrics for m in _item_groups.COMPARING):
+    if not _item_groups.comparing_metrics(spec.selection.metrics):
         return table, None
     return table, _item_groups.summaries(table, spec)
 
@@ -718,7 +718,7 @@ def evaluate(
         # users= fixes who is evaluated (recommended users it lacks were refused or dropped)
         table = table.filter(~nw.col(n.USER_ROWS).is_null())
     grouped = _item_group_rows(lf, spec, users, side, in_engine)
-    if set(_item_groups.CALIBRATION) & set(spec.selection.metrics):
+    if _item_groups.calibration_metrics(spec.selection.metrics):
         assert side is not None and grouped is not None  # calibration needs item_group=, items= (or train=) and train=
         table = table.join(_item_groups.calibration(grouped, spec, side), on=keys, how="left")
     outputs = [user_value(spec, name, k).alias(column) for column, name, k in metric_columns(spec, "user")]

@@ -12,6 +12,7 @@ linear in the rows.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import narwhals as nw
@@ -24,10 +25,16 @@ from recframe.metrics import REGISTRY, TERMS
 from recframe.metrics._registry import ItemGroupRows, Level, position_cut
 from recframe.metrics._registry import item_group_column as _c
 
-#: the registry's item-group metrics: per list (calibration), or comparing the item groups with
-#: one another per summary group (they need two groups)
-CALIBRATION = tuple(m for m, metric in REGISTRY.items() if "item_group" in metric.requires and metric.level == "user")
-COMPARING = tuple(m for m, metric in REGISTRY.items() if "item_group" in metric.requires and metric.level == "group")
+
+def calibration_metrics(metrics: Sequence[str]) -> list[str]:
+    """Of `metrics`, the registry's item-group metrics with a value per list (calibration)."""
+    return [m for m in metrics if "item_group" in REGISTRY[m].requires and REGISTRY[m].level == "user"]
+
+
+def comparing_metrics(metrics: Sequence[str]) -> list[str]:
+    """Of `metrics`, the registry's item-group metrics comparing the item groups with one
+    another per summary group (they need two groups)."""
+    return [m for m in metrics if "item_group" in REGISTRY[m].requires and REGISTRY[m].level == "group"]
 
 
 _T, _SIZE, _RELEVANT, _LISTS = _c("trained"), _c("size"), _c("relevant"), _c("lists")
@@ -74,7 +81,7 @@ def check(items: nw.LazyFrame | None, spec: Spec, schema: dict[str, Any], side: 
                     f"column {group!r} of {ref('items')} ({ref('item_group')}) has a null{nan} group inside a list.",
                     "drop the null values, e.g. items.with_columns(pl.col(...).list.drop_nulls()).",
                 )
-    comparing = [m for m in spec.selection.metrics if m in COMPARING]
+    comparing = comparing_metrics(spec.selection.metrics)
     if comparing:
         found = int(weights(spec, side).select(nw.col(n.ITEM_GROUP).n_unique()).collect().item())
         if found < 2:
