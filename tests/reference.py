@@ -459,17 +459,20 @@ def item_groups(
         mine = {key: items for key, items in lists.items() if key[0] == model}
         served = [key for key, items in mine.items() if items]
         rows: dict[Any, dict[str, float]] = {
-            g: {"slots": 0.0, "exposure": 0.0, "hits": 0.0, "relevant": 0.0, "train": 0.0} for g in all_groups
+            g: {"slots": 0.0, "untrained": 0.0, "exposure": 0.0, "hits": 0.0, "relevant": 0.0, "train": 0.0} for g in all_groups
         }
         for key, items in mine.items():
             for r, item in enumerate(items[:k], 1):
                 for g, share in w(item).items():
                     rows[g]["slots"] += share
+                    rows[g]["untrained"] += share if item not in trained.get(key[1], ()) else 0.0
                     rows[g]["exposure"] += share / math.log2(1 + r)
                     rows[g]["hits"] += share if item in relevant[key] else 0.0
             for item in relevant[key]:
                 for g, share in w(item).items():
-                    rows.setdefault(g, {"slots": 0.0, "exposure": 0.0, "hits": 0.0, "relevant": 0.0, "train": 0.0})
+                    rows.setdefault(
+                        g, {"slots": 0.0, "untrained": 0.0, "exposure": 0.0, "hits": 0.0, "relevant": 0.0, "train": 0.0}
+                    )
                     rows[g]["relevant"] += share
         for _, user in served:
             for item in trained[user]:
@@ -487,7 +490,7 @@ def item_groups(
                 "rec_share": row["slots"] / slots_total if slots_total else None,
                 "exposure_share": row["exposure"] / exposure_total if exposure_total else None,
                 "group_recall": row["hits"] / row["relevant"] if row["relevant"] else None,
-                "p_rec": row["slots"] / candidates if candidates > 0 else None,
+                "p_rec": row["untrained"] / candidates if candidates > 0 else None,
             }
 
         def rsd(values: list[float | None]) -> float | None:

@@ -69,7 +69,7 @@ def test_a_new_item_group_metric_is_one_declaration(monkeypatch: pytest.MonkeyPa
     rate = item_group_term(
         "test_max_p_rec@",
         "group",
-        lambda g, k: g.count("slots", k) / (g.count("lists") * g.count("size") - g.count("trained")),
+        lambda g, k: g.count("untrained_slots", k) / (g.count("lists") * g.count("size") - g.count("trained")),
         "max",
     )
     metric = Metric(

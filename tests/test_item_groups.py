@@ -93,15 +93,17 @@ def test_item_groups_table_worked_by_hand() -> None:
     # hits: a for user 1 (pop), d for user 2 (jazz); folk has no relevant item: undefined
     assert rows["pop"]["group_recall@2"] == 1.0 and rows["jazz"]["group_recall@2"] == 0.5
     assert rows["folk"]["group_recall@2"] is None
-    # p_rec: slots / (2 lists x |g| - their users' training items in g)
-    assert rows["pop"]["p_rec@2"] == pytest.approx(3 / (2 * 2 - 2))
-    assert rows["jazz"]["p_rec@2"] == pytest.approx(1 / (2 * 2 - 2))
+    # p_rec: slots on items the user has not trained on / (2 lists x |g| - their users' training
+    # items in g): pop b (user 1) and a (user 2), not a for user 1 (trained); jazz d is user 2's
+    # training item. A probability: never above 1 (it was 3 / 2 when trained items counted)
+    assert rows["pop"]["p_rec@2"] == pytest.approx(2 / (2 * 2 - 2))
+    assert rows["jazz"]["p_rec@2"] == pytest.approx(0 / (2 * 2 - 2))
     assert rows["folk"]["p_rec@2"] == pytest.approx(0 / (2 * 1 - 1))
 
 
 def test_comparing_metrics_worked_by_hand() -> None:
     out = recframe.summary(RECS, k=2, metrics=["pop_rsp", "pop_reo", "exposure_disparity"], **KW).row(0, named=True)
-    rates = [0.0, 0.5, 1.5]  # p_rec of folk, jazz, pop
+    rates = [0.0, 0.0, 1.0]  # p_rec of folk, jazz, pop (see the table above)
     mean = sum(rates) / 3
     assert out["pop_rsp@2"] == pytest.approx(math.sqrt(sum((r - mean) ** 2 for r in rates) / 3) / mean)
     # folk has no relevant item: its recall, hence pop_reo and the exposure ratio, are undefined

@@ -201,8 +201,22 @@ def counts(rows: nw.LazyFrame, spec: Spec, side: _side.SideInputs) -> nw.LazyFra
             nw.when(inside).then(weight * discount).otherwise(0.0).alias(_c("exposure", k)),
             nw.when(inside & (nw.col(n.RELEVANT) == 1)).then(weight).otherwise(0.0).alias(_c("hits", k)),
         ]
-    used = rows.with_columns(*per_k, nw.when(nw.col(n.RELEVANT) == 1).then(weight).otherwise(0.0).alias(_RELEVANT))
     filled = [_c(c, k) for k in ks for c in ("slots", "exposure", "hits")] + [_RELEVANT]
+    if side.train is not None:
+        # P(rec | g) counts the recommended items the user has not trained on: those are its
+        # candidates (a training item left in a list counts in neither)
+        pairs = side.train.select(n.USER, n.ITEM).unique().with_columns(nw.lit(1).alias("__rf_ig_in_train"))
+        rows = rows.join(pairs, on=[n.USER, n.ITEM], how="left")
+        fresh = nw.col("__rf_ig_in_train").is_null()
+        for k in ks:
+            per_k.append(
+                nw.when((nw.col(n.POSITION) <= position_cut(k)) & fresh)
+                .then(weight)
+                .otherwise(0.0)
+                .alias(_c("untrained_slots", k))
+            )
+        filled += [_c("untrained_slots", k) for k in ks]
+    used = rows.with_columns(*per_k, nw.when(nw.col(n.RELEVANT) == 1).then(weight).otherwise(0.0).alias(_RELEVANT))
     found = _frames.group_agg(used, [*keys, n.ITEM_GROUP], *(nw.col(c).sum() for c in filled))
     # every catalog group in every summary group, with its size |g|
     sizes = _frames.group_agg(w, [n.ITEM_GROUP], nw.col(n.GROUP_WEIGHT).sum().alias(_SIZE))
@@ -258,7 +272,7 @@ def shares(table: nw.LazyFrame, spec: Spec, checked: nw.LazyFrame | None = None)
         ]
         if trained:
             candidates = nw.col(_LISTS) * nw.col(_SIZE) - nw.col(_T)
-            columns.append(_ratio(nw.col(_c("slots", k)), candidates).alias(f"p_rec@{k}"))
+            columns.append(_ratio(nw.col(_c("untrained_slots", k)), candidates).alias(f"p_rec@{k}"))
     name = str(spec.selection.item_group)
     # a count of items, a whole number unless an item of a label list is shared by its groups
     size = nw.col("n_items").cast(nw.Float64 if spec.facts.label_groups else nw.Int64)

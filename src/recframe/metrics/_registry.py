@@ -133,7 +133,18 @@ class Rows:
 #: item ranked within the largest k), "trained" sum over them of T(u, g) (with train=),
 #: "relevant", and at k "slots", "exposure" (sum of 1 / log2(1 + rank)) and "hits".
 ItemGroupCount = Literal[
-    "train_share", "train_total", "list_share", "list_weight", "size", "lists", "trained", "relevant", "slots", "exposure", "hits"
+    "train_share",
+    "train_total",
+    "list_share",
+    "list_weight",
+    "size",
+    "lists",
+    "trained",
+    "relevant",
+    "slots",
+    "exposure",
+    "hits",
+    "untrained_slots",
 ]
 
 

@@ -23,8 +23,9 @@ Group-level (a value per ``summary`` group, over its item groups; the per-group 
 :func:`recframe.item_groups`' columns):
 
 - ``pop_rsp@k`` (Zhu et al. 2020, ranking-based statistical parity) = std / mean over the
-  groups of P(rec | g) = (slots on g's items) / (U |g| - sum over the U lists of T(u, g)): the
-  chance that an item of g the user has not trained on is recommended. Population standard
+  groups of P(rec | g) = (slots on g's items the user has not trained on) / (U |g| - sum over
+  the U lists of T(u, g)): the chance that an item of g the user has not trained on is
+  recommended (a recommended training item counts in neither, so it is at most 1). Population standard
   deviation (ddof=0), as Elliot's.
 - ``pop_reo@k`` (ranking-based equal opportunity) = std / mean over the groups of
   P(rec | g, relevant) = (hits on g's items) / (g's relevant items): ``group_recall@k``. Null
@@ -150,7 +151,7 @@ def _exposure_per_relevance(g: ItemGroupRows, k: int) -> tuple[nw.Expr, nw.Expr]
     return share, (relevant <= 0) | (g.total(exposure) <= 0)
 
 
-POP_RSP = _spread("pop_rsp", lambda g, k: (g.count("slots", k) / _candidates(g), _candidates(g) <= 0), "train")
+POP_RSP = _spread("pop_rsp", lambda g, k: (g.count("untrained_slots", k) / _candidates(g), _candidates(g) <= 0), "train")
 POP_REO = _spread("pop_reo", lambda g, k: (g.count("hits", k) / g.count("relevant"), g.count("relevant") <= 0))
 EXPOSURE_DISPARITY = _group(
     "exposure_disparity",
