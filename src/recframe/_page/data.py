@@ -249,20 +249,23 @@ class PageData:
 
 def collect(r: Request, ready: Callable[[str, PageData], None] | None = None) -> PageData:
     """Every number the page shows. Polars releases the GIL: the summary and the per-user frame
-    are computed in a thread while the curves are, then the summary's bootstrap and the example
-    users in threads while the comparison is. ``ready(stage, data)`` is called here as a
-    stage's frames come in (``"curves"``, then ``"per_user"``), so that the caller can draw
-    their figures meanwhile."""
+    are computed in a thread while the curves are; then the summary's bootstrap, beyond accuracy
+    and the item groups, the segments, the example users and the agreement in threads, while the
+    comparison is made and the figures are drawn. ``ready(stage, data)`` is called here as a
+    stage's frames come in (``"curves"``, ``"per_user"``, ``"sides"``, ``"segments"``), so that
+    the caller can draw their figures meanwhile."""
     data = PageData(r)
-    with ThreadPoolExecutor(max_workers=2) as pool:
+    tell = ready if ready is not None else (lambda stage, partial: None)
+    with ThreadPoolExecutor(max_workers=3) as pool:
         numbers = pool.submit(_numbers, r)
+        agreement_job = pool.submit(_agreement, r)  # the longest call after the summary's: it starts at once
+        tied_job = pool.submit(_tied, r)
         try:
             data.curve, data.curve_metrics = _curves(r)
         except RecframeError:
             numbers.result()  # the summary's own error first, when it has one: it names the argument as given
             raise
-        if ready is not None:
-            ready("curves", data)
+        tell("curves", data)
         summary_of, data.per_user = numbers.result()
         summary_job = pool.submit(summary_of)  # the bootstrap, while the comparison and its figures are made
         metric_columns = _tables.metric_columns(data.per_user.columns)
@@ -270,16 +273,24 @@ def collect(r: Request, ready: Callable[[str, PageData], None] | None = None) ->
         data.primary = next((c for c in (f"ndcg@{r.kmax}", f"recall@{r.kmax}") if c in metric_columns), first)
         at_k = [c for c in (f"ndcg@{r.kmax}", f"recall@{r.kmax}", f"precision@{r.kmax}") if c in metric_columns]
         data.shown = at_k or metric_columns[:1]
-        examples_job = pool.submit(_examples, r, data.per_user, data.primary)  # inspect reads the chosen users' rows
-        agreement_job = pool.submit(_agreement, r, data.per_user)
+        # the later stages' numbers in threads, those with figures first, while the figures are drawn
+        # (matplotlib holds the GIL, Polars does not)
+        sides_job = pool.submit(_sides, r)
         data.baseline, data.test, data.comparison = _comparison(r, data.per_user)
+        segments_job = pool.submit(_segments, r, data)
+        examples_job = pool.submit(_examples, r, data.per_user, data.primary)  # inspect reads the chosen users' rows
         data.pairs, data.letters = _all_pairs(r, data.per_user, data.test)
         data.distributions = [(metric, _distribution(data.per_user, metric, r.main_by)) for metric in data.shown]
-        if ready is not None:
-            ready("per_user", data)
-    data.summary = summary_job.result()
-    data.examples, data.inspected, data.examples_error, data.ties = examples_job.result()
-    data.agreement, data.tied = agreement_job.result()
+        tell("per_user", data)
+        data.beyond, data.item_groups = sides_job.result()
+        tell("sides", data)
+        data.segments, data.segment_comparisons = segments_job.result()
+        tell("segments", data)
+        data.summary = summary_job.result()
+        data.examples, data.inspected, data.examples_error, data.ties = examples_job.result()
+        data.tied = tied_job.result()
+        several = bool(r.model_keys) and data.per_user.get_column(r.model_keys[0]).n_unique() > 1
+        data.agreement = agreement_job.result() if several else None  # (one model: agreement's refusal not shown)
     frames = {name: frame for name, frame in r.frames.items() if frame is not None}
     data.inputs = (
         r.inputs if r.inputs is not None else [{"input": name, "rows": _rows_of(frame, name)} for name, frame in frames.items()]
@@ -289,18 +300,30 @@ def collect(r: Request, ready: Callable[[str, PageData], None] | None = None) ->
     rows = _rows_by_input(data.inputs)
     data.call = r.command if r.command is not None else _call_text(r, rows)
     data.versions, data.sides = _versions(r), _side_rows(r, rows)
-    data.segments = {key: _disparity(r, data.per_user, key, data.shown) for key in r.attr_keys}
-    if data.comparison is not None:
-        data.segment_comparisons = {key: _within(r, data, key) for key in r.attr_keys}
     data.folds = {key: _spread(data.summary, key, r.main_by, data.shown) for key in r.truth_keys}
+    return data
+
+
+def _segments(r: Request, data: PageData) -> tuple[dict[str, pl.DataFrame | str | None], dict[str, pl.DataFrame | str]]:
+    """Per user attribute: recframe.disparity between its groups, and (with a baseline) the
+    comparison within each group."""
+    gaps = {key: _disparity(r, data.per_user, key, data.shown) for key in r.attr_keys}
+    within = {key: _within(r, data, key) for key in r.attr_keys} if data.comparison is not None else {}
+    return gaps, within
+
+
+def _sides(r: Request) -> tuple[pl.DataFrame | None, pl.DataFrame | None]:
+    """Beyond accuracy (summary of novelty, popularity, coverage, Gini with train= / items=) and
+    recframe.item_groups (with item_group=); None where not asked for."""
+    beyond = groups = None
     if r.train is not None or r.items is not None:
         wanted = list(BEYOND if r.train is not None else WITHOUT_TRAIN)
         sides = {"truth": r.truth, "train": r.train, "items": r.items, "by": r.main_by or None}
-        data.beyond = _tables.eager(summary(r.recs, r.kmax, wanted, **{**r.base_given, **sides}), "summary")
+        beyond = _tables.eager(summary(r.recs, r.kmax, wanted, **{**r.base_given, **sides}), "summary")
     if r.item_group is not None:
         sides = {"by": r.main_by or None, "item_group": r.item_group}
-        data.item_groups = _tables.eager(item_groups(r.recs, r.kmax, **{**r.sides, **sides}), "item_groups")
-    return data
+        groups = _tables.eager(item_groups(r.recs, r.kmax, **{**r.sides, **sides}), "item_groups")
+    return beyond, groups
 
 
 def write(path: Path, text: str) -> None:
@@ -500,26 +523,28 @@ def _within(r: Request, data: PageData, key: str) -> pl.DataFrame | str:
 AGREEMENT = ("overlap", "jaccard", "rbo", "kendall_tau")
 
 
-def _agreement(r: Request, frame: pl.DataFrame) -> tuple[pl.DataFrame | str | None, pl.DataFrame | None]:
+def _agreement(r: Request) -> pl.DataFrame | str | None:
     """recframe.agreement at the largest k between every pair of models (within each fold),
-    averaged over the users of either list (its error where it refuses; None with one model);
-    and recframe.tied_cutoffs at every k with score= (else None). Relevance plays no part in
-    agreement: truth= is passed only for its keys (folds)."""
-    tied = None
-    if r.given.get("score") is not None:
-        tied = _tables.eager(tied_cutoffs(r.recs, r.ks, **{**r.lists, "by": r.main_by or None}), "tied_cutoffs")
-    if len(r.model_keys) != 1 or frame.get_column(r.model_keys[0]).n_unique() < 2:
-        return None, tied
+    averaged over the users of either list (its error where it refuses; None without one model
+    key). Relevance plays no part in agreement: truth= is passed only for its keys (folds)."""
+    if len(r.model_keys) != 1:
+        return None
     keys = [*r.model_keys, *r.truth_keys]
     options = {name: value for name, value in r.lists.items() if name != "truth" or r.truth_keys}
     try:
         rows = _tables.eager(agreement(r.recs, r.kmax, **{**options, "by": keys}), "agreement")
     except RecframeError as error:
-        return str(error), tied
-    means = rows.group_by([*r.truth_keys, "model_a", "model_b"], maintain_order=True).agg(
+        return str(error)
+    return rows.group_by([*r.truth_keys, "model_a", "model_b"], maintain_order=True).agg(
         pl.len().alias("users"), *(pl.col(m).mean() for m in AGREEMENT), pl.col("kendall_tau").count().alias("n_tau")
     )
-    return means, tied
+
+
+def _tied(r: Request) -> pl.DataFrame | None:
+    """recframe.tied_cutoffs at every k with score= (else None)."""
+    if r.given.get("score") is None:
+        return None
+    return _tables.eager(tied_cutoffs(r.recs, r.ks, **{**r.lists, "by": r.main_by or None}), "tied_cutoffs")
 
 
 def _distribution(frame: pl.DataFrame, metric: str, keys: list[str]) -> pl.DataFrame:

@@ -32,16 +32,20 @@ COUNTS = {
 
 def made_at(stage: str, data: PageData, figures: Figures) -> list[Section]:
     """The sections whose numbers are in at `stage` of :func:`recframe._page.data.collect`
-    (``"curves"``, ``"per_user"``, then ``"all"``), in the order their figures are drawn."""
+    (``"curves"``, ``"per_user"``, ``"sides"``, ``"segments"``, then ``"all"``), in the order their
+    figures are drawn."""
     if stage == "curves":
         return [curves(data, figures)]
     if stage == "per_user":
         return [s for s in (comparison(data, figures), pairs(data), distributions(data, figures)) if s is not None]
     r = data.request
-    keyed = [*(segment(data, key, figures) for key in r.attr_keys), *(fold(data, key, figures) for key in r.truth_keys)]
-    sides = [s for s in (beyond(data, figures), item_groups(data, figures)) if s is not None]
+    if stage == "sides":
+        return [s for s in (beyond(data, figures), item_groups(data, figures)) if s is not None]
+    if stage == "segments":
+        return [segment(data, key, figures) for key in r.attr_keys]
+    folds = [fold(data, key, figures) for key in r.truth_keys]
     together = [s for s in (agreement(data),) if s is not None]
-    return [evaluated(data), summary(data), *keyed, *together, *sides, examples(data), glossary(data)]
+    return [evaluated(data), summary(data), *folds, *together, examples(data), glossary(data)]
 
 
 def lead(data: PageData, figures: Figures) -> str:
