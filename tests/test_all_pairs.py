@@ -367,3 +367,17 @@ def test_wins_ties_and_losses_are_ranx_s():
     for (a, b), row in out.items():
         wtl = report.win_tie_loss[(a, b)]["ndcg@5"]
         assert (row["wins"], row["ties"], row["losses"]) == (wtl["W"], wtl["T"], wtl["L"])
+
+
+def test_values_equal_in_all_but_the_last_bits_are_ties() -> None:
+    """Per-user values can differ in their last bits from run to run (an engine's parallel sums):
+    a user whose two values differ only there is a tie, never a win or a loss."""
+    per_user = pl.DataFrame(
+        {
+            "model": ["A", "B"] * 3,
+            "user_id": [1, 1, 2, 2, 3, 3],
+            "ndcg@10": [0.3, 0.3 + 1e-16, 0.5, 0.25, 0.1, 0.2],
+        }
+    )
+    row = recframe.compare(per_user, by="model", test="paired_t").row(0, named=True)
+    assert (row["wins"], row["ties"], row["losses"]) == (1, 1, 1)

@@ -599,7 +599,7 @@ def tie_table(rows: nw.LazyFrame, spec: v.Spec) -> nw.LazyFrame:
     tied = {k: (nw.col(f"__rf_score_at{k}") == nw.col(f"__rf_score_at{k + 1}")).fill_null(False) for k in ks}
     lists = lists.with_columns(t.cast(nw.Int64).alias(f"n_tied@{k}") for k, t in tied.items())
     out = _frames.group_agg(lists, keys, nw.len().alias("n_lists"), *(nw.col(f"n_tied@{k}").sum() for k in ks))
-    out = out.with_columns(nw.col(c).cast(nw.Int64) for c in ["n_lists", *(f"n_tied@{k}" for k in ks)]).sort(keys)
+    out = out.with_columns(nw.col(c).cast(nw.Int64) for c in ["n_lists", *(f"n_tied@{k}" for k in ks)])
     return out if spec.columns.by else out.drop(n.GROUP)
 
 

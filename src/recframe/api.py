@@ -230,7 +230,8 @@ def tied_cutoffs(
         )
     plan, spec, kind = _call.prepare(frame, kwargs)
     assert plan.rows is not None  # every plan has them
-    return _frames.from_lazy(_checked(_engine.tie_table(plan.rows, spec), plan, kind), kind)
+    table = _checked(_engine.tie_table(plan.rows, spec), plan, kind)
+    return _frames.from_lazy(table.sort(list(spec.columns.by)) if spec.columns.by else table, kind)
 
 
 tied_cutoffs.__doc__ = f"""Where ties could move a number: per ``by`` group, the lists whose cut-off at k

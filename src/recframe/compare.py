@@ -348,7 +348,10 @@ def _pairs_of_group(
                 p_value, lo, hi = float(tukey.p_values[a, b]), delta - tukey.hsd, delta + tukey.hsd
             else:
                 p_value, lo, hi = paired_statistics(x, y, test, alpha, n_resamples, rng)
-            better, worse = (x > y, x < y) if higher else (x < y, x > y)
+            # equal within the last bits: the engine's sums may differ there from run to run
+            # (a parallel sum's order), which must not move a user between ties and wins
+            same = np.abs(x - y) <= 1e-12 * np.maximum(1.0, np.maximum(np.abs(x), np.abs(y)))
+            better, worse = ((x > y) & ~same, (x < y) & ~same) if higher else ((x < y) & ~same, (x > y) & ~same)
             found[a, b, metric] = {
                 "n_pairs": n,
                 "n_dropped_a": int((~np.isnan(values[:, a])).sum()) - n,
@@ -361,7 +364,7 @@ def _pairs_of_group(
                 "rel_delta": delta / mean_b if mean_b else math.nan,
                 "d_z": effect_size(x, y),
                 "wins": int(better.sum()),
-                "ties": int((x == y).sum()),
+                "ties": int(same.sum()),
                 "losses": int(worse.sum()),
                 "p_value": p_value,
             }
@@ -533,7 +536,7 @@ compare.__doc__ = """Compare models user by user, with a paired test per metric:
     All pairs: with d_i = a_i - b_i, ``d_z = mean(d) / s_d`` (Cohen's d_z, s_d with
     ddof=1; null with fewer than two pairs or when every d_i is the same). ``wins``,
     ``ties`` and ``losses`` count the users for whom model a is better than, equal to
-    (the same value) or worse than model b, "better" meaning higher unless the metric's
+    (the same value, to 12 significant digits) or worse than model b, "better" meaning higher unless the metric's
     registry entry says lower is better (the name before ``@``; a column of no registered
     metric counts as higher-is-better). A stratum with one model, or two models without a
     user in common, is an error. Under ``test="tukey_hsd"`` the test permutes the models
