@@ -129,6 +129,8 @@ def agreement(
     top = plan.rows.filter((nw.col(n.POSITION) != NOT_RANKED) & (nw.col(n.POSITION) <= k)).select(
         *strata, model, n.USER, n.ITEM, n.POSITION
     )
+    # every pair reads the top k: computed once (in memory: held as a frame; a SQL engine: materialized)
+    top = nw.from_native(top.collect().to_native().lazy()) if kind != "engine" else _frames.materialize(top)
     models = sorted(top.select(model).unique().collect().get_column(model).to_list())
     pairs = _pairs(models, baseline, model)
     parts = [_pair(top, strata, model, a, b, k, p) for a, b in pairs]
