@@ -3,6 +3,7 @@ holds the numbers of the public calls it stands for."""
 
 from __future__ import annotations
 
+import numpy as np
 import polars as pl
 import pytest
 from polars.testing import assert_frame_equal
@@ -48,6 +49,12 @@ def test_the_rest_of_the_page_is_collected_as_values(collected):
     zeros = collected.distributions[0][1].filter(pl.col("model") == "popular")["zero"].item()
     per_user = collected.per_user.filter(pl.col("model") == "popular")
     assert zeros == per_user.filter(pl.col("ndcg@10") == 0).height
+    # the quantile bands: numpy's percentiles of the same users' values, as summary's pNN
+    band = collected.distributions[0][1].filter(pl.col("model") == "popular").row(0, named=True)
+    values = per_user["ndcg@10"].drop_nulls().to_numpy()
+    assert [band[f"p{q}"] for q in (10, 25, 75, 90)] == pytest.approx(list(np.percentile(values, [10, 25, 75, 90])), abs=1e-12)
+    direct = recframe.summary(RECS, truth=TRUTH, k=10, metrics=["ndcg"], aggregate="p90", **OPTIONS)
+    assert band["p90"] == pytest.approx(direct.filter(pl.col("model") == "popular")["ndcg@10"].item(), abs=1e-12)
     assert collected.inputs == [{"input": "recs", "rows": RECS.height}, {"input": "truth", "rows": TRUTH.height}]
     assert "no NaN score in 'score'" in collected.checks
     assert ["k", "10", "default"] in collected.conventions  # k=10 is report_page's default: not "given"

@@ -549,14 +549,20 @@ def _tied(r: Request) -> pl.DataFrame | None:
 
 def _distribution(frame: pl.DataFrame, metric: str, keys: list[str]) -> pl.DataFrame:
     """Per group of `keys` (one group "all" without): the users with a value of `metric`, those
-    at 0, the median and the mean."""
+    at 0, the quartiles and the 10th and 90th percentiles (numpy's linear interpolation, as
+    summary's ``aggregate="pNN"``) and the mean."""
     groups = frame.filter(pl.col(metric).is_not_null()).group_by(keys or pl.lit("all").alias("group"), maintain_order=True)
     return groups.agg(
         pl.len().alias("users"),
         (pl.col(metric) == 0).sum().alias("zero"),
+        *(pl.col(metric).quantile(q / 100, interpolation="linear").alias(f"p{q}") for q in QUANTILES),
         pl.col(metric).median().alias("median"),
         pl.col(metric).mean().alias("mean"),
     ).sort(keys or "group")
+
+
+#: the percentiles of the distributions' bands
+QUANTILES = (10, 25, 75, 90)
 
 
 def _disparity(r: Request, frame: pl.DataFrame, key: str, metrics: list[str]) -> pl.DataFrame | str | None:

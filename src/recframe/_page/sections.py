@@ -434,6 +434,10 @@ def curves(data: PageData, figures: Figures) -> Section:
     return "curves", "Metrics against k", body
 
 
+#: the bands of the distributions' table: the middle 50% and 80% of the users' values
+BANDS = (("p25", "p75"), ("p10", "p90"))
+
+
 def distributions(data: PageData, figures: Figures) -> Section:
     """Per metric and group, the users at 0, the median and the mean; a histogram of the primary metric."""
     keys, precision, primary = data.request.main_by, data.request.precision, data.primary
@@ -442,9 +446,18 @@ def distributions(data: PageData, figures: Figures) -> Section:
         for r in frame.iter_rows(named=True):
             share = r["zero"] / r["users"] if r["users"] else math.nan
             median, mean = format_number(r["median"], precision), format_number(r["mean"], precision)
-            rows.append([metric, label(r, keys), r["users"], f"{r['zero']:,} ({share:.0%})", median, mean])
-    body = table(["metric", "group", "users", "users at 0", "median", "mean"], rows, [False, False, True, True, True, True])
-    body += note("users: the users with a value of the metric (those its mean counts); users at 0: those of them scoring 0.")
+            middle, wide = (f"{format_number(r[lo], precision)} – {format_number(r[hi], precision)}" for lo, hi in BANDS)
+            rows.append([metric, label(r, keys), r["users"], f"{r['zero']:,} ({share:.0%})", wide, middle, median, mean])
+    body = table(
+        ["metric", "group", "users", "users at 0", "p10 – p90", "p25 – p75", "median", "mean"],
+        rows,
+        [False, False, True, True, True, True, True, True],
+    )
+    body += note(
+        "users: the users with a value of the metric (those its mean counts); users at 0: those of them scoring 0; "
+        "p10 – p90 and p25 – p75: the middle 80% and 50% of the users' values (percentiles by linear interpolation, "
+        'as summary(aggregate=["p10", ...])).'
+    )
     model_by = keys[0] if len(keys) == 1 else None
     if model_by is None and keys:
         body += note("The histogram pools the groups of " + ", ".join(keys) + ".", end="")
