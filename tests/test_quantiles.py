@@ -156,3 +156,14 @@ def test_the_command_line_takes_aggregate(tmp_path) -> None:
         assert code == 2 and words in err and "Hint:" in err
     code, _, err = main("report", str(path), *common, "--aggregate", "median", "--out", str(tmp_path / "page.html"))
     assert code == 2 and "--aggregate goes with the report table" in err
+
+
+def test_the_text_report_folds_each_aggregate_with_its_interval() -> None:
+    options = {"k": 2, "metrics": ["recall"], "by": "model", "rank_gaps": "keep"}
+    out = recframe.summary(FRAME, aggregate=["mean", "median"], ci=0.9, seed=0, n_resamples=200, **options)
+    text = recframe.report(out, precision=2)
+    header = text.splitlines()[0]
+    assert "recall@2_median" in header and "_median_lo" not in header and "_median_hi" not in header
+    a = out.filter(pl.col("model") == "A").row(0, named=True)
+    folded = f"{a['recall@2_median']:.2f} [{a['recall@2_median_lo']:.2f}, {a['recall@2_median_hi']:.2f}]"
+    assert folded in text.splitlines()[2].replace("*", "")  # (the best value is bold)

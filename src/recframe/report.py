@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import html
 import math
+import re
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -59,7 +60,12 @@ def _summary_cells(
     df: pl.DataFrame, precision: int, comparison: pl.DataFrame | None
 ) -> tuple[list[str], list[list[Cell]], str | None]:
     metrics = _tables.metric_columns(df.columns)
-    interval = {c + s for c in metrics for s in _tables.INTERVAL_SUFFIXES}
+    # summary(aggregate=[...]): a metric's other aggregates (ndcg@10_median, _p90), each folded
+    # with its interval as the mean is, best by the metric's direction
+    aggregated = {
+        c: m for c in df.columns for m in metrics if c.startswith(m + "_") and re.fullmatch(r"median|gmean|p\d+", c[len(m) + 1 :])
+    }
+    interval = {c + s for c in [*metrics, *aggregated] for s in _tables.INTERVAL_SUFFIXES}
     shown = [c for c in df.columns if c not in interval]
     keys = shown[: shown.index("n_users")] if "n_users" in shown else []
     significant: set[tuple[Any, ...]] = set()
@@ -88,12 +94,15 @@ def _summary_cells(
             )
         rows = comparison.filter(pl.col("significant")).select("model", *strata, "metric").iter_rows()
         significant = set(rows)
-    best = {c: best_rows(df.get_column(c).to_list(), precision, _tables.higher_is_better(c)) for c in metrics}
+    best = {
+        c: best_rows(df.get_column(c).to_list(), precision, _tables.higher_is_better(aggregated.get(c, c)))
+        for c in [*metrics, *aggregated]
+    }
     body = []
     for i, row in enumerate(df.iter_rows(named=True)):
         cells = []
         for c in shown:
-            if c in metrics:
+            if c in best:
                 detail = ""
                 if f"{c}_lo" in df.columns and row[f"{c}_lo"] is not None:
                     detail = f" [{format_number(row[c + '_lo'], precision)}, {format_number(row[c + '_hi'], precision)}]"
