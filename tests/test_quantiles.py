@@ -167,3 +167,17 @@ def test_the_text_report_folds_each_aggregate_with_its_interval() -> None:
     a = out.filter(pl.col("model") == "A").row(0, named=True)
     folded = f"{a['recall@2_median']:.2f} [{a['recall@2_median_lo']:.2f}, {a['recall@2_median_hi']:.2f}]"
     assert folded in text.splitlines()[2].replace("*", "")  # (the best value is bold)
+
+
+def test_an_aggregate_s_interval_does_not_move_when_others_are_asked() -> None:
+    """Each aggregate draws from its own generator (the mean's as a mean-only call does): asking
+    for a quantile beside it changes no other interval of the same seed."""
+    options = {"k": 2, "metrics": ["recall"], "by": "model", "rank_gaps": "keep", "ci": 0.9, "seed": 3, "n_resamples": 200}
+    alone = recframe.summary(FRAME, **options)
+    both = recframe.summary(FRAME, aggregate=["mean", "median"], **options)
+    more = recframe.summary(FRAME, aggregate=["mean", "p90", "median"], **options)
+    assert both.select("recall@2_lo", "recall@2_hi").rows() == alone.select("recall@2_lo", "recall@2_hi").rows()
+    assert (
+        more.select("recall@2_median_lo", "recall@2_median_hi").rows()
+        == both.select("recall@2_median_lo", "recall@2_median_hi").rows()
+    )

@@ -8,6 +8,7 @@ per-user values of each ``by`` group as numpy arrays: they are computed inside a
 
 from __future__ import annotations
 
+import zlib
 from typing import Any
 
 import narwhals as nw
@@ -88,7 +89,11 @@ def summary_with_ci(
         means = _engine.summary_plan(_engine.Plan(nw.from_native(users.lazy())), spec, aggregate).to_native().collect()
         # group-bys return rows in any order: fix it, or the same seed would resample differently
         users = users.sort([*spec.columns.by, n.USER])
-        rng = np.random.default_rng(seed)  # one generator, groups in key order: reproducible
+        # one generator per aggregate, groups in key order: reproducible, and an aggregate's
+        # intervals do not move when others are asked beside it (the mean's draws as always)
+        rngs = {
+            a: np.random.default_rng(seed if a == "mean" or seed is None else [seed, zlib.crc32(a.encode())]) for a in aggregates
+        }
         # each metric's values where the user counts for it in the means, else null
         counted = nw.from_native(users.lazy()).select(
             *keys, *(_engine.counted_value(spec, c, name) for c, name, _ in _engine.metric_columns(spec, "user"))
@@ -102,13 +107,13 @@ def summary_with_ci(
             matrix = group.select(metric_cols).to_numpy().astype(float) if group is not None else np.empty((0, len(metric_cols)))
             for j, c in enumerate(metric_cols):
                 extra[c + "_std"].append(float(stats.std(matrix[:, j])))
-            for a in aggregates:  # (a call asking for the mean alone draws as it always did)
+            for a in aggregates:
                 if a != "mean":
-                    lo, hi = stats.bootstrap_quantile_ci(matrix, _engine.quantile_of(a), ci, n_resamples, rng)
+                    lo, hi = stats.bootstrap_quantile_ci(matrix, _engine.quantile_of(a), ci, n_resamples, rngs[a])
                 elif ci_method == "t":
                     lo, hi = stats.t_ci(matrix, ci)
                 else:
-                    lo, hi = stats.bootstrap_ci(matrix, ci, n_resamples, rng)
+                    lo, hi = stats.bootstrap_ci(matrix, ci, n_resamples, rngs[a])
                 for j, c in enumerate(metric_cols):
                     name = _engine.aggregate_column(c, a, suffixed)
                     extra[name + "_lo"].append(float(lo[j]))

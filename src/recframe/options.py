@@ -304,7 +304,8 @@ deviation of the per-user values, ddof=1), ``<col>_lo`` and ``<col>_hi``. Withou
         Opt(
             None,
             """Seed of the bootstrap (``numpy.random.default_rng``): the same seed and data give the
-same intervals. Groups are resampled in key order from one generator.""",
+same intervals. Groups are resampled in key order, each aggregate (``aggregate=``) from a
+generator of its own, so asking for another aggregate moves no interval.""",
             "int, optional",
         ),
     ]
