@@ -390,6 +390,22 @@ def test_quantile_aggregates_run_in_the_engine(engine: Constructor, request: pyt
     assert_frame_equal(to_polars(recframe.summary(engine(df), **options)).sort("model"), want, rel_tol=1e-12, abs_tol=1e-12)
 
 
+def test_t_intervals_run_in_the_engine(engine: Constructor, request: pytest.FixtureRequest) -> None:
+    """summary(ci=, ci_method="t"): the engine's counts and sample standard deviations per group,
+    the t quantiles as constants: Polars' intervals, with no per-user row collected; a value
+    whose square could overflow the engine's variance is refused."""
+    _skip_sqlframe(request)
+    pytest.importorskip("scipy", reason="the t distribution needs scipy (recframe[stats])")
+    df = sample()
+    options = {"k": [2, 3], "metrics": ["ndcg", "recall"], "by": "model", "ci": 0.9, "ci_method": "t"}
+    want = recframe.summary(df, **options)
+    got = to_polars(recframe.summary(engine(df), **options)).sort("model")
+    assert_frame_equal(got, want, check_dtypes=False, rel_tol=1e-9, abs_tol=1e-12)
+    huge = df.with_columns(pl.col("relevance") * 600)  # exp2 gains of grade 600 and more: squares past float64
+    with pytest.raises(recframe.RecframeError, match="past what an engine's variance holds.*Polars"):
+        to_polars(recframe.summary(engine(huge), **{**options, "metrics": ["dcg"], "gain": "exp2", "threshold": 1}))
+
+
 def test_per_item_runs_in_the_engine(engine: Constructor, request: pytest.FixtureRequest) -> None:
     """recframe.per_item is one group-by of the prepared rows on every engine: the Polars numbers."""
     _skip_sqlframe(request)

@@ -15,7 +15,7 @@ import narwhals as nw
 import numpy as np
 import polars as pl
 
-from recframe import _engine, stats
+from recframe import _engine, _frames, stats
 from recframe import _names as n
 from recframe import _validate as v
 from recframe.errors import RecframeError, fix, ref
@@ -124,3 +124,75 @@ def summary_with_ci(
 
     native = per_user.to_native().map_batches(finish, schema=out_schema, streamable=False)
     return nw.from_native(native)
+
+
+#: past this magnitude a per-user value's square may overflow an engine's float64 variance:
+#: such a t interval is refused in the engine (Polars scales the values first)
+ENGINE_T_LIMIT = 1e150
+
+
+def summary_with_t_in_engine(plan: _engine.Plan, spec: v.Spec, ci: float) -> nw.LazyFrame:
+    """``ci_method="t"`` on a SQL engine: the t interval of each mean from the counts and sample
+    standard deviations the engine computes per group (one small query reads the counts, whose
+    t quantiles enter the plan as constants): no per-user row leaves the engine. The same
+    columns as :func:`summary_with_ci`."""
+    columns = _engine.metric_columns(spec, "user")
+    metric_cols = [c for c, _, _ in columns]
+    keys = list(spec.columns.by)
+    users = plan.per_user.select(*keys, *(_engine.counted_value(spec, c, name) for c, name, _ in columns))
+    grouped = keys or [n.GROUP]
+    if not keys:
+        users = users.with_columns(nw.lit(0).alias(n.GROUP))
+    spread = _frames.group_agg(
+        users,
+        grouped,
+        *(nw.col(c).std(ddof=1).alias(f"{c}_std") for c in metric_cols),
+        *(nw.col(c).count().cast(nw.Int64).alias(f"__rf_n:{c}") for c in metric_cols),
+    )
+    small = (
+        _frames.group_agg(
+            users.with_columns(nw.lit(0).alias("__rf_all")),
+            ["__rf_all"],
+            *(nw.col(c).abs().max().alias(f"__rf_max:{c}") for c in metric_cols),
+        )
+        .collect("polars")
+        .to_native()
+    )
+    for c in metric_cols:
+        largest = small.item(0, f"__rf_max:{c}") if small.height else None
+        if largest is not None and not largest <= ENGINE_T_LIMIT:
+            raise RecframeError(
+                f"column {c!r} has per-user values up to {largest:.3g}, past what an engine's variance holds exactly "
+                f"(1e150). Hint: evaluate the same data with Polars, which scales such values, for {ref('ci')}."
+            )
+    counts = spread.select(*(f"__rf_n:{c}" for c in metric_cols)).collect("polars").to_native()
+    sizes = sorted({int(x) for c in metric_cols for x in counts.get_column(f"__rf_n:{c}").to_list() if x is not None and x >= 2})
+    quantiles = stats.t_quantiles(sizes, ci)
+
+    def t_of(n_col: str) -> nw.Expr:
+        # the t quantile of each group's n - 1 degrees of freedom, a constant per distinct n
+        expr: nw.Expr = nw.lit(None, dtype=nw.Float64)
+        for size, q in zip(sizes, quantiles):
+            expr = nw.when(nw.col(n_col) == size).then(nw.lit(q)).otherwise(expr)
+        return expr
+
+    means = _engine.summary_plan(plan, spec)
+    if not keys:
+        means = means.with_columns(nw.lit(0).alias(n.GROUP))
+    table = means.join(spread, on=grouped, how="left")
+    half = {c: t_of(f"__rf_n:{c}") * nw.col(f"{c}_std") / nw.col(f"__rf_n:{c}").cast(nw.Float64).sqrt() for c in metric_cols}
+    names = [c for c in means.columns if c not in metric_cols and c != n.GROUP]
+    out = table.select(
+        *names,
+        *(
+            expr
+            for c in metric_cols
+            for expr in (
+                nw.col(c),
+                nw.col(f"{c}_std"),
+                (nw.col(c) - half[c]).alias(f"{c}_lo"),
+                (nw.col(c) + half[c]).alias(f"{c}_hi"),
+            )
+        ),
+    )
+    return out.sort(keys) if keys else out

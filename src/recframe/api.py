@@ -162,15 +162,18 @@ def summary_of(frame: FrameT, call: dict[str, Any]) -> FrameT:
             f"for it in a summary without {ref('ci')}."
         )
     engine = _frames.sql_engine(frame)
-    if engine is not None:  # refused before _plan, which would run the data-check query
+    in_engine = method == "t" and aggregate in ("mean", ("mean",))  # (t: the mean alone, see check_aggregates)
+    if engine is not None and not in_engine:  # refused before _plan, which would run the data-check query
         raise RecframeError(
-            f"{ref('ci')} resamples the per-user values in Python, which recframe does not pull out of "
-            f"{engine}. Hint: run summary without {ref('ci')} in {engine}, or evaluate the same data "
-            'with Polars for intervals: pl.scan_parquet("export/*.parquet") streams exports '
-            "larger than memory."
+            f"{ref('ci')} with {fix('ci_method', method)} resamples the per-user values in Python, which recframe does "
+            f"not pull out of {engine}. Hint: pass {fix('ci_method', 't')} for t intervals of the means, computed in "
+            f"{engine}; or evaluate the same data with Polars for bootstrap intervals: "
+            'pl.scan_parquet("export/*.parquet") streams exports larger than memory.'
         )
     plan, spec, kind = _call.prepare(frame, kwargs)
     assert level is not None  # ci is given
+    if engine is not None:
+        return _frames.from_lazy(_intervals.summary_with_t_in_engine(plan, spec, level), kind)
     return _frames.from_lazy(_intervals.summary_with_ci(plan, spec, level, method, n_resamples, seed, aggregate), kind)
 
 

@@ -408,6 +408,17 @@ def t_ci(values: Any, ci: float = 0.95) -> tuple[Any, Any]:
     return (float(lo[0]), float(hi[0])) if flat else (lo, hi)
 
 
+def t_quantiles(sizes: list[int], ci: float) -> list[float]:
+    """The two-sided t quantile of each sample size's n - 1 degrees of freedom at coverage `ci`
+    (needs scipy), as :func:`t_ci` uses it.
+
+    >>> [round(q, 4) for q in t_quantiles([3, 1000], 0.95)]
+    [4.3027, 1.9623]
+    """
+    level = check_level("ci", ci)
+    return [float(_scipy_special().stdtrit(max(size - 1, 1), (1 + level) / 2)) for size in sizes]
+
+
 def std(values: Any) -> Any:
     """Sample standard deviation (ddof=1) per column, NaN left out; NaN with fewer than 2 values.
 
