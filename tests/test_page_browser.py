@@ -148,6 +148,9 @@ def workflow_page() -> str:
     return recframe.report_page(recs, **page, **options)  # (200 resamples: the same layout, in less time)
 
 
+# the three-model page takes three browser runs and its own evaluation (~20 s of a worker): it
+# runs in .ci/run's second pass, beside the Spark checks, whose JVMs leave the cores idle
+@pytest.mark.slow_engine
 @pytest.mark.parametrize("width", [1024, 1280])
 def test_the_three_model_workflow_page_fits_the_window(workflow_page, tmp_path, width):
     measured, console = measure(workflow_page, tmp_path, width)
@@ -162,6 +165,7 @@ def headers(page: str, anchor: str) -> list[str]:
     return [html.unescape(re.sub(r"<[^>]+>", "", h)) for h in re.findall(r"<th>(.*?)</th>", head)]
 
 
+@pytest.mark.slow_engine
 def test_the_workflow_page_prints_every_column_on_a4(workflow_page, tmp_path):
     """Printed (A4, the page's print stylesheet), every column header of the comparison and the
     beyond-accuracy tables is in the PDF's text, in order (a column cut off the paper is not)."""
