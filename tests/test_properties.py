@@ -22,9 +22,9 @@ import reference
 from conftest import BACKENDS, to_polars
 from recframe import _frames
 
-# 30 random frames a property on the main backend: every run draws new ones, so the frames
+# 24 random frames a property on the main backend: every run draws new ones, so the frames
 # checked over the runs keep growing, while the README's command stays under four minutes
-SETTINGS = settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+SETTINGS = settings(max_examples=24, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
 @st.composite
@@ -176,7 +176,7 @@ def test_matches_reference(backend: str, with_score: bool) -> None:
     # DuckDB pays a SQL query per call and gets more random frames in test_engines (15 here); pandas and
     # Arrow inputs cross into Polars and run its plan, and a LazyFrame runs the eager frame's
     # plan without collecting it: fewer frames for them than for the eager Polars frame
-    @settings(SETTINGS, max_examples=SETTINGS.max_examples if backend == "polars" else 15 if backend == "duckdb" else 25)
+    @settings(SETTINGS, max_examples=SETTINGS.max_examples if backend == "polars" else 12 if backend == "duckdb" else 20)
     @given(long_frames(with_score=with_score))
     def run(case: tuple[pl.DataFrame, dict[str, Any]]) -> None:
         df, options = case
@@ -282,7 +282,7 @@ def test_categorical_ids_give_the_same_numbers(case: tuple[pl.DataFrame, dict[st
     )
 
 
-@settings(SETTINGS, max_examples=30)  # each example runs the plan six ways
+@settings(SETTINGS, max_examples=24)  # each example runs the plan six ways
 @given(long_frames(with_score=False), st.integers(0, 2**32 - 1))
 def test_row_order_changes_no_number(case: tuple[pl.DataFrame, dict[str, Any]], seed: int) -> None:
     # in memory, lists that come as contiguous runs of rows are grouped by their run number
@@ -352,7 +352,7 @@ def test_duplicates_outside_the_checked_rows_change_no_number(backend: str) -> N
     (not relevant, ranked past every k or not at all) leaves every requested number as it
     was, and a copy of a row it reads is refused."""
 
-    @settings(SETTINGS, max_examples=30 if backend.startswith("polars") else 8)
+    @settings(SETTINGS, max_examples=24 if backend.startswith("polars") else 6)
     @given(long_frames(with_score=False), st.data())
     def run(case: tuple[pl.DataFrame, dict[str, Any]], data: st.DataObject) -> None:
         df, options = case
