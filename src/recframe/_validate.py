@@ -21,7 +21,7 @@ import narwhals as nw
 from recframe._names import ITEM, RANK, REL, SCORE, USER
 from recframe.conventions import CHOICES, TABLE, Conventions
 from recframe.errors import RecframeError, fix, ref
-from recframe.metrics import REGISTRY
+from recframe.metrics import REGISTRY, TERMS
 
 #: The count columns of :func:`recframe.summary`, after the ``by`` keys.
 COUNT_COLUMNS = ("n_users", "n_skipped", "n_unranked", "n_no_relevant", "n_no_truth")
@@ -467,14 +467,6 @@ def _selection(call: Mapping[str, Any], conventions: Conventions, asked: tuple[s
     )
 
 
-#: the terms whose expected value over the orderings of tied items is the term read at the
-#: expected relevance and gain of each position (ties="average"): sums over positions, linear
-#: in what each position holds; the ideal list and the counts do not depend on the order
-TIE_AVERAGED_TERMS = frozenset(
-    {"n_relevant", "hits@", "hits_r", "hits_capped@", "retrieved@", "dcg@", "idcg@", "tie_sure_hit@", "tie_log_miss@"}
-)
-
-
 def _check_tie_policy(call: Mapping[str, Any], conventions: Conventions, asked: tuple[str, ...]) -> None:
     """A tie policy that reads scores needs score=; ties="average" has a closed form only for
     the metrics finished from position sums (and hit rate's)."""
@@ -486,7 +478,7 @@ def _check_tie_policy(call: Mapping[str, Any], conventions: Conventions, asked: 
         )
     if conventions.ties != "average":
         return
-    refused = [m for m in asked if not set(REGISTRY[m].terms(conventions)) <= TIE_AVERAGED_TERMS]
+    refused = [m for m in asked if not all(TERMS[t].tie_average for t in REGISTRY[m].terms(conventions))]
     if refused:
         raise fail(
             f"{ref('ties', 'average')} has no closed form here for {', '.join(map(repr, refused))}: the expected value "

@@ -219,6 +219,11 @@ class Term:
     #: counts in the pass over every row, but only the relevant rows add to it): what the
     #: duplicate check must read for it (see recframe._checks.duplicate_scope)
     reads: Domain | None = None
+    #: under ``ties="average"`` the value is the expected one over the orderings of tied items:
+    #: a sum over positions linear in what each position holds (``Rows.hit``,
+    #: ``Rows.position_gain``), or a count the order cannot change; a metric finished from
+    #: any other term is refused under ``ties="average"``
+    tie_average: bool = False
     #: the "item_group" domain's value (see :func:`item_group_term`): on each row of
     #: ItemGroupRows at cut-off k, aggregated by ``agg`` over the list's or group's item groups
     per_item_group: Callable[[ItemGroupRows, int], nw.Expr] | None = None

@@ -42,15 +42,16 @@ def _idcg_value(rows: Rows, k: int | None) -> nw.Expr:
 
 declare(
     # R, the user's relevant items, recommended or not
-    Term("n_relevant", "all", lambda rows, k: rows.relevant, reads="relevant"),
+    Term("n_relevant", "all", lambda rows, k: rows.relevant, reads="relevant", tie_average=True),
     # relevant items ranked <= k
-    Term("hits@", "relevant", lambda rows, k: within(rows.rank, cutoff(k), rows.hit), at_k=True),
+    Term("hits@", "relevant", lambda rows, k: within(rows.rank, cutoff(k), rows.hit), at_k=True, tie_average=True),
     # relevant items ranked <= R
     Term(
         "hits_r",
         "relevant",
         lambda rows, k: within(rows.rank, rows.feature("relevant_in_list"), rows.hit),
         features=("relevant_in_list",),
+        tie_average=True,
     ),
     # relevant items ranked <= min(k, R)
     Term(
@@ -59,18 +60,19 @@ declare(
         lambda rows, k: within(rows.rank, nw.min_horizontal(rows.feature("relevant_in_list"), nw.lit(cutoff(k))), rows.hit),
         at_k=True,
         features=("relevant_in_list",),
+        tie_average=True,
     ),
     # items of any relevance ranked <= k: the list cut at k
-    Term("retrieved@", "top_k", lambda rows, k: within(rows.rank, cutoff(k), 1.0), at_k=True),
+    Term("retrieved@", "top_k", lambda rows, k: within(rows.rank, cutoff(k), 1.0), at_k=True, tie_average=True),
     # sum over relevant items ranked <= k of (relevant items ranked <= it) / rank
     Term("ap_sum@", "relevant", _ap_value, at_k=True, features=("relevant_position",)),
     # rank of the first relevant item (NOT_RANKED when there is none)
     Term("min_rank", "relevant", lambda rows, k: rows.rank, agg="min", empty=NOT_RANKED),
     # sum over relevant items ranked <= k of gain / discount(rank)
     # (the gaining rows: the relevant ones, or every graded one under gain_threshold="positive")
-    Term("dcg@", "graded", _dcg_value, at_k=True),
+    Term("dcg@", "graded", _dcg_value, at_k=True, tie_average=True),
     # the same sum over the user's gains sorted descending (the ideal list)
-    Term("idcg@", "graded", _idcg_value, at_k=True, features=("ideal_position",)),
+    Term("idcg@", "graded", _idcg_value, at_k=True, features=("ideal_position",), tie_average=True),
     # ties="average" only, for hit rate: whether a row ranked <= k is sure to leave a relevant
     # item in the top k, and the log of the chance that the rows ranked <= k hold none (their
     # miss chances multiply: a sum of logs)
@@ -80,11 +82,13 @@ declare(
         lambda rows, k: within(rows.rank, cutoff(k), (rows.tie_miss == 0).cast(nw.Float64)),
         at_k=True,
         agg="max",
+        tie_average=True,
     ),
     Term(
         "tie_log_miss@",
         "top_k",
         lambda rows, k: within(rows.rank, cutoff(k), nw.when(rows.tie_miss > 0).then(rows.tie_miss).otherwise(1.0).log()),
         at_k=True,
+        tie_average=True,
     ),
 )
