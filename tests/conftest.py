@@ -47,6 +47,22 @@ if duckdb is not None:
     BACKENDS["duckdb"] = lambda df: duckdb.from_arrow(df.to_arrow())
 
 
+def tied_frame(seed: int, n: int, users: int, items: int, scores: int, grades: int, null_scores: float = 0.0) -> pl.DataFrame:
+    """Two models' lists with heavy ties: `n` random (model, user, item) rows (each pair once),
+    scores drawn from `scores` whole values (a share `null_scores` of them null, not
+    recommended) and relevance from `grades`."""
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    model, user, item = rng.choice(["A", "B"], n), rng.integers(0, users, n), rng.integers(0, items, n)
+    score = pl.Series(rng.integers(0, scores, n).astype(float))
+    if null_scores:
+        score = score.set(pl.Series(rng.random(n) < null_scores), None)
+    relevance = rng.integers(0, grades, n)
+    frame = pl.DataFrame({"model": model, "user_id": user, "item_id": item, "score": score, "relevance": relevance})
+    return frame.unique(["model", "user_id", "item_id"])
+
+
 def to_polars(result: Any) -> pl.DataFrame:
     """Any result frame as an eager Polars frame, for comparisons."""
     if isinstance(result, pl.LazyFrame):

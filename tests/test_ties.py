@@ -4,13 +4,12 @@ alone can do to a number."""
 
 from __future__ import annotations
 
-import numpy as np
 import polars as pl
 import pytest
 from polars.testing import assert_frame_equal
 
 import recframe
-from conftest import to_polars
+from conftest import tied_frame, to_polars
 
 # one list: a (0.9, not relevant), then b, c, d tied at 0.5 with c relevant, then e (0.1, relevant)
 TIED = pl.DataFrame(
@@ -39,17 +38,7 @@ def test_with_truth_the_relevance_comes_from_the_truth() -> None:
 
 
 def test_the_bounds_hold_and_meet_without_ties() -> None:
-    rng = np.random.default_rng(11)
-    n = 600
-    df = pl.DataFrame(
-        {
-            "model": rng.choice(["A", "B"], n),
-            "user_id": rng.integers(0, 40, n),
-            "item_id": rng.integers(0, 30, n),
-            "score": rng.integers(0, 4, n).astype(float),  # heavy ties
-            "relevance": rng.integers(0, 3, n),
-        }
-    ).unique(["model", "user_id", "item_id"])
+    df = tied_frame(11, 600, users=40, items=30, scores=4, grades=3)  # heavy ties
     options = {
         "k": [1, 3, 10],
         "score": "score",

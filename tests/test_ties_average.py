@@ -16,7 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import recframe
-from conftest import to_polars
+from conftest import tied_frame, to_polars
 from recframe.errors import RecframeError
 from reference import metrics_of_list
 
@@ -134,17 +134,7 @@ def test_dcg_and_ndcg_equal_scikit_learn() -> None:
 
 
 def test_between_the_bounds_and_today_without_ties() -> None:
-    rng = np.random.default_rng(3)
-    n = 800
-    df = pl.DataFrame(
-        {
-            "model": rng.choice(["A", "B"], n),
-            "user_id": rng.integers(0, 50, n),
-            "item_id": rng.integers(0, 30, n),
-            "score": rng.integers(0, 4, n).astype(float),
-            "relevance": rng.integers(0, 3, n),
-        }
-    ).unique(["model", "user_id", "item_id"])
+    df = tied_frame(3, 800, users=50, items=30, scores=4, grades=3)
     options: dict[str, Any] = {"k": [1, 3, 10], "score": "score", "by": "model", "metrics": list(AVERAGED)}
     high, middle, low = (recframe.summary(df, ties=t, **options) for t in ("optimistic", "average", "pessimistic"))
     metrics = [c for c in high.columns if c.split("@")[0] in AVERAGED]
@@ -209,17 +199,7 @@ def _tied_reference(df: pl.DataFrame, ks: list[int]) -> dict[Any, tuple[int, lis
 
 
 def test_tied_cutoffs_count_the_lists_split_inside_a_tie(constructor) -> None:
-    rng = np.random.default_rng(5)
-    n = 600
-    df = pl.DataFrame(
-        {
-            "model": rng.choice(["A", "B"], n),
-            "user_id": rng.integers(0, 60, n),
-            "item_id": rng.integers(0, 25, n),
-            "score": pl.Series(rng.integers(0, 5, n).astype(float)).set(pl.Series(rng.random(n) < 0.1), None),
-            "relevance": rng.integers(0, 2, n),
-        }
-    ).unique(["model", "user_id", "item_id"])
+    df = tied_frame(5, 600, users=60, items=25, scores=5, grades=2, null_scores=0.1)
     ks = [1, 3, 5]
     got = to_polars(recframe.tied_cutoffs(constructor(df), k=ks, score="score", by="model")).sort("model")
     want = _tied_reference(df, ks)
