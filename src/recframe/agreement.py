@@ -39,19 +39,23 @@ def _check_p(p: Any) -> float:
 
 def _by_depth(depth: nw.Expr, values: list[float]) -> nw.Expr:
     """``values[d - 1]`` at depth d (1..len(values)), 0.0 past it: a table as a chain of
-    conditions, which every engine runs without a join."""
+    conditions, which every engine runs without a join. Evaluated once per row of the top k and
+    once per list (not per pair of models): a chain of k conditions is costly to build."""
     out: Any = nw.when(depth == 1).then(nw.lit(values[0]))
     for d, value in enumerate(values[1:], start=2):
         out = out.when(depth == d).then(nw.lit(value))
     return out.otherwise(nw.lit(0.0))
 
 
-def _tables(k: int, p: float) -> tuple[list[float], list[float], list[float]]:
-    """H(m) = sum_{d=m..k} p^d / d and S(m) = sum_{d=m..k} p^d for m = 1..k+1 (0 at k + 1),
-    and p^d for d = 1..k: the depth tables of :func:`_rbo`."""
-    suffix = [sum(p**d / d for d in range(m, k + 1)) for m in range(1, k + 2)]
-    geometric = [sum(p**d for d in range(m, k + 1)) for m in range(1, k + 2)]
-    return suffix, geometric, [p**d for d in range(1, k + 1)]
+def _suffix(k: int, p: float) -> list[float]:
+    """H(m) = sum_{d=m..k} p^d / d for m = 1..k+1 (0 at k + 1): the depth table of the RBO sums.
+    (Its geometric twin S(m) = sum_{d=m..k} p^d has a closed form, :func:`_geometric`.)"""
+    return [sum(p**d / d for d in range(m, k + 1)) for m in range(1, k + 2)]
+
+
+def _geometric(m: nw.Expr, k: int, p: float) -> nw.Expr:
+    """S(m) = sum_{d=m..k} p^d = (p^m - p^(k+1)) / (1 - p), for m = 1..k+1."""
+    return (nw.lit(p) ** m - p ** (k + 1)) / (1 - p)
 
 
 def agreement(
@@ -126,14 +130,21 @@ def agreement(
         )
     model, strata = spec.columns.by[0], list(spec.columns.by[1:])
     assert plan.rows is not None
+    suffix = _suffix(k, p)
     top = plan.rows.filter((nw.col(n.POSITION) != NOT_RANKED) & (nw.col(n.POSITION) <= k)).select(
-        *strata, model, n.USER, n.ITEM, n.POSITION
+        *strata, model, n.USER, n.ITEM, n.POSITION, _by_depth(nw.col(n.POSITION), suffix).alias("__rf_hpos")
     )
-    # every pair reads the top k: computed once (in memory: held as a frame; a SQL engine: materialized)
-    top = nw.from_native(top.collect().to_native().lazy()) if kind != "engine" else _frames.materialize(top)
-    models = sorted(top.select(model).unique().collect().get_column(model).to_list())
+    # every pair reads the top k and each list's length: computed once (in memory: held as
+    # frames; a SQL engine: materialized)
+    lists = _frames.group_agg(top, [*strata, model, n.USER], nw.len().cast(nw.Int64).alias("__rf_n"))
+    lists = lists.with_columns(_by_depth(nw.col("__rf_n") + 1, suffix).alias("__rf_hn"))
+    if kind != "engine":
+        top, lists = (nw.from_native(part.collect().to_native().lazy()) for part in (top, lists))
+    else:
+        top, lists = _frames.materialize(top), _frames.materialize(lists)
+    models = sorted(lists.select(model).unique().collect().get_column(model).to_list())
     pairs = _pairs(models, baseline, model)
-    parts = [_pair(top, strata, model, a, b, k, p) for a, b in pairs]
+    parts = [_pair(top, lists, strata, model, a, b, k, p) for a, b in pairs]
     out = nw.concat(parts, how="vertical") if len(parts) > 1 else parts[0]
     if kind != "engine":
         # the data checks ride along the per-list table: one count of it makes them run first
@@ -167,36 +178,45 @@ def _pairs(models: list[Any], baseline: Any, model: str) -> list[tuple[Any, Any]
     return [(m, baseline) for m in models if m != baseline]
 
 
-def _pair(top: nw.LazyFrame, strata: list[str], model: str, a: Any, b: Any, k: int, p: float) -> nw.LazyFrame:
+def _pair(
+    top: nw.LazyFrame, lists: nw.LazyFrame, strata: list[str], model: str, a: Any, b: Any, k: int, p: float
+) -> nw.LazyFrame:
     """The per-user agreement of models a and b (a's lists against b's), for every user of either."""
     keys = [*strata, n.USER]
-    left = top.filter(nw.col(model) == a).select(*keys, n.ITEM, nw.col(n.POSITION).alias("__rf_ra"))
-    right = top.filter(nw.col(model) == b).select(*keys, n.ITEM, nw.col(n.POSITION).alias("__rf_rb"))
-    sizes = _frames.group_agg(left, keys, nw.len().cast(nw.Int64).alias("n_a")).join(
-        _frames.group_agg(right, keys, nw.len().cast(nw.Int64).alias("n_b")), on=keys, how="full"
+
+    def side(frame: nw.LazyFrame, name: Any, suffix: str, *columns: tuple[str, str]) -> nw.LazyFrame:
+        return frame.filter(nw.col(model) == name).select(*keys, *(nw.col(c).alias(f"{alias}{suffix}") for c, alias in columns))
+
+    left = side(top, a, "a", (n.ITEM, n.ITEM), (n.POSITION, "__rf_r"), ("__rf_hpos", "__rf_h"))
+    right = side(top, b, "b", (n.ITEM, n.ITEM), (n.POSITION, "__rf_r"), ("__rf_hpos", "__rf_h"))
+    left, right = (part.rename({f"{n.ITEM}{x}": n.ITEM}) for part, x in ((left, "a"), (right, "b")))
+    sizes = side(lists, a, "_a", ("__rf_n", "n"), ("__rf_hn", "__rf_hn")).join(
+        side(lists, b, "_b", ("__rf_n", "n"), ("__rf_hn", "__rf_hn")), on=keys, how="full"
     )
     sizes = sizes.with_columns(nw.coalesce(nw.col(c), nw.col(f"{c}_right")).alias(c) for c in keys).drop(
         [f"{c}_right" for c in keys]
     )
-    sizes = sizes.with_columns(nw.col("n_a").fill_null(0), nw.col("n_b").fill_null(0))
-    suffix, _, _ = _tables(k, p)
-    depth = nw.max_horizontal(nw.col("__rf_ra"), nw.col("__rf_rb"))  # where the item enters the overlap
+    h_empty = _suffix(k, p)[0]  # H(0 + 1) of a missing list
+    sizes = sizes.with_columns(
+        nw.col("n_a").fill_null(0), nw.col("n_b").fill_null(0),
+        nw.col("__rf_hn_a").fill_null(h_empty), nw.col("__rf_hn_b").fill_null(h_empty),
+    )  # fmt: skip
+    ra, rb = nw.col("__rf_ra"), nw.col("__rf_rb")
     common = left.join(right, on=[*keys, n.ITEM], how="inner").join(sizes, on=keys, how="left")
     common = common.with_columns(
-        _by_depth(depth, suffix).alias("__rf_h"),
-        (depth <= nw.min_horizontal(nw.col("n_a"), nw.col("n_b"))).cast(nw.Int64).alias("__rf_in_short"),
+        # H(m) at the depth m = max(ra, rb) where the item enters the overlap
+        nw.when(ra >= rb).then(nw.col("__rf_ha")).otherwise(nw.col("__rf_hb")).alias("__rf_h"),
+        (nw.max_horizontal(ra, rb) <= nw.min_horizontal(nw.col("n_a"), nw.col("n_b"))).cast(nw.Int64).alias("__rf_in_short"),
     )
     counts = _frames.group_agg(
         common, keys, nw.len().cast(nw.Int64).alias("n_common"), nw.col("__rf_h").sum().alias("__rf_hsum"),
         nw.col("__rf_in_short").sum().alias("__rf_xs"),
     )  # fmt: skip
     # Kendall's tau: each pair of common items once (the item order breaks the symmetry)
-    other = common.select(
-        *keys, nw.col(n.ITEM).alias("__rf_item2"), nw.col("__rf_ra").alias("__rf_ra2"), nw.col("__rf_rb").alias("__rf_rb2")
-    )
+    other = common.select(*keys, nw.col(n.ITEM).alias("__rf_item2"), ra.alias("__rf_ra2"), rb.alias("__rf_rb2"))
     both = common.select(*keys, n.ITEM, "__rf_ra", "__rf_rb").join(other, on=keys, how="inner")
     both = both.filter(nw.col(n.ITEM) < nw.col("__rf_item2")).with_columns(
-        (((nw.col("__rf_ra") - nw.col("__rf_ra2")) * (nw.col("__rf_rb") - nw.col("__rf_rb2"))) > 0).cast(nw.Int64).alias("__rf_c")
+        (((ra - nw.col("__rf_ra2")) * (rb - nw.col("__rf_rb2"))) > 0).cast(nw.Int64).alias("__rf_c")
     )
     concordance = _frames.group_agg(
         both, keys, nw.col("__rf_c").sum().alias("__rf_concordant"), nw.len().cast(nw.Int64).alias("__rf_pairs")
@@ -216,15 +236,17 @@ def _measures(k: int, p: float) -> list[nw.Expr]:
 
     A common item at depth m = max(its two ranks) adds 1 to every X_d with d >= m, so the first
     sum is the sum over common items of H(m) - H(l + 1), and the second is
-    X_s / s * [S(s + 1) - S(l + 1) - s (H(s + 1) - H(l + 1))] (see :func:`_tables`)."""
-    suffix, geometric, powers = _tables(k, p)
+    X_s / s * [S(s + 1) - S(l + 1) - s (H(s + 1) - H(l + 1))] (see :func:`_suffix`; H(n + 1)
+    of each list is read from the lists' table, ``__rf_hn_a`` and ``__rf_hn_b``)."""
     n_a, n_b, common, x_short = nw.col("n_a"), nw.col("n_b"), nw.col("n_common"), nw.col("__rf_xs")
     short, long = nw.min_horizontal(n_a, n_b), nw.max_horizontal(n_a, n_b)
-    h_after_long = _by_depth(long + 1, suffix)
+    a_longer = n_a >= n_b
+    h_after_long = nw.when(a_longer).then(nw.col("__rf_hn_a")).otherwise(nw.col("__rf_hn_b"))
+    h_after_short = nw.when(a_longer).then(nw.col("__rf_hn_b")).otherwise(nw.col("__rf_hn_a"))
     first = nw.col("__rf_hsum") - common * h_after_long
-    between = _by_depth(short + 1, geometric) - _by_depth(long + 1, geometric)
-    second = (x_short / short) * (between - short * (_by_depth(short + 1, suffix) - h_after_long))
-    tail = ((common - x_short) / long + x_short / short) * _by_depth(long, powers)
+    between = _geometric(short + 1, k, p) - _geometric(long + 1, k, p)
+    second = (x_short / short) * (between - short * (h_after_short - h_after_long))
+    tail = ((common - x_short) / long + x_short / short) * (nw.lit(p) ** long)
     rbo = (1 - p) / p * (first + second) + tail
     union = n_a + n_b - common
     pairs = nw.col("__rf_pairs").fill_null(0)
