@@ -134,12 +134,37 @@ def test_the_page_is_self_contained(page):
     assert 'id="examples"' in page and page.count('class="rf-user"') == 9  # worst, disagree, random: 3 users each
 
 
-def test_without_matplotlib_the_page_has_every_table_and_names_the_extra(monkeypatch):
+def test_without_matplotlib_the_page_draws_the_same_figures(monkeypatch, page):
+    """The page writes its SVG itself: without matplotlib it has every figure and table, and the
+    same page as with it (but for the time it was made)."""
     monkeypatch.setitem(sys.modules, "matplotlib", None)  # import matplotlib raises ImportError
     monkeypatch.setitem(sys.modules, "matplotlib.pyplot", None)
-    page = recframe.report_page(RECS, truth=TRUTH, baseline="popular", metrics=["ndcg", "recall"], seed=0, **OPTIONS)
-    assert "<svg" not in page and page.count("<table>") >= 7
-    assert 'pip install "recframe[plot]" draws them' in html.unescape(page)
+    without = recframe.report_page(RECS, truth=TRUTH, baseline="popular", seed=0, **OPTIONS)
+    assert without.count("<svg") == 3 and "recframe[plot]" not in without
+
+    def timeless(text: str) -> str:
+        return re.sub(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC", "", text)
+
+    assert timeless(without) == timeless(page)
+
+
+def test_a_figure_draws_every_row_of_its_frame(page):
+    """The comparison figure has a labelled row, a point and a mark per row of the comparison
+    table; the curve figure a line per model in each panel."""
+    figure = re.search(r'<section id="comparison">.*?(<svg.*?</svg>)', page, re.S)
+    assert figure is not None
+    rows = tables(section(page, "comparison"))[0][1:]
+    drawn = html.unescape(figure.group(1))
+    caption = html.unescape(re.sub(r"<[^>]+>", "", section(page, "comparison")))
+    shown = [row for row in rows if f">{row[0]}: {row[1]}</text>" in drawn]
+    # every row is drawn, but a metric not bounded by 1 (dcg), which the caption names
+    assert all(f"{row[1]} (not bounded by 1): in the table only" in caption for row in rows if row not in shown)
+    assert len(shown) >= len(rows) - 2 and drawn.count("<circle") == len(shown) + 2  # and the legend's two points
+    for glyph in ("▲", "▼"):
+        marked = sum(glyph in cell for row in shown for cell in row)
+        assert drawn.count(f">{glyph}</text>") == marked + (marked > 0)  # and the legend's
+    curves = re.search(r'<section id="curves">.*?(<svg.*?</svg>)', page, re.S)
+    assert curves is not None and curves.group(1).count("<polyline") == 2 * 2  # two models, two panels
 
 
 def test_segments_folds_beyond_accuracy_and_item_groups_have_their_sections():

@@ -33,8 +33,6 @@ if CHROMIUM is None:
         "Chromium is not installed (apt-get install chromium); CI installs it and runs this test", allow_module_level=True
     )
 
-pytest.importorskip("matplotlib", reason="the figures need matplotlib")
-
 CHECK = """<script>
 window.__errors = [];
 window.addEventListener("error", function (e) {
@@ -48,14 +46,20 @@ window.addEventListener("load", function () {
     scrollWidth: document.documentElement.scrollWidth,
     figures: all("figure svg", function (s) {
       var r = s.getBoundingClientRect();
-      var drawn = Array.prototype.filter.call(s.querySelectorAll("path, use"), function (p) {
+      var drawn = Array.prototype.filter.call(s.querySelectorAll("path, use, line, circle, rect, polyline, text"), function (p) {
         var b = p.getBBox(); return b.width > 0 || b.height > 0;
       }).length;
-      return {width: r.width, height: r.height, drawn: drawn};
+      // a label drawn past the figure's own edge is cut off by it
+      var outside = Array.prototype.filter.call(s.querySelectorAll("text"), function (t) {
+        var b = t.getBoundingClientRect();
+        return b.left < r.left - 1 || b.right > r.right + 1 || b.top < r.top - 1 || b.bottom > r.bottom + 1;
+      }).map(function (t) { return t.textContent; });
+      return {width: r.width, height: r.height, drawn: drawn, outside: outside};
     }),
     // every box whose content is wider than the box: cut off, or behind a sideways scroll bar
+    // (the inside of a figure is checked with the figures: an SVG's parts have no box of their own)
     cut: Array.prototype.filter.call(document.querySelectorAll("body *"), function (e) {
-      return e.clientWidth > 0 && e.scrollWidth > e.clientWidth + 1;
+      return !e.ownerSVGElement && e.clientWidth > 0 && e.scrollWidth > e.clientWidth + 1;
     }).map(function (e) {
       return {tag: e.tagName, cls: String(e.className), scroll: e.scrollWidth, client: e.clientWidth,
               text: (e.textContent || "").trim().slice(0, 60)};
@@ -102,6 +106,8 @@ def problems(measured: dict, console: list[str]) -> list[str]:
     for i, figure in enumerate(measured["figures"]):
         if figure["width"] < 100 or figure["height"] < 60 or figure["drawn"] < 20:
             out.append(f"figure {i + 1} renders empty: {figure}")
+        if figure["outside"]:
+            out.append(f"figure {i + 1} has labels cut off at its edge: {figure['outside']}")
     for table in measured["tables"]:
         if table["scroll"] > table["client"] + 1 or table["right"] > measured["innerWidth"]:
             out.append(f"table cut off: {table}")
@@ -121,17 +127,20 @@ def test_the_sample_page_renders_in_chromium(tmp_path):
     assert len(measured["tables"]) >= 8
 
 
-def test_the_check_sees_an_empty_figure_a_cut_off_table_a_cut_box_and_a_console_error(tmp_path):
+def test_the_check_sees_an_empty_figure_a_cut_label_a_cut_off_table_a_cut_box_and_a_console_error(tmp_path):
     """The harness itself: a page with each defect fails, each for its reason."""
     wide = "<table><tr>" + "<td>0.123456789 [0.1, 0.2]</td>" * 80 + "</tr></table>"
     page = (
         '<!DOCTYPE html><html><head><meta charset="utf-8"></head><body>'
         '<figure><svg xmlns="http://www.w3.org/2000/svg" width="400" height="300" viewBox="0 0 400 300"></svg></figure>'
+        '<figure><svg xmlns="http://www.w3.org/2000/svg" width="200" height="100" viewBox="0 0 200 100">'
+        '<text x="150" y="50">a label past the edge</text></svg></figure>'
         f"{wide}<div style='width:200px;overflow:hidden;white-space:nowrap'>{'a list item that is too long ' * 5}</div>"
         "<script>console.log('hello')</script></body></html>"
     )
     found = problems(*measure(page, tmp_path))
     assert any("renders empty" in p for p in found)
+    assert any("labels cut off at its edge" in p and "a label past the edge" in p for p in found)
     assert any("table cut off" in p for p in found) and any("px wide" in p for p in found)
     assert any("box cut off" in p and "a list item that is too long" in p for p in found)
     assert any("hello" in p for p in found)

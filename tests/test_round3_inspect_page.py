@@ -167,8 +167,7 @@ def test_the_figure_of_a_real_comparison_agrees_with_itself():
     assert all(p["filled"] for p in points if p["dagger"])
 
 
-@needs_matplotlib
-def test_the_page_caption_says_what_the_fill_and_the_dagger_mean():
+def test_the_page_caption_says_what_the_fill_and_the_marks_mean():
     page = recframe.report_page(RECS.filter(pl.col("user_id") <= 300), baseline="popular", k=10, seed=0, n_resamples=200,
                                 **OPTIONS)  # fmt: skip
     comparison = re.search(r'<section id="comparison">(.*?)</section>', page, re.S)

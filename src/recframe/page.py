@@ -3,8 +3,8 @@ summary with intervals and significance, the paired comparison, curves, per-user
 distributions, segments and folds, beyond-accuracy and fairness sections, and example users.
 
 The page is one file with no external script, stylesheet, font or image: figures are inline
-SVG drawn with matplotlib (``recframe[plot]``), tables are ``<table>`` elements, and every value
-is escaped. It opens offline, e.g. from an e-mail attachment. The work is done in
+SVG written by recframe itself (no matplotlib needed), tables are ``<table>`` elements, and every
+value is escaped. It opens offline, e.g. from an e-mail attachment. The work is done in
 :mod:`recframe._page`: the numbers are collected first (``data``), then each section is
 rendered from them (``sections``, ``figures``, ``html``).
 """
@@ -16,7 +16,6 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from recframe._page import data, sections
-from recframe._page.figures import Figures
 from recframe._page.html import Page
 from recframe.options import SummaryOptions, Unpack
 
@@ -95,9 +94,8 @@ def report_page(
 
     Notes
     -----
-    Figures are inline SVG drawn with matplotlib; without it (``pip install "recframe[plot]"``)
-    the page has every table and says which extra draws the figures. Nothing on the page loads
-    from the network. The summary is :func:`recframe.summary` with ``ci=`` exactly; the
+    Figures are inline SVG that recframe writes itself (no matplotlib needed; they show what
+    :mod:`recframe.plot` draws in a notebook). Nothing on the page loads from the network. The summary is :func:`recframe.summary` with ``ci=`` exactly; the
     comparison, the distributions and the segments come from one :func:`recframe.per_user`
     frame; the curves from one :func:`recframe.curve` call.
 
@@ -116,11 +114,11 @@ def report_page(
     ci = rest.pop("ci", PAGE_CI)  # passed as None: no intervals
     arguments = (recs, truth, baseline, k, ci, train, items, inputs, out, metrics, precision, rest)
     request = data.request(*arguments, title=title, command=command)
-    figures, page = Figures(), Page()
-    # the figures of a stage are drawn while the next stage's numbers compute (in threads)
-    collected = data.collect(request, lambda stage, partial: page.extend(sections.made_at(stage, partial, figures)))
-    page.extend(sections.made_at("all", collected, figures))
-    text = page.html(request.title, sections.lead(collected, figures))
+    page = Page()
+    # the sections of a stage are made while the next stage's numbers compute (in threads)
+    collected = data.collect(request, lambda stage, partial: page.extend(sections.made_at(stage, partial)))
+    page.extend(sections.made_at("all", collected))
+    text = page.html(request.title, sections.lead(collected))
     if request.path is not None:
         data.write(request.path, text)
     return text

@@ -457,6 +457,47 @@ def groups(
     >>> [round(float(bar.get_height()), 2) for bar in fig.axes[0].patches]
     [0.3, 0.7]
     """
+    group_values, models, cells = group_means(per_user_frame, group, metric, by=by, ci=ci, n_resamples=n_resamples, seed=seed)
+    fig, (axis,) = _axes(ax)
+    width = 0.8 / len(models)
+    for j, model in enumerate(models):
+        means = [mean for mean, _, _ in cells[j]]
+        lows = [mean - low for mean, low, _ in cells[j]]
+        highs = [high - mean for mean, _, high in cells[j]]
+        places = np.arange(len(group_values)) + (j - (len(models) - 1) / 2) * width
+        axis.bar(places, means, width, yerr=[lows, highs], capsize=3, label=None if model is None else str(model))
+    axis.set_xticks(np.arange(len(group_values)), [str(v) for v in group_values])
+    axis.set_xlabel(group)
+    axis.set_ylabel(f"mean {metric} ({ci:.0%} interval)")
+    if by is not None and len(models) > 1:
+        axis.legend(title=by, loc="center left", bbox_to_anchor=(1.01, 0.5), frameon=False)  # never over a bar
+    fig.tight_layout()
+    return fig
+
+
+def group_means(
+    per_user_frame: Any,
+    group: str,
+    metric: str,
+    *,
+    by: str | None = "model",
+    ci: float = 0.95,
+    n_resamples: int = 1000,
+    seed: int | None = None,
+) -> tuple[list[Any], list[Any], list[list[tuple[float, float, float]]]]:
+    """The numbers :func:`groups` draws: the groups (sorted), the models (sorted; ``[None]``
+    without ``by``), and per model per group (mean, low, high), the percentile bootstrap
+    interval of the group's mean (NaN for a group without values). The report page draws them too.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> import recframe
+    >>> per_user = pl.DataFrame({"model": ["A"] * 4, "segment": ["x", "x", "y", "y"], "ndcg@10": [0.2, 0.4, 0.6, 0.8]})
+    >>> groups, models, cells = recframe.plot.group_means(per_user, "segment", "ndcg@10", seed=0)
+    >>> groups, models, [round(mean, 3) for mean, _, _ in cells[0]]
+    (['x', 'y'], ['A'], [0.3, 0.7])
+    """
     from recframe import stats
 
     df = _tables.eager(per_user_frame, "per_user_frame")
@@ -468,30 +509,20 @@ def groups(
     if df.get_column(group).null_count():
         raise RecframeError(f"group={group!r} has null values. Hint: fill them first, e.g. fill_null('unknown').")
     level = stats.check_level("ci", ci)
-    fig, (axis,) = _axes(ax)
     group_values = df.get_column(group).unique().sort().to_list()
     models = df.get_column(by).unique().sort().to_list() if by is not None else [None]
-    width = 0.8 / len(models)
     rng = np.random.default_rng(seed)
-    for j, model in enumerate(models):
+    cells = []
+    for model in models:
         part = df if by is None else df.filter(pl.col(by) == model)
-        means, lows, highs = [], [], []
+        row = []
         for value in group_values:
             values = part.filter(pl.col(group) == value).get_column(metric).drop_nulls().cast(pl.Float64).to_numpy()
             mean = float(values.mean()) if values.size else np.nan
             low, high = stats.bootstrap_ci(values, level, n_resamples, rng) if values.size else (np.nan, np.nan)
-            means.append(mean)
-            lows.append(mean - float(low))
-            highs.append(float(high) - mean)
-        places = np.arange(len(group_values)) + (j - (len(models) - 1) / 2) * width
-        axis.bar(places, means, width, yerr=[lows, highs], capsize=3, label=None if model is None else str(model))
-    axis.set_xticks(np.arange(len(group_values)), [str(v) for v in group_values])
-    axis.set_xlabel(group)
-    axis.set_ylabel(f"mean {metric} ({ci:.0%} interval)")
-    if by is not None and len(models) > 1:
-        axis.legend(title=by, loc="center left", bbox_to_anchor=(1.01, 0.5), frameon=False)  # never over a bar
-    fig.tight_layout()
-    return fig
+            row.append((mean, float(low), float(high)))
+        cells.append(row)
+    return group_values, models, cells
 
 
 def exposure(

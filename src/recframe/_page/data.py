@@ -273,8 +273,7 @@ def collect(r: Request, ready: Callable[[str, PageData], None] | None = None) ->
         data.primary = next((c for c in (f"ndcg@{r.kmax}", f"recall@{r.kmax}") if c in metric_columns), first)
         at_k = [c for c in (f"ndcg@{r.kmax}", f"recall@{r.kmax}", f"precision@{r.kmax}") if c in metric_columns]
         data.shown = at_k or metric_columns[:1]
-        # the later stages' numbers in threads, those with figures first, while the figures are drawn
-        # (matplotlib holds the GIL, Polars does not)
+        # the later stages' numbers in threads, those with figures first, while the sections are made
         sides_job = pool.submit(_sides, r)
         data.baseline, data.test, data.comparison = _comparison(r, data.per_user)
         segments_job = pool.submit(_segments, r, data)

@@ -8,9 +8,6 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-#: what the page says where a figure would be, without matplotlib
-NO_PLOT = 'Figures need matplotlib: pip install "recframe[plot]" draws them.'
-
 STYLE = """
 body { font-family: system-ui, -apple-system, "Segoe UI", Roboto, Helvetica, Arial, sans-serif;
        color: #1f2328; margin: 0; background: #fff; line-height: 1.45; }

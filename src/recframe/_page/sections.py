@@ -1,5 +1,5 @@
 """The page's sections, one function each: each takes the collected :class:`PageData` (and the
-figures it draws) and returns its (anchor, title, HTML body)."""
+figures) and returns its (anchor, title, HTML body)."""
 
 from __future__ import annotations
 
@@ -10,11 +10,11 @@ from typing import Any
 
 import polars as pl
 
-from recframe import _tables, plot
+from recframe import _tables
+from recframe._page import figures
 from recframe._page import glossary as registry_docs
 from recframe._page.data import EXAMPLES, INPUT_KEYS, PER_SEGMENT, PageData
-from recframe._page.figures import Figures
-from recframe._page.html import NO_PLOT, escape, halves, label, note, table, wrap
+from recframe._page.html import escape, halves, label, note, table, wrap
 from recframe._page.inspect_html import side_by_side
 from recframe.report import MARKER, best_rows, format_number, report
 
@@ -30,25 +30,25 @@ COUNTS = {
 }
 
 
-def made_at(stage: str, data: PageData, figures: Figures) -> list[Section]:
+def made_at(stage: str, data: PageData) -> list[Section]:
     """The sections whose numbers are in at `stage` of :func:`recframe._page.data.collect`
     (``"curves"``, ``"per_user"``, ``"sides"``, ``"segments"``, then ``"all"``), in the order their
     figures are drawn."""
     if stage == "curves":
-        return [curves(data, figures)]
+        return [curves(data)]
     if stage == "per_user":
-        return [s for s in (comparison(data, figures), pairs(data), distributions(data, figures)) if s is not None]
+        return [s for s in (comparison(data), pairs(data), distributions(data)) if s is not None]
     r = data.request
     if stage == "sides":
-        return [s for s in (beyond(data, figures), item_groups(data, figures)) if s is not None]
+        return [s for s in (beyond(data), item_groups(data)) if s is not None]
     if stage == "segments":
-        return [segment(data, key, figures) for key in r.attr_keys]
-    folds = [fold(data, key, figures) for key in r.truth_keys]
+        return [segment(data, key) for key in r.attr_keys]
+    folds = [fold(data, key) for key in r.truth_keys]
     together = [s for s in (agreement(data),) if s is not None]
     return [evaluated(data), summary(data), *folds, *together, examples(data), glossary(data)]
 
 
-def lead(data: PageData, figures: Figures) -> str:
+def lead(data: PageData) -> str:
     """The line under the title: recframe's version, the time, the models."""
     import recframe
 
@@ -58,8 +58,7 @@ def lead(data: PageData, figures: Figures) -> str:
         + (f" · {escape(', '.join(map(str, data.models)))}" if r.model_keys else "")
         + "</p>\n"
     )
-    text += verdict(data) + tie_line(data)
-    return text if figures.available else text + f'<p class="note"><strong>{escape(NO_PLOT)}</strong></p>\n'
+    return text + verdict(data) + tie_line(data)
 
 
 #: the headline metrics the verdict names, at most
@@ -325,7 +324,7 @@ def _directed(report_html: str, frame: pl.DataFrame) -> str:
     return f"{top}<tbody>{'</tr>'.join(rows)}</table>"
 
 
-def comparison(data: PageData, figures: Figures) -> Section | None:
+def comparison(data: PageData) -> Section | None:
     """The paired comparison against the baseline: a figure of the deltas and recframe.report's table."""
     frame, keys = data.comparison, data.request.truth_keys
     if frame is None:
@@ -333,9 +332,10 @@ def comparison(data: PageData, figures: Figures) -> Section | None:
     caption = (
         f"Each model minus {data.baseline}, user by user: the delta of each metric with its {1 - 0.05:.0%} interval, "
         "not adjusted for multiple testing; a point is filled when that interval excludes 0, hollow when it "
-        f"includes 0; {MARKER} in the figure: significant after Holm's correction over every row (adjusted p-value below 0.05"
+        f"includes 0; {BETTER} / {WORSE} after a point: significant after Holm's correction over every row (adjusted "
+        "p-value below 0.05"
         + (f"; compared within each {', '.join(keys)}" if keys else "")
-        + "), which a filled point may not be."
+        + f"), better / worse than {data.baseline} by the metric's direction, which a filled point may not be."
     )
     # a metric beyond [0, 1] (dcg) would squash the others' deltas: it is in the table only
     wide = sorted({m for m, b, x in frame.select("metric", "baseline_mean", "model_mean").iter_rows()
@@ -343,7 +343,15 @@ def comparison(data: PageData, figures: Figures) -> Section | None:
     drawn = frame.filter(~pl.col("metric").is_in(wide))
     if wide:
         caption += f" {', '.join(wide)} (not bounded by 1): in the table only."
-    body = figures.svg(caption, plot.compare, drawn, size=(7.5, 1.3 + 0.3 * drawn.height)) if drawn.height else ""
+    if drawn.height:
+        marked = drawn.with_row_index("__row").filter(pl.col("significant"))
+        directions = {
+            i: (delta > 0) == _tables.higher_is_better(metric)
+            for i, delta, metric in marked.select("__row", "delta", "metric").iter_rows()
+        }
+        body = figures.figure(caption, figures.compare(drawn, directions))
+    else:
+        body = ""
     test_name = "paired t test" if data.test == "paired_t" else "randomization test (scipy is not installed)"
     body += f"<p>{escape(test_name.capitalize())}, Holm's correction over every row, alpha 0.05.</p>\n"
     body += wrap(link_cells(_directed(report(frame, format="html", precision=data.request.precision), frame)))
@@ -412,15 +420,15 @@ def _p_text(value: Any, precision: int) -> str:
     return "" if value is None else f"<{smallest:.{precision}f}" if value < smallest else format_number(value, precision)
 
 
-def curves(data: PageData, figures: Figures) -> Section:
+def curves(data: PageData) -> Section:
     """Precision against recall and nDCG against k (recframe.curve), and a table of a few k."""
     frame, keys, kmax, precision = data.curve, data.request.main_by, data.request.kmax, data.request.precision
-    body = figures.svg(
+    body = figures.figure(
         f"Precision against recall at k = 1..{kmax} (one point per k)"
         + (", and nDCG by k" if data.curve_metrics else "")
         + ": recframe.curve, the means of summary at every cut-off.",
-        plot.curve, frame, ["pr", *data.curve_metrics],
-    )  # fmt: skip
+        figures.curves(frame, keys, data.curve_metrics),
+    )
     shown = frame.filter(pl.col("k").is_in([x for x in (1, 5, 10, 20, 50) if x <= kmax]))
     metrics = [m for m in ("precision", "recall", "ndcg") if m in frame.columns]
     body += table(
@@ -438,7 +446,7 @@ def curves(data: PageData, figures: Figures) -> Section:
 BANDS = (("p25", "p75"), ("p10", "p90"))
 
 
-def distributions(data: PageData, figures: Figures) -> Section:
+def distributions(data: PageData) -> Section:
     """Per metric and group, the users at 0, the median and the mean; a histogram of the primary metric."""
     keys, precision, primary = data.request.main_by, data.request.precision, data.primary
     rows = []
@@ -462,15 +470,15 @@ def distributions(data: PageData, figures: Figures) -> Section:
     if model_by is None and keys:
         body += note("The histogram pools the groups of " + ", ".join(keys) + ".", end="")
     if primary is not None:
-        body += figures.svg(
+        body += figures.figure(
             f"Per-user {primary}" + (f" by {model_by}" if model_by else "")
             + ": the users the mean counts (skipped users left out); the table has the other metrics.",
-            plot.distribution, data.per_user, primary, by=model_by, size=(7.5, 3.2),
+            figures.distribution(data.per_user, primary, model_by),
         )  # fmt: skip
     return "distributions", "Per-user values", body
 
 
-def segment(data: PageData, key: str, figures: Figures) -> Section:
+def segment(data: PageData, key: str) -> Section:
     """A user attribute: recframe.disparity between its groups, and each group's mean."""
     body = f"<p>{escape(key)} is a user attribute (a column of users=): each group's mean, the largest gap and an unpaired test.</p>\n"
     gaps = data.segments[key]
@@ -488,7 +496,7 @@ def segment(data: PageData, key: str, figures: Figures) -> Section:
         )  # fmt: skip
     body += _segment_comparison(data, key)
     model = f" and {data.request.model_keys[0]}" if data.request.model_keys else ""
-    body += _groups(data, key, f"Mean {data.primary} per {key} group{model}, with bootstrap intervals.", figures)
+    body += _groups(data, key, f"Mean {data.primary} per {key} group{model}, with bootstrap intervals.")
     return f"segment-{_slug(key)}", f"Segments: {key}", body
 
 
@@ -511,7 +519,7 @@ def _segment_comparison(data: PageData, key: str) -> str:
     )
 
 
-def fold(data: PageData, key: str, figures: Figures) -> Section:
+def fold(data: PageData, key: str) -> Section:
     """A truth key: the spread of each value's mean, and each value's mean."""
     body = f"<p>{escape(key)} is a truth key (a fold): each value is evaluated on its own; the summary above has a column per {escape(key)}.</p>\n"
     spread, keys = data.folds[key], [m for m in data.request.main_by if m != key] or ["group"]
@@ -526,19 +534,17 @@ def fold(data: PageData, key: str, figures: Figures) -> Section:
         [False] * len(keys) + [True] * len(values),
     )
     body += note(f"Mean and standard deviation over the values of {key} of each one’s mean.", end="")
-    body += _groups(data, key, f"Mean {data.primary} per {key}, with bootstrap intervals.", figures)
+    body += _groups(data, key, f"Mean {data.primary} per {key}, with bootstrap intervals.")
     return f"fold-{_slug(key)}", f"Folds: {key}", body
 
 
-def _groups(data: PageData, key: str, caption: str, figures: Figures) -> str:
+def _groups(data: PageData, key: str, caption: str) -> str:
     """Each group of `key`'s mean of the primary metric per model, with bootstrap intervals."""
     r = data.request
     if data.primary is None:
         return ""
-    return figures.svg(
-        caption, plot.groups, data.per_user, key, data.primary, by=r.model_keys[0] if r.model_keys else None,
-        seed=r.seed, n_resamples=r.n_resamples, size=(7.0, 3.4),
-    )  # fmt: skip
+    model = r.model_keys[0] if r.model_keys else None
+    return figures.figure(caption, figures.groups(data.per_user, key, data.primary, model, r.seed, r.n_resamples))
 
 
 #: what each agreement measure says, in the page's caption
@@ -592,7 +598,7 @@ def turned(frame: pl.DataFrame, keys: list[str], precision: int) -> str:
     return table(["", *(label(g, keys) for g in groups)], rows, [False] + [True] * len(groups))
 
 
-def beyond(data: PageData, figures: Figures) -> Section | None:
+def beyond(data: PageData) -> Section | None:
     """Beyond accuracy (train=, items=): coverage, Gini, novelty and popularity, against nDCG."""
     frame, kmax = data.beyond, data.request.kmax
     if frame is None:
@@ -607,14 +613,14 @@ def beyond(data: PageData, figures: Figures) -> Section | None:
     y = f"ndcg@{kmax}"
     for x in (f"catalog_coverage@{kmax}", f"novelty@{kmax}"):
         if x in frame.columns and y in frame.columns:
-            body += figures.svg(f"{y} against {x}, one point per group.", plot.tradeoff, frame, x=x, y=y, size=(6.0, 3.8))
+            body += figures.figure(f"{y} against {x}, one point per group.", figures.tradeoff(frame, data.request.main_by, x, y))
     body += '<p class="note">catalog_coverage: the share of the catalog recommended within k; gini: how unequally the ' \
             "recommendations spread over the catalog (0: evenly, 1: one item); novelty: the mean self-information of the " \
             "recommended items (training popularity).</p>\n"  # fmt: skip
     return "beyond", "Beyond accuracy", body
 
 
-def item_groups(data: PageData, figures: Figures) -> Section | None:
+def item_groups(data: PageData) -> Section | None:
     """The exposure of item groups (item_group=): recframe.item_groups, and each group's share."""
     frame, keys, kmax = data.item_groups, data.request.main_by, data.request.kmax
     if frame is None:
@@ -628,11 +634,11 @@ def item_groups(data: PageData, figures: Figures) -> Section | None:
         "group's relevant items over them."
     )
     if len(keys) <= 1:
-        body += figures.svg(
+        body += figures.figure(
             f"Each item group's share of the exposure within the top {kmax} per group, beside its share of the "
             "relevant items (grey).",
-            plot.exposure, frame, kmax, by=keys[0] if keys else None,
-        )  # fmt: skip
+            figures.exposure(frame, kmax, keys[0] if keys else None),
+        )
     return "fairness", f"Item groups: {data.request.item_group}", body
 
 
