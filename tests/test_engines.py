@@ -22,6 +22,7 @@ from polars.testing import assert_frame_equal
 
 import recframe
 from conftest import BACKENDS, to_polars
+from recframe.data import load_sample
 from recframe.metrics import REGISTRY
 from test_hardening import SCORE_POSITIONS, check_score_positions
 from test_properties import call_options, check_against_reference, draw_truth, long_frames, reference_per_user
@@ -425,6 +426,19 @@ def test_agreement_runs_in_the_engine(engine: Constructor, request: pytest.Fixtu
     assert_frame_equal(
         to_polars(recframe.agreement(engine(df), k=3, by="model")).sort("user_id"), want, rel_tol=1e-12, abs_tol=1e-12
     )
+
+
+def test_the_paired_t_test_runs_in_the_engine(engine: Constructor, request: pytest.FixtureRequest) -> None:
+    """compare_recommendations against a baseline (the paired t test): counts and moments from
+    the engine, the p-values, intervals and Holm's correction of the Polars comparison."""
+    _skip_sqlframe(request)
+    recs, truth = load_sample()
+    recs = recs.filter(pl.col("user_id") <= 120)
+    options = {"baseline": "popular", "k": 5, "metrics": ["ndcg", "recall"], "score": "score", "relevance": "rating",
+               "threshold": 4}  # fmt: skip
+    want = recframe.compare_recommendations(recs, truth=truth, **options)
+    got = recframe.compare_recommendations(engine(recs), truth=engine(truth), **options)
+    assert_frame_equal(to_polars(got), want, rel_tol=1e-9, abs_tol=1e-12)
 
 
 @pytest.mark.parametrize("ties", ["optimistic", "pessimistic", "average"])

@@ -12,7 +12,7 @@ import narwhals as nw
 import numpy as np
 import polars as pl
 
-from recframe import _frames, _tables, _validate, stats
+from recframe import _frames, _paired_engine, _tables, _validate, stats
 from recframe.errors import RecframeError, fix, ref
 from recframe.options import DEFAULT_K, ListOptions, Unpack
 from recframe.stats import Correction, Test
@@ -46,8 +46,9 @@ def polars_per_user(per_user_frame: Any) -> tuple[pl.LazyFrame, _frames.Kind]:
     if kind == "engine":
         engine = _frames.engine_name(lf)
         raise RecframeError(
-            f"per_user_frame is a {engine} frame; the tests run in Python on the per-user values, "
-            f"which recframe does not pull out of {engine} for you. Hint: fetch the per-user frame "
+            f"per_user_frame is a {engine} frame; the paired t test against a baseline runs inside {engine}, and the "
+            f"other tests run in Python on the per-user values, which recframe does not pull out of {engine} for "
+            'you. Hint: pass test="paired_t" with baseline=, or fetch the per-user frame '
             "(one row per user) first, e.g. relation.pl() for DuckDB or "
             "pl.from_arrow(df.toArrow()) for Spark, and pass that."
         )
@@ -414,6 +415,9 @@ def compare(
             f"pairs with one model. Hint: drop {ref('baseline')} (the rows with {baseline!r} are those where it is "
             f"model_a or model_b), or pass {fix('test', 'randomization')}."
         )
+    lf, kind = _frames.to_lazy(per_user_frame, "per_user_frame")
+    if kind == "engine" and baseline is not None and test == "paired_t":
+        return _compare_in_engine(lf, keys, baseline, user, metrics, correction, alpha)  # type: ignore[return-value]
     native, kind = polars_per_user(per_user_frame)
     schema = native.collect_schema()
     user = user_column_of(schema, user, keys)
@@ -452,14 +456,48 @@ def compare(
     return _frames.from_lazy(nw.from_native(result), kind)
 
 
+def _compare_in_engine(
+    lf: nw.LazyFrame, keys: list[str], baseline: Any, user: str | None, metrics: Sequence[str] | None,
+    correction: Correction | None, alpha: float,
+) -> pl.DataFrame:  # fmt: skip
+    """compare on a SQL engine's per-user frame (baseline, paired t test): the engine computes
+    each pair's counts and moments (recframe._paired_engine); the result, a few rows, is a
+    Polars DataFrame."""
+    schema = nw.Schema(_frames.schema_of(lf, "per_user_frame"))  # names() and dtypes' is_numeric(), as Polars'
+    user = user_column_of(schema, user, keys)  # type: ignore[arg-type]
+    chosen = metric_columns_of(schema, keys, user, metrics)  # type: ignore[arg-type]
+    every_metric = _tables.metric_columns(list(schema))
+    if "n_relevant" in schema and every_metric:  # the users summary counts (see without_skipped)
+        lf = lf.filter(
+            ~((nw.col("n_relevant") == 0) & nw.any_horizontal(*(nw.col(c).is_null() for c in every_metric), ignore_nulls=False))
+        )
+    found = _paired_engine.paired_t(lf, keys, baseline, user, chosen, alpha)
+    rows = _with_adjusted({name: found.get(name, []) for name in [*keys[1:], *COLUMNS[:-2]]}, correction, alpha)
+    key_dtype = lf.select(keys[0]).head(0).collect("polars").to_native().schema[keys[0]]
+    strata = lf.select(*keys[1:]).head(0).collect("polars").to_native().schema if keys[1:] else {}
+    out_schema = pl.Schema(
+        [(k, strata[k]) for k in keys[1:]]
+        + [("baseline", key_dtype), ("model", key_dtype), ("metric", pl.String)]
+        + [(c, pl.Int64) for c in ("n_pairs", "n_dropped_baseline", "n_dropped_model")]
+        + [(c, pl.Float64) for c in COLUMNS[6:-1]]
+        + [("significant", pl.Boolean)]
+    )
+    out = pl.DataFrame(rows, schema=out_schema)
+    stats.refuse_overflow(out, [*keys[1:], "model"], "model and baseline means")
+    return out.with_columns(pl.col(pl.Float64).fill_nan(None))
+
+
 compare.__doc__ = """Compare models user by user, with a paired test per metric: every model with a
     baseline, or every pair of models.
 
     Parameters
     ----------
-    per_user_frame : pandas.DataFrame, polars.DataFrame, polars.LazyFrame or pyarrow.Table
+    per_user_frame : pandas.DataFrame, polars.DataFrame, polars.LazyFrame, pyarrow.Table or a SQL engine's frame
         One row per (model, user) with metric columns: the output of
-        ``recframe.per_user(..., by="model")``.
+        ``recframe.per_user(..., by="model")``. On a SQL engine (DuckDB, Spark, Ibis) the paired
+        t test against a ``baseline`` runs inside the engine, which returns counts and means per
+        (model, metric) and no per-user row; the result is then a Polars DataFrame. The other
+        tests, and every pair without a baseline, need the values: they are refused there.
     by : str or list of str, default "model"
         The column naming the model of each row, then any other key columns of the frame
         (``["model", "segment"]``, ``["model", "fold"]``): models are compared within each
@@ -880,6 +918,17 @@ def compare_recommendations(
         raise RecframeError(
             f"compare pairs users, but {ref('user', None)} treats the frame as one list. "
             f"Hint: pass {ref('user')} the user column."
+        )
+    stats.check_choice("test", test, stats.TESTS)
+    if _frames.sql_engine(frame) is not None and (baseline is None or test != "paired_t"):
+        engine = _frames.sql_engine(frame)
+        asked = f"{ref('test', test)}" + ("" if baseline is not None else f" over every pair ({ref('baseline', None)})")
+        raise RecframeError(
+            f"compare_recommendations on a {engine} frame runs the paired t test against a baseline inside {engine} "
+            f"(from counts and means per model), and {asked} needs each user's values, which recframe does not pull "
+            f"out of {engine} for you. Hint: pass {fix('test', 'paired_t')} with baseline=, or fetch "
+            "recframe.per_user(...) of the same call into Polars (e.g. relation.pl() for DuckDB) and pass it to "
+            "recframe.compare."
         )
     # intersection and unexpectedness compare lists with the same baseline model
     reads_baseline = _validate.reads(_validate.metric_names(metrics), "baseline")

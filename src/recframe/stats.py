@@ -476,7 +476,19 @@ def paired_t_test(model: Any, baseline: Any) -> TestResult:
     n = d.size
     if n < 2:
         return TestResult(math.nan, math.nan)
-    mean, s = float(d.mean()), float(std(d))
+    return paired_t_from_moments(n, float(d.mean()), float(std(d)))
+
+
+def paired_t_from_moments(n: int, mean: float, s: float) -> TestResult:
+    """:func:`paired_t_test` from the differences' count, mean and standard deviation (ddof=1),
+    as an engine computes them, with the same undefined cases.
+
+    >>> r = paired_t_from_moments(3, 2.0, 1.0)
+    >>> round(r.p_value, 4)
+    0.0742
+    """
+    if n < 2:
+        return TestResult(math.nan, math.nan)
     if s == 0:
         return TestResult(0.0, 1.0) if mean == 0 else TestResult(math.copysign(math.inf, mean), 0.0)
     t = mean / (s / math.sqrt(n))

@@ -1,0 +1,160 @@
+"""The paired t test of :func:`recframe.compare` inside a SQL engine (DuckDB, Spark, Ibis...):
+per (stratum, model, metric) the engine joins each model's users with the baseline's and
+returns counts, means and the standard deviation of the differences; no per-user row leaves
+the engine, and the p-values, intervals and the correction are computed from those few rows
+exactly as :func:`recframe.compare` computes them from the values (``stats.paired_t_test``'s
+undefined cases included). The other tests need the values themselves.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import narwhals as nw
+import polars as pl
+
+from recframe import _frames, stats
+from recframe._intervals import ENGINE_T_LIMIT
+from recframe.errors import RecframeError, ref
+
+_ALL = "__rf_all"
+
+
+def _counted(lf: nw.LazyFrame, keys: list[str], *exprs: nw.Expr) -> pl.DataFrame:
+    """`exprs` per group of `keys` (one group without), collected (a few rows)."""
+    if not keys:
+        lf, keys = lf.with_columns(nw.lit(0).alias(_ALL)), [_ALL]
+    return _frames.group_agg(lf, keys, *exprs).collect("polars").to_native()
+
+
+def _check(lf: nw.LazyFrame, keys: list[str], user: str, metrics: list[str], by: str) -> None:
+    """compare's refusals, asked of the engine: two rows of one (keys, user), an infinite
+    value, and values too large for an engine's variance to hold exactly."""
+    rows = _counted(lf, [*keys, user], nw.len().alias("__rf_rows")).filter(pl.col("__rf_rows") > 1)
+    if rows.height:
+        first = rows.row(0, named=True)
+        where = ", ".join(f"{k}={first[k]!r}" for k in [*keys, user])
+        raise RecframeError(
+            f"per_user_frame has {int(rows['__rf_rows'].sum())} rows that share their ({', '.join(map(repr, [*keys, user]))}) "
+            f"values, first {where}: a paired comparison needs one row per model and user in each group. "
+            f"Hint: the frame has other key columns: pass them too, by=[{keys[0]!r}, ...], to compare within each."
+        )
+    values = {m: nw.col(m).cast(nw.Float64) for m in metrics}
+    infinite = {m: (~values[m].is_finite() & ~values[m].is_nan()).fill_null(False) for m in metrics}
+    found = _counted(
+        lf,
+        [],
+        *(infinite[m].cast(nw.Int64).sum().alias(f"__rf_inf:{m}") for m in metrics),
+        *(values[m].abs().max().alias(f"__rf_max:{m}") for m in metrics),
+    )
+    for m in metrics:
+        if found.item(0, f"__rf_inf:{m}"):
+            first = lf.filter(infinite[m]).select(user, by).head(1).collect("polars").to_native().row(0, named=True)
+            raise RecframeError(
+                f"column {m!r} of per_user_frame has {found.item(0, f'__rf_inf:{m}')} infinite value(s), first "
+                f"{user}={first[user]!r} ({by}={first[by]!r}): a mean and its interval are undefined. Hint: pass the "
+                "output of recframe.per_user, whose values are finite, or drop those rows."
+            )
+        largest = found.item(0, f"__rf_max:{m}")
+        if largest is not None and not largest <= ENGINE_T_LIMIT:
+            raise RecframeError(
+                f"column {m!r} has per-user values up to {largest:.3g}, past what an engine's variance holds exactly "
+                "(1e150). Hint: fetch the per-user frame into Polars (which scales such values) and compare it there."
+            )
+
+
+def _moments(lf: nw.LazyFrame, by: str, strata: list[str], user: str, baseline: Any, metric: str) -> dict[str, pl.DataFrame]:
+    """For one metric: per stratum the baseline's users with a value, per (model, stratum) the
+    model's, and of their pairs the count, the two means and the mean and standard deviation of
+    the differences (model - baseline)."""
+    value = nw.col(metric).cast(nw.Float64)
+    present = ~value.is_null() & ~value.is_nan()
+    base = lf.filter((nw.col(by) == baseline) & present).select(*strata, user, value.alias("__rf_b"))
+    other = lf.filter((nw.col(by) != baseline) & present).select(by, *strata, user, value.alias("__rf_m"))
+    pairs = other.join(base, on=[*strata, user], how="inner").with_columns((nw.col("__rf_m") - nw.col("__rf_b")).alias("__rf_d"))
+    return {
+        "baseline": _counted(base, strata, nw.len().cast(nw.Int64).alias("n")),
+        "model": _counted(other, [by, *strata], nw.len().cast(nw.Int64).alias("n")),
+        "pairs": _counted(
+            pairs,
+            [by, *strata],
+            nw.len().cast(nw.Int64).alias("n"),
+            nw.col("__rf_b").mean().alias("b"),
+            nw.col("__rf_m").mean().alias("m"),
+            nw.col("__rf_d").mean().alias("d"),
+            nw.col("__rf_d").std(ddof=1).alias("s"),
+        ),
+    }
+
+
+def _lookup(frame: pl.DataFrame, keys: list[str]) -> dict[tuple[Any, ...], dict[str, Any]]:
+    keys = keys or [_ALL]
+    return {tuple(row[k] for k in keys): row for row in frame.iter_rows(named=True)}
+
+
+def _t_test(n: int, d: float, s: float, level: float) -> tuple[float, float, float]:
+    """The two-sided p-value and the t interval of the mean difference from its moments, with
+    :func:`recframe.stats.paired_t_test`'s undefined cases (NaN below two pairs)."""
+    if n < 2 or not math.isfinite(s):
+        return math.nan, math.nan, math.nan
+    half = stats.t_quantiles([n], level)[0] * s / math.sqrt(n)
+    return stats.paired_t_from_moments(n, d, s).p_value, d - half, d + half
+
+
+def paired_t(
+    lf: nw.LazyFrame, keys: list[str], baseline: Any, user: str, metrics: list[str], alpha: float
+) -> dict[str, list[Any]]:
+    """The rows of :func:`recframe.compare` (baseline given, ``test="paired_t"``) before the
+    correction: per stratum (in key order), model (sorted) and metric, as ``compare._rows``."""
+    by, strata = keys[0], keys[1:]
+    _check(lf, keys, user, metrics, by)
+    models = sorted(lf.select(by).unique().collect("polars").to_native().get_column(by).to_list())
+    if baseline not in models:
+        raise RecframeError(
+            f"{ref('baseline', baseline)} is not a value of column {by!r} (values: {models}). "
+            f"Hint: pass {ref('baseline')} one of them."
+        )
+    found = _counted(lf, strata, nw.len().alias("__rf_rows")).drop("__rf_rows")
+    combos = sorted(
+        (tuple(row) for row in found.select(strata or [_ALL]).iter_rows()), key=lambda g: tuple((v is None, v) for v in g)
+    )
+    moments = {m: _moments(lf, by, strata, user, baseline, m) for m in metrics}
+    tables = {
+        m: (_lookup(t["baseline"], strata), _lookup(t["model"], [by, *strata]), _lookup(t["pairs"], [by, *strata]))
+        for m, t in moments.items()
+    }
+    out: dict[str, list[Any]] = {}
+    for combo in combos:
+        stratum = dict(zip(strata, combo)) if strata else {}
+        for model in (m for m in models if m != baseline):
+            for metric in metrics:
+                base_n, model_n, pairs = tables[metric]
+                key = (model, *combo) if strata else (model,)
+                got = pairs.get(key, {"n": 0, "b": None, "m": None, "d": None, "s": None})
+                n = int(got["n"])
+                b_mean = math.nan if got["b"] is None else float(got["b"])
+                m_mean = math.nan if got["m"] is None else float(got["m"])
+                d = math.nan if got["d"] is None else float(got["d"])
+                s = math.nan if got["s"] is None else float(got["s"])
+                p_value, lo, hi = _t_test(n, d, s, 1 - alpha)
+                delta = m_mean - b_mean
+                values = {
+                    **stratum,
+                    "baseline": baseline,
+                    "model": model,
+                    "metric": metric,
+                    "n_pairs": n,
+                    "n_dropped_baseline": int(base_n.get(combo if strata else (0,), {"n": 0})["n"]) - n,
+                    "n_dropped_model": int(model_n.get(key, {"n": 0})["n"]) - n,
+                    "baseline_mean": b_mean,
+                    "model_mean": m_mean,
+                    "delta": delta,
+                    "delta_lo": lo,
+                    "delta_hi": hi,
+                    "rel_delta": delta / b_mean if b_mean else math.nan,
+                    "p_value": p_value,
+                }
+                for name, value in values.items():
+                    out.setdefault(name, []).append(value)
+    return out
