@@ -196,3 +196,37 @@ def test_with_a_segment_the_example_users_are_chosen_per_segment_as_inspect_choo
     for user in collected.examples["worst"]:  # each user under its segment's heading
         at = worst.index(f"<h3>user_id {user}<")
         assert (cold < at < warm) == (segment_of[user] == "cold") and at > cold
+
+
+def test_calls_in_a_shared_preparation_prepare_their_inputs_once(monkeypatch):
+    """recframe._call.shared_preparation (the page's): calls on the same frames prepare them
+    once and give the numbers of calls made alone; another frame, or other conventions, are
+    prepared on their own; each call still runs its own data checks."""
+    from recframe import _call, _engine
+
+    prepared = []
+    real = _engine.prepare
+
+    def counting(*args, **kwargs):
+        prepared.append(args[0])
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(_engine, "prepare", counting)
+    lists = {name: value for name, value in OPTIONS.items() if name != "seed"}
+    alone = [recframe.summary(RECS, truth=TRUTH, k=10, **lists), recframe.curve(RECS, ["ndcg"], 5, truth=TRUTH, **lists)]
+    assert len(prepared) == 2
+    prepared.clear()
+    with _call.shared_preparation():
+        shared = [recframe.summary(RECS, truth=TRUTH, k=10, **lists), recframe.curve(RECS, ["ndcg"], 5, truth=TRUTH, **lists)]
+        assert len(prepared) == 1
+        recframe.summary(RECS.clone(), truth=TRUTH, k=10, **lists)  # another frame object
+        recframe.summary(RECS, truth=TRUTH, k=10, **{**lists, "ties": "item_desc"})  # another order of ties
+        assert len(prepared) == 3
+        broken = RECS.with_columns(
+            pl.when(pl.col("user_id") == RECS["user_id"][0]).then(None).otherwise(pl.col("item_id")).alias("item_id")
+        )
+        with pytest.raises(recframe.RecframeError, match="item_id"):
+            recframe.summary(broken, truth=TRUTH, k=10, **lists)  # the checks run on shared rows too
+    for want, got in zip(alone, shared):
+        assert_frame_equal(got, want)
+    assert not _call._SHARED.rows  # released with the block

@@ -5,13 +5,17 @@ page, compare_recommendations, the command line) turns its arguments into a plan
 ones); :func:`inputs` checks the arguments (:func:`recframe._validate.check_arguments`), reads
 the frames onto one engine, classifies the ``by`` keys, aligns join keys and checks the side
 inputs; :func:`prepare` builds the engine's plan from them (:func:`recframe._engine.evaluate`).
-Nothing here computes a metric.
+Within :func:`shared_preparation` (the report page), calls on the same in-memory inputs prepare
+them once. Nothing here computes a metric.
 """
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
-from collections.abc import Sequence
+import threading
+from collections.abc import Iterator, Sequence
+from concurrent.futures import Future
 from typing import Any
 
 import narwhals as nw
@@ -126,6 +130,9 @@ class Inputs:
     train: nw.LazyFrame | None
     items: nw.LazyFrame | None
     side: _side.SideInputs
+    #: the frames as the caller passed them (recommendations, truth=, users=, exclude=): what
+    #: tells two calls on the same inputs apart (see shared_preparation)
+    sources: tuple[Any, ...] = ()
 
 
 def prepare(frame: Any, kwargs: dict[str, Any]) -> tuple[_engine.Plan, v.Spec, _frames.Kind]:
@@ -133,11 +140,69 @@ def prepare(frame: Any, kwargs: dict[str, Any]) -> tuple[_engine.Plan, v.Spec, _
     return evaluated(i), i.spec, i.kind
 
 
+class _Shared:
+    """The prepared rows of each distinct preparation while :func:`shared_preparation` is open
+    (a Future each: the first call computes them, calls in other threads wait for them)."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.depth = 0
+        self.rows: dict[tuple[Any, ...], tuple[Future[nw.LazyFrame], tuple[Any, ...]]] = {}
+
+
+_SHARED = _Shared()
+
+
+@contextlib.contextmanager
+def shared_preparation() -> Iterator[None]:
+    """Within this block, calls on the same in-memory inputs (the same frame objects, the same
+    columns, conventions and thresholds) prepare them once: the rows that
+    :func:`recframe._engine.prepare` builds (``exclude=`` removed, ranked by ``score=``,
+    ``truth=`` joined) are computed by the first call and read by the others, each of which
+    still runs its own data checks on them. The report page makes a dozen calls on one frame
+    (the full workflow page: 1.56 s to 1.14 s). Released when the outermost block ends."""
+    with _SHARED.lock:
+        _SHARED.depth += 1
+    try:
+        yield
+    finally:
+        with _SHARED.lock:
+            _SHARED.depth -= 1
+            if not _SHARED.depth:
+                _SHARED.rows.clear()
+
+
+def _shared_rows(i: Inputs) -> nw.LazyFrame | None:
+    """The prepared rows of `i`, computed once while shared_preparation is open (None outside
+    it, and on an engine, which holds its own data)."""
+    if not _SHARED.depth or i.kind == "engine" or i.lf.implementation is not nw.Implementation.POLARS:
+        return None
+    spec = i.spec
+    facts = (spec.facts.list_runs, spec.facts.integer_rank, spec.facts.categorical_item)
+    selection = (spec.selection.threshold, spec.selection.score_threshold)
+    # the objects' ids name the inputs; the entry keeps the objects, so no id is reused meanwhile
+    key = (tuple(id(x) for x in i.sources), repr(spec.columns), repr(spec.conventions), facts, selection, spec.reranks)
+    with _SHARED.lock:
+        entry = _SHARED.rows.get(key)
+        owner = entry is None
+        if entry is None:
+            entry = _SHARED.rows[key] = (Future(), i.sources)
+    future = entry[0]
+    if owner:
+        try:
+            prepared = _engine.prepare(i.lf, i.truth, spec, i.users, i.exclude)
+            future.set_result(nw.from_native(prepared.to_native().collect().lazy()))
+        except BaseException as error:
+            future.set_exception(error)
+            raise
+    return future.result()
+
+
 def evaluated(i: Inputs) -> _engine.Plan:
     """The plan of checked inputs; a SQL engine refusing it while it is built or checked (the
     checks run then) raises a RecframeError that says why, as every call does."""
     try:
-        plan = _engine.evaluate(i.lf, i.truth, i.spec, i.kind == "engine", i.users, i.exclude, i.side)
+        plan = _engine.evaluate(i.lf, i.truth, i.spec, i.kind == "engine", i.users, i.exclude, i.side, _shared_rows(i))
     except RecframeError:
         raise
     except Exception as error:  # a SQL engine refusing the plan while it is built or checked
@@ -230,7 +295,8 @@ def inputs(frame: Any, kwargs: dict[str, Any]) -> Inputs:
         if runs is not None:
             lf = runs
             spec = dataclasses.replace(spec, facts=dataclasses.replace(spec.facts, list_runs=True))
-    return Inputs(lf, spec, kind, truth_lf, users_lf, exclude_lf, train_lf, items_lf, side)
+    sources = (frame, kwargs["truth"], kwargs["users"], kwargs["exclude"])
+    return Inputs(lf, spec, kind, truth_lf, users_lf, exclude_lf, train_lf, items_lf, side, sources)
 
 
 def _numbers_runs(spec: v.Spec, kind: str, truth: nw.LazyFrame | None, exclude: nw.LazyFrame | None) -> bool:

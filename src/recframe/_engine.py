@@ -693,6 +693,7 @@ def evaluate(
     users: nw.LazyFrame | None = None,
     exclude: nw.LazyFrame | None = None,
     side: _side.SideInputs | None = None,
+    prepared: nw.LazyFrame | None = None,
 ) -> Plan:
     """The plan of one call (see :class:`Plan`).
 
@@ -703,7 +704,8 @@ def evaluate(
     """
     keys = [*spec.columns.list_keys, n.USER]
     checks = _checks.plan(spec)
-    lf = flag_rows(prepare(frame, truth, spec, users, exclude), spec)
+    # (`prepared`: the rows of prepare(...) computed once for several calls, recframe._call.shared_preparation)
+    lf = flag_rows(prepare(frame, truth, spec, users, exclude) if prepared is None else prepared, spec)
     # every pass below reads the prepared rows. When preparing them joins, ranks or checks
     # float ranks they are computed once: a SQL engine materializes them (DuckDB, 2M rows:
     # truth= + score= 1.7 s -> 0.9 s), Polars shares the subplan. Otherwise (a rename and

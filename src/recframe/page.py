@@ -15,6 +15,7 @@ import os
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from recframe import _call
 from recframe._page import data, sections
 from recframe._page.html import Page
 from recframe.options import SummaryOptions, Unpack
@@ -115,8 +116,10 @@ def report_page(
     arguments = (recs, truth, baseline, k, ci, train, items, inputs, out, metrics, precision, rest)
     request = data.request(*arguments, title=title, command=command)
     page = Page()
-    # the sections of a stage are made while the next stage's numbers compute (in threads)
-    collected = data.collect(request, lambda stage, partial: page.extend(sections.made_at(stage, partial)))
+    # the sections of a stage are made while the next stage's numbers compute (in threads); the
+    # page's calls on the same frames prepare them once
+    with _call.shared_preparation():
+        collected = data.collect(request, lambda stage, partial: page.extend(sections.made_at(stage, partial)))
     page.extend(sections.made_at("all", collected))
     text = page.html(request.title, sections.lead(collected))
     if request.path is not None:
