@@ -65,6 +65,7 @@ EXPECTED_PARAMETERS = [
     "calibration_weight",
     "calibration_alpha",
     "check_duplicates",
+    "checks",
 ]
 CONVENTIONS = [
     "precision_denominator",
@@ -145,6 +146,7 @@ def test_signature_and_defaults(function):
         "item_group": None,
         "profile": "recframe",
         "check_duplicates": "used",
+        "checks": True,
         # None = not given, so that an explicit value can override the profile
         **{name: None for name in CONVENTIONS},
         **extra,

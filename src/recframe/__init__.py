@@ -20,7 +20,7 @@ from recframe.cohorts import item_strata, user_cohorts
 from recframe.compare import combine_folds, compare, compare_letters, compare_recommendations
 from recframe.curve import CappedWarning, curve
 from recframe.disparity import disparity
-from recframe.errors import RecframeError
+from recframe.errors import RecframeError, UncheckedDataWarning
 from recframe.metrics import REGISTRY as _REGISTRY
 from recframe.page import report_page
 from recframe.report import report
@@ -35,6 +35,7 @@ __all__ = [
     "CappedWarning",
     "RecMetrics",
     "RecframeError",
+    "UncheckedDataWarning",
     "agreement",
     "combine_folds",
     "compare",

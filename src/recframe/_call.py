@@ -13,18 +13,21 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import os
+import sys
 import threading
+import warnings
 from collections.abc import Iterator, Sequence
 from concurrent.futures import Future
 from typing import Any
 
 import narwhals as nw
 
-from recframe import _engine, _frames, _item_groups, _side, conventions, profiles
+from recframe import _checks, _engine, _frames, _item_groups, _side, conventions, profiles
 from recframe import _names as n
 from recframe import _validate as v
 from recframe import options as options_table
-from recframe.errors import RecframeError, fix, ref
+from recframe.errors import RecframeError, UncheckedDataWarning, fix, ref
 
 
 def resolve(k: Any, metrics: Any, given: dict[str, Any], names: Sequence[str], function: str) -> dict[str, Any]:
@@ -32,9 +35,40 @@ def resolve(k: Any, metrics: Any, given: dict[str, Any], names: Sequence[str], f
     left out, and the conventions from the profile where left out (explicit options win). The
     profile's name stays (``profile``), with its ``per_metric`` options and ``no_cutoff`` metrics."""
     kwargs = {"k": k, "metrics": metrics, **options_table.resolve(given, names, function)}
+    refuse_checked_duplicates(given)
     explicit = {name: kwargs.pop(name) for name in conventions.DEFAULTS}
     resolved, kwargs["metrics"] = profiles.resolve(kwargs["profile"], explicit, kwargs["metrics"])
     return {**kwargs, **resolved}
+
+
+def refuse_checked_duplicates(given: dict[str, Any]) -> None:
+    """checks=False with check_duplicates given as True or "used": the call asks for a check
+    and for no checks at once. Refused rather than one silently winning: a reader of the call
+    would take either for granted (check_duplicates=False with it is consistent, and fine)."""
+    if given.get("checks") is False and given.get("check_duplicates", False) is not False:
+        value = given["check_duplicates"]
+        raise RecframeError(
+            f"{fix('check_duplicates', value)} asks for the duplicate check, and {fix('checks', False)} switches every "
+            f"data check off, the duplicate check included. Hint: leave out {ref('check_duplicates')} "
+            f"({fix('checks', False)} implies {fix('check_duplicates', False)}), or leave out {fix('checks', False)} to "
+            "keep the checks."
+        )
+
+
+def warn_unchecked(spec: v.Spec) -> None:
+    """Name checks=False in what the call gives back: a result frame carries no record of its
+    call on every engine (a Polars frame has none), so each call that skipped the data checks
+    says so as a :class:`recframe.errors.UncheckedDataWarning`, pointed at the caller's line
+    (silence it by its category)."""
+    if spec.selection.checks:
+        return
+    frame, level = sys._getframe(0), 1  # the first frame outside recframe is the caller's
+    while frame is not None and frame.f_code.co_filename.startswith(_PACKAGE):
+        frame, level = frame.f_back, level + 1  # type: ignore[assignment]
+    warnings.warn(UncheckedDataWarning(_checks.unchecked_text()), stacklevel=level)
+
+
+_PACKAGE = os.path.dirname(os.path.abspath(__file__)) + os.sep
 
 
 def _side_frame(frame: Any, arg: str, main: nw.LazyFrame, wanted: list[tuple[str, str]]) -> tuple[nw.LazyFrame, dict[str, Any]]:
@@ -296,6 +330,7 @@ def inputs(frame: Any, kwargs: dict[str, Any]) -> Inputs:
             lf = runs
             spec = dataclasses.replace(spec, facts=dataclasses.replace(spec.facts, list_runs=True))
     sources = (frame, kwargs["truth"], kwargs["users"], kwargs["exclude"])
+    warn_unchecked(spec)
     return Inputs(lf, spec, kind, truth_lf, users_lf, exclude_lf, train_lf, items_lf, side, sources)
 
 

@@ -21,6 +21,10 @@ What the duplicate check reads (``check_duplicates``):
   ``gain_threshold="positive"``), every row is checked, as with ``True``.
 - ``False``: no duplicate check.
 
+``checks=False`` switches every check of this module off (and with it the duplicate check):
+:func:`plan` is empty, so the engine computes no check aggregate, and :func:`attach` runs
+nothing. :func:`sentences` then says so, in the words of :func:`unchecked_text`.
+
 With ``score=`` the positions are counted (ordinal ranks), distinct in each list by
 construction: only repeated items are looked for.
 
@@ -92,7 +96,10 @@ def duplicate_scope(spec: Spec) -> DuplicateScope | None:
 
 def plan(spec: Spec) -> CheckPlan:
     """The per-row flags and per-list counts the checks of this call read: only those that can
-    be non-zero (no score: no NaN-score count; integer ranks: no whole-number count)."""
+    be non-zero (no score: no NaN-score count; integer ranks: no whole-number count). None at
+    all with ``checks=False``: the engine then computes no check aggregate."""
+    if not spec.selection.checks:
+        return CheckPlan(row_flags={}, all_rows=[], duplicates=None, duplicate_rows={}, columns=())
     rank, rel = nw.col(n.RANK), nw.col(n.REL)
     flags: dict[str, nw.Expr] = {n.BAD_REL: rel.is_nan() | ~rel.is_finite()}
     if spec.columns.score is not None:
@@ -148,6 +155,8 @@ _DUPLICATES = {
 def sentences(spec: Spec, checks: CheckPlan) -> list[str]:
     """The checks of :func:`plan` in words, one sentence each (each would stop the call with an
     error), read from the flags and counts the plan adds: the page lists them as the checks that ran."""
+    if not spec.selection.checks:
+        return [unchecked_text()]
     c, counted = spec.columns, {*checks.row_flags, *checks.columns}
     keys = ["user", "item", *c.by] if c.user is not None else ["item", *c.by]
     out = [f"no null value in the {', '.join(keys)} columns", _DUPLICATES[checks.duplicates]]
@@ -174,6 +183,16 @@ def sentences(spec: Spec, checks: CheckPlan) -> list[str]:
     if spec.facts.with_items:  # (recframe._side.check_items)
         out.append("items= has one row per item")
     return out
+
+
+def unchecked_text(switch: str = "checks=False") -> str:
+    """The sentence that names the data checks off in a result (the warning, the page, the
+    command line's line, which passes ``--no-checks``)."""
+    return (
+        f"data checks off ({switch}): you vouch for the data; null keys, duplicate rows, NaN or infinite "
+        "relevance, NaN scores, ranks not whole, below 1 or with gaps, recommended users missing from the "
+        "users list and items outside the catalog were not looked for, and would give wrong numbers silently."
+    )
 
 
 def _problems(spec: Spec, checks: CheckPlan) -> dict[str, nw.Expr]:
@@ -368,6 +387,8 @@ def attach(table: nw.LazyFrame, spec: Spec, checks: CheckPlan, in_engine: bool, 
     along the plan and runs on the per-list rows as they are computed; ``shared_input`` says
     whether its passes share the prepared input (see ``_frames.when_collected``).
     """
+    if not spec.selection.checks:
+        return table  # checks=False: nothing to check, nothing computed now
     if in_engine:
         table = _frames.materialize(table)
         raise_first_problem(table, spec, checks)

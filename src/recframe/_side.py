@@ -38,7 +38,9 @@ class SideInputs:
 
 def needs_catalog(spec: Spec) -> bool:
     """Whether the call reads the catalog (coverage, Gini, item features): then a recommended
-    item outside it is an error (see :func:`outside_catalog`)."""
+    item outside it is an error (see :func:`outside_catalog`); never with ``checks=False``."""
+    if not spec.selection.checks:
+        return False
     return reads(spec.selection.metrics, "catalog", "items", "item_features") or spec.selection.item_group is not None
 
 

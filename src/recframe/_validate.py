@@ -96,6 +96,8 @@ class Selection:
     head_share: float
     #: the items= column of the item groups, or "popularity" (head and tail), or None
     item_group: str | None = None
+    #: False: the data checks are off (checks=False, recframe._checks.plan is empty)
+    checks: bool = True
 
 
 @dataclass(frozen=True)
@@ -427,6 +429,20 @@ def _selection(call: Mapping[str, Any], conventions: Conventions, asked: tuple[s
             f'{ref("check_duplicates", check_duplicates)} must be True or False, or "used".',
             'pass "used" (the rows that can change a number), True (every row) or False.',
         )
+    checks = call.get("checks", True)
+    if not isinstance(checks, bool):
+        raise fail(
+            f"{ref('checks', checks)} must be True or False.",
+            f"pass {fix('checks', False)} to switch the data checks off for data you vouch for, or leave it out.",
+        )
+    if not checks and conventions.empty_users == "error":
+        raise fail(
+            f"{fix('empty_users', 'error')} asks for a data check (a user without a relevant item raises), and "
+            f"{fix('checks', False)} switches the data checks off.",
+            f"leave out one of them, e.g. pass {fix('empty_users', 'skip')} with {fix('checks', False)}.",
+        )
+    if not checks:
+        check_duplicates = False  # checks=False implies check_duplicates=False (an explicit True is refused earlier)
     if unlisted_users not in ("error", "drop"):
         raise fail(f"{ref('unlisted_users', unlisted_users)} is not a known option value.", 'choose "error" or "drop".')
     score_threshold = _number("score_threshold", call["score_threshold"])
@@ -464,6 +480,7 @@ def _selection(call: Mapping[str, Any], conventions: Conventions, asked: tuple[s
         baseline=call["baseline"],
         head_share=share,
         item_group=call["item_group"],
+        checks=checks,
     )
 
 

@@ -147,3 +147,10 @@ class RecframeError(ValueError):
 
 def _rebuild(message: str) -> RecframeError:
     return RecframeError(message)
+
+
+class UncheckedDataWarning(UserWarning):
+    """A call ran with ``checks=False``: its data checks were off, so a defect in the data
+    (a duplicate row, a NaN relevance) gives wrong numbers silently. Issued once per call that
+    skipped them, since a result frame carries no record of its call on every engine; silence it
+    with ``warnings.filterwarnings("ignore", category=recframe.UncheckedDataWarning)``."""

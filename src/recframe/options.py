@@ -236,8 +236,26 @@ the grades below the threshold under ``gain_threshold="positive"``), every row i
 checked. ``True`` checks every row of every list, which costs about as much as
 computing the metrics. ``False`` skips the check, for data known to be clean:
 duplicates then give wrong numbers, silently. The other data checks always read every
-row.""",
+row. ``checks=False`` implies ``False``.""",
             '{"used", True, False}',
+        ),
+    ]
+    checks: Annotated[
+        bool,
+        Opt(
+            True,
+            """Run the data checks (the default): null keys, duplicate items and ranks (see
+``check_duplicates``), ranks that are not whole or < 1, rank gaps (``rank_gaps="error"``),
+NaN or infinite relevance, NaN scores, grades that overflow ``gain="exp2"``, the rows of
+``users=`` and unlisted users (``unlisted_users="error"``), items ranked within k outside
+the catalog. ``False``: you vouch for the data: the engine computes none of these counts
+(the point is speed) and a defect then gives wrong numbers silently (a duplicate row counts
+twice, a NaN relevance makes NaN means, a rank gap is used as a position, an unlisted user
+is left out). The arguments, column names and dtypes are still checked, and so are
+``train=`` and ``items=`` (one small query each, when given). Named where the call is
+recorded: a :class:`recframe.UncheckedDataWarning` per call, the page's list of checks, the
+command line's ``--no-checks`` line. ``check_duplicates`` given as ``True`` or ``"used"``,
+or ``empty_users="error"``, asks for a check that ``False`` switches off: refused.""",
         ),
     ]
 

@@ -38,6 +38,7 @@ from collections.abc import Sequence
 import narwhals as nw
 import polars as pl
 
+from recframe._checks import unchecked_text
 from recframe.cli._files import SIDE_INPUTS, Source, find_source
 from recframe.cli._messages import (
     EXIT_FAILURE,
@@ -53,7 +54,7 @@ from recframe.cli._messages import (
 from recframe.cli._options import build_parser
 from recframe.cli._output import Progress, check_outputs, render, write_atomic
 from recframe.curve import CappedWarning
-from recframe.errors import RecframeError
+from recframe.errors import RecframeError, UncheckedDataWarning
 
 __all__ = [
     "EXIT_FAILURE",
@@ -102,8 +103,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always", CappedWarning)
             code = args.run(args, progress)
+        if getattr(args, "checks", None) is False:  # named beside every result it produced (a warning in the API)
+            print(f"recframe: {unchecked_text('--no-checks')}", file=sys.stderr, flush=True)
         for warning in caught:  # what recframe says of the result, one line each
-            print(f"recframe: warning: {one_line(str(warning.message))}", file=sys.stderr, flush=True)
+            if not issubclass(warning.category, UncheckedDataWarning):
+                print(f"recframe: warning: {one_line(str(warning.message))}", file=sys.stderr, flush=True)
         return code
     except UsageError as error:
         return _fail(str(error), EXIT_USAGE, debug)

@@ -98,7 +98,8 @@ def _api_kwargs(args: argparse.Namespace) -> dict[str, Any]:
         "metrics": args.metrics,
         **given,
         **column_kwargs(args),
-        "check_duplicates": CHECK_DUPLICATES[args.check_duplicates],
+        # only when typed: --no-checks implies none, and refuses a typed used or all
+        **({"check_duplicates": CHECK_DUPLICATES[args.check_duplicates]} if args.check_duplicates is not None else {}),
         # a baseline model for intersection and unexpectedness (compare's and report's
         # --baseline too): passed only when a metric reads it, which costs a query
         "baseline": args.baseline if reads(args.metrics or (), "baseline") else None,

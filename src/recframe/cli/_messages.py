@@ -49,6 +49,8 @@ def words(ref: Ref) -> str:
         return flag(ref.name)
     if ref.value is None:
         return "--no-user" if ref.name == "user" else f"no {flag(ref.name)}"
+    if ref.name == "checks" and isinstance(ref.value, bool):
+        return "--no-checks" if ref.value is False else "no --no-checks"
     if ref.name == "check_duplicates":
         choice = next((c for c, v in CHECK_DUPLICATES.items() if v == ref.value and type(v) is type(ref.value)), ref.value)
         return "--no-check-duplicates" if choice == "none" else f"--check-duplicates {choice}"

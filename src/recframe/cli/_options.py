@@ -219,13 +219,19 @@ def _add_inputs(p: argparse.ArgumentParser, cutoffs: bool = True, baseline: bool
             default=None,
             help=f"{_convention_help(name)} (default: {str(DEFAULTS.get(name, values[0])).lower()})",
         )
+    _add_checks(p)
+
+
+def _add_checks(p: argparse.ArgumentParser) -> None:
+    """--check-duplicates and --no-checks (recframe.options: check_duplicates, checks)."""
     checks = p.add_argument_group("data checks")
     checks.add_argument(
         "--check-duplicates",
         choices=tuple(CHECK_DUPLICATES),
-        default=next(word for word, value in CHECK_DUPLICATES.items() if value == _default("check_duplicates")),
+        # (None: not typed, so the API's default; --no-checks then implies none)
         help="look for repeated items and ranks in the rows that can change a number (used: relevant rows and "
-        "ranks within the largest k), in every row (all), or not at all, for data known to be clean (none)",
+        "ranks within the largest k), in every row (all), or not at all, for data known to be clean (none) "
+        f"(default: {next(word for word, value in CHECK_DUPLICATES.items() if value == _default('check_duplicates'))})",
     )
     checks.add_argument(
         "--no-check-duplicates",
@@ -233,6 +239,15 @@ def _add_inputs(p: argparse.ArgumentParser, cutoffs: bool = True, baseline: bool
         action="store_const",
         const="none",
         help="the same as --check-duplicates none",
+    )
+    assert _default("checks") is True  # the flag switches the default off
+    checks.add_argument(
+        "--no-checks",
+        dest="checks",
+        action="store_const",
+        const=False,
+        help="run no data check at all (recframe.per_user's checks=False), for speed on data you vouch for: a defect "
+        "(duplicate rows, NaN relevance, rank gaps, ...) then gives wrong numbers silently; said on stderr",
     )
 
 
