@@ -118,6 +118,8 @@ def test_the_page_lists_the_checks_as_off() -> None:
         warnings.simplefilter("ignore", UncheckedDataWarning)
         page = recframe.report_page(CLEAN, by="model", k=2, ci=None, checks=False)
     assert "data checks off (checks=False)" in page
+    assert "<h3>Data checks: off (checks=False)</h3>" in page and "all passed" not in page
+    assert "<td>checks</td><td>False</td><td>given</td>" in page  # in the conventions, set by the caller
 
 
 @pytest.mark.parametrize("value", ["no", None, 0])

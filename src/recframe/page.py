@@ -95,10 +95,9 @@ def report_page(
 
     Notes
     -----
-    Figures are inline SVG that recframe writes itself (no matplotlib needed; they show what
-    :mod:`recframe.plot` draws in a notebook). Nothing on the page loads from the network. The summary is :func:`recframe.summary` with ``ci=`` exactly; the
-    comparison, the distributions and the segments come from one :func:`recframe.per_user`
-    frame; the curves from one :func:`recframe.curve` call.
+    Figures are inline SVG written by recframe (no matplotlib needed); nothing loads from the
+    network. The summary is :func:`recframe.summary` with ``ci=`` exactly; the comparison, the
+    distributions and the segments come from one :func:`recframe.per_user` frame.
 
     Examples
     --------
@@ -116,8 +115,7 @@ def report_page(
     arguments = (recs, truth, baseline, k, ci, train, items, inputs, out, metrics, precision, rest)
     request = data.request(*arguments, title=title, command=command)
     page = Page()
-    # the sections of a stage are made while the next stage's numbers compute (in threads); the
-    # page's calls on the same frames prepare them once
+    # a stage's sections are made while the next stage's numbers compute (its calls share inputs)
     with _call.shared_preparation():
         collected = data.collect(request, lambda stage, partial: page.extend(sections.made_at(stage, partial)))
     page.extend(sections.made_at("all", collected))

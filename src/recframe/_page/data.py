@@ -701,7 +701,7 @@ def _conventions_rows(r: Request) -> list[list[Any]]:
         shown = ", ".join(f"{o}={val!r}" for o, val in values.items() if options.get(o) is None)
         if shown:
             rows.append([f"{metric} (per metric)", shown, f"profile {profile}"])
-    for name in ("ci_method", "n_resamples", "seed", "check_duplicates", "head_share"):
+    for name in ("ci_method", "n_resamples", "seed", "checks", "check_duplicates", "head_share"):
         rows.append([name, options.get(name, options_table.DEFAULTS[name]), "given" if name in passed else "default"])
     return rows
 

@@ -223,11 +223,12 @@ def evaluated(data: PageData) -> Section:
     reasons = "".join(f"<li><code>{escape(c)}</code>: {escape(COUNTS[c])}</li>" for c in count_columns)
     kinds = (("model keys", r.model_keys), ("truth keys (folds)", r.truth_keys), ("user attributes (segments)", r.attr_keys))
     roles = [f"{kind}: {', '.join(names)}" for kind, names in kinds if names]
+    checked = "Data checks: off (checks=False)" if r.given.get("checks") is False else "Data checks that ran (all passed)"
     body = (
         provenance(data)
         + "<h3>Inputs</h3>\n" + what
         + "<h3>Users counted and skipped</h3>\n" + counts + f'<ul class="note">{reasons}</ul>\n'
-        + "<h3>Data checks that ran (all passed)</h3>\n<ul>" + "".join(f"<li>{escape(c)}</li>" for c in data.checks) + "</ul>\n"
+        + f"<h3>{checked}</h3>\n<ul>" + "".join(f"<li>{escape(c)}</li>" for c in data.checks) + "</ul>\n"
         + ("<p>Keys: " + escape("; ".join(roles)) + ".</p>\n" if roles else "")
         + "<h3>Conventions</h3>\n"
         + halves(["option", "value", "set by"], data.conventions)
