@@ -242,6 +242,7 @@ def test_cli_inspect_prints_the_frame_and_writes_the_page(tmp_path, capsys):
     assert "recommended" in printed and "held_out" in printed
     out_csv = tmp_path / "inspect.csv"
     assert main([*args, "--select", "worst", "--n", "2", "--out", str(out_csv)]) == 0
+    assert capsys.readouterr().err.startswith("recframe: note: 5 users tie at ndcg@3 = 0; 2 of them shown, chosen with seed 0.")
     table = pl.read_csv(out_csv)
     expected = recframe.inspect(
         d["recs"], k=K, select="worst", n=2, truth=d["truth"], train=d["train"], items=d["items"],
@@ -362,3 +363,154 @@ def test_a_defect_in_a_list_shown_is_refused_as_per_user_refuses_it():
         recframe.inspect(twice, k=K, users=[1], truth=DATA["truth"], **OPTIONS)
     shown = recframe.inspect(twice, k=K, users=[2], truth=DATA["truth"], **OPTIONS)  # only user 2's rows are read
     assert shown["user_id"].unique().to_list() == [2]
+
+
+# ---------------------------------------------------------------------------- users that explain themselves
+# Five users, two models, k=2, one relevant item "r" each (rating >= 4). nDCG@2 by hand:
+#   users 1, 2, 3: neither model ranks r: A 0, B 0 (mean 0, gap 0): three users tie at 0
+#   user 4: A ranks r 2nd, 1 / log2(3) = 0.6309; B misses it: mean 0.3155, gap 0.6309
+#   user 5: A ranks r 1st, 1; B 2nd, 0.6309: mean 0.8155, gap 0.3691
+SECOND = 1 / np.log2(3)
+HAND_OPTIONS = {"relevance": "rating", "threshold": 4, "by": "model"}
+
+
+def _hand() -> tuple[pl.DataFrame, pl.DataFrame]:
+    hits = {(4, "A"): 2, (5, "A"): 1, (5, "B"): 2}  # (user, model): the rank of r
+    rows = []
+    for user in range(1, 6):
+        for model in ("A", "B"):
+            at = hits.get((user, model))
+            rows += [(model, user, "r" if at == rank else f"x{rank}", rank) for rank in (1, 2)]
+    recs = pl.DataFrame(rows, schema=["model", "user_id", "item_id", "rank"], orient="row")
+    truth = pl.DataFrame({"user_id": [1, 2, 3, 4, 5], "item_id": ["r"] * 5, "rating": [5, 4, 5, 4, 5]})
+    return recs, truth
+
+
+def _by_user(out: pl.DataFrame) -> dict[int, tuple[float, int]]:
+    """Per user: (its ndcg@2_mean or _gap, tied_users), read off every row of the user."""
+    column = out.columns[8]
+    per = out.group_by("user_id", maintain_order=True).agg(pl.col(column).unique(), pl.col("tied_users").unique())
+    assert all(len(v) == 1 for v in per[column]) and all(len(t) == 1 for t in per["tied_users"])  # one value a user
+    return {u: (round(v[0], 4), t[0]) for u, v, t in per.iter_rows()}
+
+
+def test_worst_users_carry_the_metric_per_model_and_their_tie(constructor):
+    recs, truth = _hand()
+    out = to_polars(recframe.inspect(constructor(recs), k=2, select="worst", n=2, truth=constructor(truth), **HAND_OPTIONS))
+    assert out.columns == [
+        "model", "user_id", "source", "rank", "item_id", "relevant", "relevance", "ndcg@2", "ndcg@2_mean", "tied_users",
+    ]  # fmt: skip
+    chosen = out["user_id"].unique(maintain_order=True).to_list()
+    assert len(chosen) == 2 and set(chosen) <= {1, 2, 3}
+    assert _by_user(out) == {u: (0.0, 3) for u in chosen}  # 3 users share the mean 0
+    recommended = out.filter(pl.col("source") == "recommended")
+    assert recommended["ndcg@2"].to_list() == [0.0] * 8  # each model's list: 0
+    assert out.filter(pl.col("source") != "recommended")["ndcg@2"].null_count() == 2  # held out: no model's value
+    assert recframe._inspect.frame_ties(out, "user_id", ["model"], seed=0) == [
+        "3 users tie at ndcg@2 = 0; 2 of them shown, chosen with seed 0."
+    ]
+    # the users past the tie: all three shown, no tie left to disclose; user 4 tied with nobody
+    four = to_polars(recframe.inspect(constructor(recs), k=2, select="worst", n=4, truth=constructor(truth), **HAND_OPTIONS))
+    assert _by_user(four) == {1: (0.0, 3), 2: (0.0, 3), 3: (0.0, 3), 4: (0.3155, 1)}
+    assert four["user_id"].unique(maintain_order=True).to_list()[-1] == 4
+    assert recframe._inspect.frame_ties(four, "user_id", ["model"]) == []
+    by_model = (
+        four.filter(pl.col("user_id") == 4, pl.col("rank") == 1, pl.col("source") == "recommended")
+        .select("model", "ndcg@2")
+        .rows()
+    )
+    assert [(m, round(v, 4)) for m, v in by_model] == [("A", round(SECOND, 4)), ("B", 0.0)]
+
+
+def test_best_and_disagree_carry_the_values_and_the_gap(constructor):
+    recs, truth = _hand()
+    best = to_polars(recframe.inspect(constructor(recs), k=2, select="best", n=1, truth=constructor(truth), **HAND_OPTIONS))
+    assert best.columns[7:] == ["ndcg@2", "ndcg@2_mean", "tied_users"]
+    assert _by_user(best) == {5: (round((1 + SECOND) / 2, 4), 1)}
+    lists = best.filter(pl.col("source") == "recommended").group_by("model", maintain_order=True).agg(pl.col("ndcg@2").first())
+    assert [(m, round(v, 4)) for m, v in lists.rows()] == [("A", 1.0), ("B", round(SECOND, 4))]
+    disagree = to_polars(
+        recframe.inspect(constructor(recs), k=2, select="disagree", n=3, truth=constructor(truth), **HAND_OPTIONS)
+    )
+    assert disagree.columns[7:] == ["ndcg@2", "ndcg@2_gap", "tied_users"]
+    users = disagree["user_id"].unique(maintain_order=True).to_list()
+    assert users[:2] == [4, 5] and users[2] in {1, 2, 3}
+    assert _by_user(disagree) == {4: (round(SECOND, 4), 1), 5: (round(1 - SECOND, 4), 1), users[2]: (0.0, 3)}
+    assert recframe._inspect.frame_ties(disagree, "user_id", ["model"], seed=0) == [
+        "3 users tie at the gap in ndcg@2 = 0; 1 of them shown, chosen with seed 0."
+    ]
+
+
+def test_given_random_and_overlap_add_no_metric_columns():
+    recs, truth = _hand()
+    for select in ("given", "random", "overlap"):
+        out = recframe.inspect(recs, k=2, select=select, users=[1, 2] if select == "given" else None, truth=truth, **HAND_OPTIONS)
+        assert out.columns[-1] == "relevance", select
+
+
+def test_ties_per_segment_are_counted_within_the_segment():
+    recs, truth = _hand()
+    users = pl.DataFrame({"user_id": [1, 2, 3, 4, 5], "segment": ["a", "a", "b", "b", "b"]})
+    out = recframe.inspect(
+        recs, k=2, select="worst", n=1, truth=truth, users=users, **{**HAND_OPTIONS, "by": ["model", "segment"]}
+    )
+    assert out.columns[:2] == ["model", "segment"] and out.columns[8:11] == ["ndcg@2", "ndcg@2_mean", "tied_users"]
+    tied = dict(out.group_by("segment").agg(pl.col("tied_users").first()).iter_rows())
+    assert tied == {"a": 2, "b": 1}  # users 1 and 2 tie in segment a; user 3 is alone at 0 in b
+    assert recframe._inspect.frame_ties(out, "user_id", ["model", "segment"], seed=0) == [
+        "segment a: 2 users tie at ndcg@2 = 0; 1 of them shown, chosen with seed 0."
+    ]
+    html = recframe.side_by_side(out).to_html()
+    assert (
+        '<p class="rf-ties">segment a: 2 users tie at ndcg@2 = 0; 1 of them shown, chosen in a seeded random order.</p>' in html
+    )
+
+
+def test_side_by_side_heads_each_list_with_its_value_and_says_the_tie():
+    recs, truth = _hand()
+    items = pl.DataFrame({"item_id": ["r", "x1", "x2"], "title": ["Right", "Other 1", "Other 2"]})
+    out = recframe.inspect(recs, k=2, select="worst", n=2, truth=truth, items=items, **HAND_OPTIONS)
+    assert out.columns[7:] == ["ndcg@2", "ndcg@2_mean", "tied_users", "title"]  # items= after the metric's columns
+    view = recframe.side_by_side(out)
+    assert view.item_columns == ("title",)
+    html = view.to_html()
+    tie = "3 users tie at ndcg@2 = 0; 2 of them shown, chosen in a seeded random order."
+    assert html.count('<p class="rf-ties">') == 1 and f'<p class="rf-ties">{tie}</p>' in html
+    assert view.ties == [tie]
+    assert html.count('<span class="rf-value">ndcg@2 0.000</span>') == 4  # two users, two models
+    assert html.count("mean ndcg@2 0 (tied with 2 other users)</span>") == 2
+    assert "Other 1" in html and "tied_users" not in html  # the metric's columns are not item text
+    # one user shown of the frame's two: one of the three tied users
+    assert recframe.side_by_side(out, max_users=1).ties == [tie.replace("2 of them", "1 of them")]
+    best = recframe.inspect(recs, k=2, select="best", n=1, truth=truth, **HAND_OPTIONS)
+    html = recframe.side_by_side(best).to_html()
+    assert "rf-ties" not in html.replace(".rf-inspect .rf-ties", "")  # user 5 ties with nobody
+    assert '<h4>A <span class="rf-count">(1 relevant of 2)</span><span class="rf-value">ndcg@2 1.000</span></h4>' in html
+    assert '<h4>B <span class="rf-count">(1 relevant of 2)</span><span class="rf-value">ndcg@2 0.631</span></h4>' in html
+    assert "mean ndcg@2 0.815</span>" in html and "tied with" not in html
+    # relevance beside the ✓, and a long list ends with "… N more"
+    assert '<span class="rf-mark" aria-label="relevant">✓</span><span class="rf-grade">5</span>' in html
+    short = recframe.side_by_side(best, max_items=1).to_html()
+    assert '<li class="rf-more">… 1 more (1 relevant)</li>' in short  # B's r, ranked 2nd
+
+
+def test_cli_prints_the_tie_and_the_values(tmp_path, capsys):
+    recs, truth = _hand()
+    recs.write_parquet(tmp_path / "recs.parquet")
+    truth.write_parquet(tmp_path / "truth.parquet")
+    args = [
+        "inspect", str(tmp_path / "recs.parquet"), "--truth", str(tmp_path / "truth.parquet"), "--relevance", "rating",
+        "--threshold", "4", "--by", "model", "--k", "2", "--quiet", "--select", "worst", "--n", "2",
+    ]  # fmt: skip
+    assert main([*args, "--out", str(tmp_path / "worst.csv")]) == 0
+    assert capsys.readouterr().err == "recframe: note: 3 users tie at ndcg@2 = 0; 2 of them shown, chosen with seed 0.\n"
+    table = pl.read_csv(tmp_path / "worst.csv")
+    assert table.columns[7:] == ["ndcg@2", "ndcg@2_mean", "tied_users"] and set(table["tied_users"]) == {3}
+    assert main([*args, "--seed", "3", "--out", str(tmp_path / "worst.html")]) == 0
+    assert "chosen with seed 3." in capsys.readouterr().err
+    page = (tmp_path / "worst.html").read_text()
+    assert '<p class="rf-ties">3 users tie at ndcg@2 = 0; 2 of them shown' in page and "ndcg@2 0.000" in page
+    assert main([*args[:-4], "--select", "best", "--n", "1", "--format", "csv"]) == 0
+    captured = capsys.readouterr()
+    assert captured.err == ""  # user 5 ties with nobody
+    assert "ndcg@2_mean" in captured.out.splitlines()[0] and ",0.8154" in captured.out

@@ -39,6 +39,12 @@ OWN_COLUMNS = ("source", "rank", "relevant", "relevance")
 _GRADE = "__rf_grade"
 _SOURCE, _RELEVANT, _ORDER, _SOURCE_ORDER = "__rf_source", "__rf_relevant_out", "__rf_order", "__rf_source_order"
 VALUE, _COUNT, _TIE = "__rf_value", "__rf_count", "__rf_tie"
+#: the column of inspect's result counting the users who share a chosen user's value ("worst",
+#: "best", "disagree"); the metric's columns are named after it (``ndcg@10``, ``ndcg@10_mean``)
+TIED = "tied_users"
+#: the suffix of the column of the value users were chosen by, per ``select``
+CHOSEN_SUFFIX = {"worst": "_mean", "best": "_mean", "disagree": "_gap"}
+_LIST_VALUE, _USER_VALUE = "__rf_list_value", "__rf_user_value"
 # past this many users the result is sorted by user id, not by the order they were chosen in
 # (the order is a chain of conditions, one per user)
 _ORDERED_USERS = 1000
@@ -308,6 +314,84 @@ def choose(table: pl.DataFrame, groups: list[str], n_users: int, seed: int, by_v
     return chosen[n.USER].to_list()
 
 
+# ---------------------------------------------------------------------------- ties, in words
+
+
+def tied_counts(table: pl.DataFrame, groups: list[str]) -> pl.DataFrame:
+    """`table` (USER, `groups`, VALUE: one row per candidate user) with TIED: per user, the
+    users of its group whose VALUE equals its own at the precision users are chosen at (12
+    digits), itself included."""
+    return table.with_columns(pl.len().over([*groups, pl.col(VALUE).round(_DIGITS)]).alias(TIED))
+
+
+def tie_sentence(tied: int, shown: int, value: float, what: str, seed: int | None, where: str = "") -> str | None:
+    """ "201 users tie at ndcg@10 = 0; 3 of them shown, chosen with seed 0." where more users
+    share the value than were shown (else None); `where` heads it ("segment cold: ")."""
+    if tied <= shown:
+        return None
+    how = f"chosen with seed {seed}" if seed is not None else "chosen in a seeded random order"
+    return f"{where}{tied:,} users tie at {what} = {value:.6g}; {shown} of them shown, {how}."
+
+
+def tie(values: pl.DataFrame, ids: list[Any], what: str, seed: int, where: str = "") -> str | None:
+    """The tie of the users `ids` chosen by value from the candidates `values` (USER, VALUE; one
+    group), in words (:func:`tie_sentence`): the users sharing the last chosen user's value,
+    of whom some were shown (the tie is broken in a seeded random order); else None."""
+    if not ids:
+        return None
+    rounded = values.with_columns(pl.col(VALUE).round(_DIGITS))
+    last = rounded.filter(pl.col(n.USER) == ids[-1])[VALUE][0]
+    tied = rounded.filter(pl.col(VALUE) == last)
+    return tie_sentence(tied.height, tied.filter(pl.col(n.USER).is_in(ids)).height, last, what, seed, where)
+
+
+def chosen_columns(columns: list[str], at: int) -> tuple[str, str] | None:
+    """(the metric, the column of the value users were chosen by) when inspect's result
+    `columns` hold them after the column at `at` (``relevance``): ``ndcg@10``,
+    ``ndcg@10_mean`` (or ``_gap``), ``tied_users``; else None."""
+    found = columns[at + 1 : at + 4]
+    if len(found) == 3 and found[2] == TIED and found[1] in {found[0] + s for s in CHOSEN_SUFFIX.values()}:
+        return found[0], found[1]
+    return None
+
+
+def what_of(metric: str, chosen: str) -> str:
+    """What a chosen value is, in words: "ndcg@10" (a mean), "the gap in ndcg@10"."""
+    return f"the gap in {metric}" if chosen.endswith(CHOSEN_SUFFIX["disagree"]) else metric
+
+
+def frame_ties(
+    table: pl.DataFrame, user: str, keys: list[str], seed: int | None = None, users: list[Any] | None = None
+) -> list[str]:
+    """The ties of a frame of :func:`inspect` chosen by a metric, in words (:func:`tie_sentence`),
+    one per value where more users share it (``tied_users``) than the frame shows (of `users`
+    when given: those a view shows); per segment, the keys constant on every row of each user
+    (the user attributes), when there are several."""
+    at = table.columns.index("relevance") if "relevance" in table.columns else -1
+    named = chosen_columns(table.columns, at) if at >= 0 else None
+    if named is None or not table.height:
+        return []
+    metric, chosen = named
+    per_user = table.group_by(user, maintain_order=True).agg(
+        pl.col(chosen).first(), pl.col(TIED).first(), *(pl.col(b).drop_nulls().unique().alias(b) for b in keys)
+    )
+    if users is not None:
+        per_user = per_user.filter(pl.col(user).is_in(users))
+    attrs = [b for b in keys if per_user.height and (per_user[b].list.len() == 1).all()]
+    per_user = per_user.with_columns(*(pl.col(b).list.first() for b in attrs), pl.col(chosen).round(_DIGITS))
+    out = []
+    groups = per_user.group_by(attrs, maintain_order=True) if attrs else [((), per_user)]
+    several = attrs and per_user.select(attrs).unique().height > 1
+    for group, part in groups:
+        where = ", ".join(f"{a} {v}" for a, v in zip(attrs, group)) + ": " if several else ""
+        for (value,), at_value in part.filter(pl.col(chosen).is_not_null()).group_by(chosen, maintain_order=True):
+            tied = int(at_value.select(pl.col(TIED).max()).item())
+            sentence = tie_sentence(tied, at_value.height, value, what_of(metric, chosen), seed, where)
+            if sentence is not None:
+                out.append(sentence)
+    return out
+
+
 # ---------------------------------------------------------------------------- the rows
 
 
@@ -487,19 +571,24 @@ def _inspect(
         # a list of ids: only these users are read, whatever the selection among them
         frame = _restrict(frame, user, given.ids, "frame")
         base.update({name: _restrict(value, user, given.ids, name) for name, value in inputs.items()})
-    ids = _chosen(frame, base, given, select, n_users, seed, metric, k, user)
+    ids, by_metric = _chosen(frame, base, given, select, n_users, seed, metric, k, user)
 
     # only the chosen users' rows are read: the filter comes before the plan
     chosen = {**base, **{name: _restrict(value, user, ids, name) for name, value in inputs.items()}}
     if given.frame is not None:
         chosen["users"] = _restrict(given.frame, user, ids, "users")
-    run = _call.inputs(_restrict(frame, user, ids, "frame"), {**kwargs, **{name: chosen[name] for name in (*inputs, "users")}})
+    restricted = _restrict(frame, user, ids, "frame")
+    sides = {name: chosen[name] for name in (*inputs, "users")}
+    run = _call.inputs(restricted, {**kwargs, **sides})
     if ids:
         _check_rows(run)
-    rows, item_columns = _with_items(_rows(run, k, ids), run)
+    names = by_metric.names if by_metric is not None else []
+    rows, item_columns = _with_items(_rows(run, k, ids), run, names)
+    if by_metric is not None:
+        rows = by_metric.attach(rows, restricted, {**options, **sides}, run.spec, ids)
     if select == "given":
         _check_found(rows, ids, user, recs_schema[user])
-    return _frames.from_lazy(_result(rows, run.spec, ids, item_columns), kind)
+    return _frames.from_lazy(_result(rows, run.spec, ids, item_columns, names), kind)
 
 
 @dataclass(frozen=True)
@@ -527,21 +616,71 @@ class _Given:
         return _Given(None, users, lf, tuple(b for b in by if b in schema and b != user), set(schema) == {user})
 
 
+@dataclass(frozen=True)
+class _ByMetric:
+    """The metric users were chosen by ("worst", "best", "disagree"): the column of its
+    per_user frame (``column``, at its cut-off ``cut``), and per chosen user how many users
+    share its value (``tied``); it adds inspect's columns of the metric (:meth:`attach`)."""
+
+    select: str
+    name: str
+    cut: int
+    column: str
+    tied: dict[Any, int]
+
+    @property
+    def names(self) -> list[str]:
+        """The result's columns: the list's value, the user's chosen value, the tied users."""
+        return [self.column, self.column + CHOSEN_SUFFIX[self.select], TIED]
+
+    def attach(self, rows: nw.LazyFrame, frame: Any, options: dict[str, Any], spec: v.Spec, ids: list[Any]) -> nw.LazyFrame:
+        """`rows` with _LIST_VALUE (the metric of each recommended list, from one per_user pass
+        over the chosen users' rows), _USER_VALUE (the user's value chosen by: the mean over
+        the lists, or the largest gap between models) and TIED."""
+        kwargs = _call.resolve([self.cut], [self.name], options, PER_USER_NAMES, "inspect")
+        plan, own, _ = _call.prepare(frame, kwargs)
+        lists = [*own.columns.model_keys, *own.columns.truth_keys]
+        per_list = _engine.per_user_rows(plan.per_user, own)
+        values = per_list.select(*lists, n.USER, nw.col(self.column).cast(nw.Float64).alias(_LIST_VALUE))
+        of_user = user_values(per_list, self.column, self.select, list(own.columns.truth_keys), list(own.columns.attr_keys))
+        rows = rows.join(values, on=[*lists, n.USER], how="left").join(
+            of_user.select(n.USER, nw.col(VALUE).alias(_USER_VALUE)), on=n.USER, how="left"
+        )
+        recommended = nw.col(_SOURCE) == "recommended"
+        # the users of each count, one condition per count (most users tie with nobody)
+        by_count: dict[int, list[Any]] = {}
+        for user in ids:
+            by_count.setdefault(self.tied.get(user, 1), []).append(user)
+        tied: Any = nw.lit(1)
+        if len(by_count) > 1 or 1 not in by_count:
+            counts = sorted(by_count, reverse=True)
+            tied = nw.when(nw.col(n.USER).is_in(by_count[counts[0]])).then(counts[0])
+            for count in counts[1:]:
+                tied = tied.when(nw.col(n.USER).is_in(by_count[count])).then(count)
+            tied = tied.otherwise(1)
+        return rows.with_columns(
+            nw.when(recommended).then(nw.col(_LIST_VALUE)).otherwise(None).alias(_LIST_VALUE),
+            tied.cast(nw.Int64).alias(TIED),
+        )
+
+
 def _chosen(
     frame: Any, base: dict[str, Any], given: _Given, select: str, n_users: int, seed: int, metric: Any, k: int, user: str
-) -> list[Any]:
-    """The ids of the users `select` chooses (in the order chosen)."""
+) -> tuple[list[Any], _ByMetric | None]:
+    """The ids of the users `select` chooses (in the order chosen), and the metric they were
+    chosen by (None unless "worst", "best", "disagree")."""
     if select == "given":
         if given.ids is not None:
-            return given.ids
+            return given.ids, None
         assert given.lf is not None  # users= without ids is a frame
-        return sorted(_to_polars(given.lf.select(nw.col(user).alias(n.USER)).unique())[n.USER].drop_nulls().to_list())
+        return sorted(_to_polars(given.lf.select(nw.col(user).alias(n.USER)).unique())[n.USER].drop_nulls().to_list()), None
     if select == "random":
         if given.lf is not None:
             table = _to_polars(given.lf.select(nw.col(user).alias(n.USER), *given.attrs).unique())
         else:
             table = _to_polars(_frames.to_lazy(frame, "frame")[0].select(nw.col(user).alias(n.USER)).unique())
-        return choose(table.filter(pl.col(n.USER).is_not_null()), list(given.attrs), n_users, seed, None)
+        return choose(table.filter(pl.col(n.USER).is_not_null()), list(given.attrs), n_users, seed, None), None
+    by_metric = None
     if select == "overlap":
         table, attrs = _overlaps(frame, base, k)
         problem = f"no user has lists from two models or more to compare ({ref('select', select)})."
@@ -557,7 +696,12 @@ def _chosen(
     valued = table.filter(pl.col(VALUE).is_not_null())
     if table.height and not valued.height:
         raise RecframeError(problem, hint)
-    return choose(valued, attrs, n_users, seed, select)
+    ids = choose(valued, attrs, n_users, seed, select)
+    if select != "overlap":
+        name, cut, column = _parse_metric(chosen_by, k)
+        counted = tied_counts(valued, attrs).filter(pl.col(n.USER).is_in(ids))
+        by_metric = _ByMetric(select, name, cut, column, dict(zip(counted[n.USER].to_list(), counted[TIED].to_list())))
+    return ids, by_metric
 
 
 def _check_found(rows: nw.LazyFrame, ids: list[Any], user: str, dtype: Any) -> None:
@@ -574,17 +718,17 @@ def _check_found(rows: nw.LazyFrame, ids: list[Any], user: str, dtype: Any) -> N
         )
 
 
-def _with_items(rows: nw.LazyFrame, run: _call.Inputs) -> tuple[nw.LazyFrame, list[str]]:
+def _with_items(rows: nw.LazyFrame, run: _call.Inputs, metric_columns: list[str]) -> tuple[nw.LazyFrame, list[str]]:
     """The rows with the user attributes and the columns of items= (their names) joined."""
     spec = run.spec
     if spec.columns.attr_keys:
         rows = _engine.attach_attrs(rows, spec, run.users)
-    taken = [*spec.columns.by, str(spec.columns.user), *OWN_COLUMNS, spec.columns.item]
+    taken = [*spec.columns.by, str(spec.columns.user), *OWN_COLUMNS, spec.columns.item, *metric_columns]
     items, item_columns = _item_columns(run, taken)
     return (rows if items is None else rows.join(items, on=n.ITEM, how="left")), item_columns
 
 
-def _result(rows: nw.LazyFrame, spec: v.Spec, ids: list[Any], item_columns: list[str]) -> nw.LazyFrame:
+def _result(rows: nw.LazyFrame, spec: v.Spec, ids: list[Any], item_columns: list[str], metric_columns: list[str]) -> nw.LazyFrame:
     """The rows under the user's names, sorted: the chosen order of the users, then history,
     recommended, held out, then the keys and the rank."""
     source_order = nw.when(nw.col(_SOURCE) == "history").then(0).when(nw.col(_SOURCE) == "recommended").then(1).otherwise(2)
@@ -601,6 +745,7 @@ def _result(rows: nw.LazyFrame, spec: v.Spec, ids: list[Any], item_columns: list
         nw.col(n.ITEM).alias(spec.columns.item),
         nw.col(_RELEVANT).alias("relevant"),
         nw.col(_GRADE).alias("relevance"),
+        *(nw.col(c).alias(name) for c, name in zip((_LIST_VALUE, _USER_VALUE, TIED), metric_columns)),
         *item_columns,
     )
 
@@ -658,8 +803,9 @@ frame of the same type as ``frame``
     One row per (user, list, position): the ``by`` keys (a model key is null on the history
     and held-out rows, which are not a model's; a truth key such as a fold is null on the
     history rows), the user, ``source``, ``rank``, the item, ``relevant``, ``relevance`` (the
-    item's relevance value as a float, null where it is not judged), then the columns of
-    ``items=`` joined on the item. ``source`` is:
+    item's relevance value as a float, null where it is not judged), then, for users chosen by
+    a metric (``"worst"``, ``"best"``, ``"disagree"``), the three columns that say why (below),
+    then the columns of ``items=`` joined on the item. ``source`` is:
 
     - ``"recommended"``: each model's top ``k``, exactly as :func:`recframe.per_user` ranks and
       cuts them (``score=`` ranked highest first, ties by item; ``exclude=`` removed and the
@@ -671,7 +817,26 @@ frame of the same type as ``frame``
       relevance), after ``exclude=``, highest relevance first, ties by item; ``rank`` is that order.
 
     ``relevant`` is true or false where the item is judged, by the call's threshold (so the
-    hits of a recommended list are the ones per_user counts), and null where it is not. Rows
+    hits of a recommended list are the ones per_user counts), and null where it is not.
+
+    With ``select="worst"``, ``"best"`` or ``"disagree"`` (not with the other selections), after
+    ``relevance``:
+
+    - the metric's column, named as :func:`recframe.per_user` names it (``ndcg@10``): its value
+      for each model's (and fold's) list, on that list's recommended rows, computed by one
+      per_user pass over the chosen users' rows; null on the history and held-out rows, which
+      are no model's;
+    - ``<metric>_mean`` (``"worst"``, ``"best"``: the mean over the user's lists) or
+      ``<metric>_gap`` (``"disagree"``: the largest gap between two models): the value the
+      user was chosen by, on every row of the user;
+    - ``tied_users``: how many users (of the user's segment, when users are chosen per
+      segment) share that value at 12 digits, the user included, on every row of the user.
+      Where it exceeds the users shown at that value, the seeded order of ``seed`` chose among
+      a tie (many users score 0): :func:`side_by_side` and ``recframe inspect`` say so in a
+      sentence ("201 users tie at ndcg@10 = 0; 3 of them shown, chosen with seed 0."), the
+      one the report page writes.
+
+    Rows
     are sorted by user, in the order the users were chosen (lowest metric first for "worst",
     highest for "best", largest gap first for "disagree", ids as given, or by id past
     {_ORDERED_USERS} users), then history, recommended, held out, then model and rank.
@@ -711,9 +876,13 @@ Examples
 ...                        threshold=4, by="model")
 >>> out.rows()
 [('A', 1, 'recommended', 1, 'x', None, None), ('A', 1, 'recommended', 2, 'y', True, 5.0), ('B', 1, 'recommended', 1, 'y', True, 5.0), ('B', 1, 'recommended', 2, 'z', None, None), (None, 1, 'held_out', 1, 'y', True, 5.0)]
->>> recframe.inspect(recs, k=2, select="worst", n=1, truth=truth, score="score", relevance="rating",
-...                  threshold=4, by="model")["user_id"].unique().to_list()
-[1]
+>>> worst = recframe.inspect(recs, k=2, select="worst", n=1, truth=truth, score="score", relevance="rating",
+...                          threshold=4, by="model")
+>>> worst["user_id"].unique().to_list(), worst.columns[7:]
+([1], ['ndcg@2', 'ndcg@2_mean', 'tied_users'])
+>>> worst.filter(pl.col("source") == "recommended").group_by("model", maintain_order=True).agg(
+...     pl.col("ndcg@2", "ndcg@2_mean", "tied_users").first().round(3)).rows()
+[('A', 0.631, 0.815, 1), ('B', 1.0, 0.815, 1)]
 """
 
 

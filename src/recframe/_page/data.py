@@ -636,20 +636,9 @@ def _where(attrs: list[str], group: Any) -> str:
     return ", ".join(f"{a} {v}" for a, v in zip(attrs, values)) + ": " if attrs else ""
 
 
-def _tie(values: pl.DataFrame, ids: list[Any], what: str, seed: int, where: str = "") -> str | None:
-    """ "201 users tie at ndcg@10 = 0; 3 of them, chosen with seed 0" where the users chosen
-    by value are some of a tie (the tie is broken in a seeded random order); else None. `where`
-    heads it ("segment cold: ") when the users are chosen per segment."""
-    if not ids:
-        return None
-    rounded = values.with_columns(pl.col(_inspect.VALUE).round(12))
-    last = rounded.filter(pl.col(n.USER) == ids[-1])[_inspect.VALUE][0]
-    tied = rounded.filter(pl.col(_inspect.VALUE) == last)
-    among = tied.filter(pl.col(n.USER).is_in(ids)).height
-    if tied.height <= among:
-        return None
-    shown = f"{last:.6g}"
-    return f"{where}{tied.height:,} users tie at {what} = {shown}; {among} of them shown, chosen with seed {seed}."
+#: the tie the users chosen by value were drawn from, in words: inspect's, which side_by_side and
+#: the command line word the same way ("201 users tie at ndcg@10 = 0; 3 of them shown, chosen with seed 0.")
+_tie = _inspect.tie
 
 
 # ---------------------------------------------------------------------------- what was evaluated

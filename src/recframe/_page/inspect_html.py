@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from recframe import _frames
+from recframe import _frames, _inspect
 from recframe._page.html import document, escape
 from recframe.errors import RecframeError, fix, ref
 
@@ -18,6 +18,7 @@ _CSS = """
 .rf-inspect{font-family:system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;font-size:13px;color:#1f2328;
   background:#fff;line-height:1.35}
 .rf-inspect .rf-legend{color:#57606a;margin:0 0 8px}
+.rf-inspect .rf-ties{color:#1f2328;margin:0 0 8px}
 .rf-inspect .rf-user{border:1px solid #d0d7de;border-radius:6px;margin:0 0 12px;padding:8px 10px}
 .rf-inspect .rf-user h3{font-size:14px;margin:0 0 8px;font-weight:600}
 .rf-inspect .rf-user h3 .rf-attr{font-weight:normal;color:#57606a;margin-left:8px}
@@ -70,6 +71,11 @@ def _shown_value(value: Any) -> str | None:
     return None if text.strip().lower().startswith(_URL_PREFIXES) else text
 
 
+def _chosen_label(metric: str, column: str) -> str:
+    """The heading of a chosen user's value: "mean ndcg@10", "gap in ndcg@10"."""
+    return f"gap in {metric}" if column.endswith(_inspect.CHOSEN_SUFFIX["disagree"]) else f"mean {metric}"
+
+
 @dataclass(frozen=True)
 class SideBySide:
     """The lists of :func:`inspect`'s users side by side: ``to_html()`` gives a self-contained
@@ -86,6 +92,7 @@ class SideBySide:
     max_items: int | None = 20
     graded: bool = True  # the frame has inspect's relevance column
     values: pl.DataFrame | None = None  # per (user, list keys): the metric values shown in a list's heading
+    chosen: tuple[str, str] | None = None  # (metric, the column of the value users were chosen by) of the frame
 
     @property
     def users(self) -> list[Any]:
@@ -110,7 +117,17 @@ class SideBySide:
         )
         if not blocks:
             blocks = ['<p class="rf-legend">No user to show.</p>']
-        return f'<div class="rf-inspect"><style>{_CSS}</style>{legend}{"".join(blocks)}</div>'
+        ties = "".join(f'<p class="rf-ties">{_text(t)}</p>' for t in self.ties)
+        return f'<div class="rf-inspect"><style>{_CSS}</style>{legend}{ties}{"".join(blocks)}</div>'
+
+    @property
+    def ties(self) -> list[str]:
+        """Where users were chosen by a metric ("worst", "best", "disagree") and more users share
+        a chosen value than are shown, in words: "3 users tie at ndcg@10 = 0; 1 of them shown,
+        chosen in a seeded random order." (per segment when there are several)."""
+        if self.chosen is None:
+            return []
+        return _inspect.frame_ties(self.table, self.user, list(self.keys), users=self.users)
 
     def to_page(self, title: str = "recframe: users' lists") -> str:
         """A whole HTML page holding :meth:`to_html` (what ``recframe inspect --out x.html`` writes)."""
@@ -122,6 +139,14 @@ class SideBySide:
         constant = [b for b in self.keys if rows[b].n_unique() == 1 and rows[b].null_count() == 0]
         varying = [b for b in self.keys if b not in constant]
         attrs = "".join(f'<span class="rf-attr">{_text(b)}: {_text(rows[b][0])}</span>' for b in constant)
+        if self.chosen is not None and rows.height and rows[self.chosen[1]][0] is not None:
+            metric, column = self.chosen
+            tied = rows[_inspect.TIED][0]
+            attrs += (
+                f'<span class="rf-attr rf-chosen">{_text(_chosen_label(metric, column))} {_number(float(rows[column][0]))}'
+                + (f" (tied with {tied - 1:,} other user{'s' if tied > 2 else ''})" if tied > 1 else "")
+                + "</span>"
+            )
         columns = []
         for (source, *values), part in rows.group_by(["source", *varying], maintain_order=True):
             # a model's column is named by its value ("A"); other keys by name and value ("fold 2")
@@ -132,7 +157,7 @@ class SideBySide:
             if source != "recommended" or not words:
                 words.insert(0, _LABELS.get(str(source), str(source)))
             label = " · ".join(words)
-            value = self._value(user, dict(named)) if source == "recommended" else ""
+            value = self._value(user, dict(named), part) if source == "recommended" else ""
             columns.append(self._column(str(source), label, part, value))
         if "history" not in rows["source"] and "history" in self.table["source"]:
             # train= was given and this user has no row in it (a cold-start user): an empty history
@@ -161,10 +186,14 @@ class SideBySide:
             f"{value_html}</h4><ol>{body}</ol></div>"
         )
 
-    def _value(self, user: Any, keys: dict[str, Any]) -> str:
-        """The metric values of `values` for this user's list (``"ndcg@20 0.431"``), or ""."""
+    def _value(self, user: Any, keys: dict[str, Any], part: pl.DataFrame) -> str:
+        """The metric values of `values` for this user's list (``"ndcg@20 0.431"``), else the
+        value of the metric users were chosen by that the frame holds, or ""."""
         if self.values is None:
-            return ""
+            if self.chosen is None or not part.height:
+                return ""
+            value = part[self.chosen[0]][0]
+            return f"{self.chosen[0]} {'–' if value is None else format(value, '.3f')}"
         found = self.values.filter(pl.col(self.user) == user)
         for key, value in keys.items():
             if key in found.columns:
@@ -194,6 +223,34 @@ class SideBySide:
         )
 
 
+def _layout(columns: list[str]) -> tuple[int, bool, tuple[str, str] | None, tuple[str, ...]]:
+    """Where the columns of a frame of inspect are: the index of ``source``; whether it has
+    ``relevance``; the metric's columns of users chosen by it; the columns of ``items=``."""
+    at = columns.index("source") if "source" in columns else -1
+    if at < 1 or columns[at + 1 : at + 4 : 2] != ["rank", "relevant"]:
+        raise RecframeError(
+            f"{ref('inspected')} is not a frame from recframe.inspect (its columns: {', '.join(columns)}).",
+            "pass what recframe.inspect(...) returned, with its columns in their order.",
+        )
+    graded = columns[at + 4 : at + 5] == ["relevance"]  # (a frame of an older inspect has no relevance)
+    chosen = _inspect.chosen_columns(columns, at + 4) if graded else None
+    item_columns = tuple(columns[at + 5 + (3 if chosen else 0) :] if graded else columns[at + 4 :])
+    return at, graded, chosen, item_columns
+
+
+def _check_view(image: Any, item_columns: tuple[str, ...], max_users: Any, max_items: Any) -> None:
+    """image= names an item column; max_users= and max_items= are whole numbers >= 1 (or None)."""
+    if image is not None and image not in item_columns:
+        raise RecframeError(
+            f"{ref('image', image)} is not a column of {ref('items')} in this frame (it has {', '.join(item_columns) or 'none'}).",
+            f"pass the column of image URLs, e.g. {fix('image', item_columns[0] if item_columns else 'poster_url')}, "
+            "and give inspect that items= frame.",
+        )
+    for name, limit in (("max_users", max_users), ("max_items", max_items)):
+        if limit is not None and (isinstance(limit, bool) or not isinstance(limit, (int, np.integer)) or limit < 1):
+            raise RecframeError(f"{ref(name, limit)} must be a whole number >= 1.", f"e.g. {fix(name, 5)}, or leave it out.")
+
+
 def side_by_side(
     inspected: Any,
     *,
@@ -220,7 +277,8 @@ def side_by_side(
     values : frame, optional
         A :func:`recframe.per_user` frame (its user column, the model keys, and the metric
         columns to show): each model's list is headed by that user's values, e.g.
-        ``ndcg@10 0.431``, so that a user chosen as "worst" shows why.
+        ``ndcg@10 0.431``. Not needed for users inspect chose by a metric (``"worst"``,
+        ``"best"``, ``"disagree"``): the frame holds that metric's values, and they head the lists.
 
     Returns
     -------
@@ -232,6 +290,12 @@ def side_by_side(
         item with its relevance value, unjudged ones grey.
         When the frame has history rows (``train=``), a user without any (a cold-start user)
         gets an empty history column ("nothing"). All text is escaped.
+        For users chosen by a metric (the frame has inspect's ``ndcg@10``, ``ndcg@10_mean`` or
+        ``_gap`` and ``tied_users`` columns), each model's list is headed by its value
+        (``ndcg@10 0.431``), each user by the value it was chosen by ("mean ndcg@10 0 (tied
+        with 200 other users)"), and where more users share a chosen value than are shown, a
+        sentence says so above the users ("201 users tie at ndcg@10 = 0; 3 of them shown,
+        chosen in a seeded random order."; per segment; also ``.ties``).
 
     Examples
     --------
@@ -246,27 +310,23 @@ def side_by_side(
     >>> html = view.to_html()
     >>> "Heat &lt;1995&gt;" in html, html.count('class="rf-hit"'), "<img" in html
     (True, 3, False)
+
+    Users chosen by a metric show its values; here users 1 and 2 both score 0 and one is shown:
+
+    >>> recs = pl.DataFrame({"user_id": [1, 2, 3], "item_id": ["x", "x", "y"], "rank": [1, 1, 1]})
+    >>> truth = pl.DataFrame({"user_id": [1, 2, 3], "item_id": ["y", "y", "y"], "rating": [5, 5, 5]})
+    >>> worst = recframe.inspect(recs, k=1, select="worst", n=1, truth=truth, relevance="rating")
+    >>> view = recframe.side_by_side(worst)
+    >>> view.ties
+    ['2 users tie at ndcg@1 = 0; 1 of them shown, chosen in a seeded random order.']
+    >>> "ndcg@1 0.000" in view.to_html(), "mean ndcg@1 0 (tied with 1 other user)" in view.to_html()
+    (True, True)
     """
     lf, _ = _frames.to_lazy(inspected, "inspected")
     table = lf.collect().to_polars()
     columns = table.columns
-    at = columns.index("source") if "source" in columns else -1
-    if at < 1 or columns[at + 1 : at + 4 : 2] != ["rank", "relevant"]:
-        raise RecframeError(
-            f"{ref('inspected')} is not a frame from recframe.inspect (its columns: {', '.join(columns)}).",
-            "pass what recframe.inspect(...) returned, with its columns in their order.",
-        )
-    graded = columns[at + 4 : at + 5] == ["relevance"]  # (a frame of an older inspect has no relevance)
-    item_columns = tuple(columns[at + 5 :] if graded else columns[at + 4 :])
-    if image is not None and image not in item_columns:
-        raise RecframeError(
-            f"{ref('image', image)} is not a column of {ref('items')} in this frame (it has {', '.join(item_columns) or 'none'}).",
-            f"pass the column of image URLs, e.g. {fix('image', item_columns[0] if item_columns else 'poster_url')}, "
-            "and give inspect that items= frame.",
-        )
-    for name, limit in (("max_users", max_users), ("max_items", max_items)):
-        if limit is not None and (isinstance(limit, bool) or not isinstance(limit, (int, np.integer)) or limit < 1):
-            raise RecframeError(f"{ref(name, limit)} must be a whole number >= 1.", f"e.g. {fix(name, 5)}, or leave it out.")
+    at, graded, chosen, item_columns = _layout(columns)
+    _check_view(image, item_columns, max_users, max_items)
     shown_values = None
     if values is not None:
         shown_values = _frames.to_lazy(values, "values")[0].collect().to_polars()
@@ -286,4 +346,5 @@ def side_by_side(
         max_items=None if max_items is None else int(max_items),
         graded=graded,
         values=shown_values,
+        chosen=chosen,
     )
