@@ -77,6 +77,10 @@ def test_every_skipped_block_says_why_and_most_run():
     assert sum(reason is None for _, _, reason in found) >= 7
 
 
+# every page's blocks in order, as one reader's session: 60-70 s in one process, the longest test
+# of the README's four-minute command (each python block also runs alone there, above): it runs
+# in .ci/run's second pass with the Spark checks (slow_engine)
+@pytest.mark.slow_engine
 def test_the_readme_runs_as_written(tmp_path):
     import json
 
