@@ -275,9 +275,9 @@ def collect(r: Request, ready: Callable[[str, PageData], None] | None = None) ->
         data.shown = at_k or metric_columns[:1]
         # the later stages' numbers in threads, those with figures first, while the sections are made
         sides_job = pool.submit(_sides, r)
+        examples_job = pool.submit(_examples, r, data.per_user, data.primary)  # inspect reads the chosen users' rows
         data.baseline, data.test, data.comparison = _comparison(r, data.per_user)
         segments_job = pool.submit(_segments, r, data)
-        examples_job = pool.submit(_examples, r, data.per_user, data.primary)  # inspect reads the chosen users' rows
         data.pairs, data.letters = _all_pairs(r, data.per_user, data.test)
         data.distributions = [(metric, _distribution(data.per_user, metric, r.main_by)) for metric in data.shown]
         tell("per_user", data)
