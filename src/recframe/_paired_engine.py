@@ -9,7 +9,7 @@ undefined cases included). The other tests need the values themselves.
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, NamedTuple
 
 import narwhals as nw
 import polars as pl
@@ -19,6 +19,24 @@ from recframe._intervals import ENGINE_T_LIMIT
 from recframe.errors import RecframeError, ref
 
 _ALL = "__rf_all"
+
+
+class Pair(NamedTuple):
+    """A model against the baseline on one metric (in one stratum): the users with a value under
+    each and under both, the two means over the pairs, the p-value and the interval of the
+    mean difference. :func:`recframe.compare.append_row` turns it into a row."""
+
+    stratum: dict[str, Any]
+    model: Any
+    metric: str
+    n: int
+    n_baseline: int
+    n_model: int
+    baseline_mean: float
+    model_mean: float
+    p_value: float
+    lo: float
+    hi: float
 
 
 def _counted(lf: nw.LazyFrame, keys: list[str], *exprs: nw.Expr) -> pl.DataFrame:
@@ -102,11 +120,9 @@ def _t_test(n: int, d: float, s: float, level: float) -> tuple[float, float, flo
     return stats.paired_t_from_moments(n, d, s).p_value, d - half, d + half
 
 
-def paired_t(
-    lf: nw.LazyFrame, keys: list[str], baseline: Any, user: str, metrics: list[str], alpha: float
-) -> dict[str, list[Any]]:
-    """The rows of :func:`recframe.compare` (baseline given, ``test="paired_t"``) before the
-    correction: per stratum (in key order), model (sorted) and metric, as ``compare._rows``."""
+def paired_t(lf: nw.LazyFrame, keys: list[str], baseline: Any, user: str, metrics: list[str], alpha: float) -> list[Pair]:
+    """The comparisons of :func:`recframe.compare` (baseline given, ``test="paired_t"``) before
+    the correction: per stratum (in key order), model (sorted) and metric, as ``compare._rows``."""
     by, strata = keys[0], keys[1:]
     _check(lf, keys, user, metrics, by)
     models = sorted(lf.select(by).unique().collect("polars").to_native().get_column(by).to_list())
@@ -124,7 +140,7 @@ def paired_t(
         m: (_lookup(t["baseline"], strata), _lookup(t["model"], [by, *strata]), _lookup(t["pairs"], [by, *strata]))
         for m, t in moments.items()
     }
-    out: dict[str, list[Any]] = {}
+    out = []
     for combo in combos:
         stratum = dict(zip(strata, combo)) if strata else {}
         for model in (m for m in models if m != baseline):
@@ -133,28 +149,10 @@ def paired_t(
                 key = (model, *combo) if strata else (model,)
                 got = pairs.get(key, {"n": 0, "b": None, "m": None, "d": None, "s": None})
                 n = int(got["n"])
-                b_mean = math.nan if got["b"] is None else float(got["b"])
-                m_mean = math.nan if got["m"] is None else float(got["m"])
-                d = math.nan if got["d"] is None else float(got["d"])
-                s = math.nan if got["s"] is None else float(got["s"])
+                b_mean, m_mean, d, s = (math.nan if got[c] is None else float(got[c]) for c in ("b", "m", "d", "s"))
                 p_value, lo, hi = _t_test(n, d, s, 1 - alpha)
-                delta = m_mean - b_mean
-                values = {
-                    **stratum,
-                    "baseline": baseline,
-                    "model": model,
-                    "metric": metric,
-                    "n_pairs": n,
-                    "n_dropped_baseline": int(base_n.get(combo if strata else (0,), {"n": 0})["n"]) - n,
-                    "n_dropped_model": int(model_n.get(key, {"n": 0})["n"]) - n,
-                    "baseline_mean": b_mean,
-                    "model_mean": m_mean,
-                    "delta": delta,
-                    "delta_lo": lo,
-                    "delta_hi": hi,
-                    "rel_delta": delta / b_mean if b_mean else math.nan,
-                    "p_value": p_value,
-                }
-                for name, value in values.items():
-                    out.setdefault(name, []).append(value)
+                n_base = int(base_n.get(combo if strata else (0,), {"n": 0})["n"])
+                out.append(
+                    Pair(stratum, model, metric, n, n_base, int(model_n.get(key, {"n": 0})["n"]), b_mean, m_mean, p_value, lo, hi)
+                )
     return out

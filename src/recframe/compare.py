@@ -13,6 +13,7 @@ import numpy as np
 import polars as pl
 
 from recframe import _frames, _paired_engine, _tables, _validate, stats
+from recframe._paired_engine import Pair
 from recframe.errors import RecframeError, fix, ref
 from recframe.options import DEFAULT_K, ListOptions, Unpack
 from recframe.stats import Correction, Test
@@ -225,26 +226,32 @@ def _compare_group(
             b, m = pairs.get_column("b").to_numpy(), pairs.get_column("m").to_numpy()
             n = len(pairs)
             p_value, lo, hi = paired_statistics(m, b, test, alpha, n_resamples, rng)
-            b_mean, m_mean = stats.mean(b), stats.mean(m)
-            delta = m_mean - b_mean
-            values = {
-                **stratum,
-                "baseline": baseline,
-                "model": model,
-                "metric": metric,
-                "n_pairs": n,
-                "n_dropped_baseline": len(left) - n,
-                "n_dropped_model": len(right) - n,
-                "baseline_mean": b_mean,
-                "model_mean": m_mean,
-                "delta": delta,
-                "delta_lo": lo,
-                "delta_hi": hi,
-                "rel_delta": delta / b_mean if b_mean else math.nan,
-                "p_value": p_value,
-            }
-            for name, value in values.items():
-                out[name].append(value)
+            pair = Pair(stratum, model, metric, n, len(left), len(right), stats.mean(b), stats.mean(m), p_value, lo, hi)
+            append_row(out, baseline, pair)
+
+
+def append_row(out: dict[str, list[Any]], baseline: Any, pair: Pair) -> None:
+    """One row of a comparison with a baseline (:data:`COLUMNS` before the correction), appended
+    to `out`: from the values in Python or from an engine's moments (recframe._paired_engine)."""
+    delta = pair.model_mean - pair.baseline_mean
+    values = {
+        **pair.stratum,
+        "baseline": baseline,
+        "model": pair.model,
+        "metric": pair.metric,
+        "n_pairs": pair.n,
+        "n_dropped_baseline": pair.n_baseline - pair.n,
+        "n_dropped_model": pair.n_model - pair.n,
+        "baseline_mean": pair.baseline_mean,
+        "model_mean": pair.model_mean,
+        "delta": delta,
+        "delta_lo": pair.lo,
+        "delta_hi": pair.hi,
+        "rel_delta": delta / pair.baseline_mean if pair.baseline_mean else math.nan,
+        "p_value": pair.p_value,
+    }
+    for name, value in values.items():
+        out.setdefault(name, []).append(value)
 
 
 def _pair_rows(
@@ -471,8 +478,10 @@ def _compare_in_engine(
         lf = lf.filter(
             ~((nw.col("n_relevant") == 0) & nw.any_horizontal(*(nw.col(c).is_null() for c in every_metric), ignore_nulls=False))
         )
-    found = _paired_engine.paired_t(lf, keys, baseline, user, chosen, alpha)
-    rows = _with_adjusted({name: found.get(name, []) for name in [*keys[1:], *COLUMNS[:-2]]}, correction, alpha)
+    found: dict[str, list[Any]] = {name: [] for name in [*keys[1:], *COLUMNS[:-2]]}
+    for pair in _paired_engine.paired_t(lf, keys, baseline, user, chosen, alpha):
+        append_row(found, baseline, pair)
+    rows = _with_adjusted(found, correction, alpha)
     key_dtype = lf.select(keys[0]).head(0).collect("polars").to_native().schema[keys[0]]
     strata = lf.select(*keys[1:]).head(0).collect("polars").to_native().schema if keys[1:] else {}
     out_schema = pl.Schema(
