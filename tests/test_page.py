@@ -557,6 +557,19 @@ def test_the_glossary_is_the_registry_documentation_linked_from_the_tables(page)
     assert '<td><a href="#g-gini">gini@10</a></td>' in section(beyond, "beyond")
 
 
+def test_every_metric_of_the_registry_has_its_formula_in_the_glossary():
+    """A metric defined inside a bullet of several (``set_recall`` in set_precision's, the
+    ``_X`` families of trec_eval) has that bullet, never the placeholder."""
+    from recframe._page import glossary
+    from recframe.metrics import REGISTRY
+
+    formulas = glossary.formulas()
+    assert sorted(set(REGISTRY) - set(formulas)) == []
+    assert "set_recall = num_rel_ret / R" in formulas["set_recall"]
+    assert formulas["iprec_at_recall"].startswith("iprec_at_recall_X (X = 0, 10, ..., 100")
+    assert "rbp_residual@k = (1 - q)" in formulas["rbp_residual"]
+
+
 def test_report_page_takes_the_summary_options_typed_and_keeps_its_ci_default(page, workflow_page):
     import typing
 

@@ -59,8 +59,12 @@ def formulas() -> dict[str, str]:
     found: dict[str, str] = {}
     for module in MODULES:
         for bullet in _bullets(importlib.import_module(f"recframe.metrics.{module}").__doc__ or ""):
-            for name in re.findall(r"``([a-z0-9_]+)(?:@k)?``", bullet.split("=")[0]):
-                found.setdefault(name, bullet)
+            # the names the bullet defines: those before its first "=", and any written as
+            # "``name`` = ..." or "``name`` their ..." further on (set_recall, rbp_residual@k)
+            defined = re.findall(r"``([a-z0-9_]+?)(?:_X)?(?:@k)?``", bullet.split("=")[0])
+            defined += re.findall(r"``([a-z0-9_]+?)(?:_X)?(?:@k)?``\s*(?:=|their\b)", bullet)
+            for name in defined:
+                found.setdefault(name.removesuffix("_X"), bullet)
     notes = (summary.__doc__ or "").partition("Notes")[2].partition("Examples")[0]
     for bullet in _bullets(notes):
         for name in re.findall(r"^([a-z0-9_]+)(?:@k)?\b", bullet):
