@@ -95,3 +95,11 @@ def test_bad_per_user_frames_are_refused_in_the_engine_too():
         recframe.compare(relation(infinite), baseline="A", user="user_id")
     with pytest.raises(RecframeError, match=r"baseline='Z' is not a value of column 'model'"):
         recframe.compare(relation(frame), baseline="Z", user="user_id")
+
+
+def test_a_null_group_is_refused_in_the_engine():
+    """An engine's join never pairs null keys: a segment left null would silently compare none
+    of its users, so it is refused, naming the column."""
+    frame = per_user().with_columns(pl.when(pl.col("user_id") == 1).then(None).otherwise(pl.col("segment")).alias("segment"))
+    with pytest.raises(RecframeError, match=r"column 'segment' of per_user_frame \(by=\) has 5 null value\(s\)"):
+        recframe.compare(relation(frame), by=["model", "segment"], baseline="A", user="user_id")

@@ -65,7 +65,16 @@ def _check(lf: nw.LazyFrame, keys: list[str], user: str, metrics: list[str], by:
         [],
         *(infinite[m].cast(nw.Int64).sum().alias(f"__rf_inf:{m}") for m in metrics),
         *(values[m].abs().max().alias(f"__rf_max:{m}") for m in metrics),
+        *(nw.col(k).is_null().cast(nw.Int64).sum().alias(f"__rf_null:{k}") for k in keys[1:]),
     )
+    for k in keys[1:]:
+        if found.item(0, f"__rf_null:{k}"):
+            # an engine's join never pairs null keys: the users of a null group would not be compared
+            raise RecframeError(
+                f"column {k!r} of per_user_frame ({ref('by')}) has {found.item(0, f'__rf_null:{k}')} null value(s), "
+                "which a paired comparison inside the engine cannot group. Hint: fill them first, e.g. "
+                f"coalesce({k}, 'unknown'), or fetch the per-user frame into Polars and compare it there."
+            )
     for m in metrics:
         if found.item(0, f"__rf_inf:{m}"):
             first = lf.filter(infinite[m]).select(user, by).head(1).collect("polars").to_native().row(0, named=True)
@@ -82,28 +91,23 @@ def _check(lf: nw.LazyFrame, keys: list[str], user: str, metrics: list[str], by:
             )
 
 
-def _moments(lf: nw.LazyFrame, by: str, strata: list[str], user: str, baseline: Any, metric: str) -> dict[str, pl.DataFrame]:
-    """For one metric: per stratum the baseline's users with a value, per (model, stratum) the
-    model's, and of their pairs the count, the two means and the mean and standard deviation of
-    the differences (model - baseline)."""
+def _moments(lf: nw.LazyFrame, by: str, strata: list[str], user: str, baseline: Any, metric: str) -> nw.LazyFrame:
+    """For one metric, per (model, stratum) with a value: the model's users with a value
+    (``n_model``), and of their pairs with the baseline's the count (``n``), the two means
+    (``b``, ``m``) and the mean and standard deviation of the differences model - baseline
+    (``d``, ``s``)."""
     value = nw.col(metric).cast(nw.Float64)
     present = ~value.is_null() & ~value.is_nan()
     base = lf.filter((nw.col(by) == baseline) & present).select(*strata, user, value.alias("__rf_b"))
     other = lf.filter((nw.col(by) != baseline) & present).select(by, *strata, user, value.alias("__rf_m"))
     pairs = other.join(base, on=[*strata, user], how="inner").with_columns((nw.col("__rf_m") - nw.col("__rf_b")).alias("__rf_d"))
-    return {
-        "baseline": _counted(base, strata, nw.len().cast(nw.Int64).alias("n")),
-        "model": _counted(other, [by, *strata], nw.len().cast(nw.Int64).alias("n")),
-        "pairs": _counted(
-            pairs,
-            [by, *strata],
-            nw.len().cast(nw.Int64).alias("n"),
-            nw.col("__rf_b").mean().alias("b"),
-            nw.col("__rf_m").mean().alias("m"),
-            nw.col("__rf_d").mean().alias("d"),
-            nw.col("__rf_d").std(ddof=1).alias("s"),
-        ),
-    }
+    keys = [by, *strata]
+    moments = _frames.group_agg(
+        pairs, keys, nw.len().cast(nw.Int64).alias("n"), nw.col("__rf_b").mean().alias("b"), nw.col("__rf_m").mean().alias("m"),
+        nw.col("__rf_d").mean().alias("d"), nw.col("__rf_d").std(ddof=1).alias("s"),
+    )  # fmt: skip
+    out = _frames.group_agg(other, keys, nw.len().cast(nw.Int64).alias("n_model")).join(moments, on=keys, how="left")
+    return out.select(nw.lit(metric).alias("__rf_metric"), *keys, "n_model", "n", "b", "m", "d", "s")
 
 
 def _lookup(frame: pl.DataFrame, keys: list[str]) -> dict[tuple[Any, ...], dict[str, Any]]:
@@ -131,28 +135,30 @@ def paired_t(lf: nw.LazyFrame, keys: list[str], baseline: Any, user: str, metric
             f"{ref('baseline', baseline)} is not a value of column {by!r} (values: {models}). "
             f"Hint: pass {ref('baseline')} one of them."
         )
-    found = _counted(lf, strata, nw.len().alias("__rf_rows")).drop("__rf_rows")
-    combos = sorted(
-        (tuple(row) for row in found.select(strata or [_ALL]).iter_rows()), key=lambda g: tuple((v is None, v) for v in g)
-    )
-    moments = {m: _moments(lf, by, strata, user, baseline, m) for m in metrics}
-    tables = {
-        m: (_lookup(t["baseline"], strata), _lookup(t["model"], [by, *strata]), _lookup(t["pairs"], [by, *strata]))
-        for m, t in moments.items()
+
+    # the strata (every combination of the other keys), with the baseline's users with a value of each metric
+    def in_baseline(metric: str) -> nw.Expr:
+        value = nw.col(metric).cast(nw.Float64)
+        return ((nw.col(by) == baseline) & ~value.is_null() & ~value.is_nan()).fill_null(False).cast(nw.Int64).sum()
+
+    found = _counted(lf, strata, *(in_baseline(m).alias(f"__rf_base:{m}") for m in metrics))
+    n_baseline = _lookup(found, strata)
+    combos = sorted(n_baseline, key=lambda g: tuple((v is None, v) for v in g))
+    # one query for every metric: a row per (metric, model, stratum) where the model has a value
+    parts = [_moments(lf, by, strata, user, baseline, m) for m in metrics]
+    moments = nw.concat(parts, how="vertical") if len(parts) > 1 else parts[0]
+    rows = {
+        (r["__rf_metric"], r[by], *(r[k] for k in strata)): r for r in moments.collect("polars").to_native().iter_rows(named=True)
     }
     out = []
     for combo in combos:
         stratum = dict(zip(strata, combo)) if strata else {}
         for model in (m for m in models if m != baseline):
             for metric in metrics:
-                base_n, model_n, pairs = tables[metric]
-                key = (model, *combo) if strata else (model,)
-                got = pairs.get(key, {"n": 0, "b": None, "m": None, "d": None, "s": None})
-                n = int(got["n"])
-                b_mean, m_mean, d, s = (math.nan if got[c] is None else float(got[c]) for c in ("b", "m", "d", "s"))
+                got = rows.get((metric, model, *(combo if strata else ())), {})
+                n = int(got.get("n") or 0)
+                b_mean, m_mean, d, s = (math.nan if got.get(c) is None else float(got[c]) for c in ("b", "m", "d", "s"))
                 p_value, lo, hi = _t_test(n, d, s, 1 - alpha)
-                n_base = int(base_n.get(combo if strata else (0,), {"n": 0})["n"])
-                out.append(
-                    Pair(stratum, model, metric, n, n_base, int(model_n.get(key, {"n": 0})["n"]), b_mean, m_mean, p_value, lo, hi)
-                )
+                n_base = int(n_baseline[combo][f"__rf_base:{metric}"])
+                out.append(Pair(stratum, model, metric, n, n_base, int(got.get("n_model") or 0), b_mean, m_mean, p_value, lo, hi))
     return out
