@@ -56,13 +56,15 @@ def curves(frame: pl.DataFrame, keys: list[str], metrics: list[str]) -> str:
 
 def distribution(per_user: pl.DataFrame, metric: str, by: str | None, bins: int = 20) -> str:
     """A step histogram of the users' values of `metric` per value of `by`, over shared bins."""
-    values = per_user.filter(pl.col(metric).is_not_null() & pl.col(metric).is_not_nan())
-    everything = values.get_column(metric).cast(pl.Float64).to_numpy()
+    # at 12 digits: a value on a bin's edge stays in one bin whatever the order its sums ran in
+    values = per_user.filter(pl.col(metric).is_not_null() & pl.col(metric).is_not_nan()).with_columns(
+        pl.col(metric).cast(pl.Float64).round(12)
+    )
+    everything = values.get_column(metric).to_numpy()
     edges = np.histogram_bin_edges(everything, bins=bins) if everything.size else np.linspace(0, 1, bins + 1)
     parts = values.sort(by).partition_by(by, as_dict=True, maintain_order=True) if by else {(metric,): values}
     groups = [
-        (_name(key[0]), np.histogram(part.get_column(metric).cast(pl.Float64).to_numpy(), bins=edges)[0].tolist())
-        for key, part in parts.items()
+        (_name(key[0]), np.histogram(part.get_column(metric).to_numpy(), bins=edges)[0].tolist()) for key, part in parts.items()
     ]
     return svg.histogram(edges.tolist(), groups, metric, f"per-user {metric}")
 
