@@ -222,6 +222,9 @@ def test_calls_in_a_shared_preparation_prepare_their_inputs_once(monkeypatch):
         recframe.summary(RECS.clone(), truth=TRUTH, k=10, **lists)  # another frame object
         recframe.summary(RECS, truth=TRUTH, k=10, **{**lists, "ties": "item_desc"})  # another order of ties
         assert len(prepared) == 3
+        mutable = RECS.to_pandas()  # pandas changes in place: never shared
+        recframe.summary(mutable, truth=TRUTH, k=10, **lists), recframe.summary(mutable, truth=TRUTH, k=10, **lists)
+        assert len(prepared) == 5
         broken = RECS.with_columns(
             pl.when(pl.col("user_id") == RECS["user_id"][0]).then(None).otherwise(pl.col("item_id")).alias("item_id")
         )

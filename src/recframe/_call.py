@@ -22,6 +22,7 @@ from concurrent.futures import Future
 from typing import Any
 
 import narwhals as nw
+import polars as pl
 
 from recframe import _checks, _engine, _frames, _item_groups, _side, conventions, profiles
 from recframe import _names as n
@@ -208,8 +209,11 @@ def shared_preparation() -> Iterator[None]:
 
 def _shared_rows(i: Inputs) -> nw.LazyFrame | None:
     """The prepared rows of `i`, computed once while shared_preparation is open (None outside
-    it, and on an engine, which holds its own data)."""
+    it, on an engine, which holds its own data, and for a pandas or Arrow input, which another
+    thread could change in place between two calls: the page passes Polars frames)."""
     if not _SHARED.depth or i.kind == "engine" or i.lf.implementation is not nw.Implementation.POLARS:
+        return None
+    if not all(x is None or isinstance(x, (pl.DataFrame, pl.LazyFrame)) for x in i.sources):
         return None
     spec = i.spec
     facts = (spec.facts.list_runs, spec.facts.integer_rank, spec.facts.categorical_item)
