@@ -74,6 +74,18 @@ def test_missing_column_lists_columns_and_suggests():
         recframe.per_user(df)
 
 
+def test_a_missing_number_column_is_offered_only_columns_of_numbers():
+    """The one column left is the model's name: never offered for relevance=, score= or rank=."""
+    df = pl.DataFrame({"model": ["a"], "user_id": [1], "item_id": [1], "score": [0.5]})
+    with pytest.raises(
+        RecframeError, match=r"Hint: pass relevance= a column of numbers, or truth= with the relevance\.$"
+    ) as caught:
+        recframe.per_user(df, 5, score="score", relevance="rating", by="model")
+    assert 'relevance="model"' not in str(caught.value)
+    with pytest.raises(RecframeError, match=r"Hint: pass rank=\"position\"\."):
+        recframe.per_user(df.with_columns(position=pl.lit(1)), 5, rank="pos", relevance="score", by="model")
+
+
 def test_missing_user_column_mentions_user_none():
     with pytest.raises(RecframeError, match=r"user=None"):
         recframe.per_user(frame().drop("user_id"))

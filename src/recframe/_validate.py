@@ -581,6 +581,10 @@ def _missing(arg: str, name: str, columns: Sequence[str], unclaimed: Sequence[st
     # suggest a column no other argument uses: a close spelling, else the only one left
     close = difflib.get_close_matches(name, unclaimed, n=1) or (list(unclaimed) if len(unclaimed) == 1 else [])
     hint = f"pass {fix(arg, close[0])}." if close else f"pass {ref(arg)} with one of the columns there are."
+    if not close and arg in NUMERIC_ARGS:
+        hint = f"pass {ref(arg)} a column of numbers" + (
+            f", or {ref('truth')} with the relevance." if arg == "relevance" else "."
+        )
     if arg == "user":
         hint += f" For a frame that is a single list, pass {fix('user', None)}."
     shown = ", ".join(map(str, columns)) or "(none)"
@@ -594,7 +598,17 @@ def check_columns(schema: dict[str, Any], wanted: Iterable[tuple[str, str]], lab
     unclaimed = [c for c in columns if c not in {name for _, name in wanted}]
     for arg, name in wanted:
         if name not in schema:
-            raise _missing(arg, name, columns, unclaimed, label)
+            # a number's argument is offered only the numeric columns (never the model's name)
+            numeric = [c for c in unclaimed if _is_number(schema[c], allow_bool=arg == "relevance")]
+            raise _missing(arg, name, columns, numeric if arg in NUMERIC_ARGS else unclaimed, label)
+
+
+#: the arguments that name a column of numbers
+NUMERIC_ARGS = ("relevance", "rank", "score")
+
+
+def _is_number(dtype: Any, allow_bool: bool) -> bool:
+    return bool(dtype.is_numeric() or dtype == nw.Unknown or (allow_bool and dtype == nw.Boolean))
 
 
 def check_dtypes(schema: dict[str, Any], spec: Spec) -> None:
@@ -602,8 +616,7 @@ def check_dtypes(schema: dict[str, Any], spec: Spec) -> None:
 
     def numeric(arg: str, name: str, allow_bool: bool) -> None:
         dtype = schema[name]
-        ok = dtype.is_numeric() or dtype == nw.Unknown or (allow_bool and dtype == nw.Boolean)
-        if not ok:
+        if not _is_number(dtype, allow_bool):
             empty = (
                 " (a column with no values at all, as in a header-only CSV or an all-None pandas column, reads as String too)"
                 if dtype == nw.String
