@@ -49,15 +49,11 @@ def _counted(lf: nw.LazyFrame, keys: list[str], *exprs: nw.Expr) -> pl.DataFrame
 def _check(lf: nw.LazyFrame, keys: list[str], user: str, metrics: list[str], by: str) -> None:
     """compare's refusals, asked of the engine: two rows of one (keys, user), an infinite
     value, and values too large for an engine's variance to hold exactly."""
+    from recframe.compare import duplicates_error, infinite_error  # worded once (compare imports this module)
+
     rows = _counted(lf, [*keys, user], nw.len().alias("__rf_rows")).filter(pl.col("__rf_rows") > 1)
     if rows.height:
-        first = rows.row(0, named=True)
-        where = ", ".join(f"{k}={first[k]!r}" for k in [*keys, user])
-        raise RecframeError(
-            f"per_user_frame has {int(rows['__rf_rows'].sum())} rows that share their ({', '.join(map(repr, [*keys, user]))}) "
-            f"values, first {where}: a paired comparison needs one row per model and user in each group. "
-            f"Hint: the frame has other key columns: pass them too, by=[{keys[0]!r}, ...], to compare within each."
-        )
+        raise duplicates_error(int(rows["__rf_rows"].sum()), rows.row(0, named=True), keys, user)
     values = {m: nw.col(m).cast(nw.Float64) for m in metrics}
     infinite = {m: (~values[m].is_finite() & ~values[m].is_nan()).fill_null(False) for m in metrics}
     found = _counted(
@@ -78,11 +74,7 @@ def _check(lf: nw.LazyFrame, keys: list[str], user: str, metrics: list[str], by:
     for m in metrics:
         if found.item(0, f"__rf_inf:{m}"):
             first = lf.filter(infinite[m]).select(user, by).head(1).collect("polars").to_native().row(0, named=True)
-            raise RecframeError(
-                f"column {m!r} of per_user_frame has {found.item(0, f'__rf_inf:{m}')} infinite value(s), first "
-                f"{user}={first[user]!r} ({by}={first[by]!r}): a mean and its interval are undefined. Hint: pass the "
-                "output of recframe.per_user, whose values are finite, or drop those rows."
-            )
+            raise infinite_error(m, found.item(0, f"__rf_inf:{m}"), first, user, by)
         largest = found.item(0, f"__rf_max:{m}")
         if largest is not None and not largest <= ENGINE_T_LIMIT:
             raise RecframeError(

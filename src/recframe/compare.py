@@ -13,7 +13,6 @@ import numpy as np
 import polars as pl
 
 from recframe import _frames, _paired_engine, _tables, _validate, stats
-from recframe._paired_engine import Pair
 from recframe.errors import RecframeError, fix, ref
 from recframe.options import DEFAULT_K, ListOptions, Unpack
 from recframe.stats import Correction, Test
@@ -72,11 +71,17 @@ def refuse_infinite(df: pl.DataFrame, metrics: list[str], user: str, by: str) ->
     for metric, count in infinite.items():
         if count:
             first = df.filter(pl.col(metric).cast(pl.Float64).is_infinite()).row(0, named=True)
-            raise RecframeError(
-                f"column {metric!r} of per_user_frame has {count} infinite value(s), first {user}={first[user]!r} "
-                f"({by}={first[by]!r}): a mean and its interval are undefined. Hint: pass the output of "
-                "recframe.per_user, whose values are finite, or drop those rows."
-            )
+            raise infinite_error(metric, count, first, user, by)
+
+
+def infinite_error(metric: str, count: int, first: dict[str, Any], user: str, by: str) -> RecframeError:
+    """`count` infinite values in column `metric`, the row `first` the first of them (in Python
+    and inside an engine alike)."""
+    return RecframeError(
+        f"column {metric!r} of per_user_frame has {count} infinite value(s), first {user}={first[user]!r} "
+        f"({by}={first[by]!r}): a mean and its interval are undefined. Hint: pass the output of "
+        "recframe.per_user, whose values are finite, or drop those rows."
+    )
 
 
 def by_keys(by: Any) -> list[str]:
@@ -140,13 +145,18 @@ def refuse_duplicates(df: pl.DataFrame, keys: list[str], user: str) -> None:
     """Refuse two rows of one (keys, user): a paired comparison needs one per model and user."""
     duplicated = df.select(pl.struct(*keys, user).is_duplicated().sum()).item()
     if duplicated:
-        first = df.filter(pl.struct(*keys, user).is_duplicated()).row(0, named=True)
-        where = ", ".join(f"{k}={first[k]!r}" for k in [*keys, user])
-        raise RecframeError(
-            f"per_user_frame has {duplicated} rows that share their ({', '.join(map(repr, [*keys, user]))}) values, "
-            f"first {where}: a paired comparison needs one row per model and user in each group. "
-            f"Hint: the frame has other key columns: pass them too, by=[{keys[0]!r}, ...], to compare within each."
-        )
+        raise duplicates_error(duplicated, df.filter(pl.struct(*keys, user).is_duplicated()).row(0, named=True), keys, user)
+
+
+def duplicates_error(count: int, first: dict[str, Any], keys: list[str], user: str) -> RecframeError:
+    """`count` rows sharing their (keys, user) values, `first` the first of them (in Python and
+    inside an engine alike)."""
+    where = ", ".join(f"{k}={first[k]!r}" for k in [*keys, user])
+    return RecframeError(
+        f"per_user_frame has {count} rows that share their ({', '.join(map(repr, [*keys, user]))}) values, "
+        f"first {where}: a paired comparison needs one row per model and user in each group. "
+        f"Hint: the frame has other key columns: pass them too, by=[{keys[0]!r}, ...], to compare within each."
+    )
 
 
 def paired_statistics(
@@ -226,11 +236,13 @@ def _compare_group(
             b, m = pairs.get_column("b").to_numpy(), pairs.get_column("m").to_numpy()
             n = len(pairs)
             p_value, lo, hi = paired_statistics(m, b, test, alpha, n_resamples, rng)
-            pair = Pair(stratum, model, metric, n, len(left), len(right), stats.mean(b), stats.mean(m), p_value, lo, hi)
+            pair = _paired_engine.Pair(
+                stratum, model, metric, n, len(left), len(right), stats.mean(b), stats.mean(m), p_value, lo, hi
+            )
             append_row(out, baseline, pair)
 
 
-def append_row(out: dict[str, list[Any]], baseline: Any, pair: Pair) -> None:
+def append_row(out: dict[str, list[Any]], baseline: Any, pair: _paired_engine.Pair) -> None:
     """One row of a comparison with a baseline (:data:`COLUMNS` before the correction), appended
     to `out`: from the values in Python or from an engine's moments (recframe._paired_engine)."""
     delta = pair.model_mean - pair.baseline_mean

@@ -40,7 +40,12 @@ def _axes(ax: Any, n: int = 1) -> tuple[Any, list[Any]]:
     return fig, list(axes[0])
 
 
-def _label(key: Any) -> str:
+def key_label(key: Any) -> str:
+    """A group's name in a legend: its key values joined ("cold, A"), or the one value.
+
+    >>> key_label(("cold", "A")), key_label("A")
+    ('cold, A', 'A')
+    """
     return ", ".join(str(k) for k in key) if isinstance(key, tuple) else str(key)
 
 
@@ -97,7 +102,7 @@ def curve(curve_frame: Any, metrics: str | Sequence[str] = "ndcg", *, by: Sequen
         x, y = ("recall", "precision") if name == "pr" else ("k", name)
         for key, group in groups.items():
             line = axis.plot(group[x].to_numpy(), group[y].to_numpy(), marker="." if name == "pr" else None)
-            line[0].set_label(_label(key) if keys else y)
+            line[0].set_label(key_label(key) if keys else y)
             if f"{y}_lo" in group.columns and name != "pr":
                 axis.fill_between(group[x].to_numpy(), group[f"{y}_lo"].to_numpy(), group[f"{y}_hi"].to_numpy(),
                                   alpha=0.2, color=line[0].get_color())  # fmt: skip
@@ -239,7 +244,7 @@ def distribution(per_user_frame: Any, metric: str, *, by: str | None = "model", 
     edges = np.histogram_bin_edges(all_values, bins=bins) if len(all_values) else bins
     groups = values.sort(by).partition_by(by, as_dict=True, maintain_order=True) if by else {(metric,): values}
     for key, group in groups.items():
-        axis.hist(group[metric].to_numpy(), bins=edges, histtype="step", linewidth=1.5, label=_label(key[0]))
+        axis.hist(group[metric].to_numpy(), bins=edges, histtype="step", linewidth=1.5, label=key_label(key[0]))
     axis.set_xlabel(metric)
     axis.set_ylabel("users")
     axis.set_title(f"per-user {metric}")
@@ -397,7 +402,9 @@ def long_tail(
     groups = top.sort(by).partition_by(by, as_dict=True, maintain_order=True) if by else {("all",): top}
     for key, group in groups.items():
         exposure = group.group_by(item).len("n").join(places, on=item).sort("place")
-        axis.plot(exposure["place"].to_numpy(), (exposure["n"].cum_sum() / exposure["n"].sum()).to_numpy(), label=_label(key[0]))
+        axis.plot(
+            exposure["place"].to_numpy(), (exposure["n"].cum_sum() / exposure["n"].sum()).to_numpy(), label=key_label(key[0])
+        )
     axis.set_xscale("log")
     axis.set_xlabel("items by training popularity (1 = most popular)")
     axis.set_ylabel(f"cumulative share (recommendations: top {k})")
@@ -609,7 +616,7 @@ def exposure(
             left + j * width,
             heights(part, f"{share}@{k}"),
             width,
-            label=f"{'exposure' if share == 'exposure_share' else 'slots'}: {_label(model) if model is not None else 'recommended'}",
+            label=f"{'exposure' if share == 'exposure_share' else 'slots'}: {key_label(model) if model is not None else 'recommended'}",
         )
     axis.set_xticks(places, labels, rotation=45 if len(values) > 6 else 0, ha="right" if len(values) > 6 else "center")
     axis.set_xlabel(group)

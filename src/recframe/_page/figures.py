@@ -21,10 +21,6 @@ def figure(caption: str, drawn: str) -> str:
     return f"<figure>{drawn}<figcaption>{escape(caption)}</figcaption></figure>\n"
 
 
-def _name(key: Any) -> str:
-    return ", ".join(str(k) for k in key) if isinstance(key, tuple) else str(key)
-
-
 def compare(frame: pl.DataFrame, directions: dict[int, bool]) -> str:
     """recframe.compare's rows: each delta with its interval; `directions` maps a row's index to
     True (significantly better) or False (worse), by the metric's direction."""
@@ -47,7 +43,9 @@ def curves(frame: pl.DataFrame, keys: list[str], metrics: list[str]) -> str:
     for name in ["pr", *metrics]:
         x, y = ("recall", "precision") if name == "pr" else ("k", name)
         series = [
-            svg.Series(_name(key) if keys else y, list(zip(g[x].to_list(), g[y].to_list())), svg.colour(i), dots=name == "pr")
+            svg.Series(
+                plot.key_label(key) if keys else y, list(zip(g[x].to_list(), g[y].to_list())), svg.colour(i), dots=name == "pr"
+            )
             for i, (key, g) in enumerate(groups.items())
         ]
         panels.append(svg.Panel("precision-recall" if name == "pr" else f"{name} by k", x, y, series))
@@ -64,7 +62,8 @@ def distribution(per_user: pl.DataFrame, metric: str, by: str | None, bins: int 
     edges = np.histogram_bin_edges(everything, bins=bins) if everything.size else np.linspace(0, 1, bins + 1)
     parts = values.sort(by).partition_by(by, as_dict=True, maintain_order=True) if by else {(metric,): values}
     groups = [
-        (_name(key[0]), np.histogram(part.get_column(metric).to_numpy(), bins=edges)[0].tolist()) for key, part in parts.items()
+        (plot.key_label(key[0]), np.histogram(part.get_column(metric).to_numpy(), bins=edges)[0].tolist())
+        for key, part in parts.items()
     ]
     return svg.histogram(edges.tolist(), groups, metric, f"per-user {metric}")
 
@@ -110,7 +109,7 @@ def exposure(frame: pl.DataFrame, k: int, by: str | None) -> str:
     series = [svg.Bars("relevant items", heights(first, "relevant_share"), "#bfbfbf")]
     for j, model in enumerate(models):
         part = frame if by is None else frame.filter(pl.col(by) == model)
-        name = f"exposure: {'recommended' if model is None else _name(model)}"
+        name = f"exposure: {'recommended' if model is None else plot.key_label(model)}"
         series.append(svg.Bars(name, heights(part, f"exposure_share@{k}"), svg.colour(j)))
     labels = ["(not in the catalog)" if v is None else str(v) for v in values]
     return svg.bars(labels, series, group, f"share of the exposure (k = {k})")
