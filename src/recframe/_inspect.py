@@ -345,6 +345,13 @@ def tie(values: pl.DataFrame, ids: list[Any], what: str, seed: int, where: str =
     return tie_sentence(tied.height, tied.filter(pl.col(n.USER).is_in(ids)).height, last, what, seed, where)
 
 
+def where(attrs: list[str], group: Any) -> str:
+    """ "segment warm: ", heading a tie among the users of one group of the user attributes
+    `attrs` (nothing without attributes)."""
+    values = group if isinstance(group, tuple) else (group,)
+    return ", ".join(f"{a} {v}" for a, v in zip(attrs, values)) + ": " if attrs else ""
+
+
 def chosen_columns(columns: list[str], at: int) -> tuple[str, str] | None:
     """(the metric, the column of the value users were chosen by) when inspect's result
     `columns` hold them after the column at `at` (``relevance``): ``ndcg@10``,
@@ -383,10 +390,10 @@ def frame_ties(
     groups = per_user.group_by(attrs, maintain_order=True) if attrs else [((), per_user)]
     several = attrs and per_user.select(attrs).unique().height > 1
     for group, part in groups:
-        where = ", ".join(f"{a} {v}" for a, v in zip(attrs, group)) + ": " if several else ""
+        heading = where(attrs, group) if several else ""
         for (value,), at_value in part.filter(pl.col(chosen).is_not_null()).group_by(chosen, maintain_order=True):
             tied = int(at_value.select(pl.col(TIED).max()).item())
-            sentence = tie_sentence(tied, at_value.height, value, what_of(metric, chosen), seed, where)
+            sentence = tie_sentence(tied, at_value.height, value, what_of(metric, chosen), seed, heading)
             if sentence is not None:
                 out.append(sentence)
     return out

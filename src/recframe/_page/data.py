@@ -251,9 +251,9 @@ def collect(r: Request, ready: Callable[[str, PageData], None] | None = None) ->
     """Every number the page shows. Polars releases the GIL: the summary and the per-user frame
     are computed in a thread while the curves are; then the summary's bootstrap, beyond accuracy
     and the item groups, the segments, the example users and the agreement in threads, while the
-    comparison is made and the figures are drawn. ``ready(stage, data)`` is called here as a
+    comparison is made and the sections are written. ``ready(stage, data)`` is called here as a
     stage's frames come in (``"curves"``, ``"per_user"``, ``"sides"``, ``"segments"``), so that
-    the caller can draw their figures meanwhile."""
+    the caller can make their sections meanwhile."""
     data = PageData(r)
     tell = ready if ready is not None else (lambda stage, partial: None)
     with ThreadPoolExecutor(max_workers=3) as pool:
@@ -611,11 +611,16 @@ def _examples(
         values = _inspect.user_values(rows, primary, select, list(r.truth_keys), attrs).collect().to_native()
         values = values.filter(pl.col(_inspect.VALUE).is_not_null())
         chosen[select] = _inspect.choose(values, attrs, many, seed, select)
-        what = primary if select == "worst" else f"the gap in {primary}"
+        what = _inspect.what_of(primary, primary + _inspect.CHOSEN_SUFFIX[select])
+        # the tie the users were drawn from, in the words side_by_side and the command line use
         found = [
             tie
             for group, part in (values.group_by(attrs, maintain_order=True) if attrs else [((), values)])
-            if (tie := _tie(part, [u for u in chosen[select] if u in set(part[n.USER])], what, seed, _where(attrs, group)))
+            if (
+                tie := _inspect.tie(
+                    part, [u for u in chosen[select] if u in set(part[n.USER])], what, seed, _inspect.where(attrs, group)
+                )
+            )
         ]
         if found:
             ties[select] = " ".join(found)
@@ -628,17 +633,6 @@ def _examples(
     except RecframeError as error:
         return chosen, pl.DataFrame(), str(error), ties
     return chosen, inspected, None, ties
-
-
-def _where(attrs: list[str], group: Any) -> str:
-    """ "segment warm: " for a group of the user attributes `attrs` (nothing without)."""
-    values = group if isinstance(group, tuple) else (group,)
-    return ", ".join(f"{a} {v}" for a, v in zip(attrs, values)) + ": " if attrs else ""
-
-
-#: the tie the users chosen by value were drawn from, in words: inspect's, which side_by_side and
-#: the command line word the same way ("201 users tie at ndcg@10 = 0; 3 of them shown, chosen with seed 0.")
-_tie = _inspect.tie
 
 
 # ---------------------------------------------------------------------------- what was evaluated
