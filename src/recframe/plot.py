@@ -401,10 +401,8 @@ def long_tail(
     )
     groups = top.sort(by).partition_by(by, as_dict=True, maintain_order=True) if by else {("all",): top}
     for key, group in groups.items():
-        exposure = group.group_by(item).len("n").join(places, on=item).sort("place")
-        axis.plot(
-            exposure["place"].to_numpy(), (exposure["n"].cum_sum() / exposure["n"].sum()).to_numpy(), label=key_label(key[0])
-        )
+        counts = group.group_by(item).len("n").join(places, on=item).sort("place")
+        axis.plot(counts["place"].to_numpy(), (counts["n"].cum_sum() / counts["n"].sum()).to_numpy(), label=key_label(key[0]))
     axis.set_xscale("log")
     axis.set_xlabel("items by training popularity (1 = most popular)")
     axis.set_ylabel(f"cumulative share (recommendations: top {k})")
