@@ -198,6 +198,28 @@ def test_with_a_segment_the_example_users_are_chosen_per_segment_as_inspect_choo
         assert (cold < at < warm) == (segment_of[user] == "cold") and at > cold
 
 
+def test_with_a_segment_the_summary_and_the_per_user_frame_come_from_one_pass(monkeypatch):
+    """With a segment (a key of users=, not of the lists) the page's summary by model and its
+    per-user frame by model and segment are one pass over the data: the same lists, the
+    segment only labels each user's; both equal the public calls made alone."""
+    from recframe import _engine
+
+    passes = []
+    real = _engine.per_user_rows
+    monkeypatch.setattr(_engine, "per_user_rows", lambda *a: passes.append(1) or real(*a))
+    request = data.request(RECS, TRUTH, "popular", 10, 0.95, None, None, None, None, ["ndcg", "recall"], 3, dict(SEGMENTED))
+    summary_of, per_user = data._numbers(request)
+    assert len(passes) == 1
+    options = {name: value for name, value in SEGMENTED.items() if name != "by"}
+    want = recframe.summary(RECS, truth=TRUTH, k=10, metrics=["ndcg", "recall"], ci=0.95, by="model", **options)
+    assert_frame_equal(summary_of(), want, check_exact=False, rel_tol=1e-12)
+    assert "segment" not in summary_of().columns and summary_of()["ndcg@10_lo"].null_count() == 0
+    lists = {name: value for name, value in SEGMENTED.items() if name not in ("seed", "n_resamples")}
+    want = recframe.per_user(RECS, truth=TRUTH, k=10, metrics=["ndcg", "recall"], **lists)
+    assert_frame_equal(per_user, want, check_exact=False, rel_tol=1e-12)
+    assert per_user.columns[:2] == ["model", "segment"]
+
+
 def test_calls_in_a_shared_preparation_prepare_their_inputs_once(monkeypatch):
     """recframe._call.shared_preparation (the page's): calls on the same frames prepare them
     once and give the numbers of calls made alone; another frame, or other conventions, are

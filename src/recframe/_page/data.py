@@ -5,6 +5,7 @@ returns a :class:`PageData`."""
 
 from __future__ import annotations
 
+import dataclasses
 import datetime
 import importlib.metadata
 import os
@@ -260,6 +261,7 @@ def collect(r: Request, ready: Callable[[str, PageData], None] | None = None) ->
         numbers = pool.submit(_numbers, r)
         agreement_job = pool.submit(_agreement, r)  # the longest call after the summary's: it starts at once
         tied_job = pool.submit(_tied, r)
+        sides_job = pool.submit(_sides, r)  # (their own calls: they need nothing from the others)
         try:
             data.curve, data.curve_metrics = _curves(r)
         except RecframeError:
@@ -274,7 +276,6 @@ def collect(r: Request, ready: Callable[[str, PageData], None] | None = None) ->
         at_k = [c for c in (f"ndcg@{r.kmax}", f"recall@{r.kmax}", f"precision@{r.kmax}") if c in metric_columns]
         data.shown = at_k or metric_columns[:1]
         # the later stages' numbers in threads, those with figures first, while the sections are made
-        sides_job = pool.submit(_sides, r)
         examples_job = pool.submit(_examples, r, data.per_user, data.primary)  # inspect reads the chosen users' rows
         data.baseline, data.test, data.comparison = _comparison(r, data.per_user)
         segments_job = pool.submit(_segments, r, data)
@@ -433,27 +434,28 @@ def _curves(r: Request) -> tuple[pl.DataFrame, list[str]]:
 
 
 def _numbers(r: Request) -> tuple[Callable[[], pl.DataFrame], pl.DataFrame]:
-    """The summary with intervals (as a function) and the per-user frame: one pass when they
-    share their keys (no segments), else the two calls."""
-    by = r.main_by or None
-    shared = None if r.attr_keys else _summary_and_per_user(r.recs, r.ks, r.metrics, {**r.common, "by": by}, r.ci)
+    """The summary with intervals (as a function) and the per-user frame: one pass where it
+    can (see _summary_and_per_user), else the two calls."""
+    shared = _summary_and_per_user(r.recs, r.ks, r.metrics, {**r.common, "by": r.by_keys or None}, r.main_by, r.ci)
     if shared is not None:
         return shared
-    table = _tables.eager(summary(r.recs, r.ks, r.metrics, **{**r.common, "by": by}, ci=r.ci), "summary")
+    table = _tables.eager(summary(r.recs, r.ks, r.metrics, **{**r.common, "by": r.main_by or None}, ci=r.ci), "summary")
     return (lambda: table), _tables.eager(per_user(r.recs, r.ks, r.metrics, **{**r.lists, "by": r.by_keys or None}), "per_user")
 
 
 def _summary_and_per_user(
-    frame: Any, k: Any, metrics: Any, options: dict[str, Any], ci: Any
+    frame: Any, k: Any, metrics: Any, options: dict[str, Any], summary_by: list[str], ci: Any
 ) -> tuple[Callable[[], pl.DataFrame], pl.DataFrame] | None:
-    """``summary(frame, k, metrics, ci=ci, **options)`` and ``per_user(frame, k, metrics, ...)``
-    from one pass over the data: the per-user plan is computed once, then the summary with its
-    intervals is taken from it as :func:`recframe.summary` takes it (the same plan and the same
-    code, :func:`recframe._intervals.summary_with_ci`), and the public per-user frame as
-    :func:`recframe.per_user` gives it. Returns a function computing the summary (the bootstrap,
-    which can run while the per-user frame is used) and the per-user frame. None where the calls
-    must run themselves (no interval, another aggregate, group-level metrics, a SQL engine): they
-    check and refuse as usual."""
+    """``per_user(frame, k, metrics, **options)`` and ``summary(frame, k, metrics, ci=ci,
+    **options)`` by `summary_by` from one pass over the data: the per-user plan is computed
+    once, then the summary with its intervals is taken from it as :func:`recframe.summary`
+    takes it (the same plan and the same code, :func:`recframe._intervals.summary_with_ci`),
+    and the public per-user frame as :func:`recframe.per_user` gives it. The summary's keys
+    are the per-user frame's without the user attributes (segments): those only label a
+    user's one list, so its rows are the same lists. Returns a function computing the summary
+    (the bootstrap, which can run while the per-user frame is used) and the per-user frame.
+    None where the calls must run themselves (no interval, another aggregate, group-level
+    metrics, a SQL engine): they check and refuse as usual."""
     kwargs = _call.resolve(k, metrics, {**options, "ci": ci}, SUMMARY_NAMES, "summary")
     interval = {name: kwargs.pop(name) for name in ("ci", "ci_method", "n_resamples", "seed")}
     aggregate = kwargs.pop("aggregate")
@@ -465,12 +467,16 @@ def _summary_and_per_user(
     assert level is not None  # ci is given
     v.check_per_user_metrics(kwargs["metrics"])
     plan, spec, _ = _call.prepare(frame, kwargs)
+    if list(spec.columns.by) != [*summary_by, *spec.columns.attr_keys]:
+        return None  # (the page's keys, classified as the page classified them)
     users = plan.per_user.to_native().collect()  # (the data checks run here)
     once = _engine.Plan(nw.from_native(users.lazy()))
     rows = _engine.per_user_rows(once.per_user, spec).sort([*spec.columns.by, n.USER])
+    by_summary = dataclasses.replace(spec.columns, by=tuple(summary_by), attr_keys=())
+    summary_spec = dataclasses.replace(spec, columns=by_summary)
 
     def summary_with_ci() -> pl.DataFrame:
-        return _intervals.summary_with_ci(once, spec, level, method, n_resamples, seed).to_native().collect()
+        return _intervals.summary_with_ci(once, summary_spec, level, method, n_resamples, seed).to_native().collect()
 
     return summary_with_ci, _call.user_column(rows, spec).to_native().collect()
 
@@ -525,11 +531,14 @@ AGREEMENT = ("overlap", "jaccard", "rbo", "kendall_tau")
 def _agreement(r: Request) -> pl.DataFrame | str | None:
     """recframe.agreement at the largest k between every pair of models (within each fold),
     averaged over the users of either list (its error where it refuses; None without one model
-    key). Relevance plays no part in agreement: truth= is passed only for its keys (folds)."""
+    key). Relevance plays no part in agreement unless ties are ordered by it: truth= is passed
+    for its keys (folds), and where it cannot move a list, so that the call reads the rows the
+    summary's call prepared (recframe._call.shared_preparation)."""
     if len(r.model_keys) != 1:
         return None
     keys = [*r.model_keys, *r.truth_keys]
-    options = {name: value for name, value in r.lists.items() if name != "truth" or r.truth_keys}
+    by_relevance = r.given.get("ties") in ("optimistic", "pessimistic")
+    options = {name: value for name, value in r.lists.items() if name != "truth" or r.truth_keys or not by_relevance}
     try:
         rows = _tables.eager(agreement(r.recs, r.kmax, **{**options, "by": keys}), "agreement")
     except RecframeError as error:
