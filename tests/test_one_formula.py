@@ -73,3 +73,22 @@ def test_the_drop_in_computes_every_registry_term_it_reads(version: str) -> None
     not compute; for every measure of all_trec it computes them all (it does not defer)."""
     request = trec_eval.Request(["all_trec"], per_query=True, version=version)  # type: ignore[arg-type]
     assert trec_eval._evaluate_fast(RUN, QRELS, request, "tag") == trec_eval._evaluate_generic(RUN, QRELS, request, "tag", None)
+
+
+def test_the_gain_frame_reads_a_run_in_blocks_as_it_reads_any_order() -> None:
+    """The drop-in's gain frame (nDCG's relatives: G, ndcg_rel, Rndcg, rbp) looks each query's
+    id up once per block of the run's rows (its order); rows in any other order give the same
+    frame, row by row, and the measures built on it the same text."""
+    request = trec_eval.Request(["G", "ndcg_rel", "Rndcg", "rbp"], per_query=True, decimals=12)
+    judged = QRELS.select("user_id", "item_id", "relevance")
+    codes = trec_eval.ranked_codes(RUN, judged, request).filter(pl.col("position").is_not_null())
+    counts = trec_eval.level_counts(judged)
+    assert codes["user_id"].rle().struct.field("value").is_unique().all()  # the run's order: blocks
+    shuffled = codes.sample(fraction=1.0, shuffle=True, seed=3)
+    assert not shuffled["user_id"].rle().struct.field("value").is_unique().all()
+    for measure in (trec_eval.Measure(trec_eval.FAMILY["G"]), trec_eval.Measure(trec_eval.FAMILY["rbp"], "p=0.8")):
+        in_blocks = trec_eval._gain_frame(measure, codes, counts)
+        assert in_blocks.get_column("position").to_list()[:7] == [1, 2, 3, 4, 5, 6, 7]  # q1: 6 retrieved, then one more
+        assert in_blocks.equals(trec_eval._gain_frame(measure, shuffled, counts))
+    text = trec_eval.evaluate(RUN.with_columns(run=pl.lit("tag")).lazy(), QRELS.lazy(), request)
+    assert "Rndcg" in text and "ndcg_rel" in text and text == trec_eval._evaluate_generic(RUN, QRELS, request, "tag", None)

@@ -491,14 +491,31 @@ def _gain_frame(measure: Measure, codes: pl.DataFrame, counts: pl.DataFrame) -> 
         gain = pl.when(code == level).then(value).otherwise(gain)
     run = codes.select("user_id", "position", gain=gain.fill_null(0.0))
     ideal = _ideal(_gain_table(measure, counts))
-    ids = pl.concat([run["user_id"], ideal["user_id"]]).unique().sort()
+    # the run's queries come in blocks (its order, recframe.trec_eval.ranked_codes): each
+    # block's id is looked up once, not each row's (10M rows: 0.6 s); else row by row
+    blocks = run["user_id"].rle()
+    block_ids, block_rows = blocks.struct.field("value"), blocks.struct.field("len").cast(pl.Int64).to_numpy()
+    in_blocks = block_ids.n_unique() == len(block_ids)
+    ids = pl.concat([block_ids if in_blocks else run["user_id"], ideal["user_id"]]).unique().sort()
     kind = pl.Enum(ids)
-    run_q = run["user_id"].cast(kind).to_physical().cast(pl.Int64).to_numpy()
-    ideal_q = ideal["user_id"].cast(kind).to_physical().cast(pl.Int64).to_numpy()
-    run_at, ideal_at = run["position"].to_numpy(), ideal["position"].to_numpy()
-    last = pl.DataFrame({"q": np.r_[run_q, ideal_q], "p": np.r_[run_at, ideal_at]}).group_by("q").agg(pl.col("p").max())
-    length = np.zeros(len(ids), dtype=np.int64)
-    length[last["q"].to_numpy()] = last["p"].to_numpy() + 1
+
+    def codes_of(values: pl.Series) -> np.ndarray:
+        return values.cast(kind).to_physical().cast(pl.Int64).to_numpy()
+
+    ideal_q, ideal_at = codes_of(ideal["user_id"]), ideal["position"].to_numpy()
+    run_at = run["position"].to_numpy()
+    last = np.zeros(len(ids), dtype=np.int64)  # each query's last position, run or ideal
+    if in_blocks:
+        block_q = codes_of(block_ids)
+        run_q = np.repeat(block_q, block_rows)
+        if len(run_at):
+            last[block_q] = np.maximum.reduceat(run_at, np.cumsum(block_rows) - block_rows)
+        np.maximum.at(last, ideal_q, ideal_at)
+    else:
+        run_q = codes_of(run["user_id"])
+        ends = pl.DataFrame({"q": np.r_[run_q, ideal_q], "p": np.r_[run_at, ideal_at]}).group_by("q").agg(pl.col("p").max())
+        last[ends["q"].to_numpy()] = ends["p"].to_numpy()
+    length = last + 1
     offset = np.cumsum(length) - length
     n = int(length.sum())
     gains, ideals, ret = np.zeros(n), np.zeros(n), np.zeros(n, dtype=bool)
@@ -507,16 +524,19 @@ def _gain_frame(measure: Measure, codes: pl.DataFrame, counts: pl.DataFrame) -> 
     ret[run_slot] = True
     ideals[offset[ideal_q] + ideal_at - 1] = ideal["ideal"].to_numpy()
     query = np.repeat(np.arange(len(ids)), length)
-    frame = pl.DataFrame(
+    position = np.arange(n, dtype=np.int64) - offset[query] + 1
+    # log2(position + 1) of each position once, then placed (the same values, row by row)
+    discounts = (pl.Series(np.arange(1, int(length.max(initial=0)) + 1, dtype=np.int64)) + 1).cast(pl.Float64).log(2)
+    return pl.DataFrame(
         {
             "user_id": ids.cast(kind).gather(query).set_sorted(),
-            "position": np.arange(n, dtype=np.int64) - offset[query] + 1,
+            "position": position,
             "gain": gains,
             "ideal": ideals,
             "ret": ret,
+            "discount": discounts.to_numpy()[position - 1],
         }
     )
-    return frame.with_columns(discount=(pl.col("position") + 1).cast(pl.Float64).log(2))
 
 
 def _gain_measure(
@@ -551,9 +571,8 @@ def _gain_measure(
         # the weighted gains added in rank order, as trec_eval adds them
         added = (scaled * pl.col("weight")).filter(pl.col("ret")).cum_sum().last().fill_null(0.0)
         return frame.group_by(q).agg(((1 - p) * added).alias(_col(measure)))
-    dcg_terms = pl.col("gain") / pl.col("discount")
     frame = frame.with_columns(
-        dcg=dcg_terms.cum_sum().over(q),
+        dcg=(pl.col("gain") / pl.col("discount")).cum_sum().over(q),
         idcg=(pl.col("ideal") / pl.col("discount")).cum_sum().over(q),
     )
     total_ideal = pl.col("idcg").last()
@@ -579,10 +598,14 @@ def _gain_measure(
         total = ratio.filter(at_relevant).sum() + (n_pos - found).cast(pl.Float64) * final_dcg / total_ideal
         value = pl.when((n_pos > 0) & (total > 0)).then(total / n_pos).otherwise(0.0)
         return frame.group_by(q).agg(value.alias(_col(measure)))
-    # Rndcg: nDCG where the ideal gain changes (and at the run's end past the ideal), averaged
-    previous = pl.col("ideal").shift(1).over(q)
-    changes = (pl.col("position") >= 2) & (pl.col("position") <= n_pos + 1) & (pl.col("ideal") != previous)
-    before = pl.col("dcg").shift(1).over(q) / pl.col("idcg").shift(1).over(q)
+    # Rndcg: nDCG where the ideal gain changes (and at the run's end past the ideal), averaged.
+    # The previous position's values are windows over the frame, computed before the group-by:
+    # a window inside an aggregation runs per group (10M rows: 3 s against 0.5 s)
+    frame = frame.with_columns(
+        previous=pl.col("ideal").shift(1).over(q), before=pl.col("dcg").shift(1).over(q) / pl.col("idcg").shift(1).over(q)
+    )
+    changes = (pl.col("position") >= 2) & (pl.col("position") <= n_pos + 1) & (pl.col("ideal") != pl.col("previous"))
+    before = pl.col("before")
     n_ret = pl.col("ret").sum()
     tail = (n_ret > n_pos + 1).cast(pl.Float64)
     total = before.filter(changes).sum() + tail * final_dcg / total_ideal
