@@ -571,6 +571,12 @@ def _gain_measure(
         # the weighted gains added in rank order, as trec_eval adds them
         added = (scaled * pl.col("weight")).filter(pl.col("ret")).cum_sum().last().fill_null(0.0)
         return frame.group_by(q).agg(((1 - p) * added).alias(_col(measure)))
+    if name == "G":
+        cost = pl.max_horizontal(pl.col("ideal"), pl.lit(1.0)).cum_sum().over(q)
+        frame = frame.with_columns(term=pl.col("gain") / (2 + cost - pl.col("gain").cum_sum().over(q)).log(2))
+        total = pl.col("ideal").sum()
+        got = pl.col("term").filter(pl.col("ret") & (pl.col("gain") != 0)).sum()
+        return frame.group_by(q).agg(pl.when(total > 0).then(got / total).otherwise(0.0).alias(_col(measure)))
     frame = frame.with_columns(
         dcg=(pl.col("gain") / pl.col("discount")).cum_sum().over(q),
         idcg=(pl.col("ideal") / pl.col("discount")).cum_sum().over(q),
@@ -584,12 +590,6 @@ def _gain_measure(
             "ndcg": pl.when(total_ideal > 0).then(final_dcg / total_ideal).otherwise(0.0),
         }[name]
         return frame.group_by(q).agg(value.alias(_col(measure)))
-    if name == "G":
-        cost = pl.max_horizontal(pl.col("ideal"), pl.lit(1.0)).cum_sum().over(q)
-        frame = frame.with_columns(term=pl.col("gain") / (2 + cost - pl.col("gain").cum_sum().over(q)).log(2))
-        total = pl.col("ideal").sum()
-        got = pl.col("term").filter(pl.col("ret") & (pl.col("gain") != 0)).sum()
-        return frame.group_by(q).agg(pl.when(total > 0).then(got / total).otherwise(0.0).alias(_col(measure)))
     n_pos = (pl.col("ideal") > 0).sum().cast(pl.Int64)  # (signed: n_pos - found below)
     if name == "ndcg_rel":
         at_relevant = pl.col("ret") & (pl.col("gain") > 0)
@@ -657,17 +657,22 @@ def _precision_measures(measure: Measure, codes: pl.DataFrame, n_rel: pl.DataFra
     return out.select(q, *(pl.col(c).alias(n) for c, n in zip(columns, measure.names())))
 
 
-def _count_measures(measure: Measure, codes: pl.DataFrame, n_rel: pl.DataFrame, request: Request) -> pl.DataFrame:
-    """relstring, utility, relative_P, rbp_resid, unj and set_F (any beta), per query."""
+def _count_measures(
+    measure: Measure, codes: pl.DataFrame, n_rel: pl.DataFrame, request: Request, counted: dict[tuple[int, ...], pl.DataFrame]
+) -> pl.DataFrame:
+    """relstring, utility, relative_P, rbp_resid, unj and set_F (any beta), per query
+    (`counted`: the counts within cut-offs made so far, by cut-offs: relative_P and unj share)."""
     q, name = "user_id", measure.family.name
     code, position = pl.col("code"), pl.col("position")
     stats = n_rel
-    if _cuts(measure):  # relevant and unjudged documents within each cut-off
-        within = codes.group_by(q).agg(
-            **{f"h{k}": ((code >= request.level) & (position <= k)).sum().cast(pl.Int64) for k in _cuts(measure)},
-            **{f"u{k}": ((code < 0) & (position <= k)).sum().cast(pl.Int64) for k in _cuts(measure)},
-        )
-        stats = stats.join(within, on=q, how="left").fill_null(0)
+    cuts = tuple(_cuts(measure))
+    if cuts:  # relevant and unjudged documents within each cut-off
+        if cuts not in counted:
+            counted[cuts] = codes.group_by(q).agg(
+                **{f"h{k}": ((code >= request.level) & (position <= k)).sum().cast(pl.Int64) for k in cuts},
+                **{f"u{k}": ((code < 0) & (position <= k)).sum().cast(pl.Int64) for k in cuts},
+            )
+        stats = stats.join(counted[cuts], on=q, how="left").fill_null(0)
     if name == "relstring":
         length = max(int(measure.values[0]), 0)
         char = (
@@ -751,10 +756,11 @@ def measures_here(
     (:func:`per_query_counts`; `counts` is :func:`level_counts`)."""
     out = n_rel.select("user_id")
     built: dict[str | None, pl.DataFrame] = {}
+    counted: dict[tuple[int, ...], pl.DataFrame] = {}
     compute: dict[str, Callable[[Measure], pl.DataFrame]] = {
         "gains": lambda m: _gain_measure(m, codes, counts, n_rel, built).with_columns(pl.col("user_id").cast(pl.String)),
         "precision": lambda m: _precision_measures(m, codes, n_rel, request),
-        "counts": lambda m: _count_measures(m, codes, n_rel, request),
+        "counts": lambda m: _count_measures(m, codes, n_rel, request, counted),
     }
     for measure in measures:
         if measure.family.native is not None:
