@@ -27,12 +27,25 @@ official measures (trec_eval's default) and then every measure of `-m all_trec`:
 
 Every value both have is compared (to 1e-9, printed at 12 decimals) before the ratio is
 printed, with the target of issue 25 on the official measures: recframe at least 3x as fast.
+
+**--trec-eval BINARY** (issue 43, the drop-in's footprint) measures only this: the C binary of
+trec_eval 10.0 (built from its source: ``make`` in a checkout of usnistgov/trec_eval) against
+``recframe evaluate --format trec`` on a run of --queries x --docs lines (10,000 x 1,000 = 10M
+lines, and 100 judged documents per query, grades 0-2), the official measures and then
+``-m all_trec``. Each side runs --repeat times as its own process; its CPU time (user +
+system) and peak RSS come from the kernel's accounting of that process. The two texts are
+checked byte-identical first. Targets: the drop-in's CPU time at most the binary's on
+``-m all_trec``, and its peak memory at most the binary's on both.
+
+    python bench/ir.py --trec-eval ~/trec_eval/trec_eval --repeat 3
 """
 
 from __future__ import annotations
 
 import argparse
+import math
 import os
+import subprocess
 import sys
 import tempfile
 import time
@@ -92,7 +105,13 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--users", type=int, default=91_000)
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--trec-eval", type=Path, help="the trec_eval binary: measure the drop-in's footprint against it")
+    parser.add_argument("--queries", type=int, default=10_000)
+    parser.add_argument("--docs", type=int, default=1_000)
     args = parser.parse_args()
+    if args.trec_eval is not None:
+        footprint(args.trec_eval, args.queries, args.docs, args.repeat)
+        return
     frame = frame_of(args.users)
     trec_k = [*KS, sys.maxsize]
     trec_metrics = list(TREC)
@@ -192,6 +211,68 @@ def end_to_end(frame: pl.DataFrame, repeat: int, pytrec_eval) -> None:  # type: 
         )
         if not flags:
             print(f"{'PASS' if ratio >= 3 else 'MISS'} the trec_eval drop-in at least 3x as fast as pytrec_eval end to end")
+
+
+def footprint(binary: Path, queries: int, docs: int, repeat: int) -> None:
+    """The drop-in against the trec_eval binary: CPU time and peak memory of each process (see
+    the module docstring)."""
+    folder = Path(tempfile.mkdtemp())
+    run_path, qrels_path = folder / "run.txt", folder / "qrels.txt"
+    rng = np.random.default_rng(0)
+    query = np.repeat(np.arange(queries), docs)
+    rank = np.tile(np.arange(1, docs + 1), queries)
+    # distinct documents per query (197 x docs < 500,000), the judged ones half among them
+    doc = pl.Series((np.tile(np.arange(docs), queries) * 197 + query * 13) % 500_000).cast(pl.String)
+    pl.DataFrame(
+        {"q": query, "q0": "Q0", "doc": "d" + doc, "rank": rank, "score": ((docs - rank) + rng.random(query.size) * 0.5).round(4)}
+    ).with_columns(tag=pl.lit("bench")).write_csv(run_path, separator=" ", include_header=False)
+    judged_q = np.repeat(np.arange(queries), 100)
+    judged = np.concatenate([rng.choice(2 * docs, 100, replace=False) for _ in range(queries)])
+    pl.DataFrame(
+        {
+            "q": judged_q,
+            "iter": 0,
+            "doc": "d" + pl.Series((judged * 197 + judged_q * 13) % 500_000).cast(pl.String),
+            "grade": rng.choice([0, 1, 2], size=judged_q.size, p=[0.6, 0.3, 0.1]),
+        }
+    ).write_csv(qrels_path, separator=" ", include_header=False)
+    print(
+        f"footprint: {queries:,} queries x {docs:,} documents ({query.size:,} run lines); load average {os.getloadavg()[0]:.2f}"
+    )
+    print(f"{'measures':<12} {'side':<10} {'CPU s':>7} {'peak MB':>8}")
+    for flags in ([], ["-m", "all_trec"]):
+        ours_out, theirs_out = folder / "ours.txt", folder / "theirs.txt"
+        ours = [sys.executable, "-m", "recframe", "evaluate", "--format", "trec", *flags, "--quiet"]
+        ours += ["--run", str(run_path), "--qrels", str(qrels_path), "--out", str(ours_out)]
+        theirs = [str(binary), *flags, str(qrels_path), str(run_path)]
+        best: dict[str, tuple[float, float]] = {}
+        for _ in range(repeat):
+            for side, command, out in (("trec_eval", theirs, theirs_out), ("recframe", ours, None)):
+                cpu, peak = _process_footprint(command, out)
+                old = best.get(side, (math.inf, math.inf))
+                best[side] = (min(old[0], cpu), min(old[1], peak))
+        assert ours_out.read_bytes() == theirs_out.read_bytes(), "the drop-in's text differs from trec_eval's"
+        label = " ".join(flags) or "official"
+        for side, (cpu, peak) in best.items():
+            print(f"{label:<12} {side:<10} {cpu:7.2f} {peak:8.0f}")
+        (our_cpu, our_peak), (their_cpu, their_peak) = best["recframe"], best["trec_eval"]
+        if flags:
+            print(
+                f"{'PASS' if our_cpu <= their_cpu else 'MISS'} -m all_trec CPU at most the binary's: {our_cpu / their_cpu:.2f}x"
+            )
+        print(
+            f"{'PASS' if our_peak <= their_peak else 'MISS'} {label} peak memory at most the binary's: {our_peak / their_peak:.2f}x"
+        )
+
+
+def _process_footprint(command: list[str], out: Path | None) -> tuple[float, float]:
+    """CPU seconds (user + system) and peak RSS in MB of `command` run as its own process
+    (its standard output written to `out`)."""
+    with open(out if out is not None else os.devnull, "wb") as sink:
+        process = subprocess.Popen(command, stdout=sink)
+        _, status, usage = os.wait4(process.pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0, command
+    return usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024
 
 
 if __name__ == "__main__":
