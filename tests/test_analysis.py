@@ -157,6 +157,17 @@ def test_compare_hand_worked(constructor):
     assert (b["significant"], c["significant"]) == (False, False)
 
 
+def test_compare_reads_a_nan_value_as_a_missing_one():
+    """A NaN metric value (pandas' missing value) leaves its user's pair out, as a null does:
+    the same rows, the same counts of dropped users."""
+    with_nan = PER_USER.with_columns(pl.col("rr@10").fill_null(float("nan")))
+    kwargs = {"baseline": "A", "test": "randomization", "seed": 0}
+    assert with_nan["rr@10"].is_nan().sum() == 1
+    assert recframe.compare(with_nan, **kwargs).equals(recframe.compare(PER_USER, **kwargs))
+    c = recframe.compare(with_nan, **kwargs).row(1, named=True)
+    assert (c["model"], c["n_pairs"], c["n_dropped_baseline"], c["n_dropped_model"]) == ("C", 3, 1, 0)
+
+
 @needs_scipy
 def test_compare_columns_and_types():
     out = recframe.compare(PER_USER, baseline="A")

@@ -226,18 +226,23 @@ def _compare_group(
     out: dict[str, list[Any]],
 ) -> None:
     """Append the rows of one stratum (every model but the baseline, every metric) to `out`."""
-    base = df.filter(pl.col(by) == baseline)
+    values = [pl.col(metric).cast(pl.Float64).alias(f"__rf{i}") for i, metric in enumerate(metrics)]
+    base = df.filter(pl.col(by) == baseline).select(user, *values)
+    present_base = {i: base.get_column(f"__rf{i}").to_numpy() for i in range(len(metrics))}
     for model in (m for m in models if m != baseline):  # loops over models and metrics only
-        other = df.filter(pl.col(by) == model)
-        for metric in metrics:
-            left = base.select(user, pl.col(metric).cast(pl.Float64).alias("b")).drop_nulls().drop_nans()
-            right = other.select(user, pl.col(metric).cast(pl.Float64).alias("m")).drop_nulls().drop_nans()
-            pairs = left.join(right, on=user, how="inner")
-            b, m = pairs.get_column("b").to_numpy(), pairs.get_column("m").to_numpy()
-            n = len(pairs)
+        other = df.filter(pl.col(by) == model).select(user, *values)
+        # the users of both, once for every metric (in the baseline's order); a metric's pairs
+        # are those with a value (not null, not NaN) on both sides
+        both = base.join(other, on=user, how="inner", suffix="__m", maintain_order="left")
+        for i, metric in enumerate(metrics):
+            b_all, m_all = both.get_column(f"__rf{i}").to_numpy(), both.get_column(f"__rf{i}__m").to_numpy()
+            kept = ~(np.isnan(b_all) | np.isnan(m_all))
+            b, m = b_all[kept], m_all[kept]
+            n_base = int((~np.isnan(present_base[i])).sum())
+            n_model = int((~np.isnan(other.get_column(f"__rf{i}").to_numpy())).sum())
             p_value, lo, hi = paired_statistics(m, b, test, alpha, n_resamples, rng)
             pair = _paired_engine.Pair(
-                stratum, model, metric, n, len(left), len(right), stats.mean(b), stats.mean(m), p_value, lo, hi
+                stratum, model, metric, len(b), n_base, n_model, stats.mean(b), stats.mean(m), p_value, lo, hi
             )
             append_row(out, baseline, pair)
 
