@@ -150,7 +150,8 @@ def test_agreement_per_pair_and_the_tie_line_are_recframe_agreement_and_tied_cut
     collected, recs, options = workflow
     lists = {name: options[name] for name in ("score", "users", "exclude")}
     rows = recframe.agreement(recs, k=20, by="model", **lists)
-    # the page leaves truth= out without a fold (relevance plays no part): the same rows with it
+    # the page passes truth= (its call then reads the rows the summary's prepared); relevance plays
+    # no part unless ties are ordered by it: the same rows without it
     assert_frame_equal(rows, recframe.agreement(recs, k=20, by="model", truth=options["truth"], relevance="rating", **lists))
     got = collected.agreement
     assert isinstance(got, pl.DataFrame) and got.select("model_a", "model_b").rows() == [

@@ -249,12 +249,12 @@ class PageData:
 
 
 def collect(r: Request, ready: Callable[[str, PageData], None] | None = None) -> PageData:
-    """Every number the page shows. Polars releases the GIL: the summary and the per-user frame
-    are computed in a thread while the curves are; then the summary's bootstrap, beyond accuracy
-    and the item groups, the segments, the example users and the agreement in threads, while the
-    comparison is made and the sections are written. ``ready(stage, data)`` is called here as a
-    stage's frames come in (``"curves"``, ``"per_user"``, ``"sides"``, ``"segments"``), so that
-    the caller can make their sections meanwhile."""
+    """Every number the page shows. Polars releases the GIL: the summary and the per-user frame,
+    the agreement, the tie counts, beyond accuracy and the item groups are computed in threads
+    while the curves are; then the summary's bootstrap, the segments and the example users in
+    threads, while the comparison is made and the sections are written. ``ready(stage, data)``
+    is called here as a stage's frames come in (``"curves"``, ``"per_user"``, ``"sides"``,
+    ``"segments"``), so that the caller can make their sections meanwhile."""
     data = PageData(r)
     tell = ready if ready is not None else (lambda stage, partial: None)
     with ThreadPoolExecutor(max_workers=3) as pool:
