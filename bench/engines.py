@@ -6,6 +6,7 @@ in one run.
     python bench/engines.py --engines duckdb,ibis    # some engines only
     python bench/engines.py --streaming-rows 100000000   # also the 100M-row streaming target
     python bench/engines.py --markdown               # the tables as markdown, for docs/engines.md
+    python bench/engines.py --intervals --engines polars,duckdb   # summary(ci=0.95) by ci_method
 
 The call is recframe's default summary, ``summary(frame, k=10, threshold=1)`` with every default
 data check on: the "long" input (one frame, null rank = relevant and not recommended), the
@@ -232,11 +233,19 @@ def hand_setup(engine: str, root: Path, case: str, checks: bool = False) -> str 
 
 
 def measure(
-    engine: str, root: Path, case: str | None, repeat: int, hand: bool = False, checks: bool = False, unchecked: bool = False
+    engine: str,
+    root: Path,
+    case: str | None,
+    repeat: int,
+    hand: bool = False,
+    checks: bool = False,
+    unchecked: bool = False,
+    extra: str = "",
 ) -> dict:
     """Time one case (None: the floor) of one engine in a fresh interpreter: recframe's call
-    (with `unchecked`, with its data checks off: checks=False), or with `hand` the hand-written
-    query (with `checks`, the one that also runs the data checks)."""
+    (with `unchecked`, with its data checks off: checks=False; `extra` is added to its
+    arguments), or with `hand` the hand-written query (with `checks`, the one that also runs
+    the data checks)."""
     imports, load, finish = LOADERS[engine]
     if case is None:
         setup = f"frame = {load.format(path=root / 'long')}\nfloor = {FLOORS[engine]}\nrun = lambda: floor(frame)"
@@ -250,7 +259,7 @@ def measure(
         if case == "split":
             setup += f"truth = {load.format(path=root / 'truth')}\n"
         off = ", checks=False" if unchecked else ""
-        setup += f"run = lambda: finish(recframe.summary(frame, {CALL}{CASES[case][0]}{off}))"
+        setup += f"run = lambda: finish(recframe.summary(frame, {CALL}{CASES[case][0]}{off}{extra}))"
     code = CHILD.format(
         bench=str(Path(__file__).parent),
         imports=imports,
@@ -293,6 +302,61 @@ def agree(a: dict, b: dict, columns: list[str]) -> str | None:
     return None
 
 
+# ---------------------------------------------------------------------------- intervals
+
+# summary(ci=0.95) by interval method (issue 43): none (the plain summary), the t interval and
+# the Poisson bootstrap (both inside the engine), the multinomial bootstrap (Polars only: a SQL
+# engine refuses it, since it resamples the per-user values in Python)
+INTERVALS = {
+    "none": "",
+    "t": ', ci=0.95, ci_method="t"',
+    "poisson": ', ci=0.95, ci_method="poisson", seed=0',
+    "bootstrap": ', ci=0.95, ci_method="bootstrap", seed=0',
+}
+INTERVAL_ENGINES = ("polars", "polars-scan", "duckdb", "ibis", "spark")
+
+
+def intervals(folder: Path, sizes: list[int], spark_rows: int, engines: list[str], repeat: int) -> None:
+    """Time summary(ci=0.95) by method on each engine, the long and models inputs (fresh
+    processes, best of `repeat`), and check that the Poisson intervals of every engine are
+    Polars' to 1e-9 before printing them."""
+    rows_out = []
+    for case in ("long", "models"):
+        for rows in sizes:
+            root = write_data(folder, rows)
+            poisson = {}
+            for engine in [e for e in engines if e in INTERVAL_ENGINES]:
+                if engine == "spark" and rows != sizes[0]:
+                    continue
+                size_root = write_data(folder, spark_rows) if engine == "spark" else root
+                times, peak = {}, {}
+                for method, extra in INTERVALS.items():
+                    if method == "bootstrap" and not engine.startswith("polars"):
+                        times[method] = "refused"
+                        continue
+                    got = measure(engine, size_root, case, repeat, extra=extra)
+                    times[method] = got.get("seconds") or got.get("error", "?")
+                    peak[method] = got.get("peak_mib")
+                    if method == "poisson" and "result" in got and engine != "spark":
+                        poisson[engine] = got["result"]
+                base = poisson.get("polars") or poisson.get("polars-scan")
+                note = ""
+                if engine in poisson and base is not None:
+                    columns = [c for c in base if c.endswith(("_lo", "_hi"))]
+                    diff = agree(base, poisson[engine], columns)
+                    note = "same poisson intervals as Polars" if diff is None else f"poisson differs from Polars: {diff}"
+                if peak.get("poisson") is not None:
+                    note = f"poisson peak {peak['poisson']:.0f} MiB (none: {peak['none'] or 0:.0f}); {note}"
+                rows_out.append((engine, spark_rows if engine == "spark" else rows, case, times, note))
+    print(f"\nsummary(k={K}, threshold={THRESHOLD}, ci=0.95) by interval method, seconds (best of {repeat}):")
+    print(f"{'engine':<12} {'rows':>10} {'case':<7} " + " ".join(f"{m:>10}" for m in INTERVALS) + "  poisson/t  note")
+    for engine, rows, case, times, note in rows_out:
+        cells = [f"{t:>10.2f}" if isinstance(t, float) else f"{str(t)[:10]:>10}" for t in (times[m] for m in INTERVALS)]
+        p, t = times.get("poisson"), times.get("t")
+        ratio = f"{p / t:>9.2f}" if isinstance(p, float) and isinstance(t, float) else f"{'':>9}"
+        print(f"{engine:<12} {rows:>10} {case:<7} " + " ".join(cells) + f"  {ratio}  {note}")
+
+
 # ---------------------------------------------------------------------------- report
 
 
@@ -311,6 +375,11 @@ def main() -> None:
     )
     parser.add_argument("--markdown", action="store_true", help="print the tables as markdown")
     parser.add_argument("--json", metavar="PATH", help="also write every figure to this JSON file")
+    parser.add_argument(
+        "--intervals",
+        action="store_true",
+        help=f"instead: time summary(ci=0.95) by ci_method (none, t, poisson, bootstrap) on {', '.join(INTERVAL_ENGINES)}",
+    )
     args = parser.parse_args()
     sizes = [int(s) for s in args.rows.split(",") if s]
     engines = [e for e in args.engines.split(",") if e]
@@ -331,6 +400,9 @@ def main() -> None:
         f"recframe {recframe.__version__}, polars {pl.__version__}, narwhals {narwhals.__version__}, "
         f"cpu_count {os.cpu_count()}, load average {os.getloadavg()[0]:.2f} at start"
     )
+    if args.intervals:
+        intervals(args.dir, sizes, args.spark_rows, engines, args.repeat)
+        return
     figures: dict = {}
     rows_out = []
     checks = []

@@ -15,7 +15,7 @@ import narwhals as nw
 import numpy as np
 import polars as pl
 
-from recframe import _engine, _frames, stats
+from recframe import _engine, _frames, _poisson, stats
 from recframe import _names as n
 from recframe import _validate as v
 from recframe.errors import RecframeError, fix, ref
@@ -48,8 +48,8 @@ def interval_columns(metric_cols: list[str], aggregate: str | tuple[str, ...] = 
 
 
 def check_aggregates(aggregate: str | tuple[str, ...], ci_method: str) -> None:
-    """The aggregates an interval can be had for: the mean (bootstrap or t) and quantiles
-    (bootstrap)."""
+    """The aggregates an interval can be had for: the mean (bootstrap, t or poisson) and
+    quantiles (bootstrap)."""
     aggregates = [aggregate] if isinstance(aggregate, str) else list(aggregate)
     if "gmean" in aggregates:
         raise RecframeError(
@@ -61,6 +61,8 @@ def check_aggregates(aggregate: str | tuple[str, ...], ci_method: str) -> None:
             f"{fix('ci_method', 't')} gives an interval of the mean, and {ref('aggregate', aggregate)} asks for a quantile. "
             f"Hint: pass {fix('ci_method', 'bootstrap')}, which resamples quantiles too."
         )
+    if ci_method == "poisson":
+        _poisson.refuse_quantiles(aggregate)
 
 
 def summary_with_ci(

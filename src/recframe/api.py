@@ -8,7 +8,7 @@ from typing import Any, TypeVar
 
 import narwhals as nw
 
-from recframe import _call, _engine, _frames, _intervals, _item_groups
+from recframe import _call, _engine, _frames, _intervals, _item_groups, _poisson
 from recframe import _names as n
 from recframe import _validate as v
 from recframe import options as options_table
@@ -162,7 +162,8 @@ def summary_of(frame: FrameT, call: dict[str, Any]) -> FrameT:
             f"for it in a summary without {ref('ci')}."
         )
     engine = _frames.sql_engine(frame)
-    in_engine = method == "t" and aggregate in ("mean", ("mean",))  # (t: the mean alone, see check_aggregates)
+    # t of the mean alone (see check_aggregates), and the Poisson bootstrap (the mean alone), run in the engine
+    in_engine = method == "poisson" or (method == "t" and aggregate in ("mean", ("mean",)))
     if engine is not None and not in_engine:  # refused before _plan, which would run the data-check query
         raise RecframeError(
             f"{ref('ci')} with {fix('ci_method', method)} resamples the per-user values in Python, which recframe does "
@@ -172,6 +173,9 @@ def summary_of(frame: FrameT, call: dict[str, Any]) -> FrameT:
         )
     plan, spec, kind = _call.prepare(frame, kwargs)
     assert level is not None  # ci is given
+    if method == "poisson":  # on every engine, Polars included: the same weights, so the same intervals
+        source = frame if engine is not None else None  # (its first row makes the resample numbers)
+        return _frames.from_lazy(_poisson.summary_with_poisson(plan, spec, level, n_resamples, seed, source), kind)
     if engine is not None:
         return _frames.from_lazy(_intervals.summary_with_t_in_engine(plan, spec, level), kind)
     return _frames.from_lazy(_intervals.summary_with_ci(plan, spec, level, method, n_resamples, seed, aggregate), kind)
@@ -437,7 +441,9 @@ summary.__doc__ = f"""Mean ranking metrics by ``by`` group (one row when ``by`` 
     ``summary`` never weights a user differently from the per-user frame it summarises. The
     intervals (``ci=``) resample exactly those users: a user left out of the means is left
     out of the intervals too. With fewer than two counted users ``_std`` is null, and so are
-    ``_lo``/``_hi`` by either method: one user has no spread to report.
+    ``_lo``/``_hi`` by any method: one user has no spread to report. ``ci_method="poisson"``
+    (the Poisson bootstrap) runs inside the engine, SQL engines included, and gives the same
+    interval on each for a seed (docs/reporting.md).
     On a LazyFrame the intervals are computed when the result is collected, on the whole
     per-user frame at once (one row per user, not per item).
 

@@ -310,12 +310,20 @@ deviation of the per-user values, ddof=1), ``<col>_lo`` and ``<col>_hi``. Withou
             "bootstrap",
             """``"bootstrap"``: percentile bootstrap over the counted users of each group
 (numpy only). ``"t"``: mean -/+ t quantile x std / sqrt(n_users) (needs scipy:
-``pip install "recframe[stats]"``).""",
+``pip install "recframe[stats]"``). ``"poisson"``: the Poisson bootstrap, inside the engine
+(Polars, DuckDB, Spark, SQLFrame or Ibis; the same interval on each for a seed): every
+counted user weighs a Poisson(1) draw per resample, computed from the seed, the resample and
+the user; intervals of the mean only. Within Monte Carlo noise of ``"bootstrap"``'s on
+hundreds of users per group, a little wider on a few (docs/reporting.md).""",
         ),
     ]
     n_resamples: Annotated[
         int,
-        Opt(INTERVAL_RESAMPLES, "Bootstrap resamples (each draws ``n_users`` users with replacement)."),
+        Opt(
+            INTERVAL_RESAMPLES,
+            """Bootstrap resamples (each draws ``n_users`` users with replacement; with
+``ci_method="poisson"``, each weighs every user by a Poisson(1) draw).""",
+        ),
     ]
     seed: Annotated[
         int | None,
@@ -323,7 +331,9 @@ deviation of the per-user values, ddof=1), ``<col>_lo`` and ``<col>_hi``. Withou
             None,
             """Seed of the bootstrap (``numpy.random.default_rng``): the same seed and data give the
 same intervals. Groups are resampled in key order, each aggregate (``aggregate=``) from a
-generator of its own, so asking for another aggregate moves no interval.""",
+generator of its own, so asking for another aggregate moves no interval. With
+``ci_method="poisson"`` the seed keys the engine's own generator: the same seed gives the
+same intervals on every engine.""",
             "int, optional",
         ),
     ]

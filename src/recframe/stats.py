@@ -25,11 +25,11 @@ import numpy as np
 
 from recframe.errors import RecframeError, fix, ref
 
-CIMethod = Literal["bootstrap", "t"]
+CIMethod = Literal["bootstrap", "t", "poisson"]
 Test = Literal["paired_t", "wilcoxon", "randomization", "tukey_hsd"]
 Correction = Literal["holm", "bonferroni"]
 
-CI_METHODS: tuple[str, ...] = ("bootstrap", "t")
+CI_METHODS: tuple[str, ...] = ("bootstrap", "t", "poisson")
 TESTS: tuple[str, ...] = ("paired_t", "wilcoxon", "randomization", "tukey_hsd")
 #: unpaired tests of two groups of users (recframe.disparity)
 UnpairedTest = Literal["welch", "permutation", "mann_whitney"]

@@ -272,9 +272,9 @@ def _add_intervals(p: argparse.ArgumentParser) -> None:
     group.add_argument("--ci", type=float, metavar="LEVEL", help="add an interval of each mean at this coverage, e.g. 0.95")
     group.add_argument(
         "--ci-method",
-        choices=("bootstrap", "t"),
+        choices=stats.CI_METHODS,
         default=_default("ci_method"),
-        help=f"bootstrap or t (needs scipy); default: {_default('ci_method')}",
+        help=f"bootstrap, t (needs scipy) or poisson (the bootstrap inside the engine); default: {_default('ci_method')}",
     )
     group.add_argument(
         "--n-resamples", type=int, default=_default("n_resamples"), metavar="N",
