@@ -268,27 +268,34 @@ def _with_tie_shares(lf: nw.LazyFrame, spec: v.Spec) -> nw.LazyFrame:
     row not ranked keeps its own (it has no position)."""
     group = [*spec.columns.list_keys, n.USER, n.SCORE]
     ranked = ~nw.col(n.RANK).is_null()
-    row_gain = nw.when(gains(spec)).then(gain(spec)).otherwise(0.0).cast(nw.Float64)
-    relevant = nw.col(n.RELEVANT).cast(nw.Float64)
+    hit, row_gain, rank = "__rf_own_hit", "__rf_own_gain", "__rf_own_rank"
     terms = needed_terms(spec)
+    # the windows read only columns of the projection before theirs: Polars then keeps them in
+    # one projection and groups the rows once (else it moves each next to its inputs, three
+    # groupings: bench/ties.py, 11M rows without ties, summary 4.0 s -> 3.1 s)
+    lf = lf.with_columns(
+        nw.col(n.RELEVANT).cast(nw.Float64).alias(hit),
+        nw.when(gains(spec)).then(gain(spec)).otherwise(0.0).cast(nw.Float64).alias(row_gain),
+        nw.col(n.RANK).alias(rank),
+    )
     # each window once (an engine may not share equal windows), and only those the terms read
-    windows = {"__rf_window_hit": relevant.mean().over(*group)}
+    windows = {"__rf_window_hit": nw.col(hit).mean().over(*group)}
     if "dcg@" in terms or "n_graded" in terms:  # (the graded rows' domain reads it: _in_domain)
-        windows["__rf_window_gain"] = row_gain.mean().over(*group)
+        windows["__rf_window_gain"] = nw.col(row_gain).mean().over(*group)
     if "tie_log_miss@" in terms:
-        windows["__rf_window_size"] = nw.col(n.RANK).count().over(*group).cast(nw.Float64)
-        windows["__rf_window_relevant"] = relevant.sum().over(*group)
-        windows["__rf_window_start"] = nw.col(n.RANK).min().over(*group)
+        windows["__rf_window_size"] = nw.col(rank).count().over(*group).cast(nw.Float64)
+        windows["__rf_window_relevant"] = nw.col(hit).sum().over(*group)
+        windows["__rf_window_start"] = nw.col(rank).min().over(*group)
     lf = lf.with_columns(expr.alias(name) for name, expr in windows.items())
-    out = [nw.when(ranked).then(nw.col("__rf_window_hit")).otherwise(relevant).alias(n.TIE_HIT)]
+    out = [nw.when(ranked).then(nw.col("__rf_window_hit")).otherwise(nw.col(hit)).alias(n.TIE_HIT)]
     if "__rf_window_gain" in windows:
-        out.append(nw.when(ranked).then(nw.col("__rf_window_gain")).otherwise(row_gain).alias(n.TIE_GAIN))
+        out.append(nw.when(ranked).then(nw.col("__rf_window_gain")).otherwise(nw.col(row_gain)).alias(n.TIE_GAIN))
     if "__rf_window_size" in windows:
         size = nw.col("__rf_window_size")
         before = (nw.col(n.RANK) - nw.col("__rf_window_start")).cast(nw.Float64)  # j: the rows of the group before it
         miss = (size - nw.col("__rf_window_relevant") - before) / (size - before)
         out.append(nw.when(ranked).then(nw.when(miss > 0).then(miss).otherwise(0.0)).alias(n.TIE_MISS))
-    return lf.with_columns(*out).drop(*windows)
+    return lf.with_columns(*out).drop(hit, row_gain, rank, *windows)
 
 
 def with_position(lf: nw.LazyFrame, spec: v.Spec) -> nw.LazyFrame:
