@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import atexit
+import itertools
 import os
+import shutil
 import sys
-from collections.abc import Callable
+import warnings
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -81,3 +84,51 @@ def to_polars(result: Any) -> pl.DataFrame:
 def constructor(request: pytest.FixtureRequest) -> Callable[[pl.DataFrame], Any]:
     """Turn a Polars frame into the backend under test."""
     return BACKENDS[request.param]
+
+
+# The slow engines' frames (Spark, SQLFrame), one session each for the whole run: defined here,
+# not in a test module, so that every module that asks for them gets the same one (a fixture
+# imported into a second module is a second fixture: a second SparkSession to stop, a second
+# DuckDB connection behind SQLFrame's one session)
+@pytest.fixture(scope="session")
+def spark_constructor() -> Iterator[Callable[[pl.DataFrame], Any]]:
+    pytest.importorskip("pyspark", reason="PySpark is not installed: pip install 'recframe[spark]'")
+    if shutil.which("java") is None:
+        pytest.skip("PySpark needs Java (17 or later) on PATH; none was found")
+    from pyspark.sql import SparkSession
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # PySpark 4 warns that pandas 3 is not fully supported
+        spark = (
+            SparkSession.builder.master("local[2]")
+            .appName("recframe-tests")
+            .config("spark.sql.shuffle.partitions", "2")  # tiny frames: few tasks per stage
+            .config("spark.default.parallelism", "2")
+            .config("spark.ui.enabled", "false")
+            .config("spark.driver.host", "127.0.0.1")
+            .config("spark.sql.session.timeZone", "UTC")
+            .getOrCreate()
+        )
+    spark.sparkContext.setLogLevel("ERROR")
+    yield lambda df: spark.createDataFrame(df.to_arrow())
+    spark.stop()
+
+
+@pytest.fixture(scope="session")
+def sqlframe_constructor() -> Callable[[pl.DataFrame], Any]:
+    pytest.importorskip("sqlframe", reason="SQLFrame is not installed: pip install 'recframe[sql]'")
+    duckdb = pytest.importorskip("duckdb", reason="SQLFrame's DuckDB engine needs duckdb")
+    from sqlframe.duckdb import DuckDBSession
+
+    connection = duckdb.connect()
+    session = DuckDBSession(conn=connection)
+    names = itertools.count()
+
+    def make(df: pl.DataFrame) -> Any:
+        # a real table, as a warehouse would hold it (SQLFrame reads tables, not Python objects)
+        name = f"frame_{next(names)}"
+        arrow = df.to_arrow()  # noqa: F841 - read by name in the SQL below
+        connection.execute(f"CREATE TABLE {name} AS SELECT * FROM arrow")
+        return session.table(name)
+
+    return make

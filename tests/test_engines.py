@@ -8,10 +8,7 @@ at call time, results that stay in the engine, and clear errors for what is not 
 
 from __future__ import annotations
 
-import itertools
-import shutil
-import warnings
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
 import polars as pl
@@ -28,50 +25,6 @@ from test_hardening import SCORE_POSITIONS, check_score_positions
 from test_properties import call_options, check_against_reference, draw_truth, long_frames, reference_per_user
 
 Constructor = Callable[[pl.DataFrame], Any]
-
-
-@pytest.fixture(scope="session")
-def spark_constructor() -> Iterator[Constructor]:
-    pytest.importorskip("pyspark", reason="PySpark is not installed: pip install 'recframe[spark]'")
-    if shutil.which("java") is None:
-        pytest.skip("PySpark needs Java (17 or later) on PATH; none was found")
-    from pyspark.sql import SparkSession
-
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # PySpark 4 warns that pandas 3 is not fully supported
-        spark = (
-            SparkSession.builder.master("local[2]")
-            .appName("recframe-tests")
-            .config("spark.sql.shuffle.partitions", "2")  # tiny frames: few tasks per stage
-            .config("spark.default.parallelism", "2")
-            .config("spark.ui.enabled", "false")
-            .config("spark.driver.host", "127.0.0.1")
-            .config("spark.sql.session.timeZone", "UTC")
-            .getOrCreate()
-        )
-    spark.sparkContext.setLogLevel("ERROR")
-    yield lambda df: spark.createDataFrame(df.to_arrow())
-    spark.stop()
-
-
-@pytest.fixture(scope="session")
-def sqlframe_constructor() -> Constructor:
-    pytest.importorskip("sqlframe", reason="SQLFrame is not installed: pip install 'recframe[sql]'")
-    duckdb = pytest.importorskip("duckdb", reason="SQLFrame's DuckDB engine needs duckdb")
-    from sqlframe.duckdb import DuckDBSession
-
-    connection = duckdb.connect()
-    session = DuckDBSession(conn=connection)
-    names = itertools.count()
-
-    def make(df: pl.DataFrame) -> Any:
-        # a real table, as a warehouse would hold it (SQLFrame reads tables, not Python objects)
-        name = f"frame_{next(names)}"
-        arrow = df.to_arrow()  # noqa: F841 - read by name in the SQL below
-        connection.execute(f"CREATE TABLE {name} AS SELECT * FROM arrow")
-        return session.table(name)
-
-    return make
 
 
 @pytest.fixture(scope="session")

@@ -22,7 +22,6 @@ import recframe
 from conftest import BACKENDS, to_polars
 from recframe import _poisson, stats
 from recframe.data import load_sample
-from test_engines import spark_constructor, sqlframe_constructor  # noqa: F401 - the slow engines' fixtures
 
 P = 2**31 - 1
 OPTIONS: dict[str, Any] = {"k": 3, "metrics": ["ndcg", "precision"], "by": "model", "ci": 0.9, "ci_method": "poisson"}
