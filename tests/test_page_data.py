@@ -221,6 +221,19 @@ def test_with_a_segment_the_summary_and_the_per_user_frame_come_from_one_pass(mo
     assert per_user.columns[:2] == ["model", "segment"]
 
 
+def test_the_page_s_intervals_are_those_of_the_method_asked_for():
+    """ci_method="poisson" (computed inside the engine, not from the per-user rows the page
+    shares): the page's summary is summary(ci_method="poisson")'s, not the multinomial
+    bootstrap's under its name."""
+    options = {**OPTIONS, "ci_method": "poisson"}
+    request = data.request(RECS, TRUTH, "popular", 10, 0.95, None, None, None, None, ["ndcg"], 3, dict(options))
+    got = data._numbers(request)[0]()
+    want = recframe.summary(RECS, truth=TRUTH, k=10, metrics=["ndcg"], ci=0.95, **options)
+    assert_frame_equal(got, want, check_exact=False, rel_tol=1e-12)
+    multinomial = recframe.summary(RECS, truth=TRUTH, k=10, metrics=["ndcg"], ci=0.95, **OPTIONS)
+    assert abs(got["ndcg@10_lo"][0] - multinomial["ndcg@10_lo"][0]) > 1e-6  # (0.749347 against 0.749071)
+
+
 def test_calls_in_a_shared_preparation_prepare_their_inputs_once(monkeypatch):
     """recframe._call.shared_preparation (the page's): calls on the same frames prepare them
     once and give the numbers of calls made alone; another frame, or other conventions, are

@@ -65,6 +65,11 @@ def check_aggregates(aggregate: str | tuple[str, ...], ci_method: str) -> None:
         _poisson.refuse_quantiles(aggregate)
 
 
+#: the interval methods :func:`summary_with_ci` computes from the per-user rows (``"poisson"``
+#: runs inside the engine: recframe._poisson)
+FROM_PER_USER_ROWS = ("bootstrap", "t")
+
+
 def summary_with_ci(
     plan: _engine.Plan,
     spec: v.Spec,
@@ -77,6 +82,8 @@ def summary_with_ci(
     """The summary of `plan`'s per-user frame (internal key names) with ``<col>_std/_lo/_hi``
     columns (user-level metrics only: a group-level one has no per-user values to resample),
     and ``<col>_<quantile>_lo/_hi`` for each quantile `aggregate` asks for."""
+    # (another method here would fall to the multinomial bootstrap below, under its name)
+    assert ci_method in FROM_PER_USER_ROWS, ci_method
     per_user = plan.per_user
     metric_cols = [c for c, _, _ in _engine.metric_columns(spec, "user")]
     base_schema = _engine.summary_plan(plan, spec).to_native().collect_schema()

@@ -454,7 +454,8 @@ def _summary_and_per_user(
     are the per-user frame's without the user attributes (segments): those only label a
     user's one list, so its rows are the same lists. Returns a function computing the summary
     (the bootstrap, which can run while the per-user frame is used) and the per-user frame.
-    None where the calls must run themselves (no interval, another aggregate, group-level
+    None where the calls must run themselves (no interval, another aggregate, an interval
+    method other than those :func:`recframe._intervals.summary_with_ci` computes, group-level
     metrics, a SQL engine): they check and refuse as usual."""
     kwargs = _call.resolve(k, metrics, {**options, "ci": ci}, SUMMARY_NAMES, "summary")
     interval = {name: kwargs.pop(name) for name in ("ci", "ci_method", "n_resamples", "seed")}
@@ -465,6 +466,8 @@ def _summary_and_per_user(
         return None
     level, method, n_resamples, seed = _intervals.check_options(**interval)
     assert level is not None  # ci is given
+    if method not in _intervals.FROM_PER_USER_ROWS:  # the Poisson bootstrap: the summary's own call
+        return None
     v.check_per_user_metrics(kwargs["metrics"])
     plan, spec, _ = _call.prepare(frame, kwargs)
     if list(spec.columns.by) != [*summary_by, *spec.columns.attr_keys]:
