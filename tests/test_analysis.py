@@ -57,8 +57,13 @@ def test_summary_ci_columns_and_hand_values(constructor, scipy_stats):
     frame = constructor(FRAME)
     if in_sql_engine(frame):
         # the bootstrap resamples per-user values in Python: refused in the engine (t is computed there, below)
-        with pytest.raises(recframe.RecframeError, match='ci=.*resamples the per-user values in Python.*DuckDB.*ci_method="t"'):
+        in_engine = 'ci=.*resamples the per-user values in Python.*DuckDB.*ci_method="poisson".*ci_method="t"'
+        with pytest.raises(recframe.RecframeError, match=in_engine):
             recframe.summary(frame, k=2, by="model", ci=0.95, ci_method="bootstrap")
+        # a quantile's interval: neither runs in the engine (both give the mean's), so Polars alone is offered
+        with pytest.raises(recframe.RecframeError, match="Hint: evaluate the same data with Polars.*of a quantile") as refused:
+            recframe.summary(frame, k=2, by="model", ci=0.95, aggregate="p90")
+        assert "poisson" not in str(refused.value) and 'ci_method="t"' not in str(refused.value)
         # refused before the engine runs its data-check query: bad data gives the same refusal
         with pytest.raises(recframe.RecframeError, match="resamples the per-user values in Python"):
             recframe.summary(constructor(pl.concat([FRAME, FRAME])), k=2, by="model", ci=0.95)

@@ -165,10 +165,17 @@ def summary_of(frame: FrameT, call: dict[str, Any]) -> FrameT:
     # t of the mean alone (see check_aggregates), and the Poisson bootstrap (the mean alone), run in the engine
     in_engine = method == "poisson" or (method == "t" and aggregate in ("mean", ("mean",)))
     if engine is not None and not in_engine:  # refused before _plan, which would run the data-check query
+        # (the Poisson bootstrap and t give intervals of the mean only: a quantile's needs Polars)
+        in_it = (
+            f"pass {fix('ci_method', 'poisson')} for a bootstrap computed in {engine} (docs/reporting.md), or "
+            f"{fix('ci_method', 't')} for t intervals of the means; or "
+            if aggregate in ("mean", ("mean",))
+            else ""
+        )
         raise RecframeError(
             f"{ref('ci')} with {fix('ci_method', method)} resamples the per-user values in Python, which recframe does "
-            f"not pull out of {engine}. Hint: pass {fix('ci_method', 't')} for t intervals of the means, computed in "
-            f"{engine}; or evaluate the same data with Polars for bootstrap intervals: "
+            f"not pull out of {engine}. Hint: {in_it}evaluate the same data with Polars for bootstrap intervals"
+            f"{'' if in_it else ' of a quantile'}: "
             'pl.scan_parquet("export/*.parquet") streams exports larger than memory.'
         )
     plan, spec, kind = _call.prepare(frame, kwargs)
