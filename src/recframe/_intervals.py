@@ -15,7 +15,7 @@ import narwhals as nw
 import numpy as np
 import polars as pl
 
-from recframe import _engine, _frames, _poisson, stats
+from recframe import _engine, _frames, stats
 from recframe import _names as n
 from recframe import _validate as v
 from recframe.errors import RecframeError, fix, ref
@@ -56,13 +56,12 @@ def check_aggregates(aggregate: str | tuple[str, ...], ci_method: str) -> None:
             f"{ref('ci')} gives intervals of the mean and of quantiles, and {ref('aggregate', aggregate)} asks for the "
             f"geometric mean. Hint: leave out {ref('ci')}, or pass {fix('aggregate', 'mean')}."
         )
-    if ci_method == "t" and any(a != "mean" for a in aggregates):
+    if ci_method in ("t", "poisson") and any(a != "mean" for a in aggregates):
+        where = " (on a Polars frame)" if ci_method == "poisson" else ""  # (poisson may be asked of a SQL engine)
         raise RecframeError(
-            f"{fix('ci_method', 't')} gives an interval of the mean, and {ref('aggregate', aggregate)} asks for a quantile. "
-            f"Hint: pass {fix('ci_method', 'bootstrap')}, which resamples quantiles too."
+            f"{fix('ci_method', ci_method)} gives an interval of the mean, and {ref('aggregate', aggregate)} asks for a "
+            f"quantile. Hint: pass {fix('ci_method', 'bootstrap')}{where}, which resamples quantiles too."
         )
-    if ci_method == "poisson":
-        _poisson.refuse_quantiles(aggregate)
 
 
 #: the interval methods :func:`summary_with_ci` computes from the per-user rows (``"poisson"``
@@ -136,8 +135,32 @@ def summary_with_ci(
 
 
 #: past this magnitude a per-user value's square may overflow an engine's float64 variance:
-#: such a t interval is refused in the engine (Polars scales the values first)
-ENGINE_T_LIMIT = 1e150
+#: such an interval (t, the Poisson bootstrap) is refused in the engine (Polars scales the
+#: values of the others first)
+ENGINE_VALUE_LIMIT = 1e150
+
+
+def counted_users(per_user: nw.LazyFrame, spec: v.Spec) -> tuple[nw.LazyFrame, list[str], list[str]]:
+    """What an interval computed in the engine reads: per list, the by keys (a constant GROUP
+    without), the user and each metric's value where the list counts for it, else null; the
+    group keys; the metric columns."""
+    columns = _engine.metric_columns(spec, "user")
+    keys = list(spec.columns.by)
+    users = per_user.select(*keys, n.USER, *(_engine.counted_value(spec, c, name) for c, name, _ in columns))
+    if not keys:
+        users = users.with_columns(nw.lit(0).alias(n.GROUP))
+    return users, keys or [n.GROUP], [c for c, _, _ in columns]
+
+
+def spread(users: nw.LazyFrame, grouped: list[str], metric_cols: list[str]) -> nw.LazyFrame:
+    """Per group, each metric's sample standard deviation (``<col>_std``, ddof=1) and count of
+    values (``__rf_n:<col>``)."""
+    return _frames.group_agg(
+        users,
+        grouped,
+        *(nw.col(c).std(ddof=1).alias(f"{c}_std") for c in metric_cols),
+        *(nw.col(c).count().cast(nw.Int64).alias(f"__rf_n:{c}") for c in metric_cols),
+    )
 
 
 def summary_with_t_in_engine(plan: _engine.Plan, spec: v.Spec, ci: float) -> nw.LazyFrame:
@@ -145,19 +168,9 @@ def summary_with_t_in_engine(plan: _engine.Plan, spec: v.Spec, ci: float) -> nw.
     standard deviations the engine computes per group (one small query reads the counts, whose
     t quantiles enter the plan as constants): no per-user row leaves the engine. The same
     columns as :func:`summary_with_ci`."""
-    columns = _engine.metric_columns(spec, "user")
-    metric_cols = [c for c, _, _ in columns]
     keys = list(spec.columns.by)
-    users = plan.per_user.select(*keys, *(_engine.counted_value(spec, c, name) for c, name, _ in columns))
-    grouped = keys or [n.GROUP]
-    if not keys:
-        users = users.with_columns(nw.lit(0).alias(n.GROUP))
-    spread = _frames.group_agg(
-        users,
-        grouped,
-        *(nw.col(c).std(ddof=1).alias(f"{c}_std") for c in metric_cols),
-        *(nw.col(c).count().cast(nw.Int64).alias(f"__rf_n:{c}") for c in metric_cols),
-    )
+    users, grouped, metric_cols = counted_users(plan.per_user, spec)
+    spreads = spread(users, grouped, metric_cols)
     small = (
         _frames.group_agg(
             users.with_columns(nw.lit(0).alias("__rf_all")),
@@ -169,12 +182,12 @@ def summary_with_t_in_engine(plan: _engine.Plan, spec: v.Spec, ci: float) -> nw.
     )
     for c in metric_cols:
         largest = small.item(0, f"__rf_max:{c}") if small.height else None
-        if largest is not None and not largest <= ENGINE_T_LIMIT:
+        if largest is not None and not largest <= ENGINE_VALUE_LIMIT:
             raise RecframeError(
                 f"column {c!r} has per-user values up to {largest:.3g}, past what an engine's variance holds exactly "
                 f"(1e150). Hint: evaluate the same data with Polars, which scales such values, for {ref('ci')}."
             )
-    counts = spread.select(*(f"__rf_n:{c}" for c in metric_cols)).collect("polars").to_native()
+    counts = spreads.select(*(f"__rf_n:{c}" for c in metric_cols)).collect("polars").to_native()
     sizes = sorted({int(x) for c in metric_cols for x in counts.get_column(f"__rf_n:{c}").to_list() if x is not None and x >= 2})
     quantiles = stats.t_quantiles(sizes, ci)
 
@@ -188,7 +201,7 @@ def summary_with_t_in_engine(plan: _engine.Plan, spec: v.Spec, ci: float) -> nw.
     means = _engine.summary_plan(plan, spec)
     if not keys:
         means = means.with_columns(nw.lit(0).alias(n.GROUP))
-    table = means.join(spread, on=grouped, how="left")
+    table = means.join(spreads, on=grouped, how="left")
     half = {c: t_of(f"__rf_n:{c}") * nw.col(f"{c}_std") / nw.col(f"__rf_n:{c}").cast(nw.Float64).sqrt() for c in metric_cols}
     names = [c for c in means.columns if c not in metric_cols and c != n.GROUP]
     out = table.select(

@@ -15,7 +15,7 @@ import narwhals as nw
 import polars as pl
 
 from recframe import _frames, stats
-from recframe._intervals import ENGINE_T_LIMIT
+from recframe._intervals import ENGINE_VALUE_LIMIT
 from recframe.errors import RecframeError, ref
 
 _ALL = "__rf_all"
@@ -76,7 +76,7 @@ def _check(lf: nw.LazyFrame, keys: list[str], user: str, metrics: list[str], by:
             first = lf.filter(infinite[m]).select(user, by).head(1).collect("polars").to_native().row(0, named=True)
             raise infinite_error(m, found.item(0, f"__rf_inf:{m}"), first, user, by)
         largest = found.item(0, f"__rf_max:{m}")
-        if largest is not None and not largest <= ENGINE_T_LIMIT:
+        if largest is not None and not largest <= ENGINE_VALUE_LIMIT:
             raise RecframeError(
                 f"column {m!r} has per-user values up to {largest:.3g}, past what an engine's variance holds exactly "
                 "(1e150). Hint: fetch the per-user frame into Polars (which scales such values) and compare it there."

@@ -48,10 +48,10 @@ from typing import Any
 import narwhals as nw
 import numpy as np
 
-from recframe import _engine, _frames
+from recframe import _engine, _frames, _intervals
 from recframe import _names as n
 from recframe import _validate as v
-from recframe.errors import RecframeError, fix, ref
+from recframe.errors import RecframeError, fix
 
 #: the modulus of the generator, a prime below 2**31: products of two residues stay below 2**62
 P = 2**31 - 1
@@ -235,18 +235,14 @@ def percentiles(means: nw.LazyFrame, grouped: list[str], metric_cols: list[str],
     return agg.select(*grouped, *(lerp(c, side) for c in metric_cols for side in bounds))
 
 
-#: past this magnitude a per-user value's square may overflow an engine's float64 variance
-LIMIT = 1e150
-
-
 def _refuse_huge(users: nw.LazyFrame, metric_cols: list[str], on_polars: bool) -> nw.LazyFrame:
-    """`users`, refused where a value is past :data:`LIMIT`: on Polars when it is collected (a
+    """`users`, refused where a value is past :data:`recframe._intervals.ENGINE_VALUE_LIMIT`: on Polars when it is collected (a
     LazyFrame stays lazy), on a SQL engine now (one row read back)."""
 
     def inspect(largest: Callable[[str], Any]) -> None:
         for c in metric_cols:
             value = largest(c)
-            if value is not None and not value <= LIMIT:
+            if value is not None and not value <= _intervals.ENGINE_VALUE_LIMIT:
                 raise RecframeError(
                     f"column {c!r} has per-user values up to {value:.3g}, past what {fix('ci_method', 'poisson')} sums "
                     f"exactly in an engine (1e150). Hint: pass {fix('ci_method', 'bootstrap')} on a Polars frame, which "
@@ -274,23 +270,13 @@ def summary_with_poisson(
     The resample numbers are made from one row of `source` (the call's native input on a SQL
     engine, whose plan is short: SQLFrame's steps cost as much as the plan they extend), else
     of the per-user table."""
-    columns = _engine.metric_columns(spec, "user")
-    metric_cols = [c for c, _, _ in columns]
     keys = list(spec.columns.by)
-    grouped = keys or [n.GROUP]
     on_polars = plan.per_user.implementation is nw.Implementation.POLARS
     # one row per list, computed once: held by the engine (cached on Polars)
     per_user = _frames.cache(plan.per_user) if on_polars else _frames.materialize(plan.per_user)
-    users = per_user.select(*keys, n.USER, *(_engine.counted_value(spec, c, name) for c, name, _ in columns))
-    if not keys:
-        users = users.with_columns(nw.lit(0).alias(n.GROUP))
+    users, grouped, metric_cols = _intervals.counted_users(per_user, spec)
     users = _refuse_huge(users, metric_cols, on_polars)
-    spread = _frames.group_agg(
-        users,
-        grouped,
-        *(nw.col(c).std(ddof=1).alias(f"{c}_std") for c in metric_cols),
-        *(nw.col(c).count().cast(nw.Int64).alias(f"__rf_n:{c}") for c in metric_cols),
-    )
+    spread = _intervals.spread(users, grouped, metric_cols)
     first = users if source is None else nw.from_native(source)
     one_row = first.head(1).select(nw.len().alias("__rf_one"))  # one row, always
     means = resample_means(users, one_row, metric_cols, n_resamples, seed_keys(seed_of(seed)))
@@ -309,13 +295,3 @@ def summary_with_poisson(
         *(expr for c in metric_cols for expr in (nw.col(c), *(defined(c, f"{c}_{s}") for s in ("std", "lo", "hi")))),
     )
     return out.sort(keys) if keys else out
-
-
-def refuse_quantiles(aggregate: str | tuple[str, ...]) -> None:
-    """The Poisson bootstrap resamples the mean only: a quantile aggregate with it is refused."""
-    aggregates = [aggregate] if isinstance(aggregate, str) else list(aggregate)
-    if any(a != "mean" for a in aggregates):
-        raise RecframeError(
-            f"{fix('ci_method', 'poisson')} gives an interval of the mean, and {ref('aggregate', aggregate)} asks for a "
-            f"quantile. Hint: pass {fix('ci_method', 'bootstrap')} (on a Polars frame), which resamples quantiles too."
-        )
