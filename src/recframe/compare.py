@@ -228,7 +228,11 @@ def _compare_group(
     """Append the rows of one stratum (every model but the baseline, every metric) to `out`."""
     values = [pl.col(metric).cast(pl.Float64).alias(f"__rf{i}") for i, metric in enumerate(metrics)]
     base = df.filter(pl.col(by) == baseline).select(user, *values)
-    present_base = {i: base.get_column(f"__rf{i}").to_numpy() for i in range(len(metrics))}
+
+    def with_value(frame: pl.DataFrame, i: int) -> int:  # the users with a value of metric i (not null, not NaN)
+        return int((~np.isnan(frame.get_column(f"__rf{i}").to_numpy())).sum())
+
+    n_base = [with_value(base, i) for i in range(len(metrics))]
     for model in (m for m in models if m != baseline):  # loops over models and metrics only
         other = df.filter(pl.col(by) == model).select(user, *values)
         # the users of both, once for every metric (in the baseline's order); a metric's pairs
@@ -238,11 +242,9 @@ def _compare_group(
             b_all, m_all = both.get_column(f"__rf{i}").to_numpy(), both.get_column(f"__rf{i}__m").to_numpy()
             kept = ~(np.isnan(b_all) | np.isnan(m_all))
             b, m = b_all[kept], m_all[kept]
-            n_base = int((~np.isnan(present_base[i])).sum())
-            n_model = int((~np.isnan(other.get_column(f"__rf{i}").to_numpy())).sum())
             p_value, lo, hi = paired_statistics(m, b, test, alpha, n_resamples, rng)
             pair = _paired_engine.Pair(
-                stratum, model, metric, len(b), n_base, n_model, stats.mean(b), stats.mean(m), p_value, lo, hi
+                stratum, model, metric, len(b), n_base[i], with_value(other, i), stats.mean(b), stats.mean(m), p_value, lo, hi
             )
             append_row(out, baseline, pair)
 
