@@ -21,6 +21,8 @@ from recframe.errors import RecframeError
 from reference import metrics_of_list
 
 AVERAGED = ("precision", "recall", "f1", "hit_rate", "r_precision", "dcg", "ndcg")
+# without R-precision, which reads positions past the largest k
+TO_K = tuple(m for m in AVERAGED if m != "r_precision")
 KS = (1, 2, 3, 5)
 
 # one list: a (0.9, not relevant), then b, c, d tied at 0.5 with c relevant, then e (0.1, relevant)
@@ -34,10 +36,13 @@ TIED = pl.DataFrame(
 )
 
 
-def test_hand_worked_list(constructor) -> None:
-    # b, c, d take positions 2-4 in any order: each holds c (relevant) with chance 1/3
-    out = to_polars(recframe.per_user(constructor(TIED), k=[2, 3], score="score", ties="average", metrics=list(AVERAGED)))
-    row = out.row(0, named=True)
+@pytest.mark.parametrize("metrics", [AVERAGED, TO_K], ids=["r_precision", "to_k"])
+def test_hand_worked_list(constructor, metrics: tuple[str, ...]) -> None:
+    # b, c, d take positions 2-4 in any order: each holds c (relevant) with chance 1/3 (without
+    # R-precision, which reads past the largest k, the shares are computed near the top alone:
+    # the group of b, c, d reaches position 2 and counts whole)
+    out = to_polars(recframe.per_user(constructor(TIED), k=[2, 3], score="score", ties="average", metrics=list(metrics)))
+    row = dict.fromkeys(["r_precision"], (1 / 3) / 2) | out.row(0, named=True)
     assert row["precision@2"] == pytest.approx((1 / 3) / 2)
     assert row["precision@3"] == pytest.approx((2 / 3) / 3)
     assert row["recall@3"] == pytest.approx((2 / 3) / 2)
@@ -81,17 +86,23 @@ LISTS = st.lists(
 )
 
 
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=30, deadline=None)
 @given(lists=st.lists(LISTS, min_size=1, max_size=3), gain=st.sampled_from(["linear", "exp2", "binary"]))
 def test_equals_the_mean_over_every_ordering(lists: list[list[tuple[float | None, float | None]]], gain: str) -> None:
     rows = [(u, f"i{i}", s, rel) for u, items in enumerate(lists) for i, (s, rel) in enumerate(items)]
     df = pl.DataFrame(rows, schema=["user_id", "item_id", "score", "relevance"], orient="row")
-    out = recframe.per_user(df, k=list(KS), score="score", threshold=1.0, gain=gain, ties="average", metrics=list(AVERAGED))
-    got = {r["user_id"]: r for r in out.to_dicts()}
-    for u, items in enumerate(lists):
-        want = _brute_force(items, 1.0, gain)
-        for column, value in want.items():
-            assert got[u][column] == (None if value is None else pytest.approx(value, abs=1e-12)), (u, column)
+    want = {u: _brute_force(items, 1.0, gain) for u, items in enumerate(lists)}
+    # with R-precision, which reads past the largest k, and without it at a largest k shorter
+    # than the lists (the shares are then computed near the top alone: the groups reaching it, whole)
+    for ks, metrics in ((KS, AVERAGED), ((1, 2), TO_K)):
+        out = recframe.per_user(df, k=list(ks), score="score", threshold=1.0, gain=gain, ties="average", metrics=list(metrics))
+        for got in out.to_dicts():
+            expected = want[got.pop("user_id")]
+            for column in ("n_relevant", "n_ranked", "n_judged"):
+                got.pop(column, None)
+            assert set(got) <= set(expected), set(got) - set(expected)
+            for column, value in got.items():
+                assert value == (None if expected[column] is None else pytest.approx(expected[column], abs=1e-12)), column
 
 
 def test_dcg_and_ndcg_equal_scikit_learn() -> None:
@@ -112,19 +123,26 @@ def test_dcg_and_ndcg_equal_scikit_learn() -> None:
     )
     # every grade above 0 gains its grade: scikit-learn's gain. nDCG is not defined without a
     # relevant item (recframe leaves the user out, scikit-learn says 0): those users are left out
-    graded = grades.sum(axis=1) > 0
-    out = recframe.summary(
-        df.filter(pl.col("user_id").is_in(np.flatnonzero(graded).tolist())),
-        k=[1, 3, 5, 8],
-        score="score",
-        threshold=1.0,
-        ties="average",
-        metrics=["dcg", "ndcg"],
-    ).row(0, named=True)
-    for k in (1, 3, 5, 8):
-        assert out[f"dcg@{k}"] == pytest.approx(sklearn_metrics.dcg_score(grades[graded], scores[graded], k=k), abs=1e-12)
-        assert out[f"ndcg@{k}"] == pytest.approx(sklearn_metrics.ndcg_score(grades[graded], scores[graded], k=k), abs=1e-12)
+    # (also with a threshold above the lowest grade and gain_threshold="positive", the graded
+    # rows' own pass; at k <= 3 of 8 items the shares are computed near the top alone; users
+    # without a relevant item are skipped: they are left out of both)
+    for ks, options in (([1, 3, 5, 8], {"threshold": 1.0}), ([1, 3], {"threshold": 2.0, "gain_threshold": "positive"})):
+        graded = (grades >= options["threshold"]).any(axis=1)
+        out = recframe.summary(
+            df.filter(pl.col("user_id").is_in(np.flatnonzero(graded).tolist())),
+            k=ks,
+            score="score",
+            ties="average",
+            metrics=["dcg", "ndcg"],
+            **options,
+        ).row(0, named=True)
+        for k in ks:
+            want_dcg = sklearn_metrics.dcg_score(grades[graded], scores[graded], k=k)
+            assert out[f"dcg@{k}"] == pytest.approx(want_dcg, abs=1e-12), (options, k)
+            want_ndcg = sklearn_metrics.ndcg_score(grades[graded], scores[graded], k=k)
+            assert out[f"ndcg@{k}"] == pytest.approx(want_ndcg, abs=1e-12), (options, k)
     # and user by user, on a few
+    graded = grades.sum(axis=1) > 0
     per_user = {
         r["user_id"]: r
         for r in recframe.per_user(df, k=3, score="score", threshold=1.0, ties="average", metrics=["ndcg"]).to_dicts()

@@ -257,17 +257,33 @@ def flag_rows(lf: nw.LazyFrame, spec: v.Spec) -> nw.LazyFrame:
             nw.when(rel >= 0).then(rel).otherwise(None).alias(n.REL)
         )
     lf = lf.with_columns(is_relevant(spec).cast(nw.Int64).alias(n.RELEVANT))
-    return _with_tie_shares(lf, spec) if spec.conventions.ties == "average" else lf
+    return _with_near_top(lf, spec) if spec.conventions.ties == "average" else lf
+
+
+def _with_near_top(lf: nw.LazyFrame, spec: v.Spec) -> nw.LazyFrame:
+    """ties="average": TIE_NEAR flags the ranked rows whose group of equal scores reaches a
+    position <= the largest k (scored at least the score there; whole groups: a lower score
+    ties no row there), or every ranked row when a term reads past it (hits_r, R-precision's).
+    The positions a term sums lie there, so each pass computes the shares of its own rows
+    alone (_with_tie_shares): bench/ties.py, 11M rows, the windows over every row cost the
+    summary 1.3 s."""
+    ranked = ~nw.col(n.RANK).is_null()
+    if "hits_r" in needed_terms(spec):
+        return lf.with_columns(ranked.alias(n.TIE_NEAR))
+    top = nw.when(nw.col(n.RANK) <= position_cut(max(spec.selection.ks))).then(nw.col(n.SCORE))
+    floor = top.min().over(*([n.LIST] if spec.facts.list_runs else [*spec.columns.list_keys, n.USER]))
+    return lf.with_columns((ranked & (nw.col(n.SCORE) >= floor)).fill_null(False).alias(n.TIE_NEAR))
 
 
 def _with_tie_shares(lf: nw.LazyFrame, spec: v.Spec) -> nw.LazyFrame:
     """ties="average": what each position holds on average over the orderings of its group of
     equal scores (McSherry and Najork 2008). Each ordering is equally likely, so every position
     of a group of g rows, r of them relevant, holds a relevant item with chance r / g and the
-    group's mean gain: the position sums (hits, DCG) read these in place of the row's own. A
-    row not ranked keeps its own (it has no position)."""
+    group's mean gain: the position sums (hits, DCG) read these in place of the row's own. On
+    the rows of a pass, which hold every row near the top (TIE_NEAR) with its whole group; any
+    other row keeps its own (a row not ranked has no position, the others no sum reads)."""
     group = [*spec.columns.list_keys, n.USER, n.SCORE]
-    ranked = ~nw.col(n.RANK).is_null()
+    near = nw.col(n.TIE_NEAR)
     hit, row_gain, rank = "__rf_own_hit", "__rf_own_gain", "__rf_own_rank"
     terms = needed_terms(spec)
     # the windows read only columns of the projection before theirs: Polars then keeps them in
@@ -279,22 +295,27 @@ def _with_tie_shares(lf: nw.LazyFrame, spec: v.Spec) -> nw.LazyFrame:
         nw.col(n.RANK).alias(rank),
     )
     # each window once (an engine may not share equal windows), and only those the terms read
-    windows = {"__rf_window_hit": nw.col(hit).mean().over(*group)}
-    if "dcg@" in terms or "n_graded" in terms:  # (the graded rows' domain reads it: _in_domain)
+    windows = {}
+    if "dcg@" in terms:
         windows["__rf_window_gain"] = nw.col(row_gain).mean().over(*group)
-    if "tie_log_miss@" in terms:
+    if "tie_log_miss@" in terms:  # (the share of relevant rows is then relevant / size)
         windows["__rf_window_size"] = nw.col(rank).count().over(*group).cast(nw.Float64)
         windows["__rf_window_relevant"] = nw.col(hit).sum().over(*group)
         windows["__rf_window_start"] = nw.col(rank).min().over(*group)
+    else:
+        windows["__rf_window_hit"] = nw.col(hit).mean().over(*group)
     lf = lf.with_columns(expr.alias(name) for name, expr in windows.items())
-    out = [nw.when(ranked).then(nw.col("__rf_window_hit")).otherwise(nw.col(hit)).alias(n.TIE_HIT)]
+    share = (
+        nw.col("__rf_window_hit") if "__rf_window_hit" in windows else nw.col("__rf_window_relevant") / nw.col("__rf_window_size")
+    )
+    out = [nw.when(near).then(share).otherwise(nw.col(hit)).alias(n.TIE_HIT)]
     if "__rf_window_gain" in windows:
-        out.append(nw.when(ranked).then(nw.col("__rf_window_gain")).otherwise(nw.col(row_gain)).alias(n.TIE_GAIN))
+        out.append(nw.when(near).then(nw.col("__rf_window_gain")).otherwise(nw.col(row_gain)).alias(n.TIE_GAIN))
     if "__rf_window_size" in windows:
         size = nw.col("__rf_window_size")
         before = (nw.col(n.RANK) - nw.col("__rf_window_start")).cast(nw.Float64)  # j: the rows of the group before it
         miss = (size - nw.col("__rf_window_relevant") - before) / (size - before)
-        out.append(nw.when(ranked).then(nw.when(miss > 0).then(miss).otherwise(0.0)).alias(n.TIE_MISS))
+        out.append(nw.when(near).then(nw.when(miss > 0).then(miss).otherwise(0.0)).alias(n.TIE_MISS))
     return lf.with_columns(*out).drop(hit, row_gain, rank, *windows)
 
 
@@ -327,17 +348,18 @@ def _aggregate(column: str, agg: str) -> nw.Expr:
 
 def _in_domain(domain: str, spec: v.Spec) -> nw.Expr:
     """The rows of a domain, as a condition on the flagged rows. Under ties="average" the
-    relevant (graded) rows are joined by the rows tied with one: their positions hold a share of
-    its relevance (gain)."""
+    top-k rows are the rows near the top (TIE_NEAR: whole groups of equal scores), and they
+    join the relevant (graded) rows: their positions may hold a share of a tied item's
+    relevance (gain)."""
     averaged = spec.conventions.ties == "average"
     if domain == "relevant":
-        return (nw.col(n.RELEVANT) == 1) | (nw.col(n.TIE_HIT) > 0) if averaged else nw.col(n.RELEVANT) == 1
+        return (nw.col(n.RELEVANT) == 1) | nw.col(n.TIE_NEAR) if averaged else nw.col(n.RELEVANT) == 1
     if domain == "top_k":  # a null rank (not recommended) is outside
-        return (nw.col(n.RANK) <= position_cut(max(spec.selection.ks))).fill_null(False)
+        return nw.col(n.TIE_NEAR) if averaged else (nw.col(n.RANK) <= position_cut(max(spec.selection.ks))).fill_null(False)
     if domain == "judged":  # the pool: the judged rows, and the unjudged pooled rows infAP reads
         return nw.col(n.POOLED) == 1 if spec.conventions.negative_relevance == "unjudged" else ~nw.col(n.REL).is_null()
     if domain == "graded":  # (the relevant rows unless gain_threshold="positive": see domain_of)
-        return gains(spec) | (nw.col(n.TIE_GAIN) > 0) if averaged else gains(spec)
+        return gains(spec) | nw.col(n.TIE_NEAR) if averaged else gains(spec)
     return nw.lit(True)
 
 
@@ -392,6 +414,34 @@ class _Pass(NamedTuple):
     catalog: bool = False
 
 
+def _passes(spec: v.Spec, checks: _checks.CheckPlan, by_domain: dict[str, list[Term]], catalog: bool) -> list[_Pass]:
+    """The aggregation passes of list_table after its pass over every row, given the terms of
+    each domain. The relevant rows (and the judged or graded rows, when asked for): the
+    features (windows: only here, on a small share of the rows), then the terms read there;
+    then the top-k rows (with the relevant ones when the duplicate check reads the rows that
+    can change a number), without windows."""
+    by_domain = dict(by_domain)
+    if spec.conventions.ties == "average":
+        # the top-k domain under ties="average" (TIE_NEAR) lies within the relevant one: one
+        # pass reads both, and computes its tie windows once
+        joined = by_domain["relevant"] + by_domain["top_k"]
+        by_domain["relevant"], by_domain["top_k"] = ([], joined) if checks.duplicates == "used" else (joined, [])
+    passes = [_Pass(d, _in_domain(d, spec), by_domain[d]) for d in ("relevant", "judged", "graded") if by_domain[d]]
+    top_k = _in_domain("top_k", spec)
+    if checks.duplicates != "used":
+        return [*passes, _Pass("top_k", top_k, by_domain["top_k"], catalog=catalog)]
+    with_side = [t for t in by_domain["top_k"] if _side.side_columns([t.name])]
+    plain = [t for t in by_domain["top_k"] if t not in with_side]
+    # the duplicate counts (n_unique) on the rows as they come, sorted by list where the
+    # input is; the terms that read side columns in a pass of their own, over the top-k
+    # rows only: a join leaves its rows unordered, and distinct counts over unordered
+    # groups cost twice the pass (10M rows: 0.19 s against 0.05 s + 0.05 s)
+    passes.append(_Pass("top_k", _in_domain("relevant", spec) | top_k, plain, duplicates=True))
+    if with_side or catalog:
+        passes.append(_Pass("top_k", top_k, with_side, catalog=catalog))
+    return passes
+
+
 def list_table(
     lf: nw.LazyFrame,
     spec: v.Spec,
@@ -431,33 +481,17 @@ def list_table(
     )
     counts = [n.N_RANKED, n.N_JUDGED, *(c for c in checks.columns if c in set(checks.row_flags) | {n.BAD_RANK})]
 
-    # the relevant rows (and the judged or graded rows, when asked for): the features (windows:
-    # only here, on a small share of the rows), then the terms read there; then the top-k rows
-    # (with the relevant ones when the duplicate check reads the rows that can change a
-    # number), without windows
-    passes = [_Pass(d, _in_domain(d, spec), by_domain[d]) for d in ("relevant", "judged", "graded") if by_domain[d]]
     # the catalog check (a recommended item outside items=) reads the rows ranked within k
     catalog_flags, catalog_counts = _side.outside_catalog(spec) if _side.needs_catalog(spec) else ({}, [])
-    top_k = _in_domain("top_k", spec)
-    if checks.duplicates == "used":
-        with_side = [t for t in by_domain["top_k"] if _side.side_columns([t.name])]
-        plain = [t for t in by_domain["top_k"] if t not in with_side]
-        # the duplicate counts (n_unique) on the rows as they come, sorted by list where the
-        # input is; the terms that read side columns in a pass of their own, over the top-k
-        # rows only: a join leaves its rows unordered, and distinct counts over unordered
-        # groups cost twice the pass (10M rows: 0.19 s against 0.05 s + 0.05 s)
-        passes.append(_Pass("top_k", _in_domain("relevant", spec) | top_k, plain, duplicates=True))
-        if with_side or catalog_counts:
-            passes.append(_Pass("top_k", top_k, with_side, catalog=bool(catalog_counts)))
-    else:
-        passes.append(_Pass("top_k", top_k, by_domain["top_k"], catalog=bool(catalog_counts)))
-    for domain, condition, domain_terms, duplicates, catalog in passes:
+    averaged = spec.conventions.ties == "average"
+    for domain, condition, domain_terms, duplicates, catalog in _passes(spec, checks, by_domain, bool(catalog_counts)):
         mine = [(t, column, k) for t in domain_terms for column, k in _term_columns(t, spec)]
         extra = [*(checks.duplicate_rows.values() if duplicates else []), *(catalog_counts if catalog else [])]
         if not mine and not extra:
             continue
         # the pass reads the domain's rows alone (no mask needed) unless the duplicate check reads more
-        part = with_position(lf.filter(condition), spec)
+        part = lf.filter(condition)
+        part = with_position(_with_tie_shares(part, spec) if averaged and mine else part, spec)
         needs = _side.side_columns([t.name for t, _, _ in mine])
         if needs or catalog:
             assert side is not None  # the metrics' requires made sure of the inputs
@@ -465,7 +499,10 @@ def list_table(
             if catalog_flags:
                 part = part.with_columns(e.alias(c) for c, e in catalog_flags.items())
         part = _with_features(part, [t for t, _, _ in mine], rows, lists, domain)
-        part = part.with_columns(_masked(t, k, spec, rows, not duplicates).alias(column) for t, column, k in mine)
+        part = part.with_columns(
+            _masked(t, k, spec, rows, not duplicates and domain_of(t, spec.conventions) == domain).alias(column)
+            for t, column, k in mine
+        )
         sums = _frames.group_agg(part, lists, *(_aggregate(column, t.agg) for t, column, _ in mine), *extra)
         table = table.join(sums, on=lists, how="left")
         # a list without such rows: each term's empty value, no duplicates, no item outside

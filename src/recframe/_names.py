@@ -18,11 +18,14 @@ ELIGIBLE = "__rf_eligible"
 # per row: the relevance flag (0/1), the gain of a relevant row (0 for the others) and the
 # position (the rank, NOT_RANKED where it is null)
 RELEVANT, GAIN, POSITION = "__rf_relevant", "__rf_gain", "__rf_position"
-# under ties="average", per ranked row, over its group of equal scores: the share of relevant
-# rows and the mean gain (what its position holds on average over the group's orderings), and
-# the chance that the rows up to it within the group hold no relevant item, given the rows
-# before it hold none: (g - r - j) / (g - j) for the j-th row (from 0) of a group of g rows, r relevant
+# under ties="average", per row near the top (TIE_NEAR; the others keep their own), over its
+# group of equal scores: the share of relevant rows and the mean gain (what its position holds
+# on average over the group's orderings), and the chance that the rows up to it within the
+# group hold no relevant item, given the rows before it hold none: (g - r - j) / (g - j) for
+# the j-th row (from 0) of a group of g rows, r relevant
 TIE_HIT, TIE_GAIN, TIE_MISS = "__rf_tie_hit", "__rf_tie_gain", "__rf_tie_miss"
+# the ranked rows whose group of equal scores reaches a position a term sums (recframe._engine)
+TIE_NEAR = "__rf_tie_near"
 
 # facts of each list, over all its rows (the "all" row domain)
 N_ROWS, N_ITEMS_SET = "__rf_n_rows", "__rf_n_items_set"
