@@ -237,6 +237,24 @@ def test_tied_cutoffs_needs_a_score() -> None:
         recframe.tied_cutoffs(TIED.with_columns(rank=pl.int_range(1, 6)), k=2, rank="rank")
 
 
+@pytest.mark.parametrize("per_user_rows", [False, True], ids=["summary", "per_user"])
+def test_one_plan_gives_the_frame_and_the_tie_table(per_user_rows: bool) -> None:
+    """recframe.api.with_tied_cutoffs (the CLI's evaluate --score): its two frames, collected
+    together, are per_user's or summary's and tied_cutoffs'; a defect is still refused."""
+    from polars.testing import assert_frame_equal
+
+    from recframe import api
+
+    df = tied_frame(5, 600, users=40, items=25, scores=3, grades=3, null_scores=0.1)
+    options: dict[str, Any] = {"k": [1, 3], "metrics": None, "score": "score", "by": "model"}
+    main, ties = pl.collect_all(api.with_tied_cutoffs(df.lazy(), per_user_rows=per_user_rows, **options))
+    assert_frame_equal(main, (recframe.per_user if per_user_rows else recframe.summary)(df, **options))
+    assert_frame_equal(ties, recframe.tied_cutoffs(df, k=[1, 3], score="score", by="model"))
+    assert ties["n_tied@1"].sum() > 0  # (the frame has ties to count)
+    with pytest.raises(RecframeError, match="duplicate"):
+        pl.collect_all(api.with_tied_cutoffs(pl.concat([df, df.head(1)]).lazy(), per_user_rows=per_user_rows, **options))
+
+
 def test_the_command_line_prints_one_line_on_ties(tmp_path) -> None:
     import contextlib
     import io

@@ -16,7 +16,7 @@ from typing import Any, cast
 import polars as pl
 
 import recframe
-from recframe import trec_eval
+from recframe import api, trec_eval
 from recframe._inspect import frame_ties
 from recframe._validate import reads
 from recframe.cli._files import SIDE_INPUTS, Source, find_source
@@ -132,20 +132,26 @@ def evaluate(args: argparse.Namespace, progress: Progress) -> int:
         raise UsageError("--aggregate summarises the users; --per-user lists them. Hint: leave out one of them.")
     recs, sides = _read(args, progress)
     kwargs = {**_api_kwargs(args), **(TREC_COLUMNS if args.trec_run else {})}
+    options = kwargs if args.per_user else {**kwargs, **_intervals(args)}
     with progress.running("reading and evaluating"):
-        if args.per_user:
-            plan = recframe.per_user(recs, **sides, **kwargs)
+        if kwargs.get("score") is not None and args.ci is None:
+            # the tie line's table from the same plan, collected with it: the rows are read,
+            # ranked and checked once
+            plans = api.with_tied_cutoffs(recs, per_user_rows=args.per_user, **sides, **options)
+            table, tied = pl.collect_all(plans, engine="streaming")
+            _note_ties(tied)
         else:
-            plan = recframe.summary(recs, **sides, **kwargs, **_intervals(args))
-        table = plan.collect(engine="streaming")
-        if kwargs.get("score") is not None:
-            _note_ties(recframe.tied_cutoffs(recs, **sides, **{o: x for o, x in kwargs.items() if o != "metrics"}))
+            plan = (recframe.per_user if args.per_user else recframe.summary)(recs, **sides, **options)
+            table = plan.collect(engine="streaming")
+            if kwargs.get("score") is not None:
+                ties = recframe.tied_cutoffs(recs, **sides, **{o: x for o, x in kwargs.items() if o != "metrics"})
+                _note_ties(ties.collect(engine="streaming"))
     return emit(args, fmt, table, progress)
 
 
-def _note_ties(tied: Any) -> None:
+def _note_ties(tied: pl.DataFrame) -> None:
     """One line on stderr where a cut-off splits a group of equal scores (recframe.tied_cutoffs)."""
-    totals = tied.collect(engine="streaming").sum()
+    totals = tied.sum()
     counts = {c.removeprefix("n_tied@"): totals[c].item() for c in totals.columns if c.startswith("n_tied@")}
     if any(counts.values()):
         at = ", ".join(f"{count} at k={k}" for k, count in counts.items())
