@@ -419,7 +419,7 @@ def _passes(spec: v.Spec, checks: _checks.CheckPlan, by_domain: dict[str, list[T
     each domain. The relevant rows (and the judged or graded rows, when asked for): the
     features (windows: only here, on a small share of the rows), then the terms read there;
     then the top-k rows (with the relevant ones when the duplicate check reads the rows that
-    can change a number), without windows."""
+    can change a number), without windows but ties="average"'s shares."""
     by_domain = dict(by_domain)
     if spec.conventions.ties == "average":
         # the top-k domain under ties="average" (TIE_NEAR) lies within the relevant one: one
@@ -489,7 +489,8 @@ def list_table(
         extra = [*(checks.duplicate_rows.values() if duplicates else []), *(catalog_counts if catalog else [])]
         if not mine and not extra:
             continue
-        # the pass reads the domain's rows alone (no mask needed) unless the duplicate check reads more
+        # the pass reads the domain's rows alone (no mask needed) unless the duplicate check reads
+        # more or another domain's terms joined it (ties="average")
         part = lf.filter(condition)
         part = with_position(_with_tie_shares(part, spec) if averaged and mine else part, spec)
         needs = _side.side_columns([t.name for t, _, _ in mine])
