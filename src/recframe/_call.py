@@ -24,7 +24,7 @@ from typing import Any
 import narwhals as nw
 import polars as pl
 
-from recframe import _checks, _engine, _frames, _item_groups, _side, conventions, profiles
+from recframe import _checks, _engine, _frames, _intervals, _item_groups, _side, conventions, profiles
 from recframe import _names as n
 from recframe import _validate as v
 from recframe import options as options_table
@@ -168,6 +168,15 @@ class Inputs:
     #: the frames as the caller passed them (recommendations, truth=, users=, exclude=): what
     #: tells two calls on the same inputs apart (see shared_preparation)
     sources: tuple[Any, ...] = ()
+
+
+def summary_options(call: dict[str, Any]) -> tuple[dict[str, Any], tuple[float | None, str, int, Any], str | tuple[str, ...]]:
+    """A resolved summary call split into per_user's options, the interval's (ci, ci_method,
+    n_resamples, seed), checked (read or not, every one is), and the aggregates, checked."""
+    kwargs = dict(call)
+    aggregate = v.aggregates(kwargs.pop("aggregate"))
+    interval = _intervals.check_options(*(kwargs.pop(name) for name in ("ci", "ci_method", "n_resamples", "seed")))
+    return kwargs, interval, aggregate
 
 
 def prepare(frame: Any, kwargs: dict[str, Any]) -> tuple[_engine.Plan, v.Spec, _frames.Kind]:

@@ -148,19 +148,10 @@ def summary(
     return summary_of(frame, _call.resolve(k, metrics, dict(options), SUMMARY_NAMES, "summary"))
 
 
-def _summary_options(call: dict[str, Any]) -> tuple[dict[str, Any], tuple[float | None, str, int, Any], str | tuple[str, ...]]:
-    """A resolved summary call split into per_user's options, the interval's (ci, ci_method,
-    n_resamples, seed), checked (read or not, every one is), and the aggregates, checked."""
-    kwargs = dict(call)
-    aggregate = v.aggregates(kwargs.pop("aggregate"))
-    interval = _intervals.check_options(*(kwargs.pop(name) for name in ("ci", "ci_method", "n_resamples", "seed")))
-    return kwargs, interval, aggregate
-
-
 def summary_of(frame: FrameT, call: dict[str, Any]) -> FrameT:
     """:func:`summary` of a call resolved by :func:`recframe._call.resolve` (``aggregate`` and
     the interval options included): what summary and curve compute."""
-    kwargs, (level, method, n_resamples, seed), aggregate = _summary_options(call)
+    kwargs, (level, method, n_resamples, seed), aggregate = _call.summary_options(call)
     if level is None:
         plan, spec, kind = _call.prepare(frame, kwargs)
         return _frames.from_lazy(_engine.summary_plan(plan, spec, aggregate), kind)
@@ -283,7 +274,7 @@ def with_tied_cutoffs(
     if per_user_rows:
         v.check_per_user_metrics(kwargs["metrics"])
     else:
-        kwargs, (level, *_), aggregate = _summary_options(kwargs)
+        kwargs, (level, *_), aggregate = _call.summary_options(kwargs)
         assert level is None, "an interval takes summary's own path"
     plan, spec, kind = _call.prepare(frame, kwargs)
     main = _per_user_frame(plan, spec) if per_user_rows else _engine.summary_plan(plan, spec, aggregate)

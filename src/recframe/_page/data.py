@@ -457,15 +457,12 @@ def _summary_and_per_user(
     None where the calls must run themselves (no interval, another aggregate, an interval
     method other than those :func:`recframe._intervals.summary_with_ci` computes, group-level
     metrics, a SQL engine): they check and refuse as usual."""
-    kwargs = _call.resolve(k, metrics, {**options, "ci": ci}, SUMMARY_NAMES, "summary")
-    interval = {name: kwargs.pop(name) for name in ("ci", "ci_method", "n_resamples", "seed")}
-    aggregate = kwargs.pop("aggregate")
-    if ci is None or aggregate != "mean" or _frames.sql_engine(frame) is not None:
+    call = _call.resolve(k, metrics, {**options, "ci": ci}, SUMMARY_NAMES, "summary")
+    kwargs, (level, method, n_resamples, seed), aggregate = _call.summary_options(call)
+    if level is None or aggregate != "mean" or _frames.sql_engine(frame) is not None:
         return None
     if v.group_level(kwargs["metrics"]):
         return None
-    level, method, n_resamples, seed = _intervals.check_options(**interval)
-    assert level is not None  # ci is given
     if method not in _intervals.FROM_PER_USER_ROWS:  # the Poisson bootstrap: the summary's own call
         return None
     v.check_per_user_metrics(kwargs["metrics"])
