@@ -761,7 +761,7 @@ def evaluate(
     float_ranks = spec.columns.rank is not None and not spec.facts.integer_rank
     once = truth is not None or exclude is not None or spec.columns.score is not None or spec.reranks or float_ranks
     if once:
-        lf = _frames.materialize(lf) if in_engine else _frames.cached(lf)
+        lf = _frames.materialize(lf) if in_engine else _frames.cache(lf)
     table = _checks.attach(list_table(lf, spec, checks, users, side), spec, checks, in_engine, shared_input=once)
     if spec.facts.with_users:
         # users= fixes who is evaluated (recommended users it lacks were refused or dropped)

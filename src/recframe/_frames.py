@@ -254,14 +254,6 @@ def materialize(lf: nw.LazyFrame) -> nw.LazyFrame:
     return lf
 
 
-def cached(lf: nw.LazyFrame) -> nw.LazyFrame:
-    """A Polars plan whose result each query (or each ``polars.collect_all``) computes once for
-    all its readers (``LazyFrame.cache()``); any other frame as it is."""
-    if lf.implementation is nw.Implementation.POLARS:
-        return nw.from_native(lf.to_native().cache())
-    return lf
-
-
 def _ibis_temp_table(lf: nw.LazyFrame) -> nw.LazyFrame:
     """An Ibis table computed once into a temporary table of its backend. Ibis' ``cache()`` and
     ``create_table`` send DuckDB 2.0 SQL it no longer parses, so on DuckDB the statement goes
