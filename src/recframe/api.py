@@ -180,7 +180,6 @@ def summary_of(frame: FrameT, call: dict[str, Any]) -> FrameT:
             'pl.scan_parquet("export/*.parquet") streams exports larger than memory.'
         )
     plan, spec, kind = _call.prepare(frame, kwargs)
-    assert level is not None  # ci is given
     if method == "poisson":  # on every engine, Polars included: the same weights, so the same intervals
         source = frame if engine is not None else None  # (its first row makes the resample numbers)
         return _frames.from_lazy(_poisson.summary_with_poisson(plan, spec, level, n_resamples, seed, source), kind)
