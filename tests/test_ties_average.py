@@ -41,13 +41,14 @@ def test_hand_worked_list(constructor, metrics: tuple[str, ...]) -> None:
     # b, c, d take positions 2-4 in any order: each holds c (relevant) with chance 1/3 (without
     # R-precision, which reads past the largest k, the shares are computed near the top alone:
     # the group of b, c, d reaches position 2 and counts whole)
-    out = to_polars(recframe.per_user(constructor(TIED), k=[2, 3], score="score", ties="average", metrics=list(metrics)))
+    out = to_polars(recframe.per_user(constructor(TIED), k=[2, 3, 4], score="score", ties="average", metrics=list(metrics)))
     row = dict.fromkeys(["r_precision"], (1 / 3) / 2) | out.row(0, named=True)
     assert row["precision@2"] == pytest.approx((1 / 3) / 2)
     assert row["precision@3"] == pytest.approx((2 / 3) / 3)
     assert row["recall@3"] == pytest.approx((2 / 3) / 2)
     assert row["hit_rate@2"] == pytest.approx(1 / 3)  # c at position 2 in one ordering of three
     assert row["hit_rate@3"] == pytest.approx(2 / 3)
+    assert row["hit_rate@4"] == 1.0  # the whole group is in the top 4: exactly 1, not 1 - 1e-300
     assert row["r_precision"] == pytest.approx((1 / 3) / 2)  # R = 2: position 2 holds c a third of the time
     assert row["dcg@3"] == pytest.approx((1 / 3) / math.log2(3) + (1 / 3) / math.log2(4))
     assert row["ndcg@2"] == pytest.approx(((1 / 3) / math.log2(3)) / (1 + 1 / math.log2(3)))

@@ -264,9 +264,9 @@ def _with_near_top(lf: nw.LazyFrame, spec: v.Spec) -> nw.LazyFrame:
     """ties="average": TIE_NEAR flags the ranked rows whose group of equal scores reaches a
     position <= the largest k (scored at least the score there; whole groups: a lower score
     ties no row there), or every ranked row when a term reads past it (hits_r, R-precision's).
-    The positions a term sums lie there, so each pass computes the shares of its own rows
-    alone (_with_tie_shares): bench/ties.py, 11M rows, the windows over every row cost the
-    summary 1.3 s."""
+    The positions a term sums lie there, so the shares are computed on those rows alone
+    (_with_tie_shares, see _averaged_passes): bench/ties.py, 11M rows, the windows over every
+    row cost the summary 1.3 s."""
     ranked = ~nw.col(n.RANK).is_null()
     if "hits_r" in needed_terms(spec):
         return lf.with_columns(ranked.alias(n.TIE_NEAR))
@@ -346,12 +346,12 @@ def _aggregate(column: str, agg: str) -> nw.Expr:
     return {"sum": c.sum(), "min": c.min(), "max": c.max(), "n_unique": c.n_unique()}[agg].alias(column)
 
 
-def _in_domain(domain: str, spec: v.Spec) -> nw.Expr:
+def _in_domain(domain: str, spec: v.Spec, near: bool = True) -> nw.Expr:
     """The rows of a domain, as a condition on the flagged rows. Under ties="average" the
     top-k rows are the rows near the top (TIE_NEAR: whole groups of equal scores), and they
     join the relevant (graded) rows: their positions may hold a share of a tied item's
-    relevance (gain)."""
-    averaged = spec.conventions.ties == "average"
+    relevance (gain). `near=False`: the domain's own rows alone."""
+    averaged = spec.conventions.ties == "average" and near
     if domain == "relevant":
         return (nw.col(n.RELEVANT) == 1) | nw.col(n.TIE_NEAR) if averaged else nw.col(n.RELEVANT) == 1
     if domain == "top_k":  # a null rank (not recommended) is outside
@@ -404,14 +404,15 @@ def _with_side_terms(
 class _Pass(NamedTuple):
     """One aggregation pass of :func:`list_table`: its domain, the condition on its rows, the
     terms it aggregates, and whether it also counts the duplicates (then its rows are the
-    relevant and top-k ones, and each term is masked to its domain) or the items outside the
-    catalog."""
+    relevant and top-k ones, and each term is masked to its domain), counts the items outside
+    the catalog, or computes ties="average"'s shares first (the windows over tied scores)."""
 
     domain: str
     condition: nw.Expr
     terms: list[Term]
     duplicates: bool = False
     catalog: bool = False
+    tie_shares: bool = False
 
 
 def _passes(spec: v.Spec, checks: _checks.CheckPlan, by_domain: dict[str, list[Term]], catalog: bool) -> list[_Pass]:
@@ -419,13 +420,9 @@ def _passes(spec: v.Spec, checks: _checks.CheckPlan, by_domain: dict[str, list[T
     each domain. The relevant rows (and the judged or graded rows, when asked for): the
     features (windows: only here, on a small share of the rows), then the terms read there;
     then the top-k rows (with the relevant ones when the duplicate check reads the rows that
-    can change a number), without windows but ties="average"'s shares."""
-    by_domain = dict(by_domain)
+    can change a number), without windows."""
     if spec.conventions.ties == "average":
-        # the top-k domain under ties="average" (TIE_NEAR) lies within the relevant one: one
-        # pass reads both, and computes its tie windows once
-        joined = by_domain["relevant"] + by_domain["top_k"]
-        by_domain["relevant"], by_domain["top_k"] = ([], joined) if checks.duplicates == "used" else (joined, [])
+        return _averaged_passes(spec, checks, by_domain, catalog)
     passes = [_Pass(d, _in_domain(d, spec), by_domain[d]) for d in ("relevant", "judged", "graded") if by_domain[d]]
     top_k = _in_domain("top_k", spec)
     if checks.duplicates != "used":
@@ -439,6 +436,28 @@ def _passes(spec: v.Spec, checks: _checks.CheckPlan, by_domain: dict[str, list[T
     passes.append(_Pass("top_k", _in_domain("relevant", spec) | top_k, plain, duplicates=True))
     if with_side or catalog:
         passes.append(_Pass("top_k", top_k, with_side, catalog=catalog))
+    return passes
+
+
+def _averaged_passes(spec: v.Spec, checks: _checks.CheckPlan, by_domain: dict[str, list[Term]], catalog: bool) -> list[_Pass]:
+    """ties="average"'s passes. The sums over the top k (of every domain) in one pass over the
+    rows near the top (TIE_NEAR: whole groups of equal scores), the tie windows on those rows
+    alone; each domain's other terms on its own rows, with the rows near the top and the
+    windows only when one reads positions (R-precision's); the duplicate counts over the
+    relevant rows and those near the top, in a pass of their own. bench/ties.py, 11M rows:
+    the windows and sums over the relevant rows and those near the top together cost the
+    summary 1.6x the default tie-break, apart 1.3x."""
+    near = [t for d in _PASSES for t in by_domain[d] if d == "top_k" or t.tie_average == "top_k"]
+    passes = []
+    for d in ("relevant", "judged", "graded"):
+        rest = [t for t in by_domain[d] if t.tie_average != "top_k"]
+        positions = any(t.tie_average == "positions" for t in rest)
+        if rest:
+            condition = _in_domain(d, spec) if positions else _in_domain(d, spec, near=False)
+            passes.append(_Pass(d, condition, rest, tie_shares=positions))
+    passes.append(_Pass("top_k", nw.col(n.TIE_NEAR), near, catalog=catalog, tie_shares=True))
+    if checks.duplicates == "used":
+        passes.append(_Pass("top_k", _in_domain("relevant", spec), [], duplicates=True))
     return passes
 
 
@@ -483,16 +502,16 @@ def list_table(
 
     # the catalog check (a recommended item outside items=) reads the rows ranked within k
     catalog_flags, catalog_counts = _side.outside_catalog(spec) if _side.needs_catalog(spec) else ({}, [])
-    averaged = spec.conventions.ties == "average"
-    for domain, condition, domain_terms, duplicates, catalog in _passes(spec, checks, by_domain, bool(catalog_counts)):
+    for domain, condition, domain_terms, duplicates, catalog, tie_shares in _passes(
+        spec, checks, by_domain, bool(catalog_counts)
+    ):
         mine = [(t, column, k) for t in domain_terms for column, k in _term_columns(t, spec)]
         extra = [*(checks.duplicate_rows.values() if duplicates else []), *(catalog_counts if catalog else [])]
         if not mine and not extra:
             continue
-        # the pass reads the domain's rows alone (no mask needed) unless the duplicate check reads
-        # more or another domain's terms joined it (ties="average")
+        # the pass reads the domain's rows alone (no mask needed) unless the duplicate check reads more
         part = lf.filter(condition)
-        part = with_position(_with_tie_shares(part, spec) if averaged and mine else part, spec)
+        part = with_position(_with_tie_shares(part, spec) if tie_shares and mine else part, spec)
         needs = _side.side_columns([t.name for t, _, _ in mine])
         if needs or catalog:
             assert side is not None  # the metrics' requires made sure of the inputs
@@ -500,10 +519,8 @@ def list_table(
             if catalog_flags:
                 part = part.with_columns(e.alias(c) for c, e in catalog_flags.items())
         part = _with_features(part, [t for t, _, _ in mine], rows, lists, domain)
-        part = part.with_columns(
-            _masked(t, k, spec, rows, not duplicates and domain_of(t, spec.conventions) == domain).alias(column)
-            for t, column, k in mine
-        )
+        # (a pass without the duplicate counts reads only rows of its terms' domains)
+        part = part.with_columns(_masked(t, k, spec, rows, not duplicates).alias(column) for t, column, k in mine)
         sums = _frames.group_agg(part, lists, *(_aggregate(column, t.agg) for t, column, _ in mine), *extra)
         table = table.join(sums, on=lists, how="left")
         # a list without such rows: each term's empty value, no duplicates, no item outside

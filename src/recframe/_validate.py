@@ -495,7 +495,7 @@ def _check_tie_policy(call: Mapping[str, Any], conventions: Conventions, asked: 
         )
     if conventions.ties != "average":
         return
-    refused = [m for m in asked if not all(TERMS[t].tie_average for t in REGISTRY[m].terms(conventions))]
+    refused = [m for m in asked if not all(TERMS[t].tie_average is not None for t in REGISTRY[m].terms(conventions))]
     if refused:
         raise fail(
             f"{ref('ties', 'average')} has no closed form here for {', '.join(map(repr, refused))}: the expected value "

@@ -46,6 +46,7 @@ Domain = Literal["all", "relevant", "top_k", "judged", "graded", "side", "item_g
 #: A user-level term or metric has one value per list; a group-level one, one per summary group.
 Level = Literal["user", "group"]
 Agg = Literal["sum", "min", "max", "n_unique"]
+TieAverage = Literal["count", "top_k", "positions"]
 #: Columns a term or feature reads from the side inputs (see recframe._side), joined onto its
 #: rows only when it is asked for: per item, "popularity" (distinct training users, 0 for an
 #: item not in train=), "popularity_rank" (its dense rank among the training items by
@@ -219,11 +220,14 @@ class Term:
     #: counts in the pass over every row, but only the relevant rows add to it): what the
     #: duplicate check must read for it (see recframe._checks.duplicate_scope)
     reads: Domain | None = None
-    #: under ``ties="average"`` the value is the expected one over the orderings of tied items:
-    #: a sum over positions linear in what each position holds (``Rows.hit``,
-    #: ``Rows.position_gain``), or a count the order cannot change; a metric finished from
-    #: any other term is refused under ``ties="average"``
-    tie_average: bool = False
+    #: under ``ties="average"`` the value is the expected one over the orderings of tied items,
+    #: read by the engine on the rows it needs: "count", a count the order cannot change (on
+    #: the domain's own rows); "top_k", a sum over the positions <= k of what each holds
+    #: (``Rows.hit``, ``Rows.position_gain``, ``Rows.tie_miss``: on the rows near the top
+    #: alone); "positions", such a sum that also reads the domain's other rows (a window over
+    #: the list's relevant rows). A metric finished from any other term is refused under
+    #: ``ties="average"``
+    tie_average: TieAverage | None = None
     #: the "item_group" domain's value (see :func:`item_group_term`): on each row of
     #: ItemGroupRows at cut-off k, aggregated by ``agg`` over the list's or group's item groups
     per_item_group: Callable[[ItemGroupRows, int], nw.Expr] | None = None

@@ -61,14 +61,14 @@ F1 = Metric(
 def _hit_rate(k: int | None, o: Conventions) -> nw.Expr:
     if o.ties == "average":
         # the chance of a relevant item in the top k over the orderings of tied items: 1 minus
-        # the chance that none is there
-        return nw.when(col("tie_sure_hit@", k) > 0).then(1.0).otherwise(1.0 - col("tie_log_miss@", k).exp())
+        # the chance that none is there (exactly 1 when a row is sure to hit: see SURE_HIT_LOG)
+        return 1.0 - col("tie_log_miss@", k).exp()
     return (col("hits@", k) > 0).cast(nw.Float64)
 
 
 HIT_RATE = Metric(
     name="hit_rate",
-    terms=lambda o: ("tie_sure_hit@", "tie_log_miss@") if o.ties == "average" else ("hits@",),
+    terms=lambda o: ("tie_log_miss@",) if o.ties == "average" else ("hits@",),
     finish=_hit_rate,
     defined="always",
 )

@@ -11,6 +11,10 @@ import narwhals as nw
 from recframe._names import POSITION
 from recframe.metrics._registry import NOT_RANKED, Feature, Rows, Term, cutoff, declare, discount, within
 
+# exp() of a sum holding it underflows to exactly 0.0 (below about -745; a real sum of log miss
+# chances that low rounds the same way): what a row sure to hit adds to tie_log_miss@
+SURE_HIT_LOG = -1000.0
+
 declare(
     # R: the relevant rows of a list, over all rows
     Feature("relevant_in_list", lambda rows, keys: rows.relevant.sum().over(*keys)),
@@ -42,16 +46,16 @@ def _idcg_value(rows: Rows, k: int | None) -> nw.Expr:
 
 declare(
     # R, the user's relevant items, recommended or not
-    Term("n_relevant", "all", lambda rows, k: rows.relevant, reads="relevant", tie_average=True),
+    Term("n_relevant", "all", lambda rows, k: rows.relevant, reads="relevant", tie_average="count"),
     # relevant items ranked <= k
-    Term("hits@", "relevant", lambda rows, k: within(rows.rank, cutoff(k), rows.hit), at_k=True, tie_average=True),
+    Term("hits@", "relevant", lambda rows, k: within(rows.rank, cutoff(k), rows.hit), at_k=True, tie_average="top_k"),
     # relevant items ranked <= R
     Term(
         "hits_r",
         "relevant",
         lambda rows, k: within(rows.rank, rows.feature("relevant_in_list"), rows.hit),
         features=("relevant_in_list",),
-        tie_average=True,
+        tie_average="positions",
     ),
     # relevant items ranked <= min(k, R)
     Term(
@@ -60,35 +64,30 @@ declare(
         lambda rows, k: within(rows.rank, nw.min_horizontal(rows.feature("relevant_in_list"), nw.lit(cutoff(k))), rows.hit),
         at_k=True,
         features=("relevant_in_list",),
-        tie_average=True,
+        tie_average="positions",
     ),
     # items of any relevance ranked <= k: the list cut at k
-    Term("retrieved@", "top_k", lambda rows, k: within(rows.rank, cutoff(k), 1.0), at_k=True, tie_average=True),
+    Term("retrieved@", "top_k", lambda rows, k: within(rows.rank, cutoff(k), 1.0), at_k=True, tie_average="top_k"),
     # sum over relevant items ranked <= k of (relevant items ranked <= it) / rank
     Term("ap_sum@", "relevant", _ap_value, at_k=True, features=("relevant_position",)),
     # rank of the first relevant item (NOT_RANKED when there is none)
     Term("min_rank", "relevant", lambda rows, k: rows.rank, agg="min", empty=NOT_RANKED),
     # sum over relevant items ranked <= k of gain / discount(rank)
     # (the gaining rows: the relevant ones, or every graded one under gain_threshold="positive")
-    Term("dcg@", "graded", _dcg_value, at_k=True, tie_average=True),
+    Term("dcg@", "graded", _dcg_value, at_k=True, tie_average="top_k"),
     # the same sum over the user's gains sorted descending (the ideal list)
-    Term("idcg@", "graded", _idcg_value, at_k=True, features=("ideal_position",), tie_average=True),
-    # ties="average" only, for hit rate: whether a row ranked <= k is sure to leave a relevant
-    # item in the top k, and the log of the chance that the rows ranked <= k hold none (their
-    # miss chances multiply: a sum of logs)
-    Term(
-        "tie_sure_hit@",
-        "top_k",
-        lambda rows, k: within(rows.rank, cutoff(k), (rows.tie_miss == 0).cast(nw.Float64)),
-        at_k=True,
-        agg="max",
-        tie_average=True,
-    ),
+    Term("idcg@", "graded", _idcg_value, at_k=True, features=("ideal_position",), tie_average="count"),
+    # ties="average" only, for hit rate: the log of the chance that the rows ranked <= k hold
+    # no relevant item (their miss chances multiply: a sum of logs). A row sure to leave one
+    # there adds SURE_HIT_LOG: exp of the sum then underflows to exactly 0.0, so hit rate is
+    # exactly 1 without a second term (a sentinel, not log(0): Spark's log(0) is null)
     Term(
         "tie_log_miss@",
         "top_k",
-        lambda rows, k: within(rows.rank, cutoff(k), nw.when(rows.tie_miss > 0).then(rows.tie_miss).otherwise(1.0).log()),
+        lambda rows, k: within(
+            rows.rank, cutoff(k), nw.when(rows.tie_miss > 0).then(rows.tie_miss.log()).otherwise(SURE_HIT_LOG)
+        ),
         at_k=True,
-        tie_average=True,
+        tie_average="top_k",
     ),
 )
