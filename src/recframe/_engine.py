@@ -176,11 +176,6 @@ def prepare(
     return lf
 
 
-def _quoted(column: str) -> str:
-    """A column name as a DuckDB SQL identifier."""
-    return '"' + column.replace('"', '""') + '"'
-
-
 def score_positions(lf: nw.LazyFrame, spec: v.Spec, lists: list[str]) -> nw.LazyFrame:
     """RANK = each eligible row's position in its list by score, descending, ties broken by the
     item (ascending, or descending under ``ties="item_desc"``); null on the other rows.
@@ -212,10 +207,19 @@ def score_positions(lf: nw.LazyFrame, spec: v.Spec, lists: list[str]) -> nw.Lazy
         return nw.from_native(native).drop("__rf_item_order", "__rf_rel_order")
     if lf.implementation is nw.Implementation.DUCKDB:
         # the rows not eligible are a partition of their own
-        partition = ", ".join(_quoted(c) for c in [*lists, n.ELIGIBLE])
-        order = f"{_quoted(n.SCORE)} DESC, {_quoted('__rf_rel_order')} ASC, {_quoted('__rf_item_order')} {'DESC' if descending else 'ASC'}"
+        partition = ", ".join(_frames.sql_name(c) for c in [*lists, n.ELIGIBLE])
+        order = f"{_frames.sql_name(n.SCORE)} DESC, {_frames.sql_name('__rf_rel_order')} ASC, {_frames.sql_name('__rf_item_order')} {'DESC' if descending else 'ASC'}"
         number = f"CAST(row_number() OVER (PARTITION BY {partition} ORDER BY {order}) AS BIGINT)"
-        relation = lf.to_native().project(f"*, CASE WHEN {_quoted(n.ELIGIBLE)} = 1 THEN {number} END AS {_quoted(n.RANK)}")
+        floor, cut = "", _near_top_cut(spec)
+        if cut is not None:
+            # ties="average"'s score at the largest k (_with_near_top) from the ranking's own
+            # sort: a window of its own sorts every row again (bench/ties.py's frame in DuckDB:
+            # 1.9 s of a 6.4 s summary). On the rows past the k-th, the k-th score (null before)
+            frame = f"OVER (PARTITION BY {partition} ORDER BY {order} ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW)"
+            floor = f", nth_value({_frames.sql_name(n.SCORE)}, {cut}) {frame} AS {_frames.sql_name(n.TIE_FLOOR)}"
+        relation = lf.to_native().project(
+            f"*, CASE WHEN {_frames.sql_name(n.ELIGIBLE)} = 1 THEN {number} END AS {_frames.sql_name(n.RANK)}{floor}"
+        )
         return nw.from_native(relation).drop("__rf_item_order", "__rf_rel_order")
     # counting only eligible rows makes where null scores sort irrelevant
     if descending:
@@ -268,11 +272,24 @@ def _with_near_top(lf: nw.LazyFrame, spec: v.Spec) -> nw.LazyFrame:
     (_with_tie_shares, see _averaged_passes): bench/ties.py, 11M rows, the windows over every
     row cost the summary 1.3 s."""
     ranked = ~nw.col(n.RANK).is_null()
-    if "hits_r" in needed_terms(spec):
+    cut = _near_top_cut(spec)
+    if cut is None:
         return lf.with_columns(ranked.alias(n.TIE_NEAR))
-    top = nw.when(nw.col(n.RANK) <= position_cut(max(spec.selection.ks))).then(nw.col(n.SCORE))
+    if n.TIE_FLOOR in lf.collect_schema().names():  # (DuckDB: from the ranking's sort, score_positions)
+        near = ranked & ((nw.col(n.RANK) <= cut) | (nw.col(n.SCORE) >= nw.col(n.TIE_FLOOR)))
+        return lf.with_columns(near.fill_null(False).alias(n.TIE_NEAR)).drop(n.TIE_FLOOR)
+    top = nw.when(nw.col(n.RANK) <= cut).then(nw.col(n.SCORE))
     floor = top.min().over(*([n.LIST] if spec.facts.list_runs else [*spec.columns.list_keys, n.USER]))
     return lf.with_columns((ranked & (nw.col(n.SCORE) >= floor)).fill_null(False).alias(n.TIE_NEAR))
+
+
+def _near_top_cut(spec: v.Spec) -> int | None:
+    """ties="average": the last position the rows near the top must reach (the largest k), or
+    None when every ranked row is near it (a term reads past k: hits_r, R-precision's) or
+    the call does not average over ties."""
+    if spec.conventions.ties != "average" or "hits_r" in needed_terms(spec):
+        return None
+    return position_cut(max(spec.selection.ks))
 
 
 def _with_tie_shares(lf: nw.LazyFrame, spec: v.Spec) -> nw.LazyFrame:
@@ -295,24 +312,26 @@ def _with_tie_shares(lf: nw.LazyFrame, spec: v.Spec) -> nw.LazyFrame:
         nw.col(n.RANK).alias(rank),
     )
     # each window once (an engine may not share equal windows), and only those the terms read
-    windows = {}
+    windows: dict[str, tuple[_frames.GroupAgg, str]] = {}
     if "dcg@" in terms:
-        windows["__rf_window_gain"] = nw.col(row_gain).mean().over(*group)
+        windows["__rf_window_gain"] = ("mean", row_gain)
     if "tie_log_miss@" in terms:  # (the share of relevant rows is then relevant / size)
-        windows["__rf_window_size"] = nw.col(rank).count().over(*group).cast(nw.Float64)
-        windows["__rf_window_relevant"] = nw.col(hit).sum().over(*group)
-        windows["__rf_window_start"] = nw.col(rank).min().over(*group)
+        windows["__rf_window_size"] = ("count", rank)
+        windows["__rf_window_relevant"] = ("sum", hit)
+        windows["__rf_window_start"] = ("min", rank)
     else:
-        windows["__rf_window_hit"] = nw.col(hit).mean().over(*group)
-    lf = lf.with_columns(expr.alias(name) for name, expr in windows.items())
+        windows["__rf_window_hit"] = ("mean", hit)
+    lf = _frames.over_groups(lf, group, windows)
     share = (
-        nw.col("__rf_window_hit") if "__rf_window_hit" in windows else nw.col("__rf_window_relevant") / nw.col("__rf_window_size")
+        nw.col("__rf_window_hit")
+        if "__rf_window_hit" in windows
+        else nw.col("__rf_window_relevant") / nw.col("__rf_window_size").cast(nw.Float64)
     )
     out = [nw.when(near).then(share).otherwise(nw.col(hit)).alias(n.TIE_HIT)]
     if "__rf_window_gain" in windows:
         out.append(nw.when(near).then(nw.col("__rf_window_gain")).otherwise(nw.col(row_gain)).alias(n.TIE_GAIN))
     if "__rf_window_size" in windows:
-        size = nw.col("__rf_window_size")
+        size = nw.col("__rf_window_size").cast(nw.Float64)
         before = (nw.col(n.RANK) - nw.col("__rf_window_start")).cast(nw.Float64)  # j: the rows of the group before it
         miss = (size - nw.col("__rf_window_relevant") - before) / (size - before)
         out.append(nw.when(near).then(nw.when(miss > 0).then(miss).otherwise(0.0)).alias(n.TIE_MISS))

@@ -26,6 +26,8 @@ RELEVANT, GAIN, POSITION = "__rf_relevant", "__rf_gain", "__rf_position"
 TIE_HIT, TIE_GAIN, TIE_MISS = "__rf_tie_hit", "__rf_tie_gain", "__rf_tie_miss"
 # the ranked rows whose group of equal scores reaches a position a term sums (recframe._engine)
 TIE_NEAR = "__rf_tie_near"
+# (DuckDB: the score at the largest k, from the ranking's own sort; see _engine.score_positions)
+TIE_FLOOR = "__rf_tie_floor"
 
 # facts of each list, over all its rows (the "all" row domain)
 N_ROWS, N_ITEMS_SET = "__rf_n_rows", "__rf_n_items_set"
