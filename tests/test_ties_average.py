@@ -194,6 +194,8 @@ def test_with_truth_and_negative_zero() -> None:
             lambda: recframe.agreement(TIED.with_columns(model=pl.lit("A")), k=2, score="score", by="model", ties="average"),
             ["ties='average'", "agreement"],
         ),
+        # (not told to pass metrics=, which inspect does not take)
+        (lambda: recframe.inspect(TIED, k=2, score="score", ties="average"), ["ties='average'", "inspect", 'ties="item_asc"']),
     ],
 )
 def test_refused_where_no_closed_form(call, words: list[str]) -> None:

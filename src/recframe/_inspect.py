@@ -549,6 +549,8 @@ def _inspect(
     _check_selection(select, n_users, seed, show_images)
     if "users" in options:  # (only through **options: users is a keyword of its own)
         users = options.pop("users")
+    # (before the call is resolved, which would refuse average ties for metrics inspect takes no say in)
+    v.refuse_average_ties({"ties": options.get("ties")}, "inspect", "each list's items")
     kwargs = _call.resolve([k], None, options, PER_USER_NAMES, "inspect")
     user = kwargs["user"]
     if user is None:
