@@ -474,7 +474,7 @@ def _averaged_passes(spec: v.Spec, checks: _checks.CheckPlan, by_domain: dict[st
         if rest:
             condition = _in_domain(d, spec) if positions else _in_domain(d, spec, near=False)
             passes.append(_Pass(d, condition, rest, tie_shares=positions))
-    passes.append(_Pass("top_k", nw.col(n.TIE_NEAR), near, catalog=catalog, tie_shares=True))
+    passes.append(_Pass("top_k", _in_domain("top_k", spec), near, catalog=catalog, tie_shares=True))
     if checks.duplicates == "used":
         passes.append(_Pass("top_k", _in_domain("relevant", spec), [], duplicates=True))
     return passes
