@@ -18,7 +18,7 @@ from typing import Any
 
 import polars as pl
 import pytest
-from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import HealthCheck, assume, example, given, settings
 from hypothesis import strategies as st
 
 import recframe
@@ -127,16 +127,37 @@ def valid(df: pl.DataFrame, options: dict[str, Any]) -> bool:
                 return False
         if isinstance(rel, float) and (math.isnan(rel) or math.isinf(rel)):
             return False
-        relevant = rel is not None and (float(rel) >= float(thr) if thr is not None else float(rel) > 0)
-        if relevant and options["gain"] == "exp2" and float(rel) > 1000:
+        if is_relevant(rel, thr) and options["gain"] == "exp2" and float(rel) > 1000:
             return False
-        if every_row or relevant or (rank is not None and float(rank) <= options["k"]):
+        if every_row or read_by_the_check(row, options):
             if (user, item) in seen:
                 return False
             seen.add((user, item))
             if rank is not None:
                 ranks.setdefault(user, []).append(float(rank))
     return all(len(set(r)) == len(r) for r in ranks.values())
+
+
+# an item's relevant row repeated in a row the check does not read (unjudged, not ranked): found
+# by hypothesis on DuckDB, where the reference once kept the repeat (an item's last row)
+UNREAD_REPEAT = (
+    pl.DataFrame(
+        {"user_id": [0, 0], "item_id": [0, 0], "rank": [None, None], "relevance": [1.0, None]},
+        schema={"user_id": pl.Int64, "item_id": pl.Int64, "rank": pl.Int64, "relevance": pl.Float64},
+    ),
+    {"k": 1, "threshold": None, "gain": "linear", "metrics": list(METRICS), "rank_gaps": "keep", "check_duplicates": "used"},
+)
+
+
+def is_relevant(rel: Any, thr: Any) -> bool:
+    return rel is not None and (float(rel) >= float(thr) if thr is not None else float(rel) > 0)
+
+
+def read_by_the_check(row: dict[str, Any], options: dict[str, Any]) -> bool:
+    """A row check_duplicates="used" reads (one that can change a number): relevant, or ranked
+    within k."""
+    rank = row["rank"]
+    return is_relevant(row["relevance"], options["threshold"]) or (rank is not None and float(rank) <= options["k"])
 
 
 def names_a_column_or_argument(message: str) -> bool:
@@ -156,6 +177,7 @@ def assert_value(column: str, got: Any, want: float | None) -> None:
 def test_hostile_frames_give_the_reference_or_a_named_error(backend: str) -> None:
     @SETTINGS
     @given(hostile())
+    @example(UNREAD_REPEAT)
     def run(case: tuple[pl.DataFrame, dict[str, Any]]) -> None:
         df, options = case
         try:
@@ -179,6 +201,10 @@ def test_hostile_frames_give_the_reference_or_a_named_error(backend: str) -> Non
             }
             for r in df.iter_rows(named=True)
         ]
+        # a repeat of a row the check reads, in a row it does not read, changes no number
+        # (tests/test_properties.py): the reference, which keeps an item's last row, keeps the read one
+        read = {(r["user_id"], r["item_id"]) for r in rows if read_by_the_check(r, options)}
+        rows = [r for r in rows if read_by_the_check(r, options) or (r["user_id"], r["item_id"]) not in read]
         threshold = None if options["threshold"] is None else float(options["threshold"])
         want = reference.per_user(rows, k=options["k"], metrics=METRICS, threshold=threshold, gain=options["gain"])
         assert got.height == len(want)
