@@ -200,16 +200,17 @@ def test_with_a_segment_the_example_users_are_chosen_per_segment_as_inspect_choo
 
 
 def test_with_a_segment_the_summary_and_the_per_user_frame_come_from_one_pass(monkeypatch):
-    """With a segment (a key of users=, not of the lists) the page's summary by model and its
-    per-user frame by model and segment are one pass over the data: the same lists, the
-    segment only labels each user's; both equal the public calls made alone."""
+    """With a segment (a key of users=, not of the lists) the page's summary by model, its
+    per-user frame by model and segment and its tie counts by model are one pass over the
+    data: the same lists, the segment only labels each user's; each equals the public call
+    made alone."""
     from recframe import _engine
 
     passes = []
     real = _engine.per_user_rows
     monkeypatch.setattr(_engine, "per_user_rows", lambda *a: passes.append(1) or real(*a))
     request = data.request(RECS, TRUTH, "popular", 10, 0.95, None, None, None, None, ["ndcg", "recall"], 3, dict(SEGMENTED))
-    summary_of, per_user = data._numbers(request)
+    summary_of, per_user, tied = data._numbers(request)
     assert len(passes) == 1
     options = {name: value for name, value in SEGMENTED.items() if name != "by"}
     want = recframe.summary(RECS, truth=TRUTH, k=10, metrics=["ndcg", "recall"], ci=0.95, by="model", **options)
@@ -219,6 +220,8 @@ def test_with_a_segment_the_summary_and_the_per_user_frame_come_from_one_pass(mo
     want = recframe.per_user(RECS, truth=TRUTH, k=10, metrics=["ndcg", "recall"], **lists)
     assert_frame_equal(per_user, want, check_exact=False, rel_tol=1e-12)
     assert per_user.columns[:2] == ["model", "segment"]
+    assert tied is not None
+    assert_frame_equal(tied, recframe.tied_cutoffs(RECS, truth=TRUTH, k=10, **{**lists, "by": "model"}))
 
 
 def test_the_page_s_intervals_are_those_of_the_method_asked_for():

@@ -103,8 +103,10 @@ def summary_with_ci(
             a: np.random.default_rng(seed if a == "mean" or seed is None else [seed, zlib.crc32(a.encode())]) for a in aggregates
         }
         # each metric's values where the user counts for it in the means, else null
-        counted = nw.from_native(users.lazy()).select(
-            *keys, *(_engine.counted_value(spec, c, name) for c, name, _ in _engine.metric_columns(spec, "user"))
+        counted = (
+            nw.from_native(users.lazy())
+            .with_columns(**_engine.counted_flags(spec))
+            .select(*keys, *(_engine.counted_value(spec, c, name, True) for c, name, _ in _engine.metric_columns(spec, "user")))
         )
         values = counted.to_native().collect()
         extra: dict[str, list[float]] = {c: [] for c in columns if c not in means.columns}
@@ -146,7 +148,9 @@ def counted_users(per_user: nw.LazyFrame, spec: v.Spec) -> tuple[nw.LazyFrame, l
     group keys; the metric columns."""
     columns = _engine.metric_columns(spec, "user")
     keys = list(spec.columns.by)
-    users = per_user.select(*keys, n.USER, *(_engine.counted_value(spec, c, name) for c, name, _ in columns))
+    users = per_user.with_columns(**_engine.counted_flags(spec)).select(
+        *keys, n.USER, *(_engine.counted_value(spec, c, name, True) for c, name, _ in columns)
+    )
     if not keys:
         users = users.with_columns(nw.lit(0).alias(n.GROUP))
     return users, keys or [n.GROUP], [c for c, _, _ in columns]

@@ -43,6 +43,10 @@ USER_ROWS = "__rf_user_rows"
 
 # summary's working columns (N_LISTS: every list of the group, counted or not)
 COUNTED, GROUP, N_LISTS = "__rf_counted", "__rf_group", "__rf_n_lists"
+#: per list, read by the metrics' finishing expressions (recframe._engine.user_flags): it has a
+#: relevant item, an item that gains, a ranked item; it counts for the metrics (see counted_value)
+HAS_RELEVANT, HAS_GRADED, HAS_RANKED = "__rf_has_relevant", "__rf_has_graded", "__rf_has_ranked"
+COUNTS, COUNTS_RANKED = "__rf_counts", "__rf_counts_ranked"
 
 # side inputs (recframe._side), joined onto the rows that read them: per item, the distinct
 # training users (0 for an item not in train=), the head flag of the long-tail split and the

@@ -145,7 +145,7 @@ def agreement(
     models = sorted(lists.select(model).unique().collect().get_column(model).to_list())
     pairs = _pairs(models, baseline, model)
     parts = [_pair(top, lists, strata, model, a, b, k, p) for a, b in pairs]
-    out = nw.concat(parts, how="vertical") if len(parts) > 1 else parts[0]
+    out = _measured(nw.concat(parts, how="vertical") if len(parts) > 1 else parts[0], strata, k, p)
     if kind != "engine":
         # the data checks ride along the per-list table: one count of it makes them run first
         out = out.join(plan.per_user.select(nw.len().alias("__rf_checked")), how="cross").drop("__rf_checked")
@@ -222,8 +222,26 @@ def _pair(
         both, keys, nw.col("__rf_c").sum().alias("__rf_concordant"), nw.len().cast(nw.Int64).alias("__rf_pairs")
     )
     out = sizes.join(counts, on=keys, how="left").join(concordance, on=keys, how="left")
-    out = out.with_columns(nw.col("n_common").fill_null(0), nw.col("__rf_hsum").fill_null(0.0), nw.col("__rf_xs").fill_null(0))
-    return out.select(*strata, nw.lit(a).alias("model_a"), nw.lit(b).alias("model_b"), n.USER, *_measures(k, p))
+    out = out.with_columns(
+        nw.col("n_common", "__rf_xs", "__rf_pairs", "__rf_concordant").fill_null(0), nw.col("__rf_hsum").fill_null(0.0)
+    )
+    sums = ("n_a", "n_b", "n_common", "__rf_xs", "__rf_hsum", "__rf_hn_a", "__rf_hn_b", "__rf_pairs", "__rf_concordant")
+    return out.select(*strata, nw.lit(a).alias("model_a"), nw.lit(b).alias("model_b"), n.USER, *sums)
+
+
+def _measured(sums: nw.LazyFrame, strata: list[str], k: int, p: float) -> nw.LazyFrame:
+    """Every pair's per-user sums (:func:`_pair`) with :func:`_measures`: written once for all
+    pairs, and the parts they share as columns first (narwhals turns each expression into the
+    engine's in Python, a part used twice twice)."""
+    n_a, n_b = nw.col("n_a"), nw.col("n_b")
+    a_longer = n_a >= n_b
+    shared = sums.with_columns(
+        nw.min_horizontal(n_a, n_b).alias("__rf_short"),
+        nw.max_horizontal(n_a, n_b).alias("__rf_long"),
+        nw.when(a_longer).then(nw.col("__rf_hn_a")).otherwise(nw.col("__rf_hn_b")).alias("__rf_h_after_long"),
+        nw.when(a_longer).then(nw.col("__rf_hn_b")).otherwise(nw.col("__rf_hn_a")).alias("__rf_h_after_short"),
+    )
+    return shared.select(*strata, "model_a", "model_b", n.USER, *_measures(k, p))
 
 
 def _measures(k: int, p: float) -> list[nw.Expr]:
@@ -239,17 +257,15 @@ def _measures(k: int, p: float) -> list[nw.Expr]:
     X_s / s * [S(s + 1) - S(l + 1) - s (H(s + 1) - H(l + 1))] (see :func:`_suffix`; H(n + 1)
     of each list is read from the lists' table, ``__rf_hn_a`` and ``__rf_hn_b``)."""
     n_a, n_b, common, x_short = nw.col("n_a"), nw.col("n_b"), nw.col("n_common"), nw.col("__rf_xs")
-    short, long = nw.min_horizontal(n_a, n_b), nw.max_horizontal(n_a, n_b)
-    a_longer = n_a >= n_b
-    h_after_long = nw.when(a_longer).then(nw.col("__rf_hn_a")).otherwise(nw.col("__rf_hn_b"))
-    h_after_short = nw.when(a_longer).then(nw.col("__rf_hn_b")).otherwise(nw.col("__rf_hn_a"))
+    short, long = nw.col("__rf_short"), nw.col("__rf_long")  # (columns of _measured)
+    h_after_long, h_after_short = nw.col("__rf_h_after_long"), nw.col("__rf_h_after_short")
     first = nw.col("__rf_hsum") - common * h_after_long
     between = _geometric(short + 1, k, p) - _geometric(long + 1, k, p)
     second = (x_short / short) * (between - short * (h_after_short - h_after_long))
     tail = ((common - x_short) / long + x_short / short) * (nw.lit(p) ** long)
     rbo = (1 - p) / p * (first + second) + tail
     union = n_a + n_b - common
-    pairs = nw.col("__rf_pairs").fill_null(0)
+    pairs = nw.col("__rf_pairs")
     return [
         n_a,
         n_b,
@@ -258,7 +274,7 @@ def _measures(k: int, p: float) -> list[nw.Expr]:
         nw.when(union > 0).then(common / union).otherwise(None).cast(nw.Float64).alias("jaccard"),
         nw.when(short > 0).then(rbo).otherwise(None).cast(nw.Float64).alias("rbo"),
         nw.when(pairs > 0)
-        .then((2 * nw.col("__rf_concordant").fill_null(0) - pairs) / pairs)
+        .then((2 * nw.col("__rf_concordant") - pairs) / pairs)
         .otherwise(None)
         .cast(nw.Float64)
         .alias("kendall_tau"),

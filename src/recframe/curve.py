@@ -165,16 +165,16 @@ def _long(wide: Any, names: list[str], k_max: int, suffixes: tuple[str, ...]) ->
     columns = wide.columns
     keys = columns[: columns.index("n_users")]
     counts = [c for c in columns if _validate.is_count_column(c)]
+    # renamed, not aliased: narwhals turns each expression into the engine's in Python (see
+    # recframe._engine._aggregates), and a curve has k_max times a column per metric
     parts = [
-        wide.select(
-            *keys,
-            nw.lit(k, dtype=nw.Int64).alias("k"),
-            *counts,
-            *(nw.col(f"{m}@{k}{s}").alias(f"{m}{s}") for m in names for s in suffixes),
-        )
+        wide.select(*keys, *counts, *(f"{m}@{k}{s}" for m in names for s in suffixes))
+        .rename({f"{m}@{k}{s}": f"{m}{s}" for m in names for s in suffixes})
+        .with_columns(nw.lit(k, dtype=nw.Int64).alias("k"))
         for k in range(1, k_max + 1)
     ]
-    return nw.concat(parts, how="vertical").sort([*keys, "k"])
+    order = [*keys, "k", *counts, *(f"{m}{s}" for m in names for s in suffixes)]
+    return nw.concat(parts, how="vertical").select(order).sort([*keys, "k"])
 
 
 # the options' names, from their one declaration (numpydoc: names sharing one entry, one line)

@@ -249,9 +249,9 @@ class PageData:
 
 
 def collect(r: Request, ready: Callable[[str, PageData], None] | None = None) -> PageData:
-    """Every number the page shows. Polars releases the GIL: the summary and the per-user frame,
-    the agreement, the tie counts, beyond accuracy and the item groups are computed in threads
-    while the curves are; then the summary's bootstrap, the segments and the example users in
+    """Every number the page shows. Polars releases the GIL: the summary and the per-user frame
+    (with the tie counts), the agreement, beyond accuracy and the item groups are computed in
+    threads while the curves are; then the summary's bootstrap, the segments and the example users in
     threads, while the comparison is made and the sections are written. ``ready(stage, data)``
     is called here as a stage's frames come in (``"curves"``, ``"per_user"``, ``"sides"``,
     ``"segments"``), so that the caller can make their sections meanwhile."""
@@ -260,7 +260,6 @@ def collect(r: Request, ready: Callable[[str, PageData], None] | None = None) ->
     with ThreadPoolExecutor(max_workers=3) as pool:
         numbers = pool.submit(_numbers, r)
         agreement_job = pool.submit(_agreement, r)  # the longest call after the summary's: it starts at once
-        tied_job = pool.submit(_tied, r)
         sides_job = pool.submit(_sides, r)  # (their own calls: they need nothing from the others)
         try:
             data.curve, data.curve_metrics = _curves(r)
@@ -268,7 +267,7 @@ def collect(r: Request, ready: Callable[[str, PageData], None] | None = None) ->
             numbers.result()  # the summary's own error first, when it has one: it names the argument as given
             raise
         tell("curves", data)
-        summary_of, data.per_user = numbers.result()
+        summary_of, data.per_user, data.tied = numbers.result()
         summary_job = pool.submit(summary_of)  # the bootstrap, while the comparison and its figures are made
         metric_columns = _tables.metric_columns(data.per_user.columns)
         first = metric_columns[0] if metric_columns else None
@@ -288,7 +287,6 @@ def collect(r: Request, ready: Callable[[str, PageData], None] | None = None) ->
         tell("segments", data)
         data.summary = summary_job.result()
         data.examples, data.inspected, data.examples_error, data.ties = examples_job.result()
-        data.tied = tied_job.result()
         several = bool(r.model_keys) and data.per_user.get_column(r.model_keys[0]).n_unique() > 1
         data.agreement = agreement_job.result() if several else None  # (one model: agreement's refusal not shown)
     frames = {name: frame for name, frame in r.frames.items() if frame is not None}
@@ -433,19 +431,22 @@ def _curves(r: Request) -> tuple[pl.DataFrame, list[str]]:
     raise AssertionError("unreachable")  # pragma: no cover
 
 
-def _numbers(r: Request) -> tuple[Callable[[], pl.DataFrame], pl.DataFrame]:
-    """The summary with intervals (as a function) and the per-user frame: one pass where it
-    can (see _summary_and_per_user), else the two calls."""
-    shared = _summary_and_per_user(r.recs, r.ks, r.metrics, {**r.common, "by": r.by_keys or None}, r.main_by, r.ci)
+def _numbers(r: Request) -> tuple[Callable[[], pl.DataFrame], pl.DataFrame, pl.DataFrame | None]:
+    """The summary with intervals (as a function), the per-user frame and, with score=,
+    recframe.tied_cutoffs' table: one pass where it can (see _summary_and_per_user), else the
+    calls."""
+    options = {**r.common, "by": r.by_keys or None}
+    shared = _summary_and_per_user(r.recs, r.ks, r.metrics, options, r.main_by, r.ci, r.given.get("score") is not None)
     if shared is not None:
         return shared
     table = _tables.eager(summary(r.recs, r.ks, r.metrics, **{**r.common, "by": r.main_by or None}, ci=r.ci), "summary")
-    return (lambda: table), _tables.eager(per_user(r.recs, r.ks, r.metrics, **{**r.lists, "by": r.by_keys or None}), "per_user")
+    users = _tables.eager(per_user(r.recs, r.ks, r.metrics, **{**r.lists, "by": r.by_keys or None}), "per_user")
+    return (lambda: table), users, _tied(r)
 
 
 def _summary_and_per_user(
-    frame: Any, k: Any, metrics: Any, options: dict[str, Any], summary_by: list[str], ci: Any
-) -> tuple[Callable[[], pl.DataFrame], pl.DataFrame] | None:
+    frame: Any, k: Any, metrics: Any, options: dict[str, Any], summary_by: list[str], ci: Any, tied: bool = False
+) -> tuple[Callable[[], pl.DataFrame], pl.DataFrame, pl.DataFrame | None] | None:
     """``per_user(frame, k, metrics, **options)`` and ``summary(frame, k, metrics, ci=ci,
     **options)`` by `summary_by` from one pass over the data: the per-user plan is computed
     once, then the summary with its intervals is taken from it as :func:`recframe.summary`
@@ -453,7 +454,9 @@ def _summary_and_per_user(
     and the public per-user frame as :func:`recframe.per_user` gives it. The summary's keys
     are the per-user frame's without the user attributes (segments): those only label a
     user's one list, so its rows are the same lists. Returns a function computing the summary
-    (the bootstrap, which can run while the per-user frame is used) and the per-user frame.
+    (the bootstrap, which can run while the per-user frame is used), the per-user frame, and
+    (`tied`) ``tied_cutoffs(frame, k, **options)`` by `summary_by` from the same prepared rows
+    (:func:`recframe._engine.tie_table`, as tied_cutoffs takes it), else None.
     None where the calls must run themselves (no interval, another aggregate, an interval
     method other than those :func:`recframe._intervals.summary_with_ci` computes, group-level
     metrics, a SQL engine): they check and refuse as usual."""
@@ -469,16 +472,22 @@ def _summary_and_per_user(
     plan, spec, _ = _call.prepare(frame, kwargs)
     if list(spec.columns.by) != [*summary_by, *spec.columns.attr_keys]:
         return None  # (the page's keys, classified as the page classified them)
-    users = plan.per_user.to_native().collect()  # (the data checks run here)
-    once = _engine.Plan(nw.from_native(users.lazy()))
-    rows = _engine.per_user_rows(once.per_user, spec).sort([*spec.columns.by, n.USER])
     by_summary = dataclasses.replace(spec.columns, by=tuple(summary_by), attr_keys=())
     summary_spec = dataclasses.replace(spec, columns=by_summary)
+    ties = None
+    if tied:
+        assert plan.rows is not None  # every plan has them
+        ties = _engine.tie_table(plan.rows, summary_spec)
+        ties = ties.sort(summary_by) if summary_by else ties
+    # (the data checks run with the per-user frame; the tie table, collected with it, reads the same rows)
+    users, *tie_table = pl.collect_all([plan.per_user.to_native(), *([] if ties is None else [ties.to_native()])])
+    once = _engine.Plan(nw.from_native(users.lazy()))
+    rows = _engine.per_user_rows(once.per_user, spec).sort([*spec.columns.by, n.USER])
 
     def summary_with_ci() -> pl.DataFrame:
         return _intervals.summary_with_ci(once, summary_spec, level, method, n_resamples, seed).to_native().collect()
 
-    return summary_with_ci, _call.user_column(rows, spec).to_native().collect()
+    return summary_with_ci, _call.user_column(rows, spec).to_native().collect(), tie_table[0] if tie_table else None
 
 
 def _comparison(r: Request, frame: pl.DataFrame) -> tuple[Any, Test, pl.DataFrame | None]:

@@ -171,7 +171,8 @@ class ItemGroupRows:
 
 @dataclass(frozen=True)
 class Feature:
-    """A window over the rows of one list, computed once for every term that reads it.
+    """A window over the rows of one list (or a value of the row alone that terms read at every
+    k), computed once for every term that reads it.
 
     ``window(rows, list_keys)`` returns the expression (a narwhals ``over``, with an explicit
     ``order_by`` where order matters). Features are computed on the rows of the reading term's

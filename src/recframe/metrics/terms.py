@@ -28,6 +28,9 @@ declare(
     ),
     # position in the ideal list: the gains sorted descending (other rows have gain 0, after)
     Feature("ideal_position", lambda rows, keys: rows.gain.rank("ordinal", descending=True).over(*keys)),
+    # the gain the row's position adds to DCG (no window: one column for every k, not a
+    # division and a log per k, each a handful of expression nodes to build)
+    Feature("discounted_gain", lambda rows, keys: rows.position_gain / discount(rows.rank, rows.conventions.discount)),
 )
 
 
@@ -36,7 +39,7 @@ def _ap_value(rows: Rows, k: int | None) -> nw.Expr:
 
 
 def _dcg_value(rows: Rows, k: int | None) -> nw.Expr:
-    return within(rows.rank, cutoff(k), rows.position_gain / discount(rows.rank, rows.conventions.discount))
+    return within(rows.rank, cutoff(k), rows.feature("discounted_gain"))
 
 
 def _idcg_value(rows: Rows, k: int | None) -> nw.Expr:
@@ -74,7 +77,7 @@ declare(
     Term("min_rank", "relevant", lambda rows, k: rows.rank, agg="min", empty=NOT_RANKED),
     # sum over relevant items ranked <= k of gain / discount(rank)
     # (the gaining rows: the relevant ones, or every graded one under gain_threshold="positive")
-    Term("dcg@", "graded", _dcg_value, at_k=True, tie_average="top_k"),
+    Term("dcg@", "graded", _dcg_value, at_k=True, features=("discounted_gain",), tie_average="top_k"),
     # the same sum over the user's gains sorted descending (the ideal list)
     Term("idcg@", "graded", _idcg_value, at_k=True, features=("ideal_position",), tie_average="count"),
     # ties="average" only, for hit rate: the log of the chance that the rows ranked <= k hold
