@@ -109,7 +109,14 @@ class SideBySide:
     def to_html(self) -> str:
         """The view as an HTML fragment: one block per user, a column per list (history, each
         model's recommendations, held out), the items in rank order, relevant ones marked ✓."""
-        blocks = [self._block(user) for user in self.users]
+        # each user's rows (and values), split once: a filter per user and list is a pass each
+        users = self.users
+        parts = self.table.partition_by(self.user, as_dict=True, maintain_order=True)
+        values = None
+        if self.values is not None:
+            shown = self.values.filter(pl.col(self.user).is_in(users))  # (a null user: no values, as a filter finds)
+            values = shown.partition_by(self.user, as_dict=True) if shown.height else {}
+        blocks = [self._block(user, parts[(user,)], None if values is None else values.get((user,))) for user in users]
         legend = (
             '<p class="rf-legend"><span class="rf-mark">✓</span> relevant (judged at or above the threshold), '
             "with its relevance value; a judged item below the threshold shows its value alone; grey: not judged. "
@@ -134,8 +141,8 @@ class SideBySide:
         heading = f'<h1 style="font-family:system-ui,sans-serif;font-size:18px">{escape(title)}</h1>'
         return document(title, "body{margin:16px;background:#fff}", f"{heading}\n{self.to_html()}")
 
-    def _block(self, user: Any) -> str:
-        rows = self.table.filter(pl.col(self.user) == user)
+    def _block(self, user: Any, rows: pl.DataFrame, values: pl.DataFrame | None) -> str:
+        """The block of `user`, whose rows of the table are `rows` and of ``self.values`` `values`."""
         constant = [b for b in self.keys if rows[b].n_unique() == 1 and rows[b].null_count() == 0]
         varying = [b for b in self.keys if b not in constant]
         attrs = "".join(f'<span class="rf-attr">{_text(b)}: {_text(rows[b][0])}</span>' for b in constant)
@@ -148,16 +155,16 @@ class SideBySide:
                 + "</span>"
             )
         columns = []
-        for (source, *values), part in rows.group_by(["source", *varying], maintain_order=True):
+        for (source, *keys), part in rows.partition_by(["source", *varying], as_dict=True, maintain_order=True).items():
             # a model's column is named by its value ("A"); other keys by name and value ("fold 2")
-            named = [(key, value) for key, value in zip(varying, values) if value is not None]
+            named = [(key, value) for key, value in zip(varying, keys) if value is not None]
             words = [
                 str(value) if i == 0 and source == "recommended" else f"{key} {value}" for i, (key, value) in enumerate(named)
             ]
             if source != "recommended" or not words:
                 words.insert(0, _LABELS.get(str(source), str(source)))
             label = " · ".join(words)
-            value = self._value(user, dict(named), part) if source == "recommended" else ""
+            value = self._value(values, dict(named), part) if source == "recommended" else ""
             columns.append(self._column(str(source), label, part, value))
         if "history" not in rows["source"] and "history" in self.table["source"]:
             # train= was given and this user has no row in it (a cold-start user): an empty history
@@ -168,16 +175,14 @@ class SideBySide:
         )
 
     def _column(self, source: str, label: str, part: pl.DataFrame, value: str = "") -> str:
-        part = part.sort("rank", nulls_last=True)
-        hits = int(part["relevant"].fill_null(False).sum())
-        count = f"{hits} relevant of {part.height}"
-        shown = part if self.max_items is None else part.head(self.max_items)
-        items = [self._item(row) for row in shown.iter_rows(named=True)]
-        if part.height > shown.height:
-            more = part.slice(shown.height)
-            hidden = int(more["relevant"].fill_null(False).sum())
+        rows = part.sort("rank", nulls_last=True).to_dicts()  # (a list's few rows: in Python from here)
+        count = f"{sum(row['relevant'] is True for row in rows)} relevant of {len(rows)}"
+        shown = rows if self.max_items is None else rows[: self.max_items]
+        items = [self._item(row) for row in shown]
+        if len(rows) > len(shown):
+            hidden = sum(row["relevant"] is True for row in rows[len(shown) :])
             items.append(
-                f'<li class="rf-more">… {part.height - shown.height} more' + (f" ({hidden} relevant)" if hidden else "") + "</li>"
+                f'<li class="rf-more">… {len(rows) - len(shown)} more' + (f" ({hidden} relevant)" if hidden else "") + "</li>"
             )
         body = "".join(items) or '<li class="rf-empty">nothing</li>'
         value_html = f'<span class="rf-value">{_text(value)}</span>' if value else ""
@@ -186,15 +191,18 @@ class SideBySide:
             f"{value_html}</h4><ol>{body}</ol></div>"
         )
 
-    def _value(self, user: Any, keys: dict[str, Any], part: pl.DataFrame) -> str:
-        """The metric values of `values` for this user's list (``"ndcg@20 0.431"``), else the
-        value of the metric users were chosen by that the frame holds, or ""."""
+    def _value(self, values: pl.DataFrame | None, keys: dict[str, Any], part: pl.DataFrame) -> str:
+        """The metric values of ``self.values`` for this user's list (``"ndcg@20 0.431"``; its
+        rows of them: `values`), else the value of the metric users were chosen by that the
+        frame holds, or ""."""
         if self.values is None:
             if self.chosen is None or not part.height:
                 return ""
             value = part[self.chosen[0]][0]
             return f"{self.chosen[0]} {'–' if value is None else format(value, '.3f')}"
-        found = self.values.filter(pl.col(self.user) == user)
+        if values is None:
+            return ""
+        found = values
         for key, value in keys.items():
             if key in found.columns:
                 found = found.filter(pl.col(key) == value)
