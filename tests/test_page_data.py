@@ -272,3 +272,18 @@ def test_calls_in_a_shared_preparation_prepare_their_inputs_once(monkeypatch):
     for want, got in zip(alone, shared):
         assert_frame_equal(got, want)
     assert not _call._SHARED.rows  # released with the block
+
+
+def test_the_truth_broadcast_is_checked_once_per_page(monkeypatch):
+    """The page's calls share their inputs (recframe._call.shared_preparation): the check that
+    truth= broadcast over the model keys stays small runs once for them, not once per call,
+    and a call outside the page checks again."""
+    from recframe import _call
+
+    checked = []
+    real = _call._check_broadcast
+    monkeypatch.setattr(_call, "_check_broadcast", lambda *a: checked.append(1) or real(*a))
+    recframe.report_page(RECS, truth=TRUTH, baseline="popular", **OPTIONS)
+    assert len(checked) == 1
+    recframe.summary(RECS, truth=TRUTH, **OPTIONS)
+    assert len(checked) == 2
