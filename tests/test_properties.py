@@ -306,6 +306,10 @@ def test_list_runs_number_contiguous_lists_only() -> None:
     assert numbered.to_native().collect()["list"].flags["SORTED_ASC"]
     split = pl.DataFrame({"model": ["A", "B", "A"], "user": [1, 1, 1]})  # (A, 1) in two runs
     assert _frames.list_runs(nw.from_native(split.lazy()), ["model", "user"], "list") is None
+    # null keys equal each other, a null first row included (the checks refuse null keys later)
+    nulls = pl.DataFrame({"model": [None, None, "A", "A"], "user": [1, 1, 1, None]})
+    numbered = _frames.list_runs(nw.from_native(nulls.lazy()), ["model", "user"], "list")
+    assert numbered is not None and numbered.to_native().collect()["list"].to_list() == [0, 0, 1, 2]
 
 
 def test_the_reference_covers_every_metric_and_convention():

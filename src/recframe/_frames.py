@@ -97,15 +97,20 @@ def list_runs(lf: nw.LazyFrame, keys: list[str], name: str) -> nw.LazyFrame | No
     `keys` (0, 1, 2, ... in row order, flagged sorted) when each distinct key combination is one
     run, else None. A group-by on (model, user) hashes both columns of every row (10M rows:
     0.11 s against 0.04 s for one sorted integer); exports usually hold each model's lists in
-    order, and numbering the runs costs one pass (rle_id) plus a distinct count over the runs.
+    order, and numbering the runs costs one pass plus a distinct count over the runs' first rows.
     """
-    df = lf.to_native().collect()
-    run = pl.struct(keys).rle_id().cast(pl.Int64)
-    numbered = df.with_columns(run.alias(name))
-    starts = numbered.filter(pl.col(name) != pl.col(name).shift(1, fill_value=-1)).select(keys)
-    if starts.n_unique() < starts.height:  # a list whose rows are split into several runs
+    native = lf.to_native()
+    # a run starts at the first row and where any key differs from the row before (nulls equal);
+    # the numbering and the count of distinct starts in one parallel query (10M rows, three
+    # models: 0.23 s as an eager struct rle_id and a second pass, 0.09 s so)
+    start = (pl.int_range(pl.len()) == 0) | pl.any_horizontal([pl.col(k).ne_missing(pl.col(k).shift(1)) for k in keys])
+    flagged = native.with_columns(start.alias("__rf_start"))
+    numbered = flagged.with_columns((pl.col("__rf_start").cum_sum() - 1).cast(pl.Int64).alias(name)).drop("__rf_start")
+    starts = flagged.filter(pl.col("__rf_start")).select(pl.len().alias("runs"), pl.struct(keys).n_unique().alias("lists"))
+    df, counts = pl.collect_all([numbered, starts])
+    if counts["lists"][0] < counts["runs"][0]:  # a list whose rows are split into several runs
         return None
-    return nw.from_native(numbered.set_sorted(name).lazy())
+    return nw.from_native(df.set_sorted(name).lazy())
 
 
 def _unsupported(frame: Any, arg: str) -> RecframeError:
