@@ -887,7 +887,7 @@ def per_user_rows(plan: nw.LazyFrame, spec: v.Spec) -> nw.LazyFrame:
         plan = plan.filter(nw.col(n.N_JUDGED) > 0)
     flags = counted_flags(spec)
     plan = plan.with_columns(**flags).with_columns(
-        counted_value(spec, column, name, flags=True) for column, name, _ in metric_columns(spec, "user")
+        counted_value(spec, column, name) for column, name, _ in metric_columns(spec, "user")
     )
     return plan.drop(n.N_RANKED, n.N_JUDGED, *flags)
 
@@ -900,21 +900,17 @@ def _counted_base(spec: v.Spec) -> nw.Expr:
 
 
 def counted_flags(spec: v.Spec) -> dict[str, nw.Expr]:
-    """The per-list flags :func:`counted_value` reads with ``flags=True``, as columns (see
+    """The per-list flags :func:`counted_value` reads, as columns (see
     :func:`user_flags`): the list counts for the metrics, and for those that skip unranked lists."""
     base = _counted_base(spec)
     return {n.COUNTS: base, **({n.COUNTS_RANKED: base & (nw.col(n.N_RANKED) > 0)} if spec.selection.unranked_skip else {})}
 
 
-def counted_value(spec: v.Spec, column: str, name: str, flags: bool = False) -> nw.Expr:
-    """The metric column where the list counts for metric `name`, else null (see summary_plan);
-    with `flags`, read from the columns of :func:`counted_flags`."""
-    skips = name in spec.selection.unranked_skip
-    if flags:
-        base = nw.col(n.COUNTS_RANKED if skips else n.COUNTS)
-    else:
-        base = _counted_base(spec) & (nw.col(n.N_RANKED) > 0) if skips else _counted_base(spec)
-    return nw.when(base).then(nw.col(column)).otherwise(None).alias(column)
+def counted_value(spec: v.Spec, column: str, name: str) -> nw.Expr:
+    """The metric column where the list counts for metric `name`, else null (see summary_plan),
+    read from the columns of :func:`counted_flags` (the caller adds them)."""
+    counts = nw.col(n.COUNTS_RANKED if name in spec.selection.unranked_skip else n.COUNTS)
+    return nw.when(counts).then(nw.col(column)).otherwise(None).alias(column)
 
 
 #: The floor trec_eval puts under a value before its log in a geometric mean (gm_map, gm_bpref):
@@ -974,7 +970,7 @@ def summary_plan(plan: Plan, spec: v.Spec, aggregate: str | Sequence[str] = "mea
         (has_rel & ~ranked).cast(nw.Int64).alias("__rf_unranked"),
         ((nw.col(n.N_JUDGED) > 0) & ~has_rel).cast(nw.Int64).alias("__rf_no_relevant"),
         (nw.col(n.N_JUDGED) == 0).cast(nw.Int64).alias("__rf_no_truth"),
-        *(counted_value(spec, c, name, flags=True) for c, name, _ in columns),
+        *(counted_value(spec, c, name) for c, name, _ in columns),
         *([] if spec.columns.by else [nw.lit(0).alias(n.GROUP)]),
     )
     suffixed = not isinstance(aggregate, str)

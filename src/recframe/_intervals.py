@@ -106,7 +106,7 @@ def summary_with_ci(
         counted = (
             nw.from_native(users.lazy())
             .with_columns(**_engine.counted_flags(spec))
-            .select(*keys, *(_engine.counted_value(spec, c, name, True) for c, name, _ in _engine.metric_columns(spec, "user")))
+            .select(*keys, *(_engine.counted_value(spec, c, name) for c, name, _ in _engine.metric_columns(spec, "user")))
         )
         values = counted.to_native().collect()
         extra: dict[str, list[float]] = {c: [] for c in columns if c not in means.columns}
@@ -149,7 +149,7 @@ def counted_users(per_user: nw.LazyFrame, spec: v.Spec) -> tuple[nw.LazyFrame, l
     columns = _engine.metric_columns(spec, "user")
     keys = list(spec.columns.by)
     users = per_user.with_columns(**_engine.counted_flags(spec)).select(
-        *keys, n.USER, *(_engine.counted_value(spec, c, name, True) for c, name, _ in columns)
+        *keys, n.USER, *(_engine.counted_value(spec, c, name) for c, name, _ in columns)
     )
     if not keys:
         users = users.with_columns(nw.lit(0).alias(n.GROUP))

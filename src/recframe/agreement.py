@@ -232,7 +232,7 @@ def _pair(
 def _measured(sums: nw.LazyFrame, strata: list[str], k: int, p: float) -> nw.LazyFrame:
     """Every pair's per-user sums (:func:`_pair`) with :func:`_measures`: written once for all
     pairs, and the parts they share as columns first (narwhals turns each expression into the
-    engine's in Python, a part used twice twice)."""
+    engine's in Python: a part written into two expressions is converted twice)."""
     n_a, n_b = nw.col("n_a"), nw.col("n_b")
     a_longer = n_a >= n_b
     shared = sums.with_columns(
