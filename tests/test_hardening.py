@@ -155,6 +155,27 @@ def test_a_broadcast_that_dwarfs_the_input_is_refused(constructor, monkeypatch):
     assert to_polars(ok)["n_users"].to_list() == [100, 100, 100]
 
 
+def test_a_broadcast_checked_once_for_shared_calls_refuses_each(monkeypatch):
+    """Within shared_preparation (the report page's calls) the broadcast check runs once for
+    the same frames and model keys, and every call, in any thread, raises its refusal."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    monkeypatch.setattr(recframe._call, "BROADCAST_ROWS", 500)
+    recs = pl.DataFrame({"run": list(range(50)), "user_id": [1] * 50, "item_id": ["a"] * 50, "rank": [1] * 50})
+    truth = pl.DataFrame({"user_id": list(range(100)), "item_id": ["a"] * 100, "relevance": [1] * 100})
+
+    def call() -> str:
+        try:
+            recframe.summary(recs, truth=truth, by="run")
+        except recframe.RecframeError as error:
+            return str(error)
+        return "no error"
+
+    with recframe._call.shared_preparation(), ThreadPoolExecutor(max_workers=3) as pool:
+        said = list(pool.map(lambda _: call(), range(3))) + [call()]
+    assert all("under each of 50 groups of ['run']: 5,000 rows to build" in text for text in said), said
+
+
 def test_pandas_frames_that_cannot_cross_name_the_column():
     import pandas as pd
 
