@@ -514,3 +514,13 @@ def test_cli_prints_the_tie_and_the_values(tmp_path, capsys):
     captured = capsys.readouterr()
     assert captured.err == ""  # user 5 ties with nobody
     assert "ndcg@2_mean" in captured.out.splitlines()[0] and ",0.8154" in captured.out
+
+
+def test_side_by_side_shows_a_user_whose_id_is_nan():
+    """side_by_side splits its table by user once: a float NaN id, which no dict key equals,
+    still finds its rows (found, as Polars' filter finds NaN equal to NaN)."""
+    recs = pl.DataFrame({"user_id": [1.0, 1.0], "item_id": ["x", "y"], "rank": [1, 2]})
+    truth = pl.DataFrame({"user_id": [1.0], "item_id": ["y"], "rating": [5]})
+    out = recframe.inspect(recs, users=[1.0], truth=truth, relevance="rating")
+    shown = recframe.side_by_side(out.with_columns(pl.lit(float("nan")).alias("user_id"))).to_html()
+    assert "user_id nan" in shown and shown.count("<li") == recframe.side_by_side(out).to_html().count("<li") == 3

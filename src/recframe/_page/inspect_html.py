@@ -116,7 +116,9 @@ class SideBySide:
         if self.values is not None:
             shown = self.values.filter(pl.col(self.user).is_in(users))  # (a null user: no values, as a filter finds)
             values = shown.partition_by(self.user, as_dict=True) if shown.height else {}
-        blocks = [self._block(user, parts[(user,)], None if values is None else values.get((user,))) for user in users]
+        blocks = [
+            self._block(user, self._rows_of(parts, user), None if values is None else values.get((user,))) for user in users
+        ]
         legend = (
             '<p class="rf-legend"><span class="rf-mark">✓</span> relevant (judged at or above the threshold), '
             "with its relevance value; a judged item below the threshold shows its value alone; grey: not judged. "
@@ -140,6 +142,12 @@ class SideBySide:
         """A whole HTML page holding :meth:`to_html` (what ``recframe inspect --out x.html`` writes)."""
         heading = f'<h1 style="font-family:system-ui,sans-serif;font-size:18px">{escape(title)}</h1>'
         return document(title, "body{margin:16px;background:#fff}", f"{heading}\n{self.to_html()}")
+
+    def _rows_of(self, parts: dict[Any, pl.DataFrame], user: Any) -> pl.DataFrame:
+        """`user`'s rows of the table split by user (a float NaN id, which no dict key equals,
+        is filtered for)."""
+        found = parts.get((user,))
+        return found if found is not None else self.table.filter(pl.col(self.user) == user)
 
     def _block(self, user: Any, rows: pl.DataFrame, values: pl.DataFrame | None) -> str:
         """The block of `user`, whose rows of the table are `rows` and of ``self.values`` `values`."""
