@@ -112,12 +112,17 @@ class SideBySide:
         # each user's rows (and values), split once: a filter per user and list is a pass each
         users = self.users
         parts = self.table.partition_by(self.user, as_dict=True, maintain_order=True)
-        values = None
+        shown = values = None
         if self.values is not None:
             shown = self.values.filter(pl.col(self.user).is_in(users))  # (a null user: no values, as a filter finds)
             values = shown.partition_by(self.user, as_dict=True) if shown.height else {}
         blocks = [
-            self._block(user, self._rows_of(parts, user), None if values is None else values.get((user,))) for user in users
+            self._block(
+                user,
+                self._rows_of(self.table, parts, user),
+                None if shown is None or values is None else self._rows_of(shown, values, user),
+            )
+            for user in users
         ]
         legend = (
             '<p class="rf-legend"><span class="rf-mark">✓</span> relevant (judged at or above the threshold), '
@@ -143,11 +148,11 @@ class SideBySide:
         heading = f'<h1 style="font-family:system-ui,sans-serif;font-size:18px">{escape(title)}</h1>'
         return document(title, "body{margin:16px;background:#fff}", f"{heading}\n{self.to_html()}")
 
-    def _rows_of(self, parts: dict[Any, pl.DataFrame], user: Any) -> pl.DataFrame:
-        """`user`'s rows of the table split by user (a float NaN id, which no dict key equals,
-        is filtered for)."""
+    def _rows_of(self, frame: pl.DataFrame, parts: dict[Any, pl.DataFrame], user: Any) -> pl.DataFrame:
+        """`user`'s rows of `frame`, split by user into `parts` (a float NaN id, which no dict
+        key equals, is filtered for, as a filter finds it)."""
         found = parts.get((user,))
-        return found if found is not None else self.table.filter(pl.col(self.user) == user)
+        return found if found is not None else frame.filter(pl.col(self.user) == user)
 
     def _block(self, user: Any, rows: pl.DataFrame, values: pl.DataFrame | None) -> str:
         """The block of `user`, whose rows of the table are `rows` and of ``self.values`` `values`."""
