@@ -19,6 +19,17 @@ parts of 1M rows (data generation is not timed), then the default summary,
 ``summary(frame, k=10, threshold=1)`` with every default check, is streamed from the whole
 export and from a tenth of it, each in a fresh process. Targets: peak RSS under 4 GiB, and the
 whole at most 11x the tenth.
+
+**--shape split / scored** (issue 43: the warehouse layout, a recommendations export and a truth
+export): the export is written as two folders, the recommendations (user, item, rank, score:
+100 per user) and the truth (user, item, relevance: the known ratings of 20 recommended items
+and 10 items never recommended, per user), then ``summary(recs, truth=truth, k=10,
+threshold=1)`` is streamed, ranked by the given ``rank`` (split) or by ``score=`` (scored),
+from a tenth of the parts and from all of them, each in a fresh process (with ``--engine
+duckdb``: the same call on ``duckdb.read_parquet``, under ``SET memory_limit='4GB'`` and a
+temp directory). It prints time and peak RSS for both sizes, so that the growth shows.
+
+    python bench/scale.py --shape split --users 1000000    # 1.3M and 13M rows (recs + truth)
 """
 
 from __future__ import annotations
@@ -63,6 +74,83 @@ def write_export(folder: Path, n_users: int) -> list[Path]:
             }
         ).with_columns(pl.col("relevance").fill_nan(None)).write_parquet(path)
     return parts
+
+
+#: per user in the split exports: the truth rows among the recommendations, and never recommended
+SPLIT_KNOWN, SPLIT_UNSEEN = 20, 10
+
+
+def write_split_export(folder: Path, n_users: int) -> tuple[list[Path], list[Path]]:
+    """The split layout in parts of USERS_PER_PART users: recs/ (user_id, item_id, rank, score)
+    and truth/ (user_id, item_id, relevance); reused when already there."""
+    import numpy as np
+    import polars as pl
+
+    recs_dir, truth_dir = folder / "recs", folder / "truth"
+    recs_dir.mkdir(parents=True, exist_ok=True)
+    truth_dir.mkdir(parents=True, exist_ok=True)
+    recs_parts, truth_parts = [], []
+    for i, first in enumerate(range(0, n_users, USERS_PER_PART)):
+        recs_path, truth_path = recs_dir / f"part-{i:04d}.parquet", truth_dir / f"part-{i:04d}.parquet"
+        recs_parts.append(recs_path)
+        truth_parts.append(truth_path)
+        if recs_path.exists() and truth_path.exists():
+            continue
+        n = min(USERS_PER_PART, n_users - first)
+        rng = np.random.default_rng(10_000 + i)
+        users = np.arange(first, first + n, dtype=np.int64)
+        user = np.repeat(users, PER_USER)
+        item = user * 1000 + np.tile(rng.permutation(PER_USER), n)  # distinct within a list
+        rank = np.tile(np.arange(1, PER_USER + 1, dtype=np.int32), n)
+        score = (PER_USER - rank) + rng.random(n * PER_USER).round(3)  # decreasing with the rank
+        pl.DataFrame({"user_id": user, "item_id": item, "rank": rank, "score": score}).write_parquet(recs_path)
+        # the known ratings: SPLIT_KNOWN recommended items and SPLIT_UNSEEN others, per user
+        known = rng.random((n, PER_USER)).argsort(axis=1)[:, :SPLIT_KNOWN]
+        known_items = item.reshape(n, PER_USER)[np.arange(n)[:, None], known].ravel()
+        unseen_items = np.repeat(users, SPLIT_UNSEEN) * 1000 + np.tile(np.arange(PER_USER, PER_USER + SPLIT_UNSEEN), n)
+        truth_user = np.concatenate([np.repeat(users, SPLIT_KNOWN), np.repeat(users, SPLIT_UNSEEN)])
+        truth_item = np.concatenate([known_items, unseen_items])
+        relevance = rng.integers(0, 6, truth_user.size).astype(np.float64)
+        pl.DataFrame({"user_id": truth_user, "item_id": truth_item, "relevance": relevance}).write_parquet(truth_path)
+    return recs_parts, truth_parts
+
+
+def split_runs(recs_parts: list[Path], truth_parts: list[Path], engine: str, scored: bool) -> None:
+    """The split call streamed (Polars) or run under a memory limit (DuckDB) over a tenth of the
+    parts and over all of them, each in a fresh process."""
+    ranking = ', score="score"' if scored else ""
+    call = f'k=10, threshold=1, relevance="relevance"{ranking}'
+    per_user = PER_USER + SPLIT_KNOWN + SPLIT_UNSEEN
+    for share in (0.1, 1.0):
+        count = max(1, int(len(recs_parts) * share))
+        recs, truth = [str(p) for p in recs_parts[:count]], [str(p) for p in truth_parts[:count]]
+        if engine == "duckdb":
+            spill = Path(tempfile.mkdtemp(prefix="recframe-spill-"))
+            code = f"""
+                import time, duckdb, recframe
+                con = duckdb.connect()
+                con.execute("SET memory_limit='4GB'"); con.execute("SET temp_directory='{spill}'")
+                start = time.perf_counter()
+                recs = con.read_parquet({recs!r})
+                if {scored!r}:
+                    recs = recs.project("user_id, item_id, score")
+                out = recframe.summary(recs, truth=con.read_parquet({truth!r}), {call}).pl()
+                seconds = time.perf_counter() - start
+            """
+        else:
+            code = f"""
+                import time, polars as pl, recframe
+                start = time.perf_counter()
+                recs = pl.scan_parquet({recs!r})
+                if {scored!r}:
+                    recs = recs.select("user_id", "item_id", "score")
+                out = recframe.summary(recs, truth=pl.scan_parquet({truth!r}), {call}).collect(engine="streaming")
+                seconds = time.perf_counter() - start
+            """
+        r = measure(code)
+        rows = count * USERS_PER_PART * per_user
+        shape = "scored" if scored else "split"
+        print(f"{engine} {shape} {rows:>15,} rows (recs + truth): {r['seconds']:8.1f} s, peak RSS {r['peak_mib'] / 1024:.2f} GiB")
 
 
 def measure(code: str) -> dict[str, float]:
@@ -184,6 +272,9 @@ def main() -> None:
     parser.add_argument("--users", type=int, default=1_000_000, help="users in the export (x100 rows)")
     parser.add_argument("--rows", type=int, help="stream the default summary over this many rows and a tenth of them")
     parser.add_argument(
+        "--shape", choices=["long", "split", "scored"], default="long", help="split: recs + truth=; scored: ranked by score="
+    )
+    parser.add_argument(
         "--dir",
         type=Path,
         default=Path(tempfile.gettempdir()) / "recframe-scale",
@@ -192,6 +283,13 @@ def main() -> None:
     args = parser.parse_args()
     if args.rows:
         args.users = args.rows // PER_USER
+    if args.shape != "long":
+        if args.engine == "spark":
+            raise SystemExit("--shape split / scored runs on Polars and DuckDB")
+        recs_parts, truth_parts = write_split_export(args.dir / f"split-{args.users}", args.users)
+        print(f"split export: {len(recs_parts)} parts of recommendations and of truth, in {recs_parts[0].parent.parent}")
+        split_runs(recs_parts, truth_parts, args.engine, args.shape == "scored")
+        return
     parts = write_export(args.dir / f"users-{args.users}", args.users)
     print(f"export: {len(parts)} parquet parts, {args.users * PER_USER:,} rows, in {parts[0].parent}")
     if args.rows:
