@@ -29,7 +29,7 @@ from a tenth of the parts and from all of them, each in a fresh process (with ``
 duckdb``: the same call on ``duckdb.read_parquet``, under ``SET memory_limit='4GB'`` and a
 temp directory). It prints time and peak RSS for both sizes, so that the growth shows.
 
-    python bench/scale.py --shape split --users 1000000    # 1.3M and 13M rows (recs + truth)
+    python bench/scale.py --shape split --users 1000000    # 13M and 130M rows (recs + truth)
 """
 
 from __future__ import annotations
