@@ -822,7 +822,7 @@ def evaluate(
     out = table.with_columns(**user_flags(spec)).select(
         *keys,
         nw.col(term("n_relevant")).cast(nw.Int64).alias("n_relevant"),
-        *(user_value(spec, name, k, flags=True).alias(column) for column, name, k in columns),
+        *(user_value(spec, name, k).alias(column) for column, name, k in columns),
         nw.col(n.N_RANKED),
         nw.col(n.N_JUDGED),
     )
@@ -843,27 +843,27 @@ def evaluate(
 
 
 def user_flags(spec: v.Spec) -> dict[str, nw.Expr]:
-    """The per-list flags :func:`user_value` reads with ``flags=True``, as columns: computed
-    once, not in each metric's expression (narwhals builds every node of each in Python)."""
+    """The per-list flags :func:`user_value` reads, as columns: computed once, not in each
+    metric's expression (narwhals builds every node of each in Python)."""
     flags = {n.HAS_RELEVANT: nw.col(term("n_relevant")) > 0, n.HAS_RANKED: nw.col(n.N_RANKED) > 0}
     if spec.conventions.gain_threshold == "positive" and any(REGISTRY[m].defined == "graded" for m in spec.selection.metrics):
         flags[n.HAS_GRADED] = nw.col(term("n_graded")) > 0
     return flags
 
 
-def user_value(spec: v.Spec, name: str, k: int | None, flags: bool = False) -> nw.Expr:
+def user_value(spec: v.Spec, name: str, k: int | None) -> nw.Expr:
     """Metric `name` at `k` finished by the registry, where the user has no relevant item 0
     (``empty_users="zero"``) or null, unless its formula holds for every user; null for a user
     with nothing recommended where only some metrics skip such users (a profile's per-metric
     ``unranked_users="skip"``, as trec_eval: a user with nothing recommended is not evaluated).
-    A Float64 value; with `flags`, the columns of :func:`user_flags` are read and the value is
-    left to be cast by the caller (one expression for every column)."""
+    It reads the columns of :func:`user_flags` (the caller adds them) and is left uncast: the
+    caller casts to Float64, one expression for every column."""
     metric = REGISTRY[name]
     value = metric.finish(k, spec.conventions)
     # defined where the user has a relevant item (or, "graded", an item that gains)
-    has = nw.col(n.HAS_RELEVANT) if flags else nw.col(term("n_relevant")) > 0
+    has = nw.col(n.HAS_RELEVANT)
     if metric.defined == "graded" and spec.conventions.gain_threshold == "positive":
-        has = nw.col(n.HAS_GRADED) if flags else nw.col(term("n_graded")) > 0
+        has = nw.col(n.HAS_GRADED)
     if metric.defined in ("always", "ranked"):
         pass  # its formula holds for every user (for "ranked", nulled below where unranked)
     elif spec.conventions.empty_users == "zero":
@@ -872,8 +872,8 @@ def user_value(spec: v.Spec, name: str, k: int | None, flags: bool = False) -> n
         value = nw.when(has).then(value).otherwise(None)
     skip_all = set(spec.selection.unranked_skip) >= set(spec.selection.metrics)  # then the list is left out whole
     if name in spec.selection.unranked_skip and not skip_all:
-        value = nw.when(nw.col(n.HAS_RANKED) if flags else nw.col(n.N_RANKED) > 0).then(value).otherwise(None)
-    return value if flags else value.cast(nw.Float64)
+        value = nw.when(nw.col(n.HAS_RANKED)).then(value).otherwise(None)
+    return value
 
 
 def per_user_rows(plan: nw.LazyFrame, spec: v.Spec) -> nw.LazyFrame:

@@ -1285,9 +1285,12 @@ def _one_pass_values(
         per_query = per_query.join(part, on="q", how="left")
     empty = {c: TERMS[t].empty for t, k in needed if (c := term(t, k)) in per_query.columns}
     per_query = per_query.with_columns(pl.col(c).fill_null(value) for c, value in empty.items())
-    value = {c: _engine.user_value(spec, m, k) if m else nw.col(term("n_relevant")) for c, (m, k) in wanted.items()}
+    value = {
+        c: _engine.user_value(spec, m, k).cast(nw.Float64) if m else nw.col(term("n_relevant")) for c, (m, k) in wanted.items()
+    }
     try:
-        return nw.from_native(per_query).select("q", *(expr.alias(c) for c, expr in value.items())).to_native()
+        flagged = nw.from_native(per_query).with_columns(**_engine.user_flags(spec))
+        return flagged.select("q", *(expr.alias(c) for c, expr in value.items())).to_native()
     except (pl.exceptions.ColumnNotFoundError, nw.exceptions.ColumnNotFoundError):
         return None
 
