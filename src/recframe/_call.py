@@ -141,7 +141,7 @@ def _check_broadcast_once(spec: v.Spec, lf: nw.LazyFrame, truth: nw.LazyFrame, s
     """:func:`_check_broadcast`, once per (recommendations, truth, model keys) while
     shared_preparation is open and the frames are Polars ones (the page's dozen calls on one
     frame: three counts each otherwise)."""
-    if not _SHARED.depth or not all(isinstance(x, (pl.DataFrame, pl.LazyFrame)) for x in sources):
+    if not _shareable(sources):
         _check_broadcast(spec, lf, truth)
         return
     key = (*(id(x) for x in sources), spec.columns.model_keys)
@@ -236,9 +236,7 @@ def _shared_rows(i: Inputs) -> nw.LazyFrame | None:
     """The prepared rows of `i`, computed once while shared_preparation is open (None outside
     it, on an engine, which holds its own data, and for a pandas or Arrow input, which another
     thread could change in place between two calls: the page passes Polars frames)."""
-    if not _SHARED.depth or i.kind == "engine" or i.lf.implementation is not nw.Implementation.POLARS:
-        return None
-    if not all(x is None or isinstance(x, (pl.DataFrame, pl.LazyFrame)) for x in i.sources):
+    if i.kind == "engine" or i.lf.implementation is not nw.Implementation.POLARS or not _shareable(i.sources):
         return None
     spec = i.spec
     facts = (spec.facts.list_runs, spec.facts.integer_rank, spec.facts.categorical_item)
@@ -250,6 +248,13 @@ def _shared_rows(i: Inputs) -> nw.LazyFrame | None:
         return nw.from_native(_engine.prepare(i.lf, i.truth, spec, i.users, i.exclude).to_native().collect().lazy())
 
     return _once(_SHARED.rows, key, i.sources, prepared)
+
+
+def _shareable(sources: tuple[Any, ...]) -> bool:
+    """Whether calls on `sources` share their work now: shared_preparation is open and every
+    frame given is a Polars one (a pandas or Arrow frame could be changed in place by another
+    thread between two calls)."""
+    return bool(_SHARED.depth) and all(x is None or isinstance(x, (pl.DataFrame, pl.LazyFrame)) for x in sources)
 
 
 _T = TypeVar("_T")
