@@ -115,11 +115,11 @@ def write_split_export(folder: Path, n_users: int) -> tuple[list[Path], list[Pat
     return recs_parts, truth_parts
 
 
-def split_runs(recs_parts: list[Path], truth_parts: list[Path], engine: str, scored: bool) -> None:
+def split_runs(recs_parts: list[Path], truth_parts: list[Path], engine: str, scored: bool, partitions: int | None) -> None:
     """The split call streamed (Polars) or run under a memory limit (DuckDB) over a tenth of the
-    parts and over all of them, each in a fresh process."""
+    parts and over all of them, each in a fresh process (``partitions=``: in that many sets of users)."""
     ranking = ', score="score"' if scored else ""
-    call = f'k=10, threshold=1, relevance="relevance"{ranking}'
+    call = f'k=10, threshold=1, relevance="relevance"{ranking}{_partitioned(partitions)}'
     per_user = PER_USER + SPLIT_KNOWN + SPLIT_UNSEEN
     for share in (0.1, 1.0):
         count = max(1, int(len(recs_parts) * share))
@@ -149,8 +149,13 @@ def split_runs(recs_parts: list[Path], truth_parts: list[Path], engine: str, sco
             """
         r = measure(code)
         rows = count * USERS_PER_PART * per_user
-        shape = "scored" if scored else "split"
+        shape = ("scored" if scored else "split") + (f", partitions={partitions}" if partitions else "")
         print(f"{engine} {shape} {rows:>15,} rows (recs + truth): {r['seconds']:8.1f} s, peak RSS {r['peak_mib'] / 1024:.2f} GiB")
+
+
+def _partitioned(partitions: int | None) -> str:
+    """The summary's partitions= argument, as the call's text."""
+    return f", partitions={partitions}" if partitions else ""
 
 
 def measure(code: str) -> dict[str, float]:
@@ -246,15 +251,16 @@ def spark_runs(parts: list[Path]) -> None:
 DEFAULT_CALL = "k=10, threshold=1"  # the default summary, every default check
 
 
-def rows_runs(parts: list[Path]) -> None:
-    """The default summary streamed from all parts and from a tenth of them (issue 24's targets)."""
+def rows_runs(parts: list[Path], partitions: int | None) -> None:
+    """The default summary streamed from all parts and from a tenth of them (issue 24's targets;
+    ``partitions=``: in that many sets of users)."""
     results = {}
     for share in (0.1, 1.0):
         files = [str(p) for p in parts[: max(1, int(len(parts) * share))]]
         results[share] = measure(f"""
             import time, polars as pl, recframe
             start = time.perf_counter()
-            out = recframe.summary(pl.scan_parquet({files!r}), {DEFAULT_CALL}).collect(engine="streaming")
+            out = recframe.summary(pl.scan_parquet({files!r}), {DEFAULT_CALL}{_partitioned(partitions)}).collect(engine="streaming")
             seconds = time.perf_counter() - start
         """)
         rows = len(files) * USERS_PER_PART * PER_USER
@@ -280,7 +286,12 @@ def main() -> None:
         default=Path(tempfile.gettempdir()) / "recframe-scale",
         help="where the parquet export is written and kept",
     )
+    parser.add_argument("--partitions", type=int, help="summary(partitions=N): the users in N sets, one after another (Polars)")
     args = parser.parse_args()
+    if args.partitions and args.engine != "polars":
+        raise SystemExit("--partitions runs on Polars (summary(partitions=) refuses the SQL engines)")
+    if args.partitions and not (args.rows or args.shape != "long"):
+        raise SystemExit("--partitions goes with --rows N or --shape split / scored")
     if args.rows:
         args.users = args.rows // PER_USER
     if args.shape != "long":
@@ -288,12 +299,12 @@ def main() -> None:
             raise SystemExit("--shape split / scored runs on Polars and DuckDB")
         recs_parts, truth_parts = write_split_export(args.dir / f"split-{args.users}", args.users)
         print(f"split export: {len(recs_parts)} parts of recommendations and of truth, in {recs_parts[0].parent.parent}")
-        split_runs(recs_parts, truth_parts, args.engine, args.shape == "scored")
+        split_runs(recs_parts, truth_parts, args.engine, args.shape == "scored", args.partitions)
         return
     parts = write_export(args.dir / f"users-{args.users}", args.users)
     print(f"export: {len(parts)} parquet parts, {args.users * PER_USER:,} rows, in {parts[0].parent}")
     if args.rows:
-        rows_runs(parts)
+        rows_runs(parts, args.partitions)
         return
     {"polars": polars_runs, "duckdb": duckdb_runs, "spark": spark_runs}[args.engine](parts)
 

@@ -110,7 +110,7 @@ def small() -> pl.DataFrame:
 
 
 # summary only: its intervals (ci=None keeps the output as it was)
-SUMMARY_ONLY = {"ci": None, "ci_method": "bootstrap", "n_resamples": 1000, "seed": None, "aggregate": "mean"}
+SUMMARY_ONLY = {"ci": None, "ci_method": "bootstrap", "n_resamples": 1000, "seed": None, "aggregate": "mean", "partitions": None}
 
 
 @pytest.mark.parametrize("function", [recframe.per_user, recframe.summary])

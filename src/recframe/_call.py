@@ -183,10 +183,18 @@ class Inputs:
 
 def summary_options(call: dict[str, Any]) -> tuple[dict[str, Any], tuple[float | None, str, int, Any], str | tuple[str, ...]]:
     """A resolved summary call split into per_user's options, the interval's (ci, ci_method,
-    n_resamples, seed), checked (read or not, every one is), and the aggregates, checked."""
+    n_resamples, seed), checked (read or not, every one is), and the aggregates, checked.
+    ``partitions`` is summary's alone (see :func:`recframe.api.summary_of`): any other caller
+    passing it is refused here."""
     kwargs = dict(call)
     aggregate = v.aggregates(kwargs.pop("aggregate"))
     interval = _intervals.check_options(*(kwargs.pop(name) for name in ("ci", "ci_method", "n_resamples", "seed")))
+    if kwargs.pop("partitions", None) is not None:
+        raise RecframeError(
+            f"{ref('partitions')} is an option of summary alone: the other calls (the page, curves, "
+            "the command line's per-user output) hold every user's values at once.",
+            f"call recframe.summary(..., {ref('partitions')}) for the means, or leave it out.",
+        )
     return kwargs, interval, aggregate
 
 
@@ -236,8 +244,8 @@ def _shared_rows(i: Inputs) -> nw.LazyFrame | None:
     """The prepared rows of `i`, computed once while shared_preparation is open (None outside
     it, on an engine, which holds its own data, and for a pandas or Arrow input, which another
     thread could change in place between two calls: the page passes Polars frames)."""
-    if i.kind == "engine" or i.lf.implementation is not nw.Implementation.POLARS or not _shareable(i.sources):
-        return None
+    if not i.sources or i.kind == "engine" or i.lf.implementation is not nw.Implementation.POLARS or not _shareable(i.sources):
+        return None  # (no sources: a set of users of summary(partitions=), see recframe._partitions)
     spec = i.spec
     facts = (spec.facts.list_runs, spec.facts.integer_rank, spec.facts.categorical_item)
     selection = (spec.selection.threshold, spec.selection.score_threshold)
@@ -284,11 +292,12 @@ def _once(
     return cast(_T, future.result())
 
 
-def evaluated(i: Inputs) -> _engine.Plan:
+def evaluated(i: Inputs, models: nw.LazyFrame | None = None) -> _engine.Plan:
     """The plan of checked inputs; a SQL engine refusing it while it is built or checked (the
-    checks run then) raises a RecframeError that says why, as every call does."""
+    checks run then) raises a RecframeError that says why, as every call does. `models`: the
+    model key values the truth is broadcast over, when `i` holds some users only."""
     try:
-        plan = _engine.evaluate(i.lf, i.truth, i.spec, i.kind == "engine", i.users, i.exclude, i.side, _shared_rows(i))
+        plan = _engine.evaluate(i.lf, i.truth, i.spec, i.kind == "engine", i.users, i.exclude, i.side, _shared_rows(i), models)
     except RecframeError:
         raise
     except Exception as error:  # a SQL engine refusing the plan while it is built or checked

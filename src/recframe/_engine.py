@@ -87,8 +87,11 @@ def prepare(
     spec: v.Spec,
     users: nw.LazyFrame | None = None,
     exclude: nw.LazyFrame | None = None,
+    models: nw.LazyFrame | None = None,
 ) -> nw.LazyFrame:
-    """Select and rename the needed columns; drop excluded pairs; rank by score; join truth."""
+    """Select and rename the needed columns; drop excluded pairs; rank by score; join truth
+    (broadcast over the model key values of :func:`model_values`, or over `models`: those of
+    every user, when the frame holds some of them, see recframe._partitions)."""
     keys = list(spec.columns.list_keys)
     order_col = n.SCORE if spec.columns.score is not None else n.RANK
     order_src = spec.columns.score if spec.columns.score is not None else spec.columns.rank
@@ -96,15 +99,11 @@ def prepare(
     recs = [*_renamed_ids(frame, spec, keys), nw.col(order_src).alias(order_col)]
     recs += [nw.col(n.LIST)] if spec.facts.list_runs else []  # (recframe._frames.list_runs)
     lf = frame.select(*recs) if truth is not None else frame.select(*recs, nw.col(spec.columns.relevance).alias(n.REL))
-    seen = None
-    if exclude is not None:
-        # seen (user, item) pairs leave the lists (and the truth, below): the lists are
-        # re-ranked below. A key exclude= holds (a model, a fold) is joined on, so a pair seen
-        # under one model leaves that model's list and truth only
-        on = [b for b in keys if b in exclude.columns]
-        seen = exclude.select(*_renamed_ids(exclude, spec, on)).unique()
-        lf = lf.join(seen, on=[*on, n.USER, n.ITEM], how="anti")
-    models = lf.select(*spec.columns.model_keys).unique() if truth is not None and spec.columns.model_keys else None
+    lf, seen = _seen_removed(lf, spec, exclude)
+    if truth is None or not spec.columns.model_keys:
+        models = None
+    elif models is None:
+        models = lf.select(*spec.columns.model_keys).unique()
 
     def join_truth(lf: nw.LazyFrame) -> nw.LazyFrame:
         assert truth is not None
@@ -174,6 +173,24 @@ def prepare(
             lf = lf.with_columns(r.alias(n.RAW_RANK))
             lf = lf.with_columns(r.rank("dense").over(*keys, n.USER).cast(nw.Int64))
     return lf
+
+
+def _seen_removed(lf: nw.LazyFrame, spec: v.Spec, exclude: nw.LazyFrame | None) -> tuple[nw.LazyFrame, nw.LazyFrame | None]:
+    """The renamed rows without the seen pairs of exclude= (which leave the truth too, in
+    prepare: the lists are re-ranked there), and those pairs. A key exclude= holds (a model,
+    a fold) is joined on, so a pair seen under one model leaves that model's list only."""
+    if exclude is None:
+        return lf, None
+    on = [b for b in spec.columns.list_keys if b in exclude.columns]
+    seen = exclude.select(*_renamed_ids(exclude, spec, on)).unique()
+    return lf.join(seen, on=[*on, n.USER, n.ITEM], how="anti"), seen
+
+
+def model_values(frame: nw.LazyFrame, spec: v.Spec, exclude: nw.LazyFrame | None) -> nw.LazyFrame:
+    """The model key values of the rows left after exclude=: prepare scores each of them on
+    every truth user (the truth is broadcast over them)."""
+    lf, _ = _seen_removed(frame.select(*_renamed_ids(frame, spec, list(spec.columns.list_keys))), spec, exclude)
+    return lf.select(*spec.columns.model_keys).unique()
 
 
 def score_positions(lf: nw.LazyFrame, spec: v.Spec, lists: list[str]) -> nw.LazyFrame:
@@ -787,6 +804,7 @@ def evaluate(
     exclude: nw.LazyFrame | None = None,
     side: _side.SideInputs | None = None,
     prepared: nw.LazyFrame | None = None,
+    models: nw.LazyFrame | None = None,
 ) -> Plan:
     """The plan of one call (see :class:`Plan`).
 
@@ -798,7 +816,7 @@ def evaluate(
     keys = [*spec.columns.list_keys, n.USER]
     checks = _checks.plan(spec)
     # (`prepared`: the rows of prepare(...) computed once for several calls, recframe._call.shared_preparation)
-    lf = flag_rows(prepare(frame, truth, spec, users, exclude) if prepared is None else prepared, spec)
+    lf = flag_rows(prepare(frame, truth, spec, users, exclude, models) if prepared is None else prepared, spec)
     # every pass below reads the prepared rows. When preparing them joins, ranks or checks
     # float ranks they are computed once: a SQL engine materializes them (DuckDB, 2M rows:
     # truth= + score= 1.7 s -> 0.9 s), Polars caches the subplan (its own search for common
@@ -953,59 +971,130 @@ def summary_plan(plan: Plan, spec: v.Spec, aggregate: str | Sequence[str] = "mea
     other lists; ``n_unranked``, ``n_no_relevant`` and ``n_no_truth`` say what the users of the
     group lacked, counted or not.
     """
-    per_user = plan.per_user
+    lf, keys, named = _counted_lists(plan, spec, aggregate)
+    means = [out for (c, a), out in named.items() if a == "mean" and out == c]  # (one expression: see _aggregates)
+    agg = _frames.group_agg(
+        lf,
+        keys,
+        *_list_counts(spec),
+        *([nw.col(*means).mean()] if means else []),
+        *(_aggregated(_source(c, a), a).alias(out) for (c, a), out in named.items() if out not in means),
+    )
+    return _finish_summary(agg, plan.groups, spec, named)
+
+
+def summary_sums(plan: Plan, spec: v.Spec, aggregate: str | Sequence[str] = "mean") -> nw.LazyFrame:
+    """What :func:`summary_plan` takes its means from, as sums that add up across users: per
+    group, the list counts and, per metric column and aggregate (``"mean"`` or ``"gmean"``),
+    the sum of the counted values (of their logs) and how many there are. The sums of
+    disjoint sets of users, added up by :func:`summary_of_sums`, give the summary of them all
+    (``summary(partitions=)``)."""
+    lf, keys, named = _counted_lists(plan, spec, aggregate)
+    sources = sorted({_source(c, a) for (c, a) in named})
+    return _frames.group_agg(
+        lf,
+        keys,
+        *_list_counts(spec),
+        *(nw.col(c).sum().alias(f"{c}:sum") for c in sources),
+        *(nw.col(c).count().alias(f"{c}:count") for c in sources),
+    )
+
+
+def summary_of_sums(sums: nw.LazyFrame, spec: v.Spec, aggregate: str | Sequence[str] = "mean") -> nw.LazyFrame:
+    """The summary of the users whose :func:`summary_sums` are stacked in `sums` (one frame
+    per disjoint set of users): the counts and sums added per group, each mean their ratio
+    (null where no value is counted, as a mean of none). User-level metrics only."""
+    keys = list(spec.columns.by) or [n.GROUP]
+    named = _named(spec, aggregate)
+    added = _frames.group_agg(sums, keys, nw.all().sum())
+    ratios = {
+        out: nw.when(nw.col(f"{_source(c, a)}:count") > 0).then(nw.col(f"{_source(c, a)}:sum") / nw.col(f"{_source(c, a)}:count"))
+        for (c, a), out in named.items()
+    }
+    return _finish_summary(added.with_columns(**ratios), None, spec, named)
+
+
+def _named(spec: v.Spec, aggregate: str | Sequence[str]) -> dict[tuple[str, str], str]:
+    """(metric column, aggregate) -> the summary's column for it (see aggregate_column)."""
+    suffixed = not isinstance(aggregate, str)
+    aggregates = [aggregate] if isinstance(aggregate, str) else list(aggregate)
+    return {(c, a): aggregate_column(c, a, suffixed) for c, _, _ in metric_columns(spec, "user") for a in aggregates}
+
+
+def _source(column: str, aggregate: str) -> str:
+    """The column an aggregate of a metric column reads: the logs for ``gmean``."""
+    return f"__rf_log:{column}" if aggregate == "gmean" else column
+
+
+def _counted_lists(
+    plan: Plan, spec: v.Spec, aggregate: str | Sequence[str]
+) -> tuple[nw.LazyFrame, list[str], dict[tuple[str, str], str]]:
+    """The per-list frame summary_plan aggregates: the counted flags and facts as integer
+    columns, each metric null where its list is not counted (and its log for ``gmean``), with
+    the group keys (a constant group without ``by``, so that an empty input gives an empty
+    summary) and the (column, aggregate) -> output names."""
     columns = metric_columns(spec, "user")
-    metric_cols = [c for c, _, _ in columns]
     has_rel = nw.col("n_relevant") > 0
     ranked = nw.col(n.N_RANKED) > 0
     base = nw.col(n.COUNTS)  # (the columns of counted_flags)
     counted_all = nw.col(n.COUNTS_RANKED) if spec.selection.unranked_skip else base
-    user_level = [m for m in spec.selection.metrics if REGISTRY[m].level == "user"]
-    own = [m for m in user_level if spec.selection.unranked_skip and m not in spec.selection.unranked_skip]
-    # an empty `by` still groups (on a constant) so that an empty input gives an empty summary
     keys = list(spec.columns.by) or [n.GROUP]
-    lf = per_user.with_columns(**counted_flags(spec)).with_columns(
+    lf = plan.per_user.with_columns(**counted_flags(spec)).with_columns(
         counted_all.cast(nw.Int64).alias(n.COUNTED),
-        *((base.cast(nw.Int64)).alias(f"__rf_counted:{m}") for m in own),
+        *((base.cast(nw.Int64)).alias(f"__rf_counted:{m}") for m in _own_counts(spec)),
         (has_rel & ~ranked).cast(nw.Int64).alias("__rf_unranked"),
         ((nw.col(n.N_JUDGED) > 0) & ~has_rel).cast(nw.Int64).alias("__rf_no_relevant"),
         (nw.col(n.N_JUDGED) == 0).cast(nw.Int64).alias("__rf_no_truth"),
         *(counted_value(spec, c, name) for c, name, _ in columns),
         *([] if spec.columns.by else [nw.lit(0).alias(n.GROUP)]),
     )
-    suffixed = not isinstance(aggregate, str)
-    aggregates = [aggregate] if isinstance(aggregate, str) else list(aggregate)
-    named = {(c, a): aggregate_column(c, a, suffixed) for c in metric_cols for a in aggregates}
-    means = [out for (c, a), out in named.items() if a == "mean" and out == c]  # (one expression: see _aggregates)
-    if "gmean" in aggregates:
-        # exp(mean(log(max(value, floor)))): the mean of the logs, exponentiated below
-        lf = lf.with_columns(nw.col(c).clip(lower_bound=GMEAN_FLOOR).log().alias(f"__rf_log:{c}") for c in metric_cols)
-    agg = _frames.group_agg(
-        lf,
-        keys,
+    named = _named(spec, aggregate)
+    if any(a == "gmean" for _, a in named):
+        # exp(mean(log(max(value, floor)))): the mean of the logs, exponentiated in _finish_summary
+        lf = lf.with_columns(nw.col(c).clip(lower_bound=GMEAN_FLOOR).log().alias(_source(c, "gmean")) for c, _, _ in columns)
+    return lf, keys, named
+
+
+def _own_counts(spec: v.Spec) -> list[str]:
+    """The user-level metrics that count more lists than n_users (a per-metric rule for
+    unranked lists): each has its own n_users_<metric>."""
+    user_level = [m for m in spec.selection.metrics if REGISTRY[m].level == "user"]
+    return [m for m in user_level if spec.selection.unranked_skip and m not in spec.selection.unranked_skip]
+
+
+def _list_counts(spec: v.Spec) -> list[nw.Expr]:
+    """The counts of lists per group, as sums (so they add up across users too)."""
+    return [
         nw.col(n.COUNTED).sum().alias("n_users"),
-        *(nw.col(f"__rf_counted:{m}").sum().alias(f"n_users_{m}") for m in own),
+        *(nw.col(f"__rf_counted:{m}").sum().alias(f"n_users_{m}") for m in _own_counts(spec)),
         nw.len().alias(n.N_LISTS),
         nw.col("__rf_unranked").sum().alias("n_unranked"),
         nw.col("__rf_no_relevant").sum().alias("n_no_relevant"),
         nw.col("__rf_no_truth").sum().alias("n_no_truth"),
-        *([nw.col(*means).mean()] if means else []),
-        *(_aggregated(f"__rf_log:{c}" if a == "gmean" else c, a).alias(out) for (c, a), out in named.items() if out not in means),
-    )
+    ]
+
+
+def _finish_summary(
+    agg: nw.LazyFrame, groups: nw.LazyFrame | None, spec: v.Spec, named: dict[tuple[str, str], str]
+) -> nw.LazyFrame:
+    """The summary from its aggregated columns (`agg`: the list counts and each aggregate
+    under its output name, the mean of the logs for ``gmean``): the counts typed, the group-level
+    metrics finished from their group terms (`groups`), in the order asked, sorted by the keys."""
+    keys = list(spec.columns.by) or [n.GROUP]
     values: dict[str, nw.Expr | None] = {}  # None: the aggregated column as it is
     for column, name, _ in metric_columns(spec):
         if REGISTRY[name].level == "user":
             values.update({out: nw.col(out).exp() if a == "gmean" else None for (c, a), out in named.items() if c == column})
         else:
             values[column] = nw.lit(None)  # finished below, from its group terms
-    if plan.groups is not None:
-        agg = agg.join(plan.groups, on=keys, how="left")
+    if groups is not None:
+        agg = agg.join(groups, on=keys, how="left")
         for column, name, k in metric_columns(spec, "group"):
             values[column] = REGISTRY[name].finish(k, spec.conventions)
     out = agg.select(
         *keys,
         nw.col("n_users").cast(nw.Int64),
-        *(nw.col(f"n_users_{m}").cast(nw.Int64) for m in own),
+        *(nw.col(f"n_users_{m}").cast(nw.Int64) for m in _own_counts(spec)),
         (nw.col(n.N_LISTS) - nw.col("n_users")).cast(nw.Int64).alias("n_skipped"),
         *(nw.col(c).cast(nw.Int64) for c in ("n_unranked", "n_no_relevant", "n_no_truth")),
         *(nw.col(name) if value is None else value.alias(name) for name, value in values.items()),

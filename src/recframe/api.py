@@ -8,7 +8,7 @@ from typing import Any, TypeVar
 
 import narwhals as nw
 
-from recframe import _call, _engine, _frames, _intervals, _item_groups, _poisson
+from recframe import _call, _engine, _frames, _intervals, _item_groups, _partitions, _poisson
 from recframe import _names as n
 from recframe import _validate as v
 from recframe import options as options_table
@@ -151,7 +151,12 @@ def summary(
 def summary_of(frame: FrameT, call: dict[str, Any]) -> FrameT:
     """:func:`summary` of a call resolved by :func:`recframe._call.resolve` (``aggregate`` and
     the interval options included): what summary and curve compute."""
-    kwargs, (level, method, n_resamples, seed), aggregate = _call.summary_options(call)
+    partitions = _partitions.check(call.get("partitions"))
+    kwargs, (level, method, n_resamples, seed), aggregate = _call.summary_options({**call, "partitions": None})
+    if partitions is not None:
+        _partitions.refuse(kwargs, aggregate, level)
+        i = _call.inputs(frame, kwargs)
+        return _frames.from_lazy(_partitions.summary(i, aggregate, partitions), i.kind)
     if level is None:
         plan, spec, kind = _call.prepare(frame, kwargs)
         return _frames.from_lazy(_engine.summary_plan(plan, spec, aggregate), kind)

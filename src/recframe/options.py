@@ -359,6 +359,20 @@ keeps its one value.""",
             '{"mean", "gmean", "median", "pNN"} or a list of them',
         ),
     ]
+    partitions: Annotated[
+        int | None,
+        Opt(
+            None,
+            """Evaluate the users in this many sets, one after another, split by a hash of the
+user id, and add up each set's sums and counts: the numbers are those of one pass (to the
+last few bits of a float), and memory is that of one set, for the cost of reading the input
+once per set. For exports larger than memory (``pl.scan_parquet``; each set is collected
+by Polars' streaming engine, so the summary is computed when called). Means and ``gmean``
+only: a quantile, ``ci=`` and the group-level metrics (coverage, Gini) need every user at
+once and are refused. Polars, pandas and Arrow frames (docs/engines.md).""",
+            "int, optional",
+        ),
+    ]
 
 
 #: where the options Options adds to ListOptions stand among them: after these

@@ -121,6 +121,8 @@ def evaluate(args: argparse.Namespace, progress: Progress) -> int:
     """``recframe evaluate``: read, evaluate on the streaming engine, print or write."""
     fmt = output_format(args)  # fail on a bad --out before reading anything
     _check_trec_inputs(args)
+    if fmt == "trec" and args.partitions is not None:
+        raise UsageError("--partitions goes with the means; --format trec prints trec_eval's text. Hint: leave out one of them.")
     if fmt == "trec":
         return _evaluate_trec(args, progress)
     given = [flag for flag, test in _TREC_FLAGS.items() if test(args)]
@@ -130,11 +132,15 @@ def evaluate(args: argparse.Namespace, progress: Progress) -> int:
         raise UsageError("--ci gives intervals of the means; --per-user has no means. Hint: leave out one of them.")
     if args.per_user and args.aggregate:
         raise UsageError("--aggregate summarises the users; --per-user lists them. Hint: leave out one of them.")
+    if args.per_user and args.partitions is not None:
+        raise UsageError("--partitions adds up the sums of sets of users; --per-user lists them. Hint: leave out one of them.")
     recs, sides = _read(args, progress)
     kwargs = {**_api_kwargs(args), **(TREC_COLUMNS if args.trec_run else {})}
     options = kwargs if args.per_user else {**kwargs, **_intervals(args)}
+    if args.partitions is not None:
+        options["partitions"] = args.partitions
     with progress.running("reading and evaluating"):
-        if kwargs.get("score") is not None and args.ci is None:
+        if kwargs.get("score") is not None and args.ci is None and args.partitions is None:
             # the tie line's table from the same plan, collected with it: the rows are read,
             # ranked and checked once
             plans = api.with_tied_cutoffs(recs, per_user_rows=args.per_user, **sides, **options)
@@ -143,7 +149,7 @@ def evaluate(args: argparse.Namespace, progress: Progress) -> int:
         else:
             plan = (recframe.per_user if args.per_user else recframe.summary)(recs, **sides, **options)
             table = plan.collect(engine="streaming")
-            if kwargs.get("score") is not None:
+            if kwargs.get("score") is not None and args.partitions is None:  # (it would read every list at once)
                 ties = recframe.tied_cutoffs(recs, **sides, **{o: x for o, x in kwargs.items() if o != "metrics"})
                 _note_ties(ties.collect(engine="streaming"))
     return emit(args, fmt, table, progress)

@@ -1,0 +1,138 @@
+"""``summary(..., partitions=N)``: the users evaluated in N hash partitions, one after another.
+
+Memory on a large export grows with the lists a pass holds at once: the join of the
+recommendations with ``truth=`` builds a hash table of the truth, the ranking by ``score=`` and
+the per-list table hold every list (Polars streaming, 1M users of 130 rows each: 7.7 GiB). A
+summary's numbers are means over users, and a mean is a sum divided by a count: so the users
+are split by a hash of their id into N disjoint sets, each set is evaluated alone (its rows
+filtered from every per-user input: the recommendations, ``truth=``, ``users=``,
+``exclude=``), its sums and counts are kept (:func:`recframe._engine.summary_sums`, one row
+per group), and the sums of all sets give the summary (:func:`recframe._engine.summary_of_sums`).
+Memory is that of one set of users, for the cost of reading the input once per set.
+
+A user's rows all land in one set (the hash of the same id), so every per-list check runs on
+whole lists, and a duplicate or a null key still raises; the first problem named is the first
+of the set where it is found, not of the whole frame. ``train=`` and ``items=`` are read
+whole in each set (novelty reads every user's training rows).
+
+What does not add up across users is refused: a quantile (``aggregate="median"``, ``"pNN"``),
+an interval (``ci=``) and the group-level metrics (coverage, Gini: one value per group, from
+every list's items).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+import narwhals as nw
+import polars as pl
+
+from recframe import _call, _engine, _frames
+from recframe import _validate as v
+from recframe.errors import RecframeError, fix, ref
+
+#: the seed of the users' hash: any constant (the sets need only be the same for every input)
+_SEED = 0x5EED
+
+
+def check(partitions: Any) -> int | None:
+    """``partitions=`` checked: None (one pass) or a whole number of at least 1."""
+    if partitions is None:
+        return None
+    if isinstance(partitions, bool) or not isinstance(partitions, int) or partitions < 1:
+        raise RecframeError(
+            f"{ref('partitions', partitions)} is not a whole number of at least 1.",
+            f"pass the number of sets of users to evaluate one after another, e.g. {fix('partitions', 8)} "
+            "(about 1/8 of the memory of one pass), or leave it out for one pass.",
+        )
+    return partitions
+
+
+def refuse(call: dict[str, Any], aggregate: str | tuple[str, ...], level: float | None) -> None:
+    """Refuse what the sums of disjoint sets of users cannot give (see the module's text)."""
+    quantiles = [a for a in ([aggregate] if isinstance(aggregate, str) else aggregate) if a not in ("mean", "gmean")]
+    if quantiles:
+        raise RecframeError(
+            f"{ref('aggregate', aggregate)} asks for {quantiles[0]!r}, a quantile, which the sums of "
+            f"{ref('partitions')} cannot give: a quantile of all users is not made from each set's.",
+            f"ask for {fix('aggregate', 'mean')} or {fix('aggregate', 'gmean')} with {ref('partitions')}, or "
+            f"leave {ref('partitions')} out for quantiles.",
+        )
+    if level is not None:
+        raise RecframeError(
+            f"{ref('ci', level)} resamples the per-user values of all users, and {ref('partitions')} keeps only each set's sums.",
+            f'leave {ref("partitions")} out for intervals (ci_method="poisson" runs inside DuckDB or Spark).',
+        )
+    group = v.group_level(call["metrics"])
+    if group:
+        raise RecframeError(
+            f"metric {group[0]!r} has one value per group, from every list's items, which the sums of "
+            f"{ref('partitions')} do not hold.",
+            f"ask for it in a summary without {ref('partitions')}.",
+        )
+    if call["user"] is None:
+        raise RecframeError(
+            f"{ref('partitions')} splits the users by their id, and {fix('user', None)}: every group is one list.",
+            f"pass the column of user ids as {ref('user')}, or leave {ref('partitions')} out.",
+        )
+
+
+def summary(i: _call.Inputs, aggregate: str | tuple[str, ...], partitions: int) -> nw.LazyFrame:
+    """The summary of checked inputs `i` from `partitions` sets of users evaluated one after
+    another (each collected by Polars' streaming engine), as a lazy frame of its few rows."""
+    if i.kind == "engine":
+        engine = _frames.engine_name(i.lf)
+        raise RecframeError(
+            f"{ref('partitions')} evaluates sets of users one after another in Polars, and the frame is a "
+            f"{engine} one, which holds its own memory.",
+            f"leave {ref('partitions')} out (set {engine}'s memory limit instead), or pass the export "
+            'to Polars: pl.scan_parquet("export/*.parquet").',
+        )
+    parts = [_part(i, p, partitions) for p in range(partitions)]
+    models = _models(i, parts)
+    sums = []
+    for part in parts:
+        plan = _call.evaluated(part, models)
+        sums.append(_engine.summary_sums(plan, i.spec, aggregate).to_native().collect(engine="streaming"))
+    stacked = nw.from_native(pl.concat(sums, how="vertical").lazy())
+    return _engine.summary_of_sums(stacked, i.spec, aggregate)
+
+
+def _part(i: _call.Inputs, p: int, partitions: int) -> _call.Inputs:
+    """The inputs of set `p`: the rows of its users in every per-user input."""
+    user = str(i.spec.columns.user)
+    return dataclasses.replace(
+        i,
+        lf=_users_of(i.lf, user, p, partitions),
+        truth=_users_of(i.truth, user, p, partitions),
+        users=_users_of(i.users, user, p, partitions),
+        exclude=_users_of(i.exclude, user, p, partitions),
+        sources=(),  # (a set's rows are never shared with another call: see _call._shared_rows)
+    )
+
+
+def _models(i: _call.Inputs, parts: list[_call.Inputs]) -> nw.LazyFrame | None:
+    """The model key values of every user's lists, which ``truth=`` is broadcast over in each
+    set (a set's own would miss a model none of its users has): one pass over the model keys,
+    or, with exclude= (a model may lose every row to it), a pass per set over the ids."""
+    if i.truth is None or not i.spec.columns.model_keys:
+        return None
+    if i.exclude is None:
+        found = [_engine.model_values(i.lf, i.spec, None)]
+    else:
+        found = [_engine.model_values(part.lf, i.spec, part.exclude) for part in parts]
+    values = [frame.to_native().collect(engine="streaming") for frame in found]
+    return nw.from_native(pl.concat(values, how="vertical").unique().lazy())
+
+
+def _users_of(lf: nw.LazyFrame | None, user: str, p: int, partitions: int) -> Any:
+    """The rows of `lf` whose user falls in set `p` of `partitions` (by a hash of the id; a
+    categorical id hashed as its text, so that every input agrees; a null id in one set too)."""
+    if lf is None:
+        return None
+    native = lf.to_native()
+    column = pl.col(user)
+    if isinstance(native.collect_schema()[user], (pl.Categorical, pl.Enum)):
+        column = column.cast(pl.String)
+    return nw.from_native(native.filter(column.hash(_SEED) % partitions == p))

@@ -1,0 +1,198 @@
+"""summary(partitions=N): the users evaluated in N hash partitions give the one-pass numbers.
+
+The sums of disjoint sets of users add up to the sums of all of them, so the partitioned
+summary equals the one-pass one to the last bits of a float (rel 1e-12), on random frames with
+every per-user input (truth=, users=, exclude=, score=), and what does not add up is refused.
+"""
+
+from __future__ import annotations
+
+import warnings
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import polars as pl
+import pyarrow as pa
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from polars.testing import assert_frame_equal
+
+import recframe
+from conftest import to_polars
+from recframe import RecframeError, UncheckedDataWarning, cli
+from test_properties import EVERY_USER_METRIC, SETTINGS, draw_truth, long_frames
+
+
+@SETTINGS
+@given(st.booleans(), st.data())
+def test_partitions_give_the_one_pass_numbers(with_score: bool, data: st.DataObject) -> None:
+    df, options = data.draw(long_frames(with_score=with_score))
+    profile = data.draw(st.sampled_from(["recframe", "trec_eval", "lenskit"]))
+    metrics = [m for m in EVERY_USER_METRIC if recframe.profiles.has_metric(recframe.profiles.PROFILES[profile], m)]
+    if profile == "recframe":
+        options |= {"unranked_users": data.draw(st.sampled_from(["skip", "zero"])), "metrics": metrics}
+    else:
+        shared = ("k", "by", "users", "unlisted_users", "exclude", "threshold", "score", "score_threshold")
+        options = {key: value for key, value in options.items() if key in shared} | {"profile": profile, "metrics": metrics}
+    if data.draw(st.booleans()):
+        options["truth"] = draw_truth(data, df, options)
+        df = df.drop("relevance")
+    options["aggregate"] = data.draw(st.sampled_from(["mean", "gmean", ["mean", "gmean"]]))
+    partitions = data.draw(st.integers(1, 4))
+    want = recframe.summary(df, **options)
+    got = recframe.summary(df, partitions=partitions, **options)
+    assert_frame_equal(got, want, rel_tol=1e-12, abs_tol=1e-12)
+
+
+def _frame(n_users: int, seed: int = 0) -> pl.DataFrame:
+    """Two models' lists of 10 for `n_users` users, a third of the items unrated."""
+    rng = np.random.default_rng(seed)
+    one = pl.DataFrame(
+        {
+            "user_id": np.repeat(np.arange(n_users), 10),
+            "item_id": np.tile(np.arange(10), n_users),
+            "rank": np.tile(np.arange(1, 11), n_users),
+        }
+    )
+    return pl.concat(
+        [
+            one.with_columns(
+                model=pl.lit(model),
+                relevance=pl.Series(np.where(rng.random(one.height) < 0.3, np.nan, rng.integers(0, 5, one.height))).fill_nan(
+                    None
+                ),
+            )
+            for model in ("a", "b")
+        ]
+    )
+
+
+@pytest.mark.parametrize("kind", ["polars", "lazy", "pandas", "arrow"])
+def test_every_in_memory_kind_and_many_partitions(kind: str) -> None:
+    df = _frame(3000)
+    frame: Any = {"polars": df, "lazy": df.lazy(), "pandas": df.to_pandas(), "arrow": df.to_arrow()}[kind]
+    options: dict[str, Any] = {"k": [1, 5, 10], "threshold": 2, "by": "model"}
+    want = recframe.summary(df, **options)
+    out = recframe.summary(frame, partitions=16, **options)
+    assert isinstance(out, {"polars": pl.DataFrame, "lazy": pl.LazyFrame, "pandas": pd.DataFrame, "arrow": pa.Table}[kind])
+    got = to_polars(out.collect() if kind == "lazy" else out)
+    assert_frame_equal(got, want, rel_tol=1e-12, abs_tol=1e-12)
+    assert got["n_users"].to_list() == want["n_users"].to_list()  # (every user counted once)
+
+
+def test_categorical_and_string_user_ids_fall_in_the_same_sets() -> None:
+    """The truth's user ids as text and the recommendations' as a categorical: each user's rows
+    meet in one set (a categorical is hashed as its text)."""
+    df = _frame(500).with_columns(pl.col("user_id").cast(pl.String))
+    recs = df.drop("relevance").with_columns(pl.col("user_id").cast(pl.Categorical))
+    truth = df.filter(pl.col("model") == "a").select("user_id", "item_id", "relevance").drop_nulls()
+    options: dict[str, Any] = {"k": 5, "threshold": 2, "by": "model", "truth": truth}
+    want = recframe.summary(recs, **options)
+    assert_frame_equal(recframe.summary(recs, partitions=7, **options), want, rel_tol=1e-12, abs_tol=1e-12)
+    assert want["n_no_truth"].to_list() == [0, 0]  # (the truth was found for every user)
+
+
+def test_an_empty_frame_gives_the_empty_summary() -> None:
+    empty = _frame(0)
+    want = recframe.summary(empty, k=5, by="model")
+    got = recframe.summary(empty, k=5, by="model", partitions=3)
+    assert got.height == 0
+    assert_frame_equal(got, want)
+
+
+def test_the_data_checks_still_run_on_whole_lists() -> None:
+    df = _frame(200)
+    duplicated = pl.concat([df, df.filter(pl.col("user_id") == 77)])
+    with pytest.raises(RecframeError, match="user_id=77"):
+        recframe.summary(duplicated, by="model", partitions=4)
+    null_user = df.with_columns(pl.when(pl.col("user_id") == 5).then(None).otherwise(pl.col("user_id")).alias("user_id"))
+    with pytest.raises(RecframeError, match="null"):
+        recframe.summary(null_user, by="model", partitions=4)
+
+
+def test_checks_off_is_said_once() -> None:
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        recframe.summary(_frame(100), by="model", partitions=5, checks=False)
+    assert [type(w.message) for w in caught] == [UncheckedDataWarning]
+
+
+@pytest.mark.parametrize(
+    ("options", "said"),
+    [
+        ({"partitions": 0}, "partitions=0 is not a whole number of at least 1"),
+        ({"partitions": "4"}, "partitions='4' is not a whole number"),
+        ({"partitions": True}, "partitions=True is not a whole number"),
+        ({"partitions": 2, "aggregate": ["mean", "p90"]}, "asks for 'p90', a quantile"),
+        ({"partitions": 2, "aggregate": "median"}, "asks for 'median', a quantile"),
+        ({"partitions": 2, "ci": 0.95}, "ci=0.95 resamples the per-user values of all users"),
+        ({"partitions": 2, "metrics": ["ndcg", "catalog_coverage"]}, "metric 'catalog_coverage' has one value per group"),
+        ({"partitions": 2, "user": None}, "splits the users by their id"),
+    ],
+)
+def test_what_does_not_add_up_is_refused(options: dict[str, Any], said: str) -> None:
+    with pytest.raises(RecframeError, match=said.replace("(", r"\(").replace(")", r"\)")):
+        recframe.summary(_frame(20), by="model", **options)
+
+
+def test_a_sql_engine_is_refused_by_name() -> None:
+    duckdb = pytest.importorskip("duckdb", reason="DuckDB is a test extra")
+    relation = duckdb.from_arrow(_frame(20).to_arrow())
+    with pytest.raises(RecframeError, match="a DuckDB one, which holds its own memory"):
+        recframe.summary(relation, by="model", partitions=2)
+
+
+def test_only_summary_takes_partitions() -> None:
+    with pytest.raises(RecframeError, match="an option of summary alone"):
+        recframe.report_page(_frame(20), by="model", partitions=2)
+    with pytest.raises(RecframeError, match="has no option 'partitions'"):
+        recframe.per_user(_frame(20), partitions=2)
+
+
+def test_the_truth_is_broadcast_over_every_sets_models() -> None:
+    """Model "b" recommends to user 0 alone and model "c" only what exclude= removes: one pass
+    scores "b" on every truth user (unranked but one) and has no "c"; so does every set, which
+    takes the model values from all users."""
+    df = _frame(100).filter(pl.col("model") == "a")
+    recs = pl.concat(
+        [
+            df.drop("relevance"),
+            df.filter(pl.col("user_id") == 0).drop("relevance").with_columns(model=pl.lit("b")),
+            df.filter(pl.col("user_id") == 1).drop("relevance").with_columns(model=pl.lit("c")),
+        ]
+    )
+    truth = df.select("user_id", "item_id", "relevance").drop_nulls()
+    seen = pl.DataFrame({"model": "c", "user_id": 1, "item_id": list(range(10))})
+    for exclude in (None, seen):
+        options: dict[str, Any] = {"k": 5, "threshold": 2, "by": "model", "truth": truth, "exclude": exclude}
+        want = recframe.summary(recs, **options)
+        assert want["model"].to_list() == (["a", "b"] if exclude is not None else ["a", "b", "c"])
+        assert want.filter(pl.col("model") == "b")["n_unranked"].item() >= 90
+        assert_frame_equal(recframe.summary(recs, partitions=8, **options), want, rel_tol=1e-12, abs_tol=1e-12)
+
+
+def test_the_command_line_takes_partitions(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    df = _frame(300)
+    df.drop("relevance").with_columns(score=1.0 / pl.col("rank")).write_parquet(tmp_path / "recs.parquet")
+    df.select("user_id", "item_id", "relevance").unique(["user_id", "item_id"]).drop_nulls().write_parquet(
+        tmp_path / "truth.parquet"
+    )
+    args = ["evaluate", str(tmp_path / "recs.parquet"), "--truth", str(tmp_path / "truth.parquet"), "--by", "model"]
+    args += ["--threshold", "2", "--k", "5,10", "--quiet"]
+    for ranking in ([], ["--score", "score"]):
+        assert cli.main([*args, *ranking, "--out", str(tmp_path / "one.parquet")]) == 0
+        assert cli.main([*args, *ranking, "--partitions", "6", "--out", str(tmp_path / "six.parquet")]) == 0
+        want = pl.read_parquet(tmp_path / "one.parquet")
+        assert_frame_equal(pl.read_parquet(tmp_path / "six.parquet"), want, rel_tol=1e-12, abs_tol=1e-12)
+    capsys.readouterr()
+    refused = {
+        "--per-user": "--partitions adds up the sums of sets of users; --per-user lists them",
+        "--aggregate=p90": "--aggregate p90 asks for 'p90', a quantile",
+        "--format=trec": "--partitions goes with the means; --format trec",
+    }
+    for flag, said in refused.items():
+        assert cli.main([*args, "--partitions", "2", flag]) == 2
+        assert said in capsys.readouterr().err
