@@ -178,6 +178,21 @@ def test_data_errors_are_raised_when_called(engine: Constructor) -> None:
         recframe.per_user(engine(no_relevant), by="model", empty_users="error")
 
 
+def test_duckdb_computes_the_rows_once_into_a_temporary_table() -> None:
+    """What DuckDB computes once (the joined rows, the per-list table) is a temporary table of
+    the caller's connection, under its memory_limit (a client-held copy is not): the lazy
+    result reads it after the call, and it goes with the connection."""
+    duckdb = pytest.importorskip("duckdb")
+    con = duckdb.connect()
+    one_model = sample().filter(pl.col("model") == "A").drop("model")
+    recs, truth = one_model.drop("relevance"), one_model.select("user_id", "item_id", "relevance")
+    result = recframe.summary(con.from_arrow(recs.to_arrow()), truth=con.from_arrow(truth.to_arrow()), k=2)
+    tables = con.sql("SELECT table_name FROM duckdb_tables() WHERE temporary AND table_name LIKE '__recframe_%'").fetchall()
+    assert tables  # (the joined rows, and the per-list table the checks read)
+    assert_frame_equal(result.pl(), recframe.summary(recs, truth=truth, k=2))
+    con.close()
+
+
 def test_truth_on_another_engine_is_an_error() -> None:
     duckdb = pytest.importorskip("duckdb")
     recs = sample().drop("relevance")

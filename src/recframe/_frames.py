@@ -244,20 +244,38 @@ def from_lazy(lf: nw.LazyFrame, kind: Kind) -> Any:
 
 def materialize(lf: nw.LazyFrame) -> nw.LazyFrame:
     """Compute a SQL engine's frame once, so that the queries reading it next (the data
-    checks, then the metrics) do not each run the plan again: a DuckDB relation is held in
-    the client (``relation.materialize()``, same connection), a Spark DataFrame is
+    checks, then the metrics) do not each run the plan again: a DuckDB relation is written to
+    a temporary table of its connection (see :func:`_duckdb_temp_table`), a Spark DataFrame is
     checkpointed on its executors, an Ibis table is written to a temporary table of its backend
     (dropped with the connection). SQLFrame is returned as it is (its plan then runs once per
     query): it has no such step."""
     native = lf.to_native()
     impl = lf.implementation
     if impl is nw.Implementation.DUCKDB:
-        return nw.from_native(native.materialize())
+        return nw.from_native(_duckdb_temp_table(native))
     if impl in (nw.Implementation.PYSPARK, nw.Implementation.PYSPARK_CONNECT):
         return nw.from_native(native.localCheckpoint(eager=True))
     if impl is nw.Implementation.IBIS:
         return _ibis_temp_table(lf)
     return lf
+
+
+def _duckdb_temp_table(relation: Any) -> Any:
+    """A DuckDB relation computed once into a temporary table of its own connection, which
+    DuckDB keeps under its ``memory_limit`` and spills to its temp directory: a relation held
+    in the client (``relation.materialize()``) is outside that limit (130M rows of recommendations
+    and truth under ``memory_limit='4GB'``: a 7.0 GiB process, 4.2 GiB with the table). The
+    table lives as long as the connection (the result, lazy, reads it after the call), as
+    Ibis' temporary tables do; its name starts with ``__recframe_``. A connection that refuses
+    it (no rights, a catalog that will not hold it) gets the client-held copy."""
+    import duckdb  # (installed: the relation is one of its)
+
+    name = f"__recframe_{uuid.uuid4().hex}"
+    try:
+        relation.query("__recframe_rows", f'CREATE TEMP TABLE "{name}" AS FROM __recframe_rows')
+    except (duckdb.PermissionException, duckdb.CatalogException):  # (a data error raises as it is)
+        return relation.materialize()
+    return relation.query("__recframe_rows", f'FROM "{name}"')
 
 
 def _ibis_temp_table(lf: nw.LazyFrame) -> nw.LazyFrame:
