@@ -185,6 +185,7 @@ def test_the_command_line_takes_partitions(tmp_path: Path, capsys: pytest.Captur
     for ranking in ([], ["--score", "score"]):
         assert cli.main([*args, *ranking, "--out", str(tmp_path / "one.parquet")]) == 0
         assert cli.main([*args, *ranking, "--partitions", "6", "--out", str(tmp_path / "six.parquet")]) == 0
+        assert ("ties at the cut-offs are not looked for with --partitions" in capsys.readouterr().err) == bool(ranking)
         want = pl.read_parquet(tmp_path / "one.parquet")
         assert_frame_equal(pl.read_parquet(tmp_path / "six.parquet"), want, rel_tol=1e-12, abs_tol=1e-12)
     capsys.readouterr()

@@ -149,9 +149,11 @@ def evaluate(args: argparse.Namespace, progress: Progress) -> int:
         else:
             plan = (recframe.per_user if args.per_user else recframe.summary)(recs, **sides, **options)
             table = plan.collect(engine="streaming")
-            if kwargs.get("score") is not None and args.partitions is None:  # (it would read every list at once)
+            if kwargs.get("score") is not None and args.partitions is None:
                 ties = recframe.tied_cutoffs(recs, **sides, **{o: x for o, x in kwargs.items() if o != "metrics"})
                 _note_ties(ties.collect(engine="streaming"))
+            elif kwargs.get("score") is not None:  # (the tie table would read every list at once)
+                print("recframe: note: ties at the cut-offs are not looked for with --partitions", file=sys.stderr, flush=True)
     return emit(args, fmt, table, progress)
 
 
