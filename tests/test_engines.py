@@ -19,6 +19,7 @@ from polars.testing import assert_frame_equal
 
 import recframe
 from conftest import BACKENDS, to_polars
+from recframe import _frames
 from recframe.data import load_sample
 from recframe.metrics import REGISTRY
 from test_hardening import SCORE_POSITIONS, check_score_positions
@@ -178,19 +179,30 @@ def test_data_errors_are_raised_when_called(engine: Constructor) -> None:
         recframe.per_user(engine(no_relevant), by="model", empty_users="error")
 
 
-def test_duckdb_computes_the_rows_once_into_a_temporary_table() -> None:
-    """What DuckDB computes once (the joined rows, the per-list table) is a temporary table of
-    the caller's connection, under its memory_limit (a client-held copy is not): the lazy
-    result reads it after the call, and it goes with the connection."""
+def test_duckdb_computes_large_rows_once_into_a_temporary_table(monkeypatch: pytest.MonkeyPatch) -> None:
+    """What DuckDB computes once (the joined rows, the per-list table) is held in the client
+    while it is small against the connection's memory_limit, and past a share of it
+    (_frames.LARGE_SHARE, 0 here) written to a temporary table of the caller's connection, which
+    the limit covers: the lazy result reads it after the call, and it goes with the connection."""
     duckdb = pytest.importorskip("duckdb")
-    con = duckdb.connect()
     one_model = sample().filter(pl.col("model") == "A").drop("model")
     recs, truth = one_model.drop("relevance"), one_model.select("user_id", "item_id", "relevance")
-    result = recframe.summary(con.from_arrow(recs.to_arrow()), truth=con.from_arrow(truth.to_arrow()), k=2)
-    tables = con.sql("SELECT table_name FROM duckdb_tables() WHERE temporary AND table_name LIKE '__recframe_%'").fetchall()
-    assert tables  # (the joined rows, and the per-list table the checks read)
-    assert_frame_equal(result.pl(), recframe.summary(recs, truth=truth, k=2))
-    con.close()
+    want = recframe.summary(recs, truth=truth, k=2)
+    query = "SELECT count(*) FROM duckdb_tables() WHERE temporary AND table_name LIKE '__recframe_%'"
+    for share, tables in ((_frames.LARGE_SHARE, 0), (0.0, 2)):  # (2: the joined rows and the per-list table)
+        monkeypatch.setattr(_frames, "LARGE_SHARE", share)
+        con = duckdb.connect()
+        result = recframe.summary(con.from_arrow(recs.to_arrow()), truth=con.from_arrow(truth.to_arrow()), k=2)
+        assert con.sql(query).fetchall() == [(tables,)]
+        assert_frame_equal(result.pl(), want)
+        con.close()
+
+
+def test_duckdb_reads_its_memory_limit() -> None:
+    assert _frames._bytes("3.7 GiB") == pytest.approx(3.7 * 2**30)
+    assert _frames._bytes("512.0 MiB") == 512 * 2**20
+    assert _frames._bytes("4GB") == 4e9
+    assert _frames._bytes("unlimited") == float("inf")
 
 
 def test_truth_on_another_engine_is_an_error() -> None:

@@ -379,18 +379,21 @@ def _raise_list_problem(total: dict[str, int], first: Callable[[str], dict[str, 
         )
 
 
-def attach(table: nw.LazyFrame, spec: Spec, checks: CheckPlan, in_engine: bool, shared_input: bool = True) -> nw.LazyFrame:
+def attach(
+    table: nw.LazyFrame, spec: Spec, checks: CheckPlan, in_engine: bool, shared_input: bool = True, large: bool = False
+) -> nw.LazyFrame:
     """Run the checks on the per-list table, and return the table the metrics then read.
 
     On a SQL engine the table is computed once (see ``_frames.materialize``) and checked now,
-    with one small query; the metrics read the same computed table. On Polars the check rides
+    with one small query; the metrics read the same computed table (``large``: one the
+    engine may spill, see ``_frames.materialize``). On Polars the check rides
     along the plan and runs on the per-list rows as they are computed; ``shared_input`` says
     whether its passes share the prepared input (see ``_frames.when_collected``).
     """
     if not spec.selection.checks:
         return table  # checks=False: nothing to check, nothing computed now
     if in_engine:
-        table = _frames.materialize(table)
+        table = _frames.materialize(table, large)
         raise_first_problem(table, spec, checks)
         return table
     return _frames.when_collected(table, lambda rows: raise_first_problem(rows, spec, checks), share_subplans=shared_input)

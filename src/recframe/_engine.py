@@ -714,7 +714,12 @@ def tie_table(rows: nw.LazyFrame, spec: v.Spec) -> nw.LazyFrame:
 
 
 def _item_group_rows(
-    lf: nw.LazyFrame, spec: v.Spec, users: nw.LazyFrame | None, side: _side.SideInputs | None, in_engine: bool
+    lf: nw.LazyFrame,
+    spec: v.Spec,
+    users: nw.LazyFrame | None,
+    side: _side.SideInputs | None,
+    in_engine: bool,
+    large: bool = False,
 ) -> nw.LazyFrame | None:
     """With item_group=: the rows ranked within the largest k or relevant (of the users= users,
     with the summary group keys) joined once with their items' groups
@@ -725,7 +730,7 @@ def _item_group_rows(
     assert side is not None  # item_group= needs items= or train=
     used = lf.filter(_in_domain("top_k", spec) | _in_domain("relevant", spec))
     grouped = _item_groups.joined(_group_rows(used, spec, users), spec, side)
-    return _frames.materialize(grouped) if in_engine else grouped
+    return _frames.materialize(grouped, large) if in_engine else grouped
 
 
 def _item_group_tables(
@@ -826,13 +831,15 @@ def evaluate(
     # of holding it whole
     float_ranks = spec.columns.rank is not None and not spec.facts.integer_rank
     once = truth is not None or exclude is not None or spec.columns.score is not None or spec.reranks or float_ranks
+    # (on DuckDB, rows that would strain its memory_limit go to a temporary table it can spill)
+    large = in_engine and _frames.large_for_duckdb([frame, truth], len(lf.collect_schema()))
     if once:
-        lf = _frames.materialize(lf) if in_engine else _frames.cache(lf)
-    table = _checks.attach(list_table(lf, spec, checks, users, side), spec, checks, in_engine, shared_input=once)
+        lf = _frames.materialize(lf, large) if in_engine else _frames.cache(lf)
+    table = _checks.attach(list_table(lf, spec, checks, users, side), spec, checks, in_engine, shared_input=once, large=large)
     if spec.facts.with_users:
         # users= fixes who is evaluated (recommended users it lacks were refused or dropped)
         table = table.filter(~nw.col(n.USER_ROWS).is_null())
-    grouped = _item_group_rows(lf, spec, users, side, in_engine)
+    grouped = _item_group_rows(lf, spec, users, side, in_engine, large)
     if _item_groups.calibration_metrics(spec.selection.metrics):
         assert side is not None and grouped is not None  # calibration needs item_group=, items= (or train=) and train=
         table = table.join(_item_groups.calibration(grouped, spec, side), on=keys, how="left")
