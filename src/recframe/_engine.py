@@ -831,8 +831,10 @@ def evaluate(
     # of holding it whole
     float_ranks = spec.columns.rank is not None and not spec.facts.integer_rank
     once = truth is not None or exclude is not None or spec.columns.score is not None or spec.reranks or float_ranks
-    # (on DuckDB, rows that would strain its memory_limit go to a temporary table it can spill)
-    large = in_engine and _frames.large_for_duckdb([frame, truth], len(lf.collect_schema()))
+    # on DuckDB, what is computed once (these rows, the checked per-list table, the item-group
+    # rows) goes to a temporary table it can spill where it could strain its memory_limit
+    computed_once = once or spec.selection.checks or spec.selection.item_group is not None
+    large = in_engine and computed_once and _frames.large_for_duckdb([frame, truth], len(lf.collect_schema()))
     if once:
         lf = _frames.materialize(lf, large) if in_engine else _frames.cache(lf)
     table = _checks.attach(list_table(lf, spec, checks, users, side), spec, checks, in_engine, shared_input=once, large=large)
