@@ -403,7 +403,11 @@ def _in_domain(domain: str, spec: v.Spec, near: bool = True) -> nw.Expr:
     relevance (gain). `near=False`: the domain's own rows alone."""
     averaged = spec.conventions.ties == "average" and near
     if domain == "relevant":
-        return (nw.col(n.RELEVANT) == 1) | nw.col(n.TIE_NEAR) if averaged else nw.col(n.RELEVANT) == 1
+        # the relevance rule itself, not the RELEVANT flag: a comparison with the column, which
+        # DuckDB and Polars push into a parquet scan (null relevance: null, which selects no row)
+        rel = nw.col(n.REL)
+        relevant = rel >= spec.selection.threshold if spec.selection.threshold is not None else rel > 0
+        return relevant | nw.col(n.TIE_NEAR) if averaged else relevant
     if domain == "top_k":  # a null rank (not recommended) is outside
         return nw.col(n.TIE_NEAR) if averaged else (nw.col(n.RANK) <= position_cut(max(spec.selection.ks))).fill_null(False)
     if domain == "judged":  # the pool: the judged rows, and the unjudged pooled rows infAP reads
