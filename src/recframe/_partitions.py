@@ -49,8 +49,17 @@ def check(partitions: Any) -> int | None:
     return partitions
 
 
-def refuse(call: dict[str, Any], aggregate: str | tuple[str, ...], level: float | None) -> None:
-    """Refuse what the sums of disjoint sets of users cannot give (see the module's text)."""
+def refuse(frame: Any, call: dict[str, Any], aggregate: str | tuple[str, ...], level: float | None) -> None:
+    """Refuse what the sums of disjoint sets of users cannot give (see the module's text), and
+    a SQL engine's frame (before anything is asked of it)."""
+    engine = _frames.sql_engine(frame)
+    if engine is not None:
+        raise RecframeError(
+            f"{ref('partitions')} evaluates sets of users one after another in Polars, and the frame is a "
+            f"{engine} one, which holds its own memory.",
+            f"leave {ref('partitions')} out (set {engine}'s memory limit instead), or pass the export "
+            'to Polars: pl.scan_parquet("export/*.parquet").',
+        )
     quantiles = [a for a in ([aggregate] if isinstance(aggregate, str) else aggregate) if a not in ("mean", "gmean")]
     if quantiles:
         raise RecframeError(
@@ -62,7 +71,7 @@ def refuse(call: dict[str, Any], aggregate: str | tuple[str, ...], level: float 
     if level is not None:
         raise RecframeError(
             f"{ref('ci', level)} resamples the per-user values of all users, and {ref('partitions')} keeps only each set's sums.",
-            f'leave {ref("partitions")} out for intervals (ci_method="poisson" runs inside DuckDB or Spark).',
+            f"leave {ref('partitions')} out for intervals.",
         )
     group = v.group_level(call["metrics"])
     if group:
@@ -81,14 +90,7 @@ def refuse(call: dict[str, Any], aggregate: str | tuple[str, ...], level: float 
 def summary(i: _call.Inputs, aggregate: str | tuple[str, ...], partitions: int) -> nw.LazyFrame:
     """The summary of checked inputs `i` from `partitions` sets of users evaluated one after
     another (each collected by Polars' streaming engine), as a lazy frame of its few rows."""
-    if i.kind == "engine":
-        engine = _frames.engine_name(i.lf)
-        raise RecframeError(
-            f"{ref('partitions')} evaluates sets of users one after another in Polars, and the frame is a "
-            f"{engine} one, which holds its own memory.",
-            f"leave {ref('partitions')} out (set {engine}'s memory limit instead), or pass the export "
-            'to Polars: pl.scan_parquet("export/*.parquet").',
-        )
+    assert i.kind != "engine", "refused by refuse()"
     parts = [_part(i, p, partitions) for p in range(partitions)]
     models = _models(i, parts)
     sums = []

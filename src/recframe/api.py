@@ -154,7 +154,7 @@ def summary_of(frame: FrameT, call: dict[str, Any]) -> FrameT:
     partitions = _partitions.check(call.get("partitions"))
     kwargs, (level, method, n_resamples, seed), aggregate = _call.summary_options({**call, "partitions": None})
     if partitions is not None:
-        _partitions.refuse(kwargs, aggregate, level)
+        _partitions.refuse(frame, kwargs, aggregate, level)
         i = _call.inputs(frame, kwargs)
         return _frames.from_lazy(_partitions.summary(i, aggregate, partitions), i.kind)
     if level is None:
