@@ -30,6 +30,12 @@ duckdb``: the same call on ``duckdb.read_parquet``, under ``SET memory_limit='4G
 temp directory). It prints time and peak RSS for both sizes, so that the growth shows.
 
     python bench/scale.py --shape split --users 1000000    # 13M and 130M rows (recs + truth)
+
+**--partitions N** (Polars, with ``--rows`` or ``--shape``): the same call with
+``summary(..., partitions=N)``, the users in N sets one after another, which bounds memory
+(docs/engines.md: a billion rows in 1.1-2.7 GiB at 32 sets).
+
+    python bench/scale.py --shape split --users 7700000 --partitions 32   # 1B rows (recs + truth)
 """
 
 from __future__ import annotations
