@@ -387,6 +387,9 @@ def frame_ties(
     attrs = [b for b in keys if per_user.height and (per_user[b].list.len() == 1).all()]
     per_user = per_user.with_columns(*(pl.col(b).list.first() for b in attrs), pl.col(chosen).round(_DIGITS))
     out = []
+    # the segments in key order, as the users are chosen and shown (the table's row order may
+    # come from a join, which keeps none); each segment's users in the table's order
+    per_user = per_user.sort(attrs, maintain_order=True, nulls_last=True) if attrs else per_user
     groups = per_user.group_by(attrs, maintain_order=True) if attrs else [((), per_user)]
     several = attrs and per_user.select(attrs).unique().height > 1
     for group, part in groups:
