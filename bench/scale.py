@@ -155,7 +155,7 @@ def split_runs(recs_parts: list[Path], truth_parts: list[Path], engine: str, sco
             """
         r = measure(code)
         rows = count * USERS_PER_PART * per_user
-        shape = ("scored" if scored else "split") + (f", partitions={partitions}" if partitions else "")
+        shape = ("scored" if scored else "split") + _partitioned(partitions)
         print(f"{engine} {shape} {rows:>15,} rows (recs + truth): {r['seconds']:8.1f} s, peak RSS {r['peak_mib'] / 1024:.2f} GiB")
 
 

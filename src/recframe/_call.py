@@ -244,8 +244,8 @@ def _shared_rows(i: Inputs) -> nw.LazyFrame | None:
     """The prepared rows of `i`, computed once while shared_preparation is open (None outside
     it, on an engine, which holds its own data, and for a pandas or Arrow input, which another
     thread could change in place between two calls: the page passes Polars frames)."""
-    if not i.sources or i.kind == "engine" or i.lf.implementation is not nw.Implementation.POLARS or not _shareable(i.sources):
-        return None  # (no sources: a set of users of summary(partitions=), see recframe._partitions)
+    if i.kind == "engine" or i.lf.implementation is not nw.Implementation.POLARS or not _shareable(i.sources):
+        return None
     spec = i.spec
     facts = (spec.facts.list_runs, spec.facts.integer_rank, spec.facts.categorical_item)
     selection = (spec.selection.threshold, spec.selection.score_threshold)
@@ -261,8 +261,11 @@ def _shared_rows(i: Inputs) -> nw.LazyFrame | None:
 def _shareable(sources: tuple[Any, ...]) -> bool:
     """Whether calls on `sources` share their work now: shared_preparation is open and every
     frame given is a Polars one (a pandas or Arrow frame could be changed in place by another
-    thread between two calls)."""
-    return bool(_SHARED.depth) and all(x is None or isinstance(x, (pl.DataFrame, pl.LazyFrame)) for x in sources)
+    thread between two calls). No sources, nothing shared (a set of users of
+    summary(partitions=), see recframe._partitions, names none)."""
+    return (
+        bool(sources) and bool(_SHARED.depth) and all(x is None or isinstance(x, (pl.DataFrame, pl.LazyFrame)) for x in sources)
+    )
 
 
 _T = TypeVar("_T")

@@ -253,8 +253,14 @@ def score_positions(lf: nw.LazyFrame, spec: v.Spec, lists: list[str]) -> nw.Lazy
 
 def is_relevant(spec: v.Spec) -> nw.Expr:
     """relevance >= threshold (or > 0 without one); null relevance is not relevant."""
+    return _relevance_rule(spec).fill_null(False)
+
+
+def _relevance_rule(spec: v.Spec) -> nw.Expr:
+    """relevance >= threshold (or > 0 without one), null where relevance is: as a filter, a
+    comparison with the column that DuckDB and Polars push into a parquet scan."""
     rel = nw.col(n.REL)
-    return (rel >= spec.selection.threshold if spec.selection.threshold is not None else rel > 0).fill_null(False)
+    return rel >= spec.selection.threshold if spec.selection.threshold is not None else rel > 0
 
 
 def gains(spec: v.Spec) -> nw.Expr:
@@ -403,10 +409,8 @@ def _in_domain(domain: str, spec: v.Spec, near: bool = True) -> nw.Expr:
     relevance (gain). `near=False`: the domain's own rows alone."""
     averaged = spec.conventions.ties == "average" and near
     if domain == "relevant":
-        # the relevance rule itself, not the RELEVANT flag: a comparison with the column, which
-        # DuckDB and Polars push into a parquet scan (null relevance: null, which selects no row)
-        rel = nw.col(n.REL)
-        relevant = rel >= spec.selection.threshold if spec.selection.threshold is not None else rel > 0
+        # the rule, not the RELEVANT flag, so that the filter reaches the scan (a null selects no row)
+        relevant = _relevance_rule(spec)
         return relevant | nw.col(n.TIE_NEAR) if averaged else relevant
     if domain == "top_k":  # a null rank (not recommended) is outside
         return nw.col(n.TIE_NEAR) if averaged else (nw.col(n.RANK) <= position_cut(max(spec.selection.ks))).fill_null(False)

@@ -110,7 +110,7 @@ def _part(i: _call.Inputs, p: int, partitions: int) -> _call.Inputs:
         truth=_users_of(i.truth, user, p, partitions),
         users=_users_of(i.users, user, p, partitions),
         exclude=_users_of(i.exclude, user, p, partitions),
-        sources=(),  # (a set's rows are never shared with another call: see _call._shared_rows)
+        sources=(),  # (a set names no frames, so its rows are never shared with another call: _call._shareable)
     )
 
 
