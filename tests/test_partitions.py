@@ -23,7 +23,11 @@ from polars.testing import assert_frame_equal
 import recframe
 from conftest import to_polars
 from recframe import RecframeError, UncheckedDataWarning, cli
+from test_beyond import beyond_cases
 from test_properties import EVERY_USER_METRIC, SETTINGS, draw_truth, long_frames
+
+#: a catalog of the items of _frame, in two groups
+ITEMS = pl.DataFrame({"item_id": list(range(10)), "genre": ["x", "y"] * 5})
 
 
 @SETTINGS
@@ -45,6 +49,34 @@ def test_partitions_give_the_one_pass_numbers(with_score: bool, data: st.DataObj
     want = recframe.summary(df, **options)
     got = recframe.summary(df, partitions=partitions, **options)
     assert_frame_equal(got, want, rel_tol=1e-12, abs_tol=1e-12)
+
+
+#: the group-level metrics that add up across sets (item_group='s comparisons are refused)
+GROUP_METRICS = ["catalog_coverage", "user_coverage", "user_coverage_full", "gini", "entropy", "personalization"]
+
+
+@SETTINGS
+@given(beyond_cases(), st.integers(1, 4), st.booleans())
+def test_group_metrics_add_up_across_partitions(case: dict[str, Any], partitions: int, with_users: bool) -> None:
+    # the group terms of all users from each set's parts: sums and distinct users added,
+    # distinct items a union, each item's exposures added (Gini's ranks, entropy's logs and
+    # personalization's pairs are finished from the added counts)
+    options: dict[str, Any] = {"k": sorted({1, case["k"]}), "by": "model", "metrics": ["ndcg", *GROUP_METRICS]}
+    options["items"] = case["items"].select("item_id")  # (the catalog: every item of the lists)
+    if with_users:  # a segment: the groups are (model, segment), and a user may be left out
+        users = sorted({u for _, u in case["lists"]})
+        segments = {"user_id": users[1:], "segment": [("s", "t")[u % 2] for u in users[1:]]}
+        options["users"] = pl.DataFrame(segments, schema={"user_id": pl.Int64, "segment": pl.String})
+        options["unlisted_users"] = "drop"
+    want = recframe.summary(case["frame"], **options)
+    got = recframe.summary(case["frame"], partitions=partitions, **options)
+    assert_frame_equal(got, want, rel_tol=1e-12, abs_tol=1e-12)
+
+
+def test_group_metrics_with_many_partitions_on_a_larger_frame() -> None:
+    df = _frame(3000)
+    options = {"k": [3, 10], "by": "model", "metrics": ["precision", *GROUP_METRICS], "train": df.select("user_id", "item_id")}
+    assert_frame_equal(recframe.summary(df, partitions=9, **options), recframe.summary(df, **options), rel_tol=1e-12)
 
 
 def _frame(n_users: int, seed: int = 0) -> pl.DataFrame:
@@ -129,8 +161,11 @@ def test_checks_off_is_said_once() -> None:
         ({"partitions": 2, "aggregate": ["mean", "p90"]}, "asks for 'p90', a quantile"),
         ({"partitions": 2, "aggregate": "median"}, "asks for 'median', a quantile"),
         ({"partitions": 2, "ci": 0.95}, "ci=0.95 resamples the per-user values of all users"),
-        ({"partitions": 2, "metrics": ["ndcg", "catalog_coverage"]}, "metric 'catalog_coverage' has one value per group"),
         ({"partitions": 2, "user": None}, "splits the users by their id"),
+        (
+            {"partitions": 2, "metrics": ["exposure_disparity"], "items": ITEMS, "item_group": "genre"},
+            "metric 'exposure_disparity' compares the item groups of item_group= from every list's items",
+        ),
     ],
 )
 def test_what_does_not_add_up_is_refused(options: dict[str, Any], said: str) -> None:

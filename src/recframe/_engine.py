@@ -629,6 +629,9 @@ class Plan:
 
     per_user: nw.LazyFrame
     groups: nw.LazyFrame | None = None
+    #: the parts `groups` is finished from (group_finish), which add up across disjoint sets
+    #: of users (summary(partitions=)); without the item-group terms
+    group_parts: GroupParts | None = None
     #: with item_group=: per (summary group, item group), the counts of recframe._item_groups
     item_groups: nw.LazyFrame | None = None
     #: the prepared rows of the users= users, with the user attributes and POSITION (a constant
@@ -756,27 +759,53 @@ def _item_group_tables(
     return table, _item_groups.summaries(table, spec)
 
 
-def group_table(
-    lf: nw.LazyFrame, spec: v.Spec, users: nw.LazyFrame | None = None, side: _side.SideInputs | None = None
-) -> nw.LazyFrame | None:
-    """The group-level terms, one row per group of ``by`` keys (GROUP without keys), each
-    aggregated over the group's rows of its domain (in two steps, per item then per group, for
-    a term with ``per_item``); None when no group-level metric is asked."""
+class GroupParts(NamedTuple):
+    """The group-level terms of some users, before their finish (:func:`group_finish`), in
+    parts that add up across disjoint sets of users (``summary(partitions=)``):
+
+    - ``groups``: the group keys (every group, with or without rows in a domain);
+    - ``sums``: per group (every one), each additive term's aggregate: a sum, or the count
+      of distinct users (``Term.of_users``), null where the group has no row of its domain;
+    - ``distinct``: per other ``n_unique`` term column, its distinct values per group (their
+      union across sets; null counts nothing);
+    - ``per_item``: per domain with two-step terms, each item's count ``c`` per group (summed
+      across sets; ``per_item(c)`` is summed per group in the finish).
+    """
+
+    groups: nw.LazyFrame
+    sums: nw.LazyFrame | None
+    distinct: dict[str, nw.LazyFrame]
+    per_item: dict[str, nw.LazyFrame]
+
+
+def group_terms(spec: v.Spec) -> list[tuple[Term, str, int | None]]:
+    """(term, column, k) of the group-level terms of the call's metrics, but those of
+    recframe._item_groups' own table (see evaluate)."""
     names = sorted(
         {t for m in spec.selection.metrics if REGISTRY[m].level == "group" for t in REGISTRY[m].terms(spec.conventions)}
     )
-    # the item-group terms come from recframe._item_groups' own table (see evaluate)
     terms = [TERMS[t] for t in names if TERMS[t].level == "group" and TERMS[t].domain != "item_group"]
-    if not terms:
+    return [(t, column, k) for t in terms for column, k in _term_columns(t, spec)]
+
+
+def group_parts(
+    lf: nw.LazyFrame, spec: v.Spec, users: nw.LazyFrame | None = None, side: _side.SideInputs | None = None
+) -> GroupParts | None:
+    """The group-level terms' parts (:class:`GroupParts`) from the prepared rows, each term
+    aggregated over the group's rows of its domain; None when no group-level metric is asked."""
+    mine_all = group_terms(spec)
+    if not mine_all:
         return None
     keys = list(spec.columns.by) or [n.GROUP]
     rows = rows_of(spec)
     lf = _group_rows(lf, spec, users)
     lists = [*spec.columns.list_keys, n.USER]
-    # every group, with or without rows in a domain: a group without gets each term's empty
-    out = lf.select(keys).unique()
+    groups = lf.select(keys).unique()
+    sums: nw.LazyFrame | None = None
+    distinct: dict[str, nw.LazyFrame] = {}
+    per_item: dict[str, nw.LazyFrame] = {}
     for domain in ("all", *_PASSES):
-        mine = [(t, column, k) for t in terms if domain_of(t, spec.conventions) == domain for column, k in _term_columns(t, spec)]
+        mine = [(t, column, k) for t, column, k in mine_all if domain_of(t, spec.conventions) == domain]
         if not mine:
             continue
         part = lf if domain == "all" else lf.filter(_in_domain(domain, spec))
@@ -787,25 +816,45 @@ def group_table(
         # features as in list_table: windows over each list's rows of the domain (never "all")
         part = part if domain == "all" else _with_features(part, [t for t, _, _ in mine], rows, lists, domain)
         part = part.with_columns(t.value(rows, k).alias(column) for t, column, k in mine)
-        plain = [(t, column) for t, column, _ in mine if t.per_item is None]
+        additive = [(t, column) for t, column, _ in mine if t.per_item is None and (t.agg != "n_unique" or t.of_users)]
         # n_unique counts null as a value: a null value (outside a cut-off) is not counted
-        nulls = [(column, f"{column}:null") for t, column in plain if t.agg == "n_unique"]
-        part = part.with_columns(nw.col(c).is_null().cast(nw.Int64).alias(flag) for c, flag in nulls)
-        agg = _frames.group_agg(
-            part, keys, *_aggregates((column, t.agg) for t, column in plain), *(nw.col(flag).max() for _, flag in nulls)
-        )
-        agg = agg.with_columns((nw.col(c) - nw.col(flag).fill_null(0)).alias(c) for c, flag in nulls).drop(
-            [flag for _, flag in nulls]
-        )
-        two_step = [(t, column) for t, column, _ in mine if t.per_item is not None]
+        nulls = [(column, f"{column}:null") for t, column in additive if t.agg == "n_unique"]
+        if additive:
+            part = part.with_columns(nw.col(c).is_null().cast(nw.Int64).alias(flag) for c, flag in nulls)
+            agg = _frames.group_agg(
+                part, keys, *_aggregates((column, t.agg) for t, column in additive), *(nw.col(flag).max() for _, flag in nulls)
+            )
+            agg = agg.with_columns((nw.col(c) - nw.col(flag).fill_null(0)).alias(c) for c, flag in nulls).drop(
+                [flag for _, flag in nulls]
+            )
+            sums = (groups if sums is None else sums).join(agg, on=keys, how="left")
+        for t, column, _ in mine:
+            if t.agg == "n_unique" and not t.of_users:
+                distinct[column] = part.select(*keys, column).unique()
+        two_step = [column for t, column, _ in mine if t.per_item is not None]
         if two_step:
-            # each item's count c per group, then per_item(c) summed per group
-            per_item = _frames.group_agg(part, [*keys, n.ITEM], *(nw.col(c).sum().cast(nw.Float64) for _, c in two_step))
-            per_item = per_item.with_columns(t.per_item(nw.col(c), keys).alias(c) for t, c in two_step if t.per_item)
-            agg = agg.join(_frames.group_agg(per_item, keys, *(nw.col(c).sum() for _, c in two_step)), on=keys, how="left")
-        out = out.join(agg, on=keys, how="left")
-        out = out.with_columns(nw.col(column).cast(nw.Float64).fill_null(t.empty) for t, column, _ in mine)
-    return _with_side_terms(out, spec, terms, rows, side)
+            per_item[domain] = _frames.group_agg(part, [*keys, n.ITEM], *(nw.col(c).sum().cast(nw.Float64) for c in two_step))
+    return GroupParts(groups=groups, sums=sums, distinct=distinct, per_item=per_item)
+
+
+def group_finish(parts: GroupParts, spec: v.Spec, side: _side.SideInputs | None = None) -> nw.LazyFrame:
+    """The group-level terms, one row per group of ``by`` keys (GROUP without keys), from
+    their parts (:func:`group_parts`): the additive aggregates, the distinct values counted,
+    each item's count ``c`` through ``per_item(c)`` summed: two steps, per item then per
+    group (a term without rows in a group gets its empty)."""
+    mine = group_terms(spec)
+    two_step_of = {column: t.per_item for t, column, _ in mine if t.per_item is not None}
+    keys = list(spec.columns.by) or [n.GROUP]
+    out = parts.groups if parts.sums is None else parts.sums
+    for column, values in parts.distinct.items():
+        out = out.join(_frames.group_agg(values, keys, nw.col(column).count()), on=keys, how="left")
+    for counts in parts.per_item.values():
+        two_step = [c for c in counts.columns if c in two_step_of]
+        summed = counts.with_columns(two_step_of[c](nw.col(c), keys).alias(c) for c in two_step)
+        out = out.join(_frames.group_agg(summed, keys, *(nw.col(c).sum() for c in two_step)), on=keys, how="left")
+    aggregated = [(t, column) for t, column, _ in mine if t.domain != "side"]  # (side terms: joined below)
+    out = out.with_columns(nw.col(column).cast(nw.Float64).fill_null(t.empty) for t, column in aggregated)
+    return _with_side_terms(out, spec, [t for t, _, _ in mine], rows_of(spec), side)
 
 
 def evaluate(
@@ -865,11 +914,12 @@ def evaluate(
     out = attach_attrs(out, spec, users)
     if spec.columns.attr_keys:
         out = out.select(*spec.columns.by, *(c for c in out.columns if c not in spec.columns.by))
-    groups = group_table(lf, spec, users, side)
+    parts = group_parts(lf, spec, users, side)
+    groups = None if parts is None else group_finish(parts, spec, side)
     counts, comparing = _item_group_tables(grouped, spec, side)
     if comparing is not None:
         groups = comparing if groups is None else groups.join(comparing, on=list(spec.columns.by) or [n.GROUP], how="left")
-    return Plan(per_user=out, groups=groups, item_groups=counts, rows=_group_rows(lf, spec, users))
+    return Plan(per_user=out, groups=groups, group_parts=parts, item_groups=counts, rows=_group_rows(lf, spec, users))
 
 
 # ---- the user policies (empty_users, unranked_users, unjudged_users), applied here alone:
@@ -1017,10 +1067,14 @@ def summary_sums(plan: Plan, spec: v.Spec, aggregate: str | Sequence[str] = "mea
     )
 
 
-def summary_of_sums(sums: nw.LazyFrame, spec: v.Spec, aggregate: str | Sequence[str] = "mean") -> nw.LazyFrame:
+def summary_of_sums(
+    sums: nw.LazyFrame, spec: v.Spec, aggregate: str | Sequence[str] = "mean", groups: nw.LazyFrame | None = None
+) -> nw.LazyFrame:
     """The summary of the users whose :func:`summary_sums` are stacked in `sums` (one frame
     per disjoint set of users): the counts and sums added per group, each mean their ratio
-    (null where no value is counted, as a mean of none). User-level metrics only."""
+    (null where no value is counted, as a mean of none); the group-level metrics finished
+    from `groups`, their terms for all the users (:func:`group_finish` of the sets' parts
+    added up)."""
     keys = list(spec.columns.by) or [n.GROUP]
     named = _named(spec, aggregate)
     added = _frames.group_agg(sums, keys, nw.all().sum())
@@ -1028,7 +1082,7 @@ def summary_of_sums(sums: nw.LazyFrame, spec: v.Spec, aggregate: str | Sequence[
         out: nw.when(nw.col(f"{_source(c, a)}:count") > 0).then(nw.col(f"{_source(c, a)}:sum") / nw.col(f"{_source(c, a)}:count"))
         for (c, a), out in named.items()
     }
-    return _finish_summary(added.with_columns(**ratios), None, spec, named)
+    return _finish_summary(added.with_columns(**ratios), groups, spec, named)
 
 
 def _named(spec: v.Spec, aggregate: str | Sequence[str]) -> dict[tuple[str, str], str]:

@@ -15,9 +15,15 @@ whole lists, and a duplicate or a null key still raises; the first problem named
 of the set where it is found, not of the whole frame. ``train=`` and ``items=`` are read
 whole in each set (novelty reads every user's training rows).
 
+The group-level metrics (coverage, Gini, entropy, personalization) have one value per group,
+from every list's items: each set gives their parts (:class:`recframe._engine.GroupParts`),
+which add up: sums and counts of distinct users added, distinct items a union, each item's
+exposures added; the group terms are finished from them once (:func:`_combined`), so memory
+holds at most one row per (group, item) besides a set.
+
 What does not add up across users is refused: a quantile (``aggregate="median"``, ``"pNN"``),
-an interval (``ci=``) and the group-level metrics (coverage, Gini: one value per group, from
-every list's items).
+an interval (``ci=``) and the metrics that compare item groups (``item_group=``'s
+disparities, from each group's per-item-group table).
 """
 
 from __future__ import annotations
@@ -28,7 +34,8 @@ from typing import Any
 import narwhals as nw
 import polars as pl
 
-from recframe import _call, _engine, _frames
+from recframe import _call, _engine, _frames, _item_groups
+from recframe import _names as n
 from recframe import _validate as v
 from recframe.errors import RecframeError, fix, ref
 
@@ -73,11 +80,11 @@ def refuse(frame: Any, call: dict[str, Any], aggregate: str | tuple[str, ...], l
             f"{ref('ci', level)} resamples the per-user values of all users, and {ref('partitions')} keeps only each set's sums.",
             f"leave {ref('partitions')} out for intervals.",
         )
-    group = v.group_level(call["metrics"])
-    if group:
+    comparing = _item_groups.comparing_metrics(v.metric_names(call["metrics"]))
+    if comparing:
         raise RecframeError(
-            f"metric {group[0]!r} has one value per group, from every list's items, which the sums of "
-            f"{ref('partitions')} do not hold.",
+            f"metric {comparing[0]!r} compares the item groups of {ref('item_group')} from every list's "
+            f"items, which the sets of {ref('partitions')} are not added up for.",
             f"ask for it in a summary without {ref('partitions')}.",
         )
     if call["user"] is None:
@@ -93,12 +100,73 @@ def summary(i: _call.Inputs, aggregate: str | tuple[str, ...], partitions: int) 
     assert i.kind != "engine", "refused by refuse()"
     parts = [_part(i, p, partitions) for p in range(partitions)]
     models = _models(i, parts)
-    sums = []
+    sums: list[pl.DataFrame] = []
+    groups: _engine.GroupParts | None = None
     for part in parts:
         plan = _call.evaluated(part, models)
-        sums.append(_engine.summary_sums(plan, i.spec, aggregate).to_native().collect(engine="streaming"))
+        wanted = [_engine.summary_sums(plan, i.spec, aggregate).to_native()]
+        if plan.group_parts is not None:
+            wanted += [frame.to_native() for frame in _frames_of(plan.group_parts)]
+        collected = pl.collect_all(wanted, engine="streaming")
+        sums.append(collected[0])
+        if plan.group_parts is not None:
+            groups = _combined(groups, _parts_of(plan.group_parts, collected[1:]), i.spec)
     stacked = nw.from_native(pl.concat(sums, how="vertical").lazy())
-    return _engine.summary_of_sums(stacked, i.spec, aggregate)
+    finished = None if groups is None else _engine.group_finish(groups, i.spec, i.side)
+    return _engine.summary_of_sums(stacked, i.spec, aggregate, finished)
+
+
+def _frames_of(parts: _engine.GroupParts) -> list[nw.LazyFrame]:
+    """The frames of `parts`, in a fixed order (:func:`_parts_of` puts them back)."""
+    return [parts.groups, *([parts.sums] if parts.sums is not None else []), *parts.distinct.values(), *parts.per_item.values()]
+
+
+def _parts_of(like: _engine.GroupParts, frames: list[pl.DataFrame]) -> _engine.GroupParts:
+    """`like`'s parts with its frames replaced by `frames` (collected, in :func:`_frames_of`'s order)."""
+    lazy = [nw.from_native(frame.lazy()) for frame in frames]
+    at = 2 if like.sums is not None else 1
+    distinct = dict(zip(like.distinct, lazy[at : at + len(like.distinct)], strict=True))
+    per_item = dict(zip(like.per_item, lazy[at + len(like.distinct) :], strict=True))
+    return _engine.GroupParts(
+        groups=lazy[0], sums=lazy[1] if like.sums is not None else None, distinct=distinct, per_item=per_item
+    )
+
+
+def _combined(total: _engine.GroupParts | None, more: _engine.GroupParts, spec: v.Spec) -> _engine.GroupParts:
+    """The group parts of two disjoint sets of users (`total` None: `more` alone), collected:
+    the groups and each term's distinct values a union, each additive aggregate combined by its
+    kind (a sum or a count of distinct users added, a maximum's maximum, a minimum's minimum;
+    null where neither set has a row of its domain), each item's counts added."""
+    if total is None:
+        return more
+    keys = list(spec.columns.by) or [n.GROUP]
+
+    def stacked(a: nw.LazyFrame, b: nw.LazyFrame) -> pl.DataFrame:
+        return pl.concat([a.to_native().collect(), b.to_native().collect()], how="vertical")
+
+    def unique(a: nw.LazyFrame, b: nw.LazyFrame) -> nw.LazyFrame:
+        return nw.from_native(stacked(a, b).unique().lazy())
+
+    sums = None
+    if total.sums is not None and more.sums is not None:
+        kinds = {column: t.agg for t, column, _ in _engine.group_terms(spec)}
+        combine = {"sum": pl.Expr.sum, "n_unique": pl.Expr.sum, "max": pl.Expr.max, "min": pl.Expr.min}
+        rows = stacked(total.sums, more.sums)
+        columns = [c for c in rows.columns if c not in keys]
+        added = rows.group_by(keys).agg(
+            pl.when(pl.col(c).count() > 0).then(combine[kinds[c]](pl.col(c))).alias(c) for c in columns
+        )
+        sums = nw.from_native(added.lazy())
+    per_item = {}
+    for domain, counts in total.per_item.items():
+        rows = stacked(counts, more.per_item[domain])
+        per_item[domain] = nw.from_native(rows.group_by([*keys, n.ITEM]).agg(pl.all().sum()).lazy())
+    return _engine.GroupParts(
+        groups=unique(total.groups, more.groups),
+        sums=sums,
+        distinct={column: unique(values, more.distinct[column]) for column, values in total.distinct.items()},
+        per_item=per_item,
+    )
 
 
 def _part(i: _call.Inputs, p: int, partitions: int) -> _call.Inputs:

@@ -367,9 +367,10 @@ keeps its one value.""",
 user id, and add up each set's sums and counts: the numbers are those of one pass (to the
 last few bits of a float), and memory is that of one set, for the cost of reading the input
 once per set. For exports larger than memory (``pl.scan_parquet``; each set is collected
-by Polars' streaming engine, so the summary is computed when called). Means and ``gmean``
-only: a quantile, ``ci=`` and the group-level metrics (coverage, Gini) need every user at
-once and are refused. Polars, pandas and Arrow frames (docs/engines.md).""",
+by Polars' streaming engine, so the summary is computed when called). Means, ``gmean`` and
+the group-level metrics (coverage, Gini, entropy, personalization: from each set's counts per
+item, added up); a quantile, ``ci=`` and the item-group comparisons of ``item_group=`` need
+every user at once and are refused. Polars, pandas and Arrow frames (docs/engines.md).""",
             "int, optional",
         ),
     ]

@@ -217,6 +217,10 @@ class Term:
     #: the side columns the value reads (joined onto the domain's rows when asked for)
     side: tuple[Side, ...] = ()
     per_item: Callable[[nw.Expr, list[str]], nw.Expr] | None = None
+    #: an ``n_unique`` term whose values are the list's own user (or null): the counts of
+    #: disjoint sets of users add up (``summary(partitions=)``); the other distinct values
+    #: (items) are a union of each set's
+    of_users: bool = False
     #: the rows whose values can change the term, where narrower than its domain (n_relevant
     #: counts in the pass over every row, but only the relevant rows add to it): what the
     #: duplicate check must read for it (see recframe._checks.duplicate_scope)

@@ -135,15 +135,17 @@ def _distinct_within(
     value: Callable[[Rows], nw.Expr],
     also: Callable[[Rows, int], nw.Expr] | None = None,
     features: tuple[str, ...] = (),
+    of_users: bool = False,
 ) -> Term:
     """A group-level count of the distinct values among the rows ranked <= k (and `also`):
-    null elsewhere, which a group-level n_unique does not count."""
+    null elsewhere, which a group-level n_unique does not count. `of_users`: the value is
+    the list's user (see Term.of_users)."""
 
     def inside_or_null(r: Rows, k: int | None) -> nw.Expr:
         inside = r.rank <= position_cut(cutoff(k))
         return nw.when(inside & also(r, cutoff(k)) if also else inside).then(value(r))
 
-    return Term(name, "top_k", inside_or_null, at_k=True, agg="n_unique", level="group", features=features)
+    return Term(name, "top_k", inside_or_null, at_k=True, agg="n_unique", level="group", features=features, of_users=of_users)
 
 
 def _exposures(name: str, per_item: Callable[[nw.Expr, list[str]], nw.Expr] | None = None) -> Term:
@@ -192,9 +194,11 @@ declare(
     # group level
     Term("catalog_size", "side", lambda r, k: r.side("catalog_size"), level="group", side=("catalog_size",)),
     _distinct_within("recommended_items@", lambda r: r.item),
-    _distinct_within("served_users@", lambda r: r.user),
+    _distinct_within("served_users@", lambda r: r.user, of_users=True),
     # the list's k-th row is ranked <= k: k items within the top k
-    _distinct_within("full_users@", lambda r: r.user, lambda r, k: r.feature("list_position") == k, ("list_position",)),
+    _distinct_within(
+        "full_users@", lambda r: r.user, lambda r, k: r.feature("list_position") == k, ("list_position",), of_users=True
+    ),
     _exposures("exposures@"),
     # c(i) times i's place among the group's items by decreasing c (ties: any order, the sum is
     # the same); items never recommended come last and add 0
