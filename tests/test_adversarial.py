@@ -219,6 +219,36 @@ def test_hostile_frames_give_the_reference_or_a_named_error(backend: str) -> Non
     run()
 
 
+@pytest.mark.parametrize("backend", [b for b in BACKENDS if b != "duckdb"])  # (a SQL engine is refused by name)
+def test_hostile_frames_in_partitions_give_the_one_pass_summary_or_a_named_error(backend: str) -> None:
+    # summary(partitions=): the checks run on each set of users, so the problem named may be
+    # another one (the first of its set), but a frame the one pass refuses is refused, and one
+    # it accepts gives its numbers
+    @settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+    @given(hostile(), st.integers(1, 4))
+    @example(UNREAD_REPEAT, 2)
+    def run(case: tuple[pl.DataFrame, dict[str, Any]], partitions: int) -> None:
+        df, options = case
+        try:
+            frame = BACKENDS[backend](df)
+        except Exception:  # the backend itself cannot hold these dtypes: nothing to hand over
+            assume(False)
+        try:
+            want = to_polars(recframe.summary(frame, **options))
+        except recframe.RecframeError:
+            with pytest.raises(recframe.RecframeError) as refused:
+                recframe.summary(frame, partitions=partitions, **options)
+            assert names_a_column_or_argument(str(refused.value)), str(refused.value)
+            return
+        got = to_polars(recframe.summary(frame, partitions=partitions, **options))
+        assert got.columns == want.columns
+        for column in want.columns:
+            for a, b in zip(got[column].to_list(), want[column].to_list(), strict=True):
+                assert (a is None and b is None) or math.isclose(a, b, rel_tol=1e-12, abs_tol=1e-12), (column, a, b)
+
+    run()
+
+
 @settings(max_examples=25, deadline=None)
 @given(
     st.sampled_from(["int64", "int32", "string", "categorical", "float64"]),

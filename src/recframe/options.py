@@ -364,9 +364,10 @@ keeps its one value.""",
         Opt(
             None,
             """Evaluate the users in this many sets, one after another, split by a hash of the
-user id, and add up each set's sums and counts: the numbers are those of one pass (to the
-last few bits of a float), and memory is that of one set, for the cost of reading the input
-once per set. For exports larger than memory (``pl.scan_parquet``; each set is collected
+user id, and add up each set's sums and counts (a metric's mean over the sets S is
+sum_S(sum of its counted values) / sum_S(their count)): the numbers are those of one pass (to
+the last few bits of a float), and memory is that of one set, for the cost of reading the
+input once per set. For exports larger than memory (``pl.scan_parquet``; each set is collected
 by Polars' streaming engine, so the summary is computed when called). Means, ``gmean`` and
 the group-level metrics (coverage, Gini, entropy, personalization: from each set's counts per
 item, added up); a quantile, ``ci=`` and the item-group comparisons of ``item_group=`` need
