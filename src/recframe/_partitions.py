@@ -17,9 +17,10 @@ whole in each set (novelty reads every user's training rows).
 
 The group-level metrics (coverage, Gini, entropy, personalization) have one value per group,
 from every list's items: each set gives their parts (:class:`recframe._engine.GroupParts`),
-which add up: sums and counts of distinct users added, distinct items a union, each item's
-exposures added; the group terms are finished from them once (:func:`_combined`), so memory
-holds at most one row per (group, item) besides a set.
+which add up set by set (:func:`_combined`): sums and counts of distinct users added,
+distinct items a union, each item's exposures added; the group terms are finished from the
+total once, as one pass finishes its own (:func:`recframe._engine.group_finish`). Besides a
+set, memory holds a few rows per (group, item): one per term read per item.
 
 What does not add up across users is refused: a quantile (``aggregate="median"``, ``"pNN"``),
 an interval (``ci=``) and the metrics that compare item groups (``item_group=``'s
