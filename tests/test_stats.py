@@ -244,3 +244,14 @@ def test_missing_scipy_names_the_extra(monkeypatch):
         stats.paired_t_test([1.0, 2.0, 4.0], [0.0, 0.0, 0.0])
     # the bootstrap and the randomization test need only numpy
     assert stats.randomization_test([1.0, 2.0], [0.0, 0.0]).p_value == 2 * 1 / 4
+
+
+def test_std_and_the_t_interval_scale_values_whose_squares_overflow() -> None:
+    # squares of values past 1e154 overflow float64: the values are scaled by a power of two
+    # first, so the deviation is that of the scaled values, scaled back (exact up to rounding)
+    values = np.array([1.0, 2.5, 4.0, 7.5])
+    for scale in (1.0, 1e160, 1e300):
+        assert stats.std(values * scale) == pytest.approx(np.std(values, ddof=1) * scale, rel=1e-15)
+        lo, hi = stats.t_ci(values * scale, 0.9)
+        want_lo, want_hi = stats.t_ci(values, 0.9)
+        assert (lo, hi) == (pytest.approx(want_lo * scale, rel=1e-14), pytest.approx(want_hi * scale, rel=1e-14))

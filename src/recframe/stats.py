@@ -424,14 +424,25 @@ def std(values: Any) -> Any:
 
     >>> std([1.0, 2.0, 3.0, np.nan])
     1.0
+    >>> std([1e200, 3e200])  # (squares past float64: the values are scaled first)
+    1.414213562373095e+200
     """
     matrix, flat = _columns(values)
     n = (~np.isnan(matrix)).sum(axis=0)
-    centred = matrix - np.where(n > 0, np.nansum(matrix, axis=0) / np.maximum(n, 1), 0.0)
+    # a column of values past _SCALED_FROM, whose squares would overflow, is divided by a power
+    # of two first (exact), and its deviation multiplied back; the others are left as they are
+    largest = np.nanmax(np.abs(matrix), axis=0, initial=0.0)
+    exponent = np.where(largest > _SCALED_FROM, np.frexp(largest)[1], 0)
+    scaled = np.ldexp(matrix, -exponent)
+    centred = scaled - np.where(n > 0, np.nansum(scaled, axis=0) / np.maximum(n, 1), 0.0)
     with np.errstate(invalid="ignore", divide="ignore"):
-        out = np.sqrt(np.nansum(centred**2, axis=0) / (n - 1))
+        out = np.ldexp(np.sqrt(np.nansum(centred**2, axis=0) / (n - 1)), exponent)
     out = np.where(n >= 2, out, np.nan)
     return float(out[0]) if flat else out
+
+
+#: past this magnitude a value's square may overflow a float64 sum of squares (std scales it)
+_SCALED_FROM = 1e150
 
 
 def _differences(model: Any, baseline: Any) -> np.ndarray:
