@@ -16,7 +16,7 @@ import pandas as pd
 import polars as pl
 import pyarrow as pa
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 from polars.testing import assert_frame_equal
 
@@ -26,6 +26,8 @@ from recframe import RecframeError, UncheckedDataWarning, cli
 from test_beyond import beyond_cases
 from test_properties import EVERY_USER_METRIC, SETTINGS, draw_truth, long_frames
 
+#: half the examples of the one-pass property test: the intervals and group metrics add to its cases
+FEWER = settings(SETTINGS, max_examples=12)
 #: a catalog of the items of _frame, in two groups
 ITEMS = pl.DataFrame({"item_id": list(range(10)), "genre": ["x", "y"] * 5})
 
@@ -51,11 +53,33 @@ def test_partitions_give_the_one_pass_numbers(with_score: bool, data: st.DataObj
     assert_frame_equal(got, want, rel_tol=1e-12, abs_tol=1e-12)
 
 
+def test_a_value_past_what_a_variance_holds_is_refused_with_the_one_pass_hint() -> None:
+    huge = _frame(30).with_columns(pl.col("relevance").clip(0, 1) * 600)  # exp2 gains of grade 600: squares past float64
+    options = {"k": 3, "metrics": ["dcg"], "gain": "exp2", "threshold": 1, "by": "model", "ci": 0.9, "ci_method": "t"}
+    with pytest.raises(RecframeError, match=r"past what an engine's variance holds.*leave partitions= out \(one pass\)"):
+        recframe.summary(huge, partitions=2, **options)
+    assert recframe.summary(huge, **options)["dcg@3_lo"].is_finite().all()  # (one pass scales them)
+
+
+@FEWER
+@given(st.booleans(), st.data())
+def test_t_intervals_add_up_across_partitions(with_score: bool, data: st.DataObject) -> None:
+    # each set's counts, sums and standard deviations give the spread of all users (the sum of
+    # squared deviations about each set's mean, plus each set's count times its mean's squared
+    # deviation from the mean of all): the one-pass t interval, up to rounding
+    df, options = data.draw(long_frames(with_score=with_score))
+    options |= {"metrics": EVERY_USER_METRIC, "ci": data.draw(st.sampled_from([0.9, 0.95])), "ci_method": "t"}
+    partitions = data.draw(st.integers(1, 4))
+    want = recframe.summary(df, **options)
+    got = recframe.summary(df, partitions=partitions, **options)
+    assert_frame_equal(got, want, rel_tol=1e-9, abs_tol=1e-12)
+
+
 #: the group-level metrics that add up across sets (item_group='s comparisons are refused)
 GROUP_METRICS = ["catalog_coverage", "user_coverage", "user_coverage_full", "gini", "entropy", "personalization"]
 
 
-@SETTINGS
+@FEWER
 @given(beyond_cases(), st.integers(1, 4), st.booleans())
 def test_group_metrics_add_up_across_partitions(case: dict[str, Any], partitions: int, with_users: bool) -> None:
     # the group terms of all users from each set's parts: sums and distinct users added,
@@ -160,7 +184,10 @@ def test_checks_off_is_said_once() -> None:
         ({"partitions": True}, "partitions=True is not a whole number"),
         ({"partitions": 2, "aggregate": ["mean", "p90"]}, "asks for 'p90', a quantile"),
         ({"partitions": 2, "aggregate": "median"}, "asks for 'median', a quantile"),
-        ({"partitions": 2, "ci": 0.95}, "ci=0.95 resamples the per-user values of all users"),
+        ({"partitions": 2, "ci": 0.95}, 'ci=0.95 with ci_method="bootstrap" resamples the per-user values of all users'),
+        ({"partitions": 2, "ci": 0.95, "ci_method": "poisson"}, 'ci_method="poisson" resamples the per-user values'),
+        ({"partitions": 2, "ci": 0.95, "ci_method": "t", "aggregate": "gmean"}, "asks for the geometric mean"),
+        ({"partitions": 2, "ci": 0.95, "ci_method": "t", "metrics": ["gini"]}, "metric 'gini' has one value per group"),
         ({"partitions": 2, "user": None}, "splits the users by their id"),
         (
             {"partitions": 2, "metrics": ["exposure_disparity"], "items": ITEMS, "item_group": "genre"},
@@ -223,8 +250,15 @@ def test_the_command_line_takes_partitions(tmp_path: Path, capsys: pytest.Captur
         assert ("ties at the cut-offs are not looked for with --partitions" in capsys.readouterr().err) == bool(ranking)
         want = pl.read_parquet(tmp_path / "one.parquet")
         assert_frame_equal(pl.read_parquet(tmp_path / "six.parquet"), want, rel_tol=1e-12, abs_tol=1e-12)
+    t = ["--ci", "0.95", "--ci-method", "t"]
+    assert cli.main([*args, *t, "--out", str(tmp_path / "one.parquet")]) == 0
+    assert cli.main([*args, *t, "--partitions", "3", "--out", str(tmp_path / "three.parquet")]) == 0
+    want = pl.read_parquet(tmp_path / "one.parquet")
+    assert "ndcg@10_lo" in want.columns
+    assert_frame_equal(pl.read_parquet(tmp_path / "three.parquet"), want, rel_tol=1e-9, abs_tol=1e-12)
     capsys.readouterr()
     refused = {
+        "--ci=0.9": "--ci 0.9 with --ci-method bootstrap resamples the per-user values of all users",
         "--per-user": "--partitions adds up the sums of sets of users; --per-user lists them",
         "--aggregate=p90": "--aggregate p90 asks for 'p90', a quantile",
         "--format=trec": "--partitions goes with the means; --format trec",

@@ -172,25 +172,39 @@ def summary_with_t_in_engine(plan: _engine.Plan, spec: v.Spec, ci: float) -> nw.
     standard deviations the engine computes per group (one small query reads the counts, whose
     t quantiles enter the plan as constants): no per-user row leaves the engine. The same
     columns as :func:`summary_with_ci`."""
-    keys = list(spec.columns.by)
     users, grouped, metric_cols = counted_users(plan.per_user, spec)
-    spreads = spread(users, grouped, metric_cols)
-    small = (
-        _frames.group_agg(
-            users.with_columns(nw.lit(0).alias("__rf_all")),
-            ["__rf_all"],
-            *(nw.col(c).abs().max().alias(f"__rf_max:{c}") for c in metric_cols),
-        )
-        .collect("polars")
-        .to_native()
-    )
-    for c in metric_cols:
-        largest = small.item(0, f"__rf_max:{c}") if small.height else None
-        if largest is not None and not largest <= ENGINE_VALUE_LIMIT:
+    refuse_past_limit(largest_values(users, metric_cols).collect("polars").to_native())
+    return with_t_interval(_engine.summary_plan(plan, spec), spread(users, grouped, metric_cols), spec, ci)
+
+
+def largest_values(users: nw.LazyFrame, metric_cols: list[str]) -> nw.LazyFrame:
+    """One row: each metric's largest per-user magnitude (what :func:`refuse_past_limit` reads)."""
+    return _frames.group_agg(
+        users.with_columns(nw.lit(0).alias("__rf_all")), ["__rf_all"], *(nw.col(c).abs().max().alias(c) for c in metric_cols)
+    ).drop("__rf_all")
+
+
+def refuse_past_limit(largest: pl.DataFrame, instead: str = "evaluate the same data with Polars") -> None:
+    """Refuse a t interval computed by an engine's variance where a metric's per-user values
+    (their largest magnitudes, rows of :func:`largest_values`) pass ENGINE_VALUE_LIMIT;
+    `instead`: what gives the interval, for the hint."""
+    for c in largest.columns:
+        value: float | None = largest[c].max() if largest.height else None  # type: ignore[assignment]
+        if value is not None and not value <= ENGINE_VALUE_LIMIT:
             raise RecframeError(
-                f"column {c!r} has per-user values up to {largest:.3g}, past what an engine's variance holds exactly "
-                f"(1e150). Hint: evaluate the same data with Polars, which scales such values, for {ref('ci')}."
+                f"column {c!r} has per-user values up to {value:.3g}, past what an engine's variance holds exactly "
+                f"(1e150). Hint: {instead}, which scales such values, for {ref('ci')}."
             )
+
+
+def with_t_interval(means: nw.LazyFrame, spreads: nw.LazyFrame, spec: v.Spec, ci: float) -> nw.LazyFrame:
+    """`means` (a summary, internal group keys) with each metric's ``_std``, ``_lo`` and ``_hi``
+    (the t interval of the mean), from `spreads`: per group (GROUP without ``by``), each metric's
+    sample standard deviation ``<col>_std`` and count of values ``__rf_n:<col>``. One small
+    query reads the counts, whose t quantiles enter the plan as constants."""
+    keys = list(spec.columns.by)
+    grouped = keys or [n.GROUP]
+    metric_cols = [c for c, _, _ in _engine.metric_columns(spec, "user")]
     counts = spreads.select(*(f"__rf_n:{c}" for c in metric_cols)).collect("polars").to_native()
     sizes = sorted({int(x) for c in metric_cols for x in counts.get_column(f"__rf_n:{c}").to_list() if x is not None and x >= 2})
     quantiles = stats.t_quantiles(sizes, ci)
@@ -202,7 +216,6 @@ def summary_with_t_in_engine(plan: _engine.Plan, spec: v.Spec, ci: float) -> nw.
             expr = nw.when(nw.col(n_col) == size).then(nw.lit(q)).otherwise(expr)
         return expr
 
-    means = _engine.summary_plan(plan, spec)
     if not keys:
         means = means.with_columns(nw.lit(0).alias(n.GROUP))
     table = means.join(spreads, on=grouped, how="left")

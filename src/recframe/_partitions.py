@@ -22,9 +22,14 @@ distinct items a union, each item's exposures added; the group terms are finishe
 total once, as one pass finishes its own (:func:`recframe._engine.group_finish`). Besides a
 set, memory holds a few rows per (group, item): one per term read per item.
 
+The t interval of a mean (``ci=``, ``ci_method="t"``) needs the standard deviation of all
+users: each set's count, sum and standard deviation give it (:func:`_spreads`), and the
+interval is finished as the SQL engines' is (:func:`recframe._intervals.with_t_interval`).
+
 What does not add up across users is refused: a quantile (``aggregate="median"``, ``"pNN"``),
-an interval (``ci=``) and the metrics that compare item groups (``item_group=``'s
-disparities, from each group's per-item-group table).
+a bootstrap interval (``ci_method="bootstrap"`` or ``"poisson"``: each resamples all users)
+and the metrics that compare item groups (``item_group=``'s disparities, from each group's
+per-item-group table).
 """
 
 from __future__ import annotations
@@ -35,7 +40,7 @@ from typing import Any
 import narwhals as nw
 import polars as pl
 
-from recframe import _call, _engine, _frames, _item_groups
+from recframe import _call, _engine, _frames, _intervals, _item_groups
 from recframe import _names as n
 from recframe import _validate as v
 from recframe.errors import RecframeError, fix, ref
@@ -57,7 +62,7 @@ def check(partitions: Any) -> int | None:
     return partitions
 
 
-def refuse(frame: Any, call: dict[str, Any], aggregate: str | tuple[str, ...], level: float | None) -> None:
+def refuse(frame: Any, call: dict[str, Any], aggregate: str | tuple[str, ...], level: float | None, method: str) -> None:
     """Refuse what the sums of disjoint sets of users cannot give (see the module's text), and
     a SQL engine's frame (before anything is asked of it)."""
     engine = _frames.sql_engine(frame)
@@ -76,10 +81,12 @@ def refuse(frame: Any, call: dict[str, Any], aggregate: str | tuple[str, ...], l
             f"ask for {fix('aggregate', 'mean')} or {fix('aggregate', 'gmean')} with {ref('partitions')}, or "
             f"leave {ref('partitions')} out for quantiles.",
         )
-    if level is not None:
+    if level is not None and method != "t":
         raise RecframeError(
-            f"{ref('ci', level)} resamples the per-user values of all users, and {ref('partitions')} keeps only each set's sums.",
-            f"leave {ref('partitions')} out for intervals.",
+            f"{ref('ci', level)} with {fix('ci_method', method)} resamples the per-user values of all users, and "
+            f"{ref('partitions')} keeps only each set's sums.",
+            f"pass {fix('ci_method', 't')} for t intervals from each set's sums, counts and spreads, or leave "
+            f"{ref('partitions')} out for bootstrap intervals.",
         )
     comparing = _item_groups.comparing_metrics(v.metric_names(call["metrics"]))
     if comparing:
@@ -95,26 +102,79 @@ def refuse(frame: Any, call: dict[str, Any], aggregate: str | tuple[str, ...], l
         )
 
 
-def summary(i: _call.Inputs, aggregate: str | tuple[str, ...], partitions: int) -> nw.LazyFrame:
+def summary(i: _call.Inputs, aggregate: str | tuple[str, ...], partitions: int, level: float | None = None) -> nw.LazyFrame:
     """The summary of checked inputs `i` from `partitions` sets of users evaluated one after
-    another (each collected by Polars' streaming engine), as a lazy frame of its few rows."""
+    another (each collected by Polars' streaming engine), as a lazy frame of its few rows;
+    with `level`, each mean's t interval (``ci_method="t"``: :func:`_spreads`)."""
     assert i.kind != "engine", "refused by refuse()"
     parts = [_part(i, p, partitions) for p in range(partitions)]
     models = _models(i, parts)
     sums: list[pl.DataFrame] = []
+    spreads: list[pl.DataFrame] = []
+    largest: list[pl.DataFrame] = []
     groups: _engine.GroupParts | None = None
     for part in parts:
         plan = _call.evaluated(part, models)
         wanted = [_engine.summary_sums(plan, i.spec, aggregate).to_native()]
+        if level is not None:
+            users, grouped, metric_cols = _intervals.counted_users(plan.per_user, i.spec)
+            wanted += [_intervals.spread(users, grouped, metric_cols).to_native()]
+            wanted += [_intervals.largest_values(users, metric_cols).to_native()]
         if plan.group_parts is not None:
             wanted += [frame.to_native() for frame in _frames_of(plan.group_parts)]
         collected = pl.collect_all(wanted, engine="streaming")
         sums.append(collected[0])
+        if level is not None:
+            spreads.append(collected[0].join(collected[1], on=grouped, how="left"))
+            largest.append(collected[2])
         if plan.group_parts is not None:
-            groups = _combined(groups, _parts_of(plan.group_parts, collected[1:]), i.spec)
+            groups = _combined(groups, _parts_of(plan.group_parts, collected[3 if level is not None else 1 :]), i.spec)
     stacked = nw.from_native(pl.concat(sums, how="vertical").lazy())
     finished = None if groups is None else _engine.group_finish(groups, i.spec, i.side)
-    return _engine.summary_of_sums(stacked, i.spec, aggregate, finished)
+    means = _engine.summary_of_sums(stacked, i.spec, aggregate, finished)
+    if level is None:
+        return means
+    _intervals.refuse_past_limit(pl.concat(largest, how="vertical"), f"leave {ref('partitions')} out (one pass)")
+    return _intervals.with_t_interval(means, _spreads(pl.concat(spreads, how="vertical"), i.spec), i.spec, level)
+
+
+def _spreads(sets: pl.DataFrame, spec: v.Spec) -> nw.LazyFrame:
+    """Per group (GROUP without ``by``), each metric's sample standard deviation over all users
+    (``<col>_std``) and count of values (``__rf_n:<col>``), from each set's (`sets`: one row per
+    set and group, its ``<col>:sum``, ``<col>:count`` and ``<col>_std``): the sum of squared
+    deviations is each set's about its own mean plus each set's count times its mean's squared
+    deviation from the mean of all (Chan, Golub and LeVeque's pairwise update)."""
+    keys = list(spec.columns.by) or [n.GROUP]
+    metric_cols = [c for c, _, _ in _engine.metric_columns(spec, "user")]
+
+    def count(c: str) -> pl.Expr:
+        return pl.col(f"{c}:count")
+
+    def total(c: str) -> pl.Expr:
+        return pl.col(f"{c}:sum")
+
+    # the mean of all users per group beside each set's row; a set without a value of the
+    # group adds nothing (its 0 / 0 and its null spread count 0)
+    sets = sets.with_columns((total(c).sum().over(keys) / count(c).sum().over(keys)).alias(f"__rf_mean:{c}") for c in metric_cols)
+    within = {c: ((count(c) - 1) * pl.col(f"{c}_std") ** 2).fill_null(0.0) for c in metric_cols}
+    between = {
+        c: (count(c) * (total(c) / count(c) - pl.col(f"__rf_mean:{c}")) ** 2).fill_nan(0.0).fill_null(0.0) for c in metric_cols
+    }
+    squares = sets.group_by(keys).agg(
+        *((within[c] + between[c]).sum().alias(f"__rf_ss:{c}") for c in metric_cols),
+        *(count(c).sum().cast(pl.Int64).alias(f"__rf_n:{c}") for c in metric_cols),
+    )
+    spread = squares.select(
+        *keys,
+        *(
+            pl.when(pl.col(f"__rf_n:{c}") >= 2)
+            .then((pl.col(f"__rf_ss:{c}") / (pl.col(f"__rf_n:{c}") - 1)).sqrt())
+            .alias(f"{c}_std")
+            for c in metric_cols
+        ),
+        *(pl.col(f"__rf_n:{c}") for c in metric_cols),
+    )
+    return nw.from_native(spread.lazy())
 
 
 def _frames_of(parts: _engine.GroupParts) -> list[nw.LazyFrame]:

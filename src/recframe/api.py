@@ -153,20 +153,21 @@ def summary_of(frame: FrameT, call: dict[str, Any]) -> FrameT:
     the interval options included): what summary and curve compute."""
     partitions = _partitions.check(call.get("partitions"))
     kwargs, (level, method, n_resamples, seed), aggregate = _call.summary_options({**call, "partitions": None})
+    if level is not None:
+        _intervals.check_aggregates(aggregate, method)
+        group = v.group_level(kwargs["metrics"])
+        if group:
+            raise RecframeError(
+                f"{ref('ci')} resamples per-user values, and metric {group[0]!r} has one value per group. Hint: ask "
+                f"for it in a summary without {ref('ci')}."
+            )
     if partitions is not None:
-        _partitions.refuse(frame, kwargs, aggregate, level)
+        _partitions.refuse(frame, kwargs, aggregate, level, method)
         i = _call.inputs(frame, kwargs)
-        return _frames.from_lazy(_partitions.summary(i, aggregate, partitions), i.kind)
+        return _frames.from_lazy(_partitions.summary(i, aggregate, partitions, level), i.kind)
     if level is None:
         plan, spec, kind = _call.prepare(frame, kwargs)
         return _frames.from_lazy(_engine.summary_plan(plan, spec, aggregate), kind)
-    _intervals.check_aggregates(aggregate, method)
-    group = v.group_level(kwargs["metrics"])
-    if group:
-        raise RecframeError(
-            f"{ref('ci')} resamples per-user values, and metric {group[0]!r} has one value per group. Hint: ask "
-            f"for it in a summary without {ref('ci')}."
-        )
     engine = _frames.sql_engine(frame)
     # t of the mean alone (see check_aggregates), and the Poisson bootstrap (the mean alone), run in the engine
     in_engine = method == "poisson" or (method == "t" and aggregate in ("mean", ("mean",)))

@@ -301,8 +301,8 @@ def _add_evaluate(commands: Any, common: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--partitions", type=int, metavar="N",
         help="evaluate the users in N sets (by a hash of the id), one after another, and add up their sums: the same "
-        "means in about 1/N of the memory, for reading the files N times (recframe.summary's partitions=; means "
-        "and gmean only; with --score, ties at the cut-offs are not looked for, which stderr says)",
+        "means in about 1/N of the memory, for reading the files N times (recframe.summary's partitions=; means, "
+        "gmean and --ci-method t only; with --score, ties at the cut-offs are not looked for, which stderr says)",
     )  # fmt: skip
     out = _add_output(p, (*FORMATS, "trec"))
     out.add_argument(
