@@ -744,19 +744,22 @@ def _item_group_rows(
     return _frames.materialize(grouped, large) if in_engine else grouped
 
 
-def _item_group_tables(
-    grouped: nw.LazyFrame | None, spec: v.Spec, side: _side.SideInputs | None
-) -> tuple[nw.LazyFrame | None, nw.LazyFrame | None]:
+def _item_group_counts(grouped: nw.LazyFrame | None, spec: v.Spec, side: _side.SideInputs | None) -> nw.LazyFrame | None:
     """With item_group= (`grouped`: :func:`_item_group_rows`): the per-(summary group, item
-    group) counts of recframe._item_groups and the group-level terms finished from them
-    (None when not asked)."""
+    group) counts of recframe._item_groups (None without)."""
     if grouped is None:
-        return None, None
+        return None
     assert side is not None  # item_group= needs items= or train=
-    table = _item_groups.counts(grouped, spec, side)
-    if not _item_groups.comparing_metrics(spec.selection.metrics):
-        return table, None
-    return table, _item_groups.summaries(table, spec)
+    return _item_groups.counts(grouped, spec, side)
+
+
+def with_comparing(groups: nw.LazyFrame | None, counts: nw.LazyFrame | None, spec: v.Spec) -> nw.LazyFrame | None:
+    """The group-level terms `groups` with those of the metrics comparing item groups, finished
+    from the per-(summary group, item group) `counts` (recframe._item_groups.counts), when asked."""
+    if counts is None or not _item_groups.comparing_metrics(spec.selection.metrics):
+        return groups
+    comparing = _item_groups.summaries(counts, spec)
+    return comparing if groups is None else groups.join(comparing, on=list(spec.columns.by) or [n.GROUP], how="left")
 
 
 class GroupParts(NamedTuple):
@@ -916,9 +919,8 @@ def evaluate(
         out = out.select(*spec.columns.by, *(c for c in out.columns if c not in spec.columns.by))
     parts = group_parts(lf, spec, users, side)
     groups = None if parts is None else group_finish(parts, spec, side)
-    counts, comparing = _item_group_tables(grouped, spec, side)
-    if comparing is not None:
-        groups = comparing if groups is None else groups.join(comparing, on=list(spec.columns.by) or [n.GROUP], how="left")
+    counts = _item_group_counts(grouped, spec, side)
+    groups = with_comparing(groups, counts, spec)
     return Plan(per_user=out, groups=groups, group_parts=parts, item_groups=counts, rows=_group_rows(lf, spec, users))
 
 

@@ -283,6 +283,17 @@ def shares(table: nw.LazyFrame, spec: Spec, checked: nw.LazyFrame | None = None)
     return out.sort([*spec.columns.by, name], nulls_last=True)
 
 
+def add_up(table: nw.LazyFrame, more: nw.LazyFrame, spec: Spec) -> nw.LazyFrame:
+    """The :func:`counts` of two disjoint sets of users (``summary(partitions=)``): per
+    (summary group, item group) every count added (slots, exposure, hits, relevant items,
+    lists served, training pairs of the lists served), the catalog weight |g| kept (the same
+    in both)."""
+    keys = [*(list(spec.columns.by) or [n.GROUP]), n.ITEM_GROUP]
+    counted = [c for c in table.columns if c not in (*keys, _SIZE)]
+    stacked = nw.concat([table, more], how="vertical")
+    return _frames.group_agg(stacked, keys, nw.col(_SIZE).max(), *(nw.col(c).sum() for c in counted)).select(table.columns)
+
+
 def summaries(table: nw.LazyFrame, spec: Spec) -> nw.LazyFrame:
     """Per summary group: the registry's group-level item-group terms (those of the asked
     metrics), over the catalog's item groups of :func:`counts` (ItemGroupRows).

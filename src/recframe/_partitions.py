@@ -20,16 +20,16 @@ from every list's items: each set gives their parts (:class:`recframe._engine.Gr
 which add up set by set (:func:`_combined`): sums and counts of distinct users added,
 distinct items a union, each item's exposures added; the group terms are finished from the
 total once, as one pass finishes its own (:func:`recframe._engine.group_finish`). Besides a
-set, memory holds a few rows per (group, item): one per term read per item.
+set, memory holds a few rows per (group, item): one per term read per item. The metrics that
+compare item groups (``item_group=``) read the counts per (group, item group), which add up
+too (:func:`recframe._item_groups.add_up`).
 
 The t interval of a mean (``ci=``, ``ci_method="t"``) needs the standard deviation of all
 users: each set's count, sum and standard deviation give it (:func:`_spreads`), and the
 interval is finished as the SQL engines' is (:func:`recframe._intervals.with_t_interval`).
 
-What does not add up across users is refused: a quantile (``aggregate="median"``, ``"pNN"``),
-a bootstrap interval (``ci_method="bootstrap"`` or ``"poisson"``: each resamples all users)
-and the metrics that compare item groups (``item_group=``'s disparities, from each group's
-per-item-group table).
+What does not add up across users is refused: a quantile (``aggregate="median"``, ``"pNN"``)
+and a bootstrap interval (``ci_method="bootstrap"`` or ``"poisson"``: each resamples all users).
 """
 
 from __future__ import annotations
@@ -88,13 +88,6 @@ def refuse(frame: Any, call: dict[str, Any], aggregate: str | tuple[str, ...], l
             f"pass {fix('ci_method', 't')} for t intervals from each set's sums, counts and spreads, or leave "
             f"{ref('partitions')} out for bootstrap intervals.",
         )
-    comparing = _item_groups.comparing_metrics(v.metric_names(call["metrics"]))
-    if comparing:
-        raise RecframeError(
-            f"metric {comparing[0]!r} compares the item groups of {ref('item_group')} from every list's "
-            f"items, which the sets of {ref('partitions')} are not added up for.",
-            f"ask for it in a summary without {ref('partitions')}.",
-        )
     if call["user"] is None:
         raise RecframeError(
             f"{ref('partitions')} splits the users by their id, and {fix('user', None)}: every group is one list.",
@@ -113,6 +106,9 @@ def summary(i: _call.Inputs, aggregate: str | tuple[str, ...], partitions: int, 
     spreads: list[pl.DataFrame] = []
     largest: list[pl.DataFrame] = []
     groups: _engine.GroupParts | None = None
+    # (the per-(summary group, item group) counts the item-group comparisons read, added up)
+    compared = _item_groups.comparing_metrics(i.spec.selection.metrics)
+    item_counts: nw.LazyFrame | None = None
     for part in parts:
         plan = _call.evaluated(part, models)
         wanted = [_engine.summary_sums(plan, i.spec, aggregate).to_native()]
@@ -120,17 +116,26 @@ def summary(i: _call.Inputs, aggregate: str | tuple[str, ...], partitions: int, 
             users, grouped, metric_cols = _intervals.counted_users(plan.per_user, i.spec)
             wanted += [_intervals.spread(users, grouped, metric_cols).to_native()]
             wanted += [_intervals.largest_values(users, metric_cols).to_native()]
+        if compared and plan.item_groups is not None:
+            wanted += [plan.item_groups.to_native()]
         if plan.group_parts is not None:
             wanted += [frame.to_native() for frame in _frames_of(plan.group_parts)]
         collected = pl.collect_all(wanted, engine="streaming")
         sums.append(collected[0])
+        at = 1
         if level is not None:
             spreads.append(collected[0].join(collected[1], on=grouped, how="left"))
             largest.append(collected[2])
+            at = 3
+        if compared and plan.item_groups is not None:
+            counts = nw.from_native(collected[at].lazy())
+            item_counts = counts if item_counts is None else _collected(_item_groups.add_up(item_counts, counts, i.spec))
+            at += 1
         if plan.group_parts is not None:
-            groups = _combined(groups, _parts_of(plan.group_parts, collected[3 if level is not None else 1 :]), i.spec)
+            groups = _combined(groups, _parts_of(plan.group_parts, collected[at:]), i.spec)
     stacked = nw.from_native(pl.concat(sums, how="vertical").lazy())
     finished = None if groups is None else _engine.group_finish(groups, i.spec, i.side)
+    finished = _engine.with_comparing(finished, item_counts, i.spec)
     means = _engine.summary_of_sums(stacked, i.spec, aggregate, finished)
     if level is None:
         return means
@@ -175,6 +180,11 @@ def _spreads(sets: pl.DataFrame, spec: v.Spec) -> nw.LazyFrame:
         *(pl.col(f"__rf_n:{c}") for c in metric_cols),
     )
     return nw.from_native(spread.lazy())
+
+
+def _collected(frame: nw.LazyFrame) -> nw.LazyFrame:
+    """`frame` computed now (a running total: its plan would otherwise grow with each set)."""
+    return nw.from_native(frame.to_native().collect().lazy())
 
 
 def _frames_of(parts: _engine.GroupParts) -> list[nw.LazyFrame]:

@@ -369,11 +369,10 @@ sum_S(sum of its counted values) / sum_S(their count)): the numbers are those of
 the last few bits of a float), and memory is that of one set, for the cost of reading the
 input once per set. For exports larger than memory (``pl.scan_parquet``; each set is collected
 by Polars' streaming engine, so the summary is computed when called). Means, ``gmean``, the
-group-level metrics (coverage, Gini, entropy, personalization: from each set's counts per
-item, added up) and ``ci=`` with ``ci_method="t"`` (from each set's counts, sums and standard
-deviations); a quantile, a bootstrap interval and the item-group comparisons of
-``item_group=`` need every user at once and are refused. Polars, pandas and Arrow frames
-(docs/engines.md).""",
+group-level metrics (coverage, Gini, entropy, personalization, the item-group comparisons:
+from each set's counts per item or item group, added up) and ``ci=`` with ``ci_method="t"``
+(from each set's counts, sums and standard deviations); a quantile and a bootstrap interval
+need every user at once and are refused. Polars, pandas and Arrow frames (docs/engines.md).""",
             "int, optional",
         ),
     ]
