@@ -224,7 +224,7 @@ def test_hostile_frames_in_partitions_give_the_one_pass_summary_or_a_named_error
     # summary(partitions=): the checks run on each set of users, so the problem named may be
     # another one (the first of its set), but a frame the one pass refuses is refused, and one
     # it accepts gives its numbers
-    @settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+    @settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
     @given(hostile(), st.integers(1, 4))
     @example(UNREAD_REPEAT, 2)
     def run(case: tuple[pl.DataFrame, dict[str, Any]], partitions: int) -> None:

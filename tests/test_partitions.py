@@ -26,8 +26,8 @@ from recframe import RecframeError, UncheckedDataWarning, cli
 from test_beyond import beyond_cases
 from test_properties import EVERY_USER_METRIC, SETTINGS, draw_truth, long_frames
 
-#: half the examples of the one-pass property test: the intervals and group metrics add to its cases
-FEWER = settings(SETTINGS, max_examples=12)
+#: fewer examples than the one-pass property test: the intervals and group metrics add to its cases
+FEWER = settings(SETTINGS, max_examples=10)
 
 
 @SETTINGS
