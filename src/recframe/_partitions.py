@@ -111,28 +111,26 @@ def summary(i: _call.Inputs, aggregate: str | tuple[str, ...], partitions: int, 
     item_counts: nw.LazyFrame | None = None
     for part in parts:
         plan = _call.evaluated(part, models)
-        wanted = [_engine.summary_sums(plan, i.spec, aggregate).to_native()]
+        wanted = {"sums": _engine.summary_sums(plan, i.spec, aggregate)}
         if level is not None:
             users, grouped, metric_cols = _intervals.counted_users(plan.per_user, i.spec)
-            wanted += [_intervals.spread(users, grouped, metric_cols).to_native()]
-            wanted += [_intervals.largest_values(users, metric_cols).to_native()]
+            wanted["spread"] = _intervals.spread(users, grouped, metric_cols)
+            wanted["largest"] = _intervals.largest_values(users, metric_cols)
         if compared and plan.item_groups is not None:
-            wanted += [plan.item_groups.to_native()]
+            wanted["item_counts"] = plan.item_groups
         if plan.group_parts is not None:
-            wanted += [frame.to_native() for frame in _frames_of(plan.group_parts)]
-        collected = pl.collect_all(wanted, engine="streaming")
-        sums.append(collected[0])
-        at = 1
+            wanted |= _named_frames(plan.group_parts)
+        frames = pl.collect_all([frame.to_native() for frame in wanted.values()], engine="streaming")
+        got = dict(zip(wanted, frames, strict=True))
+        sums.append(got["sums"])
         if level is not None:
-            spreads.append(collected[0].join(collected[1], on=grouped, how="left"))
-            largest.append(collected[2])
-            at = 3
-        if compared and plan.item_groups is not None:
-            counts = nw.from_native(collected[at].lazy())
+            spreads.append(got["sums"].join(got["spread"], on=grouped, how="left"))
+            largest.append(got["largest"])
+        if "item_counts" in got:
+            counts = nw.from_native(got["item_counts"].lazy())
             item_counts = counts if item_counts is None else _collected(_item_groups.add_up(item_counts, counts, i.spec))
-            at += 1
         if plan.group_parts is not None:
-            groups = _combined(groups, _parts_of(plan.group_parts, collected[at:]), i.spec)
+            groups = _combined(groups, _parts_named(got), i.spec)
     stacked = nw.from_native(pl.concat(sums, how="vertical").lazy())
     finished = None if groups is None else _engine.group_finish(groups, i.spec, i.side)
     finished = _engine.with_comparing(finished, item_counts, i.spec)
@@ -187,19 +185,33 @@ def _collected(frame: nw.LazyFrame) -> nw.LazyFrame:
     return nw.from_native(frame.to_native().collect().lazy())
 
 
-def _frames_of(parts: _engine.GroupParts) -> list[nw.LazyFrame]:
-    """The frames of `parts`, in a fixed order (:func:`_parts_of` puts them back)."""
-    return [parts.groups, *([parts.sums] if parts.sums is not None else []), *parts.distinct.values(), *parts.per_item.values()]
+def _named_frames(parts: _engine.GroupParts) -> dict[str, nw.LazyFrame]:
+    """The frames of `parts` under names of their own, collected beside a set's other frames
+    (:func:`_parts_named` puts them back)."""
+    return {
+        "group:groups": parts.groups,
+        **({"group:sums": parts.sums} if parts.sums is not None else {}),
+        **{f"group:distinct:{column}": frame for column, frame in parts.distinct.items()},
+        **{f"group:per_item:{domain}": frame for domain, frame in parts.per_item.items()},
+    }
 
 
-def _parts_of(like: _engine.GroupParts, frames: list[pl.DataFrame]) -> _engine.GroupParts:
-    """`like`'s parts with its frames replaced by `frames` (collected, in :func:`_frames_of`'s order)."""
-    lazy = [nw.from_native(frame.lazy()) for frame in frames]
-    at = 2 if like.sums is not None else 1
-    distinct = dict(zip(like.distinct, lazy[at : at + len(like.distinct)], strict=True))
-    per_item = dict(zip(like.per_item, lazy[at + len(like.distinct) :], strict=True))
+def _parts_named(collected: dict[str, pl.DataFrame]) -> _engine.GroupParts:
+    """The group parts among `collected` (named by :func:`_named_frames`), as lazy frames."""
+
+    def under(prefix: str) -> dict[str, nw.LazyFrame]:
+        return {
+            name.removeprefix(prefix): nw.from_native(frame.lazy())
+            for name, frame in collected.items()
+            if name.startswith(prefix)
+        }
+
+    sums = collected.get("group:sums")
     return _engine.GroupParts(
-        groups=lazy[0], sums=lazy[1] if like.sums is not None else None, distinct=distinct, per_item=per_item
+        groups=nw.from_native(collected["group:groups"].lazy()),
+        sums=None if sums is None else nw.from_native(sums.lazy()),
+        distinct=under("group:distinct:"),
+        per_item=under("group:per_item:"),
     )
 
 
