@@ -127,7 +127,9 @@ def valid(df: pl.DataFrame, options: dict[str, Any]) -> bool:
                 return False
         if isinstance(rel, float) and (math.isnan(rel) or math.isinf(rel)):
             return False
-        if is_relevant(rel, thr) and options["gain"] == "exp2" and float(rel) > 1000:
+        # (2**grade overflows only in the gains, which dcg and ndcg alone read)
+        gains_read = any(m in ("dcg", "ndcg") for m in options["metrics"])
+        if is_relevant(rel, thr) and options["gain"] == "exp2" and gains_read and float(rel) > 1000:
             return False
         if every_row or read_by_the_check(row, options):
             if (user, item) in seen:
@@ -329,3 +331,14 @@ def test_hostile_frames_through_the_ir_toolbox(backend: str) -> None:
                 assert_value(column, row[column], value)
 
     run()
+
+
+def test_a_grade_past_the_exp2_limit_is_refused_only_where_gains_are_read() -> None:
+    """gain="exp2" with a grade above 1000 overflows the gains, which only dcg and ndcg read:
+    refused with them, accepted (and right) without them. ERR reads the grade capped at
+    max_grade (hypothesis found the IR toolbox's frame, which the rule above once refused)."""
+    df = pl.DataFrame({"user_id": [0], "item_id": [0], "rank": [1], "relevance": [2000.0]})
+    with pytest.raises(recframe.RecframeError, match=r"column 'relevance'.*gain=\"exp2\""):
+        recframe.per_user(df, k=1, gain="exp2", metrics=["ndcg"])
+    out = recframe.per_user(df, k=1, gain="exp2", metrics=["err", "bpref"], max_grade=4.0)
+    assert out.select("err@1", "bpref@1").row(0) == pytest.approx((15 / 16, 1.0), abs=1e-12)
