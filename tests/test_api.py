@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import inspect
 import math
+import subprocess
+import sys
 
 import pandas as pd
 import polars as pl
@@ -379,6 +381,21 @@ def test_namespace_registration_is_idempotent(monkeypatch):
     assert calls == []  # already registered on import: nothing registered again
     for owner in (pl.DataFrame, pl.LazyFrame, pd.DataFrame):
         assert owner.recmetrics is recframe.RecMetrics
+
+
+def test_the_pandas_namespace_is_there_whichever_is_imported_first():
+    """recframe does not import pandas or pyarrow (a Polars user's process, and the trec_eval
+    drop-in, never load them); pandas imported after recframe gets ``.recmetrics`` all the
+    same, and before it too. Fresh interpreters: this one has imported pandas already."""
+    frame = "pd.DataFrame({'user_id': [1, 1], 'item_id': [1, 2], 'rank': [1, 2], 'relevance': [1, 0]})"
+    use = f"print(sorted({frame}.recmetrics.per_user(k=2, metrics=['precision'])['precision@2']))"
+    after = f"import sys, recframe; print('pandas' in sys.modules, 'pyarrow' in sys.modules); import pandas as pd; {use}"
+    before = f"import pandas as pd; import recframe; {use}"
+    outputs = [
+        subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+        for code in (after, before)
+    ]
+    assert outputs == ["False False\n[0.5]\n", "[0.5]\n"]
 
 
 def test_truth_users_count_without_by_even_when_nothing_was_recommended():

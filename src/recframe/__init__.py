@@ -1,7 +1,8 @@
 """recframe: ranking metrics for recommender systems on pandas and Polars DataFrames.
 
 Importing recframe registers the ``.recmetrics`` namespace on ``pl.DataFrame``,
-``pl.LazyFrame`` and ``pd.DataFrame``.
+``pl.LazyFrame`` and ``pd.DataFrame`` (on pandas' the moment pandas is imported: recframe does
+not import pandas or pyarrow itself).
 
 >>> import recframe
 >>> recframe.METRICS[:3]

@@ -17,16 +17,18 @@ engine-specific step of the plan, ranking by score, is :func:`recframe._engine.s
 from __future__ import annotations
 
 import re
+import sys
 import uuid
 from collections.abc import Callable
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import narwhals as nw
-import pandas as pd
 import polars as pl
-import pyarrow as pa
 
 from recframe.errors import RecframeError, ref
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 Kind = Literal["pandas", "polars", "polars-lazy", "pyarrow", "engine"]
 
@@ -131,8 +133,24 @@ def _unsupported(frame: Any, arg: str) -> RecframeError:
     )
 
 
+def _is_pandas(frame: Any) -> bool:
+    """Whether `frame` is a pandas DataFrame. A frame of pandas (or pyarrow, :func:`_is_arrow`)
+    exists only once its library is imported: recframe never imports one to check (a Polars
+    user's process, or the trec_eval drop-in, never loads them)."""
+    pd = sys.modules.get("pandas")
+    return pd is not None and isinstance(frame, pd.DataFrame)
+
+
+def _is_arrow(frame: Any) -> bool:
+    """Whether `frame` is a pyarrow Table (:func:`_is_pandas`)."""
+    pa = sys.modules.get("pyarrow")
+    return pa is not None and isinstance(frame, pa.Table)
+
+
 def _from_pandas(frame: pd.DataFrame, arg: str) -> pl.DataFrame:
     """A pandas frame as Polars, or a RecframeError naming the column that cannot cross."""
+    import pyarrow as pa  # (pandas 2 imports it already)
+
     duplicated = [str(c) for c in frame.columns[frame.columns.duplicated()]]
     if duplicated:
         raise RecframeError(
@@ -177,10 +195,10 @@ def to_lazy(frame: Any, arg: str, sorted_key: str | None = None) -> tuple[nw.Laz
         return nw.from_native(frame), "polars-lazy"
     if isinstance(frame, pl.DataFrame):
         return nw.from_native(_flag_sorted(frame, sorted_key).lazy()), "polars"
-    if isinstance(frame, pd.DataFrame):
+    if _is_pandas(frame):
         # pandas' missing-value marker in float columns is NaN: it becomes null here
         return nw.from_native(_flag_sorted(_from_pandas(frame, arg), sorted_key).lazy()), "pandas"
-    if isinstance(frame, pa.Table):
+    if _is_arrow(frame):
         table = pl.from_arrow(frame)
         assert isinstance(table, pl.DataFrame)  # a Table (not an Array) gives a DataFrame
         return nw.from_native(_flag_sorted(table, sorted_key).lazy()), "pyarrow"
@@ -197,7 +215,7 @@ def to_lazy(frame: Any, arg: str, sorted_key: str | None = None) -> tuple[nw.Laz
 
 def sql_engine(frame: Any) -> str | None:
     """The SQL engine a native `frame` lives in ("DuckDB", "PySpark", ...), or None; converts nothing."""
-    if isinstance(frame, (pl.LazyFrame, pl.DataFrame, pd.DataFrame, pa.Table)):
+    if isinstance(frame, (pl.LazyFrame, pl.DataFrame)) or _is_pandas(frame) or _is_arrow(frame):
         return None
     try:
         lf = nw.from_native(frame)
