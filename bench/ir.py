@@ -33,8 +33,9 @@ trec_eval 10.0 (built from its source: ``make`` in a checkout of usnistgov/trec_
 ``recframe evaluate --format trec`` on a run of --queries x --docs lines (10,000 x 1,000 = 10M
 lines, and 100 judged documents per query, grades 0-2), the official measures and then
 ``-m all_trec``. Each side runs --repeat times as its own process; its CPU time (user +
-system) and peak RSS come from the kernel's accounting of that process. The two texts are
-checked byte-identical first. Targets: the drop-in's CPU time at most the binary's on
+system) and peak RSS come from the kernel's accounting of that process, started by a fresh
+interpreter (one forked from this script would report at least the script's own peak). The
+two texts are checked byte-identical first. Targets: the drop-in's CPU time at most the binary's on
 ``-m all_trec``, and its peak memory at most the binary's on both.
 
     python bench/ir.py --trec-eval ~/trec_eval/trec_eval --repeat 3
@@ -265,14 +266,28 @@ def footprint(binary: Path, queries: int, docs: int, repeat: int) -> None:
         )
 
 
+#: runs a command (its output to a file) and prints its exit code, CPU seconds and peak RSS (kB)
+_LAUNCHER = """
+import os, subprocess, sys
+with open(sys.argv[1], "wb") as sink:
+    process = subprocess.Popen(sys.argv[2:], stdout=sink)
+    _, status, usage = os.wait4(process.pid, 0)
+print(os.waitstatus_to_exitcode(status), usage.ru_utime + usage.ru_stime, usage.ru_maxrss)
+"""
+
+
 def _process_footprint(command: list[str], out: Path | None) -> tuple[float, float]:
     """CPU seconds (user + system) and peak RSS in MB of `command` run as its own process
-    (its standard output written to `out`)."""
-    with open(out if out is not None else os.devnull, "wb") as sink:
-        process = subprocess.Popen(command, stdout=sink)
-        _, status, usage = os.wait4(process.pid, 0)
-    assert os.waitstatus_to_exitcode(status) == 0, command
-    return usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024
+    (its standard output written to `out`). A fresh interpreter starts it: a process forked
+    from this one would report at least this one's peak (the kernel copies the peak with the
+    memory map at fork), and this one has held the generated files' frames."""
+    launched = subprocess.run(
+        [sys.executable, "-c", _LAUNCHER, str(out if out is not None else os.devnull), *command],
+        capture_output=True, text=True, check=True,
+    )  # fmt: skip
+    code, cpu, peak = launched.stdout.split()
+    assert code == "0", command
+    return float(cpu), int(peak) / 1024
 
 
 if __name__ == "__main__":
