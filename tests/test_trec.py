@@ -332,9 +332,29 @@ def test_cli_trec_usage_errors_exit_2(
         "q1 Q0 dé 1 2.5 bm25\n",  # not ASCII
     ],
 )
-def test_eager_reading_gives_the_lazy_frame(tmp_path: Path, text: str) -> None:
+@pytest.mark.parametrize("piece", [8, 1 << 24])  # a line or two at a time, or whole
+def test_eager_reading_gives_the_lazy_frame(tmp_path: Path, text: str, piece: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Read eagerly, a piece of the file at a time (whatever line makes the file not plain,
+    in whichever piece), the frame is the lazy reader's; so it is with fewer columns, and
+    with ids and tags as categories."""
+    import recframe.trec
+
+    monkeypatch.setattr(recframe.trec, "_PIECE", piece)
     path = write(tmp_path, "run.txt", text)
-    assert read_trec_run(path, eager=True).collect().equals(read_trec_run(path).collect())
+    whole = read_trec_run(path).collect()
+    assert read_trec_run(path, eager=True).collect().equals(whole)
+    columns = ["score", "user_id", "run"]
+    for eager in (True, False):
+        lean = read_trec_run(path, eager=eager, columns=columns, categorical=True).collect()
+        assert lean.dtypes == [pl.Float64, pl.Categorical, pl.Categorical]
+        assert lean.with_columns(pl.col("user_id", "run").cast(pl.String)).equals(whole.select(columns))
+
+
+@pytest.mark.parametrize("columns", [["user_id", "docno"], [], ["score", "score"]])
+def test_run_columns_are_named_or_refused(tmp_path: Path, columns: list[str]) -> None:
+    path = write(tmp_path, "run.txt", "q1 Q0 d1 1 2.5 bm25\n")
+    with pytest.raises(recframe.RecframeError, match=r"columns=.*: a run file's columns are user_id, item_id, rank, score, run"):
+        read_trec_run(path, columns=columns)
 
 
 @pytest.mark.parametrize(

@@ -199,6 +199,36 @@ def test_measure_parameters_as_trec_eval_reads_them() -> None:
         Request(["P.5,5"])
 
 
+@pytest.mark.parametrize("expected", ["out.test.aq", "out.test.aqc", "out.test.aqcM"])
+def test_prints_the_same_a_piece_and_a_few_queries_at_a_time(
+    expected: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The drop-in reads plain files 1 KiB at a time and evaluates 500 run rows (whole
+    queries) at a time, as it reads and evaluates a large run: trec_eval's text all the same.
+    (The files are written with single spaces, so the CSV reader reads them in pieces.)"""
+    import recframe.trec
+    import recframe.trec_eval as module
+
+    monkeypatch.setattr(recframe.trec, "_PIECE", 1024)
+    monkeypatch.setattr(module, "_CHUNK_ROWS", 500)
+    monkeypatch.setattr(module, "_CHUNK_ROWS_HERE", 500)
+    chunks: list[int] = []
+    real = module._evaluate_chunk
+    monkeypatch.setattr(module, "_evaluate_chunk", lambda run, *args: chunks.append(run.height) or real(run, *args))
+    pieces: list[int] = []
+    read = recframe.trec._read_piece
+    monkeypatch.setattr(recframe.trec, "_read_piece", lambda piece, *args: pieces.append(len(piece)) or read(piece, *args))
+    *flags, qrels, run = CASES[expected].split()
+    for name in (qrels, run):  # (the first fields of results.test hold no blank: one space each)
+        lines = (DATA / name).read_text().splitlines()
+        (tmp_path / name).write_text("".join(" ".join(line.split()[:6]) + "\n" for line in lines))
+    files = ["--qrels", str(tmp_path / qrels), "--run", str(tmp_path / run)]
+    assert cli.main(["evaluate", "--format", "trec", *flags, *files]) == 0
+    assert capsys.readouterr().out == (DATA / expected).read_text()
+    assert len(chunks) >= 2 and max(chunks) <= 1000  # (a query of results.test has up to 1000 rows)
+    assert len(pieces) > 10 and max(pieces) < 1200
+
+
 def test_the_exact_join_when_pair_hashes_collide(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
     """The drop-in joins the run and the qrels on a 64-bit hash of (query, document) when the
     hashes are distinct; on a collision it joins on the pairs: the same text."""
@@ -241,16 +271,26 @@ _DOCS = st.sampled_from(["d1", "D1", "d2", "10d", "2d", "d10", "x"])
     qrels=st.lists(st.tuples(_QUERIES, _DOCS, st.integers(-1, 3)), min_size=1, max_size=20),
     flags=st.sampled_from([[], ["all_trec"], ["P.1,3", "ndcg_cut.2", "map_cut.2,1000", "bpref", "infAP", "Rprec_mult"]]),
     version=st.sampled_from(["9", "10"]),
+    chunk_rows=st.sampled_from([1, 3, 1_000_000]),
+    in_order=st.booleans(),
     options=st.fixed_dictionaries(
         {"complete": st.booleans(), "judged_only": st.booleans(), "level": st.integers(1, 2)},
         optional={"max_retrieved": st.integers(1, 4)},
     ),
 )
 def test_the_one_pass_path_prints_the_general_paths_text(
-    run: list[tuple[str, str, float]], qrels: list[tuple[str, str, int]], flags: list[str], version: str, options: dict
-) -> None:  # type: ignore[type-arg]
+    run: list[tuple[str, str, float]],
+    qrels: list[tuple[str, str, int]],
+    flags: list[str],
+    version: str,
+    chunk_rows: int,
+    in_order: bool,
+    options: dict,  # type: ignore[type-arg]
+) -> None:
     """The drop-in's one-pass path (trec_eval's own conventions) and the path through
-    recframe.per_user print the same text, flags, ties and unjudged grades included."""
+    recframe.per_user print the same text, flags, ties and unjudged grades included, whether
+    the one-pass path takes the queries all at once or a few run rows at a time (whole
+    queries), and whether the run lists each query's lines together or not."""
     import recframe.trec_eval as module
 
     ranked = pl.DataFrame(
@@ -259,6 +299,7 @@ def test_the_one_pass_path_prints_the_general_paths_text(
     judged = pl.DataFrame(
         list(dict(((q, d), (q, d, g)) for q, d, g in qrels).values()), schema=["user_id", "item_id", "relevance"], orient="row"
     )
+    ranked = ranked.sort("user_id", maintain_order=True) if in_order else ranked
     request = Request(flags, per_query=True, version=version, **options)  # type: ignore[arg-type]
 
     def text(path: Callable[[], str | None]) -> str:
@@ -267,6 +308,6 @@ def test_the_one_pass_path_prints_the_general_paths_text(
         except recframe.RecframeError as error:
             return f"refused: {error}"
 
-    fast = text(lambda: module._evaluate_fast(ranked, judged, request, "tag"))
+    fast = text(lambda: module._evaluate_fast(ranked, judged, request, "tag", chunk_rows=chunk_rows))
     assume(fast != "deferred")
     assert fast == text(lambda: module._evaluate_generic(ranked, judged, request, "tag", None))

@@ -866,6 +866,7 @@ def evaluate(
     request: Request,
     *,
     options: dict[str, Any] | None = None,
+    runid: str | None = None,
 ) -> str:
     """What ``trec_eval`` prints for `qrels` and `run` under `request`.
 
@@ -878,6 +879,10 @@ def evaluate(
     options : dict, optional
         More :func:`recframe.per_user` arguments (conventions, which override those of the
         profile ``"trec_eval"`` or, under ``request.version="9"``, ``"trec_eval9"``).
+    runid : str, optional
+        The tag the ``runid`` line prints. By default the last ``run`` value of `run`, as
+        trec_eval keeps its last line's tag; given, `run` needs no ``run`` column (the drop-in
+        reads the tag and frees the column).
 
     Returns
     -------
@@ -906,20 +911,27 @@ def evaluate(
     P_2                   	all	0.5000
     utility               	all	-1.0000
     """
-    judged, ranked = qrels.collect(), run.select("user_id", "item_id", "score", "run").collect()
+    judged = qrels.collect()
+    ranked = run.select("user_id", "item_id", "score", *(["run"] if runid is None else [])).collect()
     if judged.height == 0:  # (-c would average over no query: trec_eval stops there too)
         raise RecframeError(
             "the qrels hold no judgement: the file is empty or has only blank and comment lines, so there is no "
             "query to evaluate (trec_eval stops here too). Hint: pass the qrels file of the run's queries, one "
             "'qid iter docno relevance' line per judged document."
         )
-    runid = ranked["run"][-1] if ranked.height else ""  # trec_eval keeps the last line's tag
-    ranked = ranked.drop("run")
+    if runid is None:
+        runid, ranked = last_tag(ranked), ranked.drop("run")
     if not options:  # trec_eval's own conventions: the one-pass path (None where it defers)
         fast = _evaluate_fast(ranked, judged, request, runid)
         if fast is not None:
             return fast
+    ranked = ranked.with_columns(pl.col("user_id").cast(pl.String))  # (read as Categorical, the drop-in's)
     return _evaluate_generic(ranked, judged, request, runid, options)
+
+
+def last_tag(run: pl.DataFrame) -> str:
+    """The run's tag as trec_eval prints it on the ``runid`` line: its last line's."""
+    return str(run["run"][-1]) if run.height else ""
 
 
 def _refuse_missing(missing: list[str], n_present: int, request: Request) -> None:
@@ -1038,11 +1050,21 @@ def _finish(
 #   sums, flagged by the engine's rules; the registry finishes the values from them, as per_user.
 
 
+def _id_runs(ids: pl.Series) -> pl.Series:
+    """``ids.rle()``, its values as text (a Categorical column's too: the drop-in reads query
+    ids so, at a fraction of the memory)."""
+    runs = ids.rle()
+    if ids.dtype == pl.String:
+        return runs
+    return runs.struct.unnest().with_columns(pl.col("value").cast(pl.String)).to_struct(runs.name)
+
+
 def _codes(runs: pl.Series, queries: pl.Series) -> np.ndarray:
     """Each id's place in `queries` (distinct), -1 where it is not there, from the ids' runs
     (``Series.rle()``: an id is cast once per run, and a file lists each query's lines
-    together)."""
-    places = runs.struct.field("value").cast(pl.Enum(queries), strict=False).to_physical().cast(pl.Int64)
+    together); 32-bit where the places fit (half the memory of a run's places)."""
+    kind = pl.Int32 if len(queries) < 2**31 else pl.Int64
+    places = runs.struct.field("value").cast(pl.Enum(queries), strict=False).to_physical().cast(kind)
     return np.repeat(places.fill_null(-1).to_numpy(), runs.struct.field("len").to_numpy())
 
 
@@ -1065,8 +1087,9 @@ def _join_blocks(run: pl.DataFrame, pairs: pl.DataFrame) -> pl.DataFrame | None:
     small (about twice as fast as one join of ten million rows). None when a key repeats
     within a block of either frame: a document twice in a query, or two pairs of one key."""
     mine, theirs = run["q"].to_numpy(), pairs["q"].to_numpy()
-    last = int(max(mine[-1] if len(mine) else 0, theirs[-1] if len(theirs) else 0))
-    bounds = np.arange(0, last + _BLOCK + 1, _BLOCK)
+    ends = [int(side[i]) for side in (mine, theirs) for i in (0, -1) if len(side)]
+    first, last = (min(ends), max(ends)) if ends else (0, 0)
+    bounds = np.arange(first, last + _BLOCK + 1, _BLOCK)
     at_run, at_pairs = np.searchsorted(mine, bounds), np.searchsorted(theirs, bounds)
     keys = run.select(_HASH)
     right = pairs.select(_HASH, "relevance", pl.int_range(pl.len(), dtype=pl.UInt32).alias("__row"))
@@ -1247,13 +1270,12 @@ def _dcg(gained: pl.DataFrame, ideal: pl.DataFrame, ks: list[int], kind: str) ->
     return sums(ideal, "idcg@").join(sums(gained, "dcg@"), on="q", how="left")
 
 
-def _one_pass_values(
+def _one_pass_terms(
     ret: pl.DataFrame, stats: pl.DataFrame, grades: pl.DataFrame, spec: v.Spec, wanted: dict[str, tuple[str | None, int | None]]
-) -> pl.DataFrame | None:
-    """Per query with a retrieved row (``q``): the per-user `wanted` columns (column -> (metric,
-    k); no metric: the term n_relevant), finished by the registry as recframe.per_user finishes
-    them (recframe._engine.user_value), from term columns computed here; None where a finish
-    reads a term column not computed here.
+) -> pl.DataFrame:
+    """Per query with a retrieved row (``q``): the term columns the per-user `wanted` columns
+    read (column -> (metric, k); no metric: the term n_relevant), computed here, that
+    :func:`_finished` finishes.
 
     `ret` holds the retrieved rows (q, position, relevance) in query blocks, by position;
     `stats` R (relevant), J (judged) and G (graded) per query; `grades` the qrels (q, relevance)."""
@@ -1284,7 +1306,13 @@ def _one_pass_values(
     for part in parts:
         per_query = per_query.join(part, on="q", how="left")
     empty = {c: TERMS[t].empty for t, k in needed if (c := term(t, k)) in per_query.columns}
-    per_query = per_query.with_columns(pl.col(c).fill_null(value) for c, value in empty.items())
+    return per_query.with_columns(pl.col(c).fill_null(value) for c, value in empty.items())
+
+
+def _finished(per_query: pl.DataFrame, spec: v.Spec, wanted: dict[str, tuple[str | None, int | None]]) -> pl.DataFrame | None:
+    """q and the `wanted` columns finished by the registry from the term columns of
+    :func:`_one_pass_terms`, as recframe.per_user finishes them (recframe._engine.user_value);
+    None where a finish reads a term column not computed here."""
     value = {
         c: _engine.user_value(spec, m, k).cast(nw.Float64) if m else nw.col(term("n_relevant")) for c, (m, k) in wanted.items()
     }
@@ -1295,10 +1323,47 @@ def _one_pass_values(
         return None
 
 
-def _evaluate_fast(ranked: pl.DataFrame, judged: pl.DataFrame, request: Request, runid: str) -> str | None:
-    """:func:`evaluate` in one pass under trec_eval's conventions; None where the general path
-    decides instead (a document twice in a query, which it refuses, a hash collision, or a
-    registry formula that reads a term column the one-pass path does not compute)."""
+#: run rows evaluated together by the one-pass path, whole queries at a time: only one chunk's
+#: working tables are held at once (10M lines: a peak of 1.0 GB in one chunk, 2.5 GB with
+#: -m all_trec); fewer when measures computed here (:func:`measures_here`) build their frames
+#: of one row per position. Smaller chunks cost more time: each has its fixed costs
+_CHUNK_ROWS, _CHUNK_ROWS_HERE = 2_000_000, 500_000
+
+
+@dataclass(frozen=True)
+class _Run:
+    """What every chunk of :func:`_evaluate_fast` reads: the call, and per query place (``q``)
+    the qrels (sorted by place) and their counts."""
+
+    request: Request
+    spec: v.Spec
+    here: list[Measure]
+    wanted: dict[str, tuple[str | None, int | None]]
+    judged: pl.DataFrame  # the qrels, sorted by place
+    places: np.ndarray  # each qrels line's place
+    pairs: pl.DataFrame  # q, relevance, item_id, the pair key of each qrels line
+    stats: pl.DataFrame  # q, R, J, G per place
+    names: pl.DataFrame  # q, user_id
+    relevant: pl.DataFrame  # user_id, num_rel of the queries with a relevant document
+
+
+def _chunks(rows_per_place: np.ndarray, chunk_rows: int) -> list[tuple[int, int]]:
+    """Ranges of places [a, b) of at most `chunk_rows` run rows each (one place of more rows is
+    a range of its own)."""
+    total = np.cumsum(rows_per_place)
+    cuts = np.searchsorted(total, np.arange(chunk_rows, int(total[-1]) if len(total) else 0, chunk_rows), side="right")
+    bounds = np.unique(np.r_[0, cuts, len(rows_per_place)])
+    return [(int(a), int(b)) for a, b in zip(bounds[:-1], bounds[1:], strict=True) if b > a]
+
+
+def _evaluate_fast(
+    ranked: pl.DataFrame, judged: pl.DataFrame, request: Request, runid: str, *, chunk_rows: int | None = None
+) -> str | None:
+    """:func:`evaluate` in one pass under trec_eval's conventions, `chunk_rows` run rows (whole
+    queries; default :data:`_CHUNK_ROWS` or :data:`_CHUNK_ROWS_HERE`) at a time; None where
+    the general path decides instead (a document twice in a query, which it refuses, a hash
+    collision, or a registry formula that reads a term column the one-pass path does not
+    compute)."""
     here, engine = _split(request)
     spec = _spec(_per_user_call(engine, request))
     columns: dict[str, tuple[str | None, int | None]] = {c: (m, k) for c, m, k in _engine.metric_columns(spec)}
@@ -1308,7 +1373,7 @@ def _evaluate_fast(ranked: pl.DataFrame, judged: pl.DataFrame, request: Request,
     wanted = {name: columns[column] for name, (_, column) in engine.items()}
     # a query is its place: the run's queries in the order they come, then those it lacks
     # (so the run's places increase, and the qrels' where the two files share an order)
-    judged_runs, ranked_runs = judged["user_id"].rle(), ranked["user_id"].rle()
+    judged_runs, ranked_runs = _id_runs(judged["user_id"]), _id_runs(ranked["user_id"])
     judged_ids = judged_runs.struct.field("value").unique()
     seen = ranked_runs.struct.field("value").unique(maintain_order=True)
     in_both = seen.filter(seen.is_in(judged_ids.implode()))
@@ -1316,23 +1381,73 @@ def _evaluate_fast(ranked: pl.DataFrame, judged: pl.DataFrame, request: Request,
     queries = pl.concat([in_both, missing_ids])
     missing = missing_ids.to_list()
     _refuse_missing(missing, len(in_both), request)
-    judged_places = _codes(judged_runs, queries)
-    if (np.diff(judged_places) < 0).any():  # the qrels in another order: sorted by place
-        order = np.argsort(judged_places, kind="stable")
-        judged, judged_places = judged[order], judged_places[order]
-    grades = pl.DataFrame({"q": judged_places, "relevance": judged["relevance"]})
+    places = _codes(judged_runs, queries)
+    if (np.diff(places) < 0).any():  # the qrels in another order: sorted by place
+        order = np.argsort(places, kind="stable")
+        judged, places = judged[order], places[order]
     code = _codes(ranked_runs, queries)
-    run = pl.DataFrame({"q": code, "item_id": ranked["item_id"], "score": ranked["score"]}).filter(pl.col("q") >= 0)
-    present = np.arange(len(in_both))
-    if missing and request.complete and request.version == "10":  # as _evaluate_generic
-        bogus = pl.DataFrame({"q": np.arange(len(in_both), len(queries)), "item_id": _BOGUS, "score": 1.0})
-        run, present = pl.concat([run, bogus]), np.arange(len(queries))
-    run = run.with_columns(pl.col("score").cast(pl.Float64))  # (a C double in 10.0 and 9.0.8 alike)
-    run = _in_trec_order(run, "q")
+    flags = _flags(judged["relevance"], spec, "relevant", "judged", "graded")  # (the engine's rules)
+    first = np.flatnonzero(np.r_[True, places[1:] != places[:-1]])  # (every place has lines, in order)
+    count = {c: np.add.reduceat(flags[c].to_numpy().astype(np.int64), first) for c in ("relevant", "judged", "graded")}
+    stats = pl.DataFrame({"q": np.arange(len(queries)), "R": count["relevant"], "J": count["judged"], "G": count["graded"]})
+    names = pl.DataFrame({"q": np.arange(len(queries)), "user_id": queries})
+    shared = _Run(
+        request, spec, here, wanted, judged, places,
+        pl.DataFrame({"q": places.astype(np.int64), "relevance": judged["relevance"], "item_id": judged["item_id"]}).with_columns(
+            _pair_keys()
+        ),
+        stats, names,
+        stats.filter(pl.col("R") > 0).join(names, on="q").select("user_id", num_rel=pl.col("R")),
+    )  # fmt: skip
+    # the places evaluated: those of the run; under 10.0's -c also the missing queries, each a
+    # ranking of one document outside the pool (as _evaluate_generic)
+    bogus = bool(missing) and request.complete and request.version == "10"
+    n_present = len(queries) if bogus else len(in_both)
+    rows_per_place = np.bincount(code[code >= 0], minlength=len(queries))[:n_present]
+    rows_per_place[len(in_both) :] = 1
+    in_order = bool((np.diff(code) >= 0).all())  # (a file lists each query's lines together: slices)
+    terms, computed = [], []
+    for a, b in _chunks(rows_per_place, chunk_rows or (_CHUNK_ROWS_HERE if here else _CHUNK_ROWS)):
+        if in_order:
+            lo, hi = np.searchsorted(code, [a, b])
+            rows, part = ranked[int(lo) : int(hi)], code[lo:hi]
+        else:
+            at = np.flatnonzero((code >= a) & (code < b))
+            rows, part = ranked[at], code[at]
+        run = pl.DataFrame({"q": part.astype(np.int64), "item_id": rows["item_id"], "score": rows["score"].cast(pl.Float64)})
+        if bogus and b > len(in_both):
+            extra = np.arange(max(a, len(in_both)), b)
+            run = pl.concat([run, pl.DataFrame({"q": extra, "item_id": _BOGUS, "score": 1.0})])
+        parts = _evaluate_chunk(run, a, b, shared)
+        if parts is None:
+            return None
+        terms += [parts[0]] if parts[0] is not None else []
+        computed += [parts[1]] if parts[1] is not None else []
+    frame = pl.DataFrame({"q": np.arange(n_present)})
+    if wanted:  # (the registry's finish once, on every query's terms)
+        values = _finished(pl.concat(terms, how="vertical_relaxed"), spec, wanted)
+        if values is None:
+            return None
+        frame = frame.join(values, on="q", how="left")
+    frame = frame.join(names, on="q", how="left").drop("q")
+    if computed:
+        frame = frame.join(pl.concat(computed, how="vertical_relaxed"), on="user_id", how="left")
+    return _finish(frame, shared.relevant, missing, judged, len(queries), request, runid)
+
+
+def _evaluate_chunk(run: pl.DataFrame, a: int, b: int, shared: _Run) -> tuple[pl.DataFrame | None, pl.DataFrame | None] | None:
+    """The places [a, b) evaluated from their run rows `run` (q, item_id, score): the term
+    columns per query with a retrieved row (:func:`_one_pass_terms`; None when no measure reads
+    them), and the measures computed here per query (user_id: :func:`measures_here`; None when
+    there is none); None where
+    :func:`_evaluate_fast` defers."""
+    request = shared.request
+    run = _in_trec_order(run, "q")  # (a C double in 10.0 and 9.0.8 alike: cast by the caller)
     run = run.with_columns(position=_positions(run["q"].to_numpy()))
     if request.max_retrieved is not None:
         run = run.filter(pl.col("position") <= request.max_retrieved)
-    pairs = grades.with_columns(judged["item_id"]).with_columns(_pair_keys())
+    lo, hi = (int(i) for i in np.searchsorted(shared.places, [a, b]))
+    pairs, judged = shared.pairs[lo:hi], shared.judged[lo:hi]
     run = run.with_columns(_pair_keys())
     matched = _join_blocks(run, pairs)
     if matched is None:
@@ -1345,23 +1460,14 @@ def _evaluate_fast(ranked: pl.DataFrame, judged: pl.DataFrame, request: Request,
     if request.judged_only:  # unjudged documents removed, the ranks closed up
         run = run.filter(pl.col("relevance") >= 0)
         run = run.with_columns(position=_positions(run["q"].to_numpy()))
-    flags = _flags(grades["relevance"], spec, "relevant", "judged", "graded")  # (the engine's rules)
-    first = np.flatnonzero(np.r_[True, judged_places[1:] != judged_places[:-1]])  # (every place has lines, in order)
-    count = {c: np.add.reduceat(flags[c].to_numpy().astype(np.int64), first) for c in ("relevant", "judged", "graded")}
-    stats = pl.DataFrame({"q": np.arange(len(queries)), "R": count["relevant"], "J": count["judged"], "G": count["graded"]})
-    frame = pl.DataFrame({"q": present})
-    if wanted:
-        values = _one_pass_values(run, stats, grades, spec, wanted)
-        if values is None:
-            return None
-        frame = frame.join(values, on="q", how="left")
-    names = pl.DataFrame({"q": np.arange(len(queries)), "user_id": queries})
-    frame = frame.join(names, on="q", how="left").drop("q")
-    relevant = stats.filter(pl.col("R") > 0).join(names, on="q").select("user_id", num_rel=pl.col("R"))
-    if here:  # the other measures, from the ranked codes as ranked_codes gives them
-        codes = run.join(names, on="q", how="left", maintain_order="left").select(
+    terms = None
+    if shared.wanted:
+        terms = _one_pass_terms(run, shared.stats, pairs.select("q", "relevance"), shared.spec, shared.wanted)
+    here = None
+    if shared.here:  # the other measures, from the ranked codes as ranked_codes gives them
+        codes = run.join(shared.names, on="q", how="left", maintain_order="left").select(
             "user_id", "item_id", "position", "relevance", _relevance_code(pl.col("relevance")).alias("code")
         )
-        n_rel = per_query_counts(codes, relevant, request)
-        frame = frame.join(measures_here(here, codes, level_counts(judged), n_rel, request), on="user_id", how="left")
-    return _finish(frame, relevant, missing, judged, len(queries), request, runid)
+        n_rel = per_query_counts(codes, shared.relevant, request)
+        here = measures_here(shared.here, codes, level_counts(judged), n_rel, request)
+    return terms, here
