@@ -1414,7 +1414,8 @@ def _evaluate_fast(
         else:
             at = np.flatnonzero((code >= a) & (code < b))
             rows, part = ranked[at], code[at]
-        run = pl.DataFrame({"q": part.astype(np.int64), "item_id": rows["item_id"], "score": rows["score"].cast(pl.Float64)})
+        score = rows["score"].cast(pl.Float64)  # (a C double in 10.0 and 9.0.8 alike)
+        run = pl.DataFrame({"q": part.astype(np.int64), "item_id": rows["item_id"], "score": score})
         if bogus and b > len(in_both):
             extra = np.arange(max(a, len(in_both)), b)
             run = pl.concat([run, pl.DataFrame({"q": extra, "item_id": _BOGUS, "score": 1.0})])
@@ -1439,10 +1440,9 @@ def _evaluate_chunk(run: pl.DataFrame, a: int, b: int, shared: _Run) -> tuple[pl
     """The places [a, b) evaluated from their run rows `run` (q, item_id, score): the term
     columns per query with a retrieved row (:func:`_one_pass_terms`; None when no measure reads
     them), and the measures computed here per query (user_id: :func:`measures_here`; None when
-    there is none); None where
-    :func:`_evaluate_fast` defers."""
+    there is none); None where :func:`_evaluate_fast` defers."""
     request = shared.request
-    run = _in_trec_order(run, "q")  # (a C double in 10.0 and 9.0.8 alike: cast by the caller)
+    run = _in_trec_order(run, "q")
     run = run.with_columns(position=_positions(run["q"].to_numpy()))
     if request.max_retrieved is not None:
         run = run.filter(pl.col("position") <= request.max_retrieved)
