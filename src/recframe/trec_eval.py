@@ -577,10 +577,11 @@ def _gain_measure(
         total = pl.col("ideal").sum()
         got = pl.col("term").filter(pl.col("ret") & (pl.col("gain") != 0)).sum()
         return frame.group_by(q).agg(pl.when(total > 0).then(got / total).otherwise(0.0).alias(_col(measure)))
-    frame = frame.with_columns(
-        dcg=(pl.col("gain") / pl.col("discount")).cum_sum().over(q),
-        idcg=(pl.col("ideal") / pl.col("discount")).cum_sum().over(q),
-    )
+    if "dcg" not in frame.columns:  # (kept with the frame: ndcg_rel and Rndcg both read them)
+        frame = built[measure.params] = frame.with_columns(
+            dcg=(pl.col("gain") / pl.col("discount")).cum_sum().over(q),
+            idcg=(pl.col("ideal") / pl.col("discount")).cum_sum().over(q),
+        )
     total_ideal = pl.col("idcg").last()
     final_dcg = pl.col("dcg").filter(pl.col("ret")).last().fill_null(0.0)
     if name in ("dcg", "ideal_dcg", "ndcg"):
@@ -668,11 +669,17 @@ def _count_measures(
     cuts = tuple(_cuts(measure))
     if cuts:  # relevant and unjudged documents within each cut-off
         if cuts not in counted:
-            counted[cuts] = codes.group_by(q).agg(
+            # counted over the judged (and relevant) rows only, a tenth of a run typically: the
+            # unjudged within k are the rest of the first min(k, num_ret) (positions 1, 2, ...)
+            rows = codes.filter((code >= 0) | (code >= request.level))
+            counted[cuts] = rows.group_by(q).agg(
                 **{f"h{k}": ((code >= request.level) & (position <= k)).sum().cast(pl.Int64) for k in cuts},
-                **{f"u{k}": ((code < 0) & (position <= k)).sum().cast(pl.Int64) for k in cuts},
+                **{f"j{k}": ((code >= 0) & (position <= k)).sum().cast(pl.Int64) for k in cuts},
             )
         stats = stats.join(counted[cuts], on=q, how="left").fill_null(0)
+        stats = stats.with_columns(
+            (pl.min_horizontal(pl.col("num_ret"), pl.lit(k)) - pl.col(f"j{k}")).alias(f"u{k}") for k in cuts
+        )
     if name == "relstring":
         length = max(int(measure.values[0]), 0)
         char = (
