@@ -72,7 +72,7 @@ def register() -> None:
     """Register ``.recmetrics`` on pl.DataFrame and pl.LazyFrame, and on pd.DataFrame: now when
     pandas is imported, else the moment it is (idempotent). recframe does not import pandas
     itself: a process that never uses it does not pay its import (a fifth of a second and
-    some 90 MB with pyarrow)."""
+    some 65 MB with pyarrow)."""
     if getattr(pl.DataFrame, "recmetrics", None) is not RecMetrics:
         pl.api.register_dataframe_namespace("recmetrics")(RecMetrics)
     if getattr(pl.LazyFrame, "recmetrics", None) is not RecMetrics:
