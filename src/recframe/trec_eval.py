@@ -1347,8 +1347,7 @@ class _Run:
     here: list[Measure]
     wanted: dict[str, tuple[str | None, int | None]]
     judged: pl.DataFrame  # the qrels, sorted by place
-    places: np.ndarray  # each qrels line's place
-    pairs: pl.DataFrame  # q, relevance, item_id, the pair key of each qrels line
+    pairs: pl.DataFrame  # q (the place), relevance, item_id, the pair key of each qrels line
     stats: pl.DataFrame  # q, R, J, G per place
     names: pl.DataFrame  # q, user_id
     relevant: pl.DataFrame  # user_id, num_rel of the queries with a relevant document
@@ -1399,7 +1398,7 @@ def _evaluate_fast(
     stats = pl.DataFrame({"q": np.arange(len(queries)), "R": count["relevant"], "J": count["judged"], "G": count["graded"]})
     names = pl.DataFrame({"q": np.arange(len(queries)), "user_id": queries})
     shared = _Run(
-        request, spec, here, wanted, judged, places,
+        request, spec, here, wanted, judged,
         pl.DataFrame({"q": places.astype(np.int64), "relevance": judged["relevance"], "item_id": judged["item_id"]}).with_columns(
             _pair_keys()
         ),
@@ -1453,7 +1452,7 @@ def _evaluate_chunk(run: pl.DataFrame, a: int, b: int, shared: _Run) -> tuple[pl
     run = run.with_columns(position=_positions(run["q"].to_numpy()))
     if request.max_retrieved is not None:
         run = run.filter(pl.col("position") <= request.max_retrieved)
-    lo, hi = (int(i) for i in np.searchsorted(shared.places, [a, b]))
+    lo, hi = (int(i) for i in np.searchsorted(shared.pairs["q"].to_numpy(), [a, b]))
     pairs, judged = shared.pairs[lo:hi], shared.judged[lo:hi]
     run = run.with_columns(_pair_keys())
     matched = _join_blocks(run, pairs)
