@@ -34,8 +34,8 @@ trec_eval 10.0 (built from its source: ``make`` in a checkout of usnistgov/trec_
 lines, and 100 judged documents per query, grades 0-2), the official measures and then
 ``-m all_trec``. Each side runs --repeat times as its own process; its CPU time (user +
 system) and peak RSS come from the kernel's accounting of that process, started by a fresh
-interpreter (one forked from this script would report at least the script's own peak). The
-two texts are checked byte-identical first. Targets: the drop-in's CPU time at most the binary's on
+interpreter (bench/footprint.py: one forked from this script would report at least the
+script's own peak). The two texts are checked byte-identical first. Targets: the drop-in's CPU time at most the binary's on
 ``-m all_trec``, and its peak memory at most the binary's on both.
 
     python bench/ir.py --trec-eval ~/trec_eval/trec_eval --repeat 3
@@ -46,7 +46,6 @@ from __future__ import annotations
 import argparse
 import math
 import os
-import subprocess
 import sys
 import tempfile
 import time
@@ -54,6 +53,7 @@ from pathlib import Path
 
 import numpy as np
 import polars as pl
+from footprint import own_process
 from run import best_of, build
 
 import recframe
@@ -266,28 +266,10 @@ def footprint(binary: Path, queries: int, docs: int, repeat: int) -> None:
         )
 
 
-#: runs a command (its output to a file) and prints its exit code, CPU seconds and peak RSS (kB)
-_LAUNCHER = """
-import os, subprocess, sys
-with open(sys.argv[1], "wb") as sink:
-    process = subprocess.Popen(sys.argv[2:], stdout=sink)
-    _, status, usage = os.wait4(process.pid, 0)
-print(os.waitstatus_to_exitcode(status), usage.ru_utime + usage.ru_stime, usage.ru_maxrss)
-"""
-
-
 def _process_footprint(command: list[str], out: Path | None) -> tuple[float, float]:
-    """CPU seconds (user + system) and peak RSS in MB of `command` run as its own process
-    (its standard output written to `out`). A fresh interpreter starts it: a process forked
-    from this one would report at least this one's peak (the kernel copies the peak with the
-    memory map at fork), and this one has held the generated files' frames."""
-    launched = subprocess.run(
-        [sys.executable, "-c", _LAUNCHER, str(out if out is not None else os.devnull), *command],
-        capture_output=True, text=True, check=True,
-    )  # fmt: skip
-    code, cpu, peak = launched.stdout.split()
-    assert code == "0", command
-    return float(cpu), int(peak) / 1024
+    """CPU seconds and peak RSS in MB of `command` as its own process (bench/footprint.py), its
+    standard output written to `out`."""
+    return own_process(command, out if out is not None else Path(os.devnull))
 
 
 if __name__ == "__main__":

@@ -7,8 +7,8 @@
 
 The export is 1M users x 100 recommendations (ranks 1..100, ratings 0-5, 60% unknown), written
 once as parquet parts of 10k users (1M rows) into --dir (default: a folder in the system temp dir, kept
-for the next run). Every measurement runs in a fresh Python process so that its peak RSS is
-its own. The call measured is the same everywhere:
+for the next run). Every measurement runs in a fresh Python process, started by another
+(bench/footprint.py), so that its peak RSS is its own. The call measured is the same everywhere:
 ``summary(frame, k=[5, 10, 20, 50], metrics=["precision", "recall", "ndcg", "ap", "rr"], threshold=1)``.
 
 Targets (issue 3): streaming 100M rows peaks under 6 GiB of RSS, and takes at most 1.5x ten
@@ -42,11 +42,12 @@ from __future__ import annotations
 
 import argparse
 import json
-import subprocess
 import sys
 import tempfile
 import textwrap
 from pathlib import Path
+
+from footprint import own_process
 
 USERS_PER_PART = 10_000  # 1M rows per part: the Spark runs read 1 and 10 parts
 PER_USER = 100
@@ -165,15 +166,17 @@ def _partitioned(partitions: int | None) -> str:
 
 
 def measure(code: str) -> dict[str, float]:
-    """Run `code` (which sets `seconds`) in a fresh interpreter; return seconds and peak RSS."""
+    """Run `code` (which sets `seconds`) as its own process (bench/footprint.py: not forked from
+    this one, whose peak it would inherit); return seconds and peak RSS."""
     script = textwrap.dedent(code) + textwrap.dedent("""
-        import json, resource
-        print(json.dumps({"seconds": seconds, "peak_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
+        import json
+        print(json.dumps({"seconds": seconds}))
     """)
-    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
-    if result.returncode != 0:
-        raise SystemExit(f"measurement failed:\n{result.stderr[-3000:]}")
-    return json.loads(result.stdout.strip().splitlines()[-1])
+    with tempfile.TemporaryDirectory() as folder:
+        out = Path(folder) / "out.txt"
+        _, peak = own_process([sys.executable, "-c", script], out)
+        result = json.loads(out.read_text().strip().splitlines()[-1])
+    return {**result, "peak_mib": peak}
 
 
 def polars_runs(parts: list[Path]) -> None:
