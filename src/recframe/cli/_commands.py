@@ -257,9 +257,8 @@ def _trec_eval_command(args: argparse.Namespace, progress: Progress) -> int:
     with progress.running("reading and evaluating"):
         # only the fields trec_eval reads are kept, ids and tags as categories, and of the tags
         # only the last (the memory of a large run)
-        run = read_trec_run(args.trec_run, eager=True, columns=["user_id", "item_id", "score", "run"], categorical=True)
-        ranked = run.collect()
-        del run
+        columns = ["user_id", "item_id", "score", "run"]
+        ranked = read_trec_run(args.trec_run, eager=True, columns=columns, categorical=True).collect()
         runid, ranked = trec_eval.last_tag(ranked), ranked.drop("run")
         qrels = read_trec_qrels(args.trec_qrels, eager=True)
         text = trec_eval.evaluate(ranked.lazy(), qrels, request, options=conventions, runid=runid)
