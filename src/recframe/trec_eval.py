@@ -480,7 +480,8 @@ def _gain_frame(measure: Measure, codes: pl.DataFrame, counts: pl.DataFrame) -> 
     ``discount``. The query ids are an Enum of the sorted ids and the frame is sorted by it,
     flagged so, which lets the sums and running sums per query read slices; the rows are placed
     by their (query, position) offsets with numpy instead of two joins on (query, position)
-    and a sort (10M rows: 5 s to under 1 s)."""
+    and a sort (10M rows: 5 s to under 1 s). Integer query ids (the one-pass path's places)
+    are kept as they are, sorted."""
     given = {int(name): gain for name, gain in measure.pairs.items() if _is_int(name)}
     # a document's gain is its code's (trec_eval's get_gain): the grade, unless a level=gain pair
     # sets it; 0 for the codes below 0 (not in the pool, unjudged) unless a pair sets theirs. A
@@ -497,10 +498,13 @@ def _gain_frame(measure: Measure, codes: pl.DataFrame, counts: pl.DataFrame) -> 
     block_ids, block_rows = blocks.struct.field("value"), blocks.struct.field("len").cast(pl.Int64).to_numpy()
     in_blocks = block_ids.n_unique() == len(block_ids)
     ids = pl.concat([block_ids if in_blocks else run["user_id"], ideal["user_id"]]).unique().sort()
-    kind = pl.Enum(ids)
+    as_text = ids.dtype == pl.String
+    kind = pl.Enum(ids) if as_text else ids.dtype
 
     def codes_of(values: pl.Series) -> np.ndarray:
-        return values.cast(kind).to_physical().cast(pl.Int64).to_numpy()
+        if as_text:
+            return values.cast(kind).to_physical().cast(pl.Int64).to_numpy()
+        return np.searchsorted(ids.to_numpy(), values.to_numpy())
 
     ideal_q, ideal_at = codes_of(ideal["user_id"]), ideal["position"].to_numpy()
     run_at = run["position"].to_numpy()
@@ -529,7 +533,7 @@ def _gain_frame(measure: Measure, codes: pl.DataFrame, counts: pl.DataFrame) -> 
     discounts = (pl.Series(np.arange(1, int(length.max(initial=0)) + 1, dtype=np.int64)) + 1).cast(pl.Float64).log(2)
     return pl.DataFrame(
         {
-            "user_id": ids.cast(kind).gather(query).set_sorted(),
+            "user_id": ids.cast(kind).gather(query).set_sorted(),  # (an Enum of text ids: sorted by code)
             "position": position,
             "gain": gains,
             "ideal": ideals,
@@ -615,7 +619,7 @@ def _gain_measure(
     total = pl.col("before").filter(pl.col("change")).sum() + tail * final_dcg / total_ideal
     count = pl.col("change").sum().cast(pl.Int64) + tail
     value = pl.when(count > 0).then(total / count).otherwise(0.0)
-    out = frame.group_by(q).agg(value.alias(_col(measure))).with_columns(pl.col(q).cast(pl.String))
+    out = frame.group_by(q).agg(value.alias(_col(measure))).with_columns(pl.col(q).cast(n_rel.schema[q]))
     # a query with nothing relevant at -l: 0
     return out.join(n_rel, on=q, how="left").select(
         q, pl.when(pl.col("num_rel") > 0).then(pl.col(_col(measure))).otherwise(0.0).alias(_col(measure))
@@ -723,7 +727,8 @@ def _count_measures(
         )
         resid = resid.with_columns(depth=powers[resid["n"].to_numpy()])
         value = pl.when(pl.col("unjudged") > 0).then(pl.col("depth") + (1 - p) * pl.col("sum")).otherwise(0.0)
-        return stats.select(q).join(resid.select(q, value.alias(_col(measure))), on=q, how="left").fill_null(0.0)
+        out = stats.select(q).join(resid.select(q, value.alias(_col(measure))), on=q, how="left")
+        return out.with_columns(pl.col(_col(measure)).fill_null(0.0))  # (not the ids: integers stay so)
     # set_F with its beta: (beta + 1) P R / (beta P + R), 0 when nothing relevant is retrieved
     beta = measure.values[0]
     precision = pl.col("num_rel_ret") / pl.col("num_ret")
@@ -763,12 +768,15 @@ def measures_here(
     measures: Sequence[Measure], codes: pl.DataFrame, counts: pl.DataFrame, n_rel: pl.DataFrame, request: Request
 ) -> pl.DataFrame:
     """The per-query columns of `measures` computed here, one row per query of `n_rel`
-    (:func:`per_query_counts`; `counts` is :func:`level_counts`)."""
-    out = n_rel.select("user_id")
+    (:func:`per_query_counts`; `counts` is :func:`level_counts`). The queries are told apart
+    by ``user_id``: their ids, or any integer numbering of them (the one-pass path's places,
+    faster to group by than text)."""
+    q = "user_id"
+    out = n_rel.select(q)
     built: dict[str | None, pl.DataFrame] = {}
     counted: dict[tuple[int, ...], pl.DataFrame] = {}
     compute: dict[str, Callable[[Measure], pl.DataFrame]] = {
-        "gains": lambda m: _gain_measure(m, codes, counts, n_rel, built).with_columns(pl.col("user_id").cast(pl.String)),
+        "gains": lambda m: _gain_measure(m, codes, counts, n_rel, built).with_columns(pl.col(q).cast(n_rel.schema[q])),
         "precision": lambda m: _precision_measures(m, codes, n_rel, request),
         "counts": lambda m: _count_measures(m, codes, n_rel, request, counted),
     }
@@ -1349,7 +1357,6 @@ class _Run:
     spec: v.Spec
     here: list[Measure]
     wanted: dict[str, tuple[str | None, int | None]]
-    judged: pl.DataFrame  # the qrels, sorted by place
     pairs: pl.DataFrame  # q (the place), relevance, item_id, the pair key of each qrels line
     stats: pl.DataFrame  # q, R, J, G per place
     names: pl.DataFrame  # q, user_id
@@ -1401,7 +1408,7 @@ def _evaluate_fast(
     stats = pl.DataFrame({"q": np.arange(len(queries)), "R": count["relevant"], "J": count["judged"], "G": count["graded"]})
     names = pl.DataFrame({"q": np.arange(len(queries)), "user_id": queries})
     shared = _Run(
-        request, spec, here, wanted, judged,
+        request, spec, here, wanted,
         pl.DataFrame({"q": places.astype(np.int64), "relevance": judged["relevance"], "item_id": judged["item_id"]}).with_columns(
             _pair_keys()
         ),
@@ -1440,9 +1447,9 @@ def _evaluate_fast(
         if values is None:
             return None
         frame = frame.join(values, on="q", how="left")
-    frame = frame.join(names, on="q", how="left").drop("q")
     if computed:
-        frame = frame.join(pl.concat(computed, how="vertical_relaxed"), on="user_id", how="left")
+        frame = frame.join(pl.concat(computed, how="vertical_relaxed"), on="q", how="left")
+    frame = frame.join(names, on="q", how="left").drop("q")
     return _finish(frame, shared.relevant, missing, judged, len(queries), request, runid)
 
 
@@ -1457,7 +1464,7 @@ def _evaluate_chunk(run: pl.DataFrame, a: int, b: int, shared: _Run) -> tuple[pl
     if request.max_retrieved is not None:
         run = run.filter(pl.col("position") <= request.max_retrieved)
     lo, hi = (int(i) for i in np.searchsorted(shared.pairs["q"].to_numpy(), [a, b]))
-    pairs, judged = shared.pairs[lo:hi], shared.judged[lo:hi]
+    pairs = shared.pairs[lo:hi]
     run = run.with_columns(_pair_keys())
     matched = _join_blocks(run, pairs)
     if matched is None:
@@ -1474,10 +1481,13 @@ def _evaluate_chunk(run: pl.DataFrame, a: int, b: int, shared: _Run) -> tuple[pl
     if shared.wanted:
         terms = _one_pass_terms(run, shared.stats, pairs.select("q", "relevance"), shared.spec, shared.wanted)
     here = None
-    if shared.here:  # the other measures, from the ranked codes as ranked_codes gives them
-        codes = run.join(shared.names, on="q", how="left", maintain_order="left").select(
-            "user_id", "item_id", "position", "relevance", _relevance_code(pl.col("relevance")).alias("code")
+    if shared.here:  # the other measures, from the ranked codes as ranked_codes gives them, the
+        # queries told apart by their places (text ids cost a join, and each group-by hashes them)
+        codes = run.select(
+            pl.col("q").alias("user_id"), "item_id", "position", "relevance", _relevance_code(pl.col("relevance")).alias("code")
         )
-        n_rel = per_query_counts(codes, shared.relevant, request)
-        here = measures_here(shared.here, codes, level_counts(judged), n_rel, request)
+        relevant = shared.stats.filter(pl.col("R") > 0).select(pl.col("q").alias("user_id"), num_rel=pl.col("R"))
+        n_rel = per_query_counts(codes, relevant, request)
+        counts = level_counts(pairs.select(pl.col("q").alias("user_id"), "relevance"))
+        here = measures_here(shared.here, codes, counts, n_rel, request).rename({"user_id": "q"})
     return terms, here
