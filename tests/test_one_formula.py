@@ -87,8 +87,10 @@ def test_the_gain_frame_reads_a_run_in_blocks_as_it_reads_any_order() -> None:
     shuffled = codes.sample(fraction=1.0, shuffle=True, seed=3)
     assert not shuffled["user_id"].rle().struct.field("value").is_unique().all()
     for measure in (trec_eval.Measure(trec_eval.FAMILY["G"]), trec_eval.Measure(trec_eval.FAMILY["rbp"], "p=0.8")):
-        in_blocks = trec_eval._gain_frame(measure, codes, counts)
-        assert in_blocks.get_column("position").to_list()[:7] == [1, 2, 3, 4, 5, 6, 7]  # q1: 6 retrieved, then one more
-        assert in_blocks.equals(trec_eval._gain_frame(measure, shuffled, counts))
+        for every_position, q1 in ((True, [1, 2, 3, 4, 5, 6, 7]), (False, [1, 2, 3, 4])):
+            # q1: 6 retrieved, then one more; or the 2 ideal positions, one more, and d's gain at 4
+            in_blocks = trec_eval._gain_frame(measure, codes, counts, every_position)
+            assert in_blocks.filter(pl.col("user_id") == "q1")["position"].to_list() == q1
+            assert in_blocks.equals(trec_eval._gain_frame(measure, shuffled, counts, every_position))
     text = trec_eval.evaluate(RUN.with_columns(run=pl.lit("tag")).lazy(), QRELS.lazy(), request)
     assert "Rndcg" in text and "ndcg_rel" in text and text == trec_eval._evaluate_generic(RUN, QRELS, request, "tag", None)

@@ -265,6 +265,68 @@ _QUERIES = st.sampled_from(["q1", "q2", "Q10", "3"])
 _DOCS = st.sampled_from(["d1", "D1", "d2", "10d", "2d", "d10", "x"])
 
 
+def _gain_measures_both_ways(ranked: pl.DataFrame, judged: pl.DataFrame, request: Request) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """The measures computed here, read from the rows they need and from every position."""
+    import recframe.trec_eval as module
+
+    here, _ = module._split(request)
+    codes = module.ranked_codes(ranked, judged, request).filter(pl.col("position").is_not_null())
+    counts = module.level_counts(judged)
+    n_rel = module.per_query_counts(codes, module.relevant_counts(counts, request), request)
+    needed = module.measures_here(here, codes, counts, n_rel, request)
+    real = module._gain_frame
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(module, "_gain_frame", lambda m, c, k, every_position=False: real(m, c, k, every_position=True))
+        every = module.measures_here(here, codes, counts, n_rel, request)
+    return needed, every
+
+
+@pytest.mark.parametrize("gains", ["", "1=0.1,2=0.7", "1=3e16,2=1e16"])
+def test_g_counts_the_positions_it_skips(gains: str) -> None:
+    """Past the ideal ranking, G's cost adds 1 for each position, so a gain twelve positions
+    on has the cost of the twelve positions before it, which have no row: for whole gains
+    whose sums are exact, as counted; for fractional gains, or sums past 2**53 (where adding 1
+    twelve times is not adding 12), read over every position."""
+    import recframe.trec_eval as module
+
+    docs = [f"x{i}" for i in range(12)]
+    ranked = pl.DataFrame({"user_id": "q1", "item_id": ["x", "d2", *docs, "d1"], "score": [-float(i) for i in range(15)]})
+    judged = pl.DataFrame({"user_id": "q1", "item_id": ["d1", "d2"], "relevance": [1, 2]})
+    request = Request([f"G.{gains}" if gains else "G"])
+    codes = module.ranked_codes(ranked, judged, request).filter(pl.col("position").is_not_null())
+    measure = module._split(request)[0][0]
+    frame = module._gain_frame(measure, codes, module.level_counts(judged))
+    assert frame["position"].to_list() == [1, 2, 3, 15] and frame["skipped"].to_list() == [0, 0, 0, 11]
+    needed, every = _gain_measures_both_ways(ranked, judged, request)
+    assert needed.equals(every) and 0 < needed.item(0, 1) < 1
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    run=st.lists(st.tuples(_QUERIES, _DOCS, st.sampled_from([0.5, 1.0, 2.0, 3.25])), max_size=25),
+    qrels=st.lists(st.tuples(_QUERIES, _DOCS, st.integers(-1, 3)), min_size=1, max_size=20),
+    gains=st.sampled_from(["", "1=2,2=1", "0=0.5,1=1.5,3=0.25", "-1=0.5,1=3", "0=-1,2=4", "1=3e16,2=1e16"]),
+    judged_only=st.booleans(),
+)
+def test_the_gain_measures_read_only_the_positions_they_need(
+    run: list[tuple[str, str, float]], qrels: list[tuple[str, str, int]], gains: str, judged_only: bool
+) -> None:
+    """G, ndcg_rel, Rndcg, rbp and dcg read only the gain frame's rows where the run has a gain
+    or the ideal ranking has not ended: each gives the same value, to the bit, as read over
+    every position (whole and fractional gains, negative ones, and gains whose sums pass 2**53,
+    where G reads every position)."""
+    ranked = pl.DataFrame(
+        list(dict(((q, d), (q, d, s)) for q, d, s in run).values()), schema=["user_id", "item_id", "score"], orient="row"
+    )
+    judged = pl.DataFrame(
+        list(dict(((q, d), (q, d, g)) for q, d, g in qrels).values()), schema=["user_id", "item_id", "relevance"], orient="row"
+    )
+    params = f".{gains}" if gains else ""
+    request = Request([f"G{params}", f"ndcg_rel{params}", f"Rndcg{params}", "rbp.p=0.7", f"dcg{params}"], judged_only=judged_only)
+    needed, every = _gain_measures_both_ways(ranked, judged, request)
+    assert needed.width == 6 and needed.equals(every)
+
+
 @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])  # new runs each time
 @given(
     run=st.lists(st.tuples(_QUERIES, _DOCS, st.sampled_from([0.5, 1.0, 2.0, 3.25])), max_size=25),
