@@ -1069,25 +1069,43 @@ def summary_sums(plan: Plan, spec: v.Spec, aggregate: str | Sequence[str] = "mea
     )
 
 
+def summary_values(plan: Plan, spec: v.Spec, aggregate: str | Sequence[str]) -> dict[str, nw.LazyFrame]:
+    """What :func:`summary_plan` takes its quantiles from, as counts that add up across users:
+    per metric column with a quantile among `aggregate`, per group and counted value, how
+    many lists have it (``__rf_n``). As many rows as distinct values, which the counts of
+    disjoint sets of users, added up, keep (see :func:`recframe._partitions.quantiles`)."""
+    lf, keys, named = _counted_lists(plan, spec, aggregate)
+    columns = sorted({c for c, a in named if a not in ("mean", "gmean")})
+    return {c: _frames.group_agg(lf.filter(~nw.col(c).is_null()), [*keys, c], nw.len().alias("__rf_n")) for c in columns}
+
+
 def summary_of_sums(
-    sums: nw.LazyFrame, spec: v.Spec, aggregate: str | Sequence[str] = "mean", groups: nw.LazyFrame | None = None
+    sums: nw.LazyFrame,
+    spec: v.Spec,
+    aggregate: str | Sequence[str] = "mean",
+    groups: nw.LazyFrame | None = None,
+    quantiles: nw.LazyFrame | None = None,
 ) -> nw.LazyFrame:
     """The summary of the users whose :func:`summary_sums` are stacked in `sums` (one frame
     per disjoint set of users): the counts and sums added per group, each mean their ratio
-    (null where no value is counted, as a mean of none); the group-level metrics finished
-    from `groups`, their terms for all the users (:func:`group_finish` of the sets' parts
-    added up)."""
+    (null where no value is counted, as a mean of none); each quantile from `quantiles` (per
+    group, under the summary's column names); the group-level metrics finished from
+    `groups`, their terms for all the users (:func:`group_finish` of the sets' parts added
+    up)."""
     keys = list(spec.columns.by) or [n.GROUP]
-    named = _named(spec, aggregate)
+    named = aggregate_names(spec, aggregate)
     added = _frames.group_agg(sums, keys, nw.all().sum())
     ratios = {
         out: nw.when(nw.col(f"{_source(c, a)}:count") > 0).then(nw.col(f"{_source(c, a)}:sum") / nw.col(f"{_source(c, a)}:count"))
         for (c, a), out in named.items()
+        if a in ("mean", "gmean")
     }
-    return _finish_summary(added.with_columns(**ratios), groups, spec, named)
+    if quantiles is not None:
+        added = added.join(quantiles, on=keys, how="left")
+    return _finish_summary(added.with_columns(**ratios) if ratios else added, groups, spec, named)
 
 
-def _named(spec: v.Spec, aggregate: str | Sequence[str]) -> dict[tuple[str, str], str]:
+def aggregate_names(spec: v.Spec, aggregate: str | Sequence[str]) -> dict[tuple[str, str], str]:
     """(metric column, aggregate) -> the summary's column for it (see aggregate_column)."""
     suffixed = not isinstance(aggregate, str)
     aggregates = [aggregate] if isinstance(aggregate, str) else list(aggregate)
@@ -1121,7 +1139,7 @@ def _counted_lists(
         *(counted_value(spec, c, name) for c, name, _ in columns),
         *([] if spec.columns.by else [nw.lit(0).alias(n.GROUP)]),
     )
-    named = _named(spec, aggregate)
+    named = aggregate_names(spec, aggregate)
     if any(a == "gmean" for _, a in named):
         # exp(mean(log(max(value, floor)))): the mean of the logs, exponentiated in _finish_summary
         lf = lf.with_columns(nw.col(c).clip(lower_bound=GMEAN_FLOOR).log().alias(_source(c, "gmean")) for c, _, _ in columns)

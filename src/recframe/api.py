@@ -162,7 +162,7 @@ def summary_of(frame: FrameT, call: dict[str, Any]) -> FrameT:
                 f"for it in a summary without {ref('ci')}."
             )
     if partitions is not None:
-        _partitions.refuse(frame, kwargs, aggregate, level, method)
+        _partitions.refuse(frame, kwargs, level, method)
         i = _call.inputs(frame, kwargs)
         return _frames.from_lazy(_partitions.summary(i, aggregate, partitions, level), i.kind)
     if level is None:

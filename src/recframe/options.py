@@ -371,8 +371,10 @@ input once per set. For exports larger than memory (``pl.scan_parquet``; each se
 by Polars' streaming engine, so the summary is computed when called). Means, ``gmean``, the
 group-level metrics (coverage, Gini, entropy, personalization, the item-group comparisons:
 from each set's counts per item or item group, added up) and ``ci=`` with ``ci_method="t"``
-(from each set's counts, sums and standard deviations); a quantile and a bootstrap interval
-need every user at once and are refused. Polars, pandas and Arrow frames (docs/engines.md).""",
+(from each set's counts, sums and standard deviations), and the quantiles (``"median"``,
+``"pNN"``: from each set's count of lists per value, added up, so memory also holds a row per
+distinct value); a bootstrap interval resamples every user at once and is refused. Polars,
+pandas and Arrow frames (docs/engines.md).""",
             "int, optional",
         ),
     ]
