@@ -133,7 +133,8 @@ def summary(i: _call.Inputs, aggregate: str | tuple[str, ...], partitions: int, 
             groups = _combined(groups, _parts_named(got), i.spec)
         for name in (name for name in got if name.startswith("values:")):
             c, more = name.removeprefix("values:"), got[name]
-            values[c] = more if c not in values else pl.concat([values[c], more]).group_by(more.columns[:-1]).agg(pl.all().sum())
+            added = pl.concat([values[c], more]) if c in values else more
+            values[c] = added.group_by([*(i.spec.columns.by or [n.GROUP]), c]).agg(pl.col("__rf_n").sum())
     stacked = pl.concat(sums, how="vertical")
     finished = None if groups is None else _engine.group_finish(groups, i.spec, i.side)
     finished = _engine.with_comparing(finished, item_counts, i.spec)
