@@ -1381,7 +1381,7 @@ _CHUNK_ROWS, _CHUNK_ROWS_HERE = 2_000_000, 500_000
 @dataclass(frozen=True)
 class _Run:
     """What every chunk of :func:`_evaluate_fast` reads: the call, and per query place (``q``)
-    the qrels (sorted by place) and their counts."""
+    the qrels lines (sorted by place) and their counts."""
 
     request: Request
     spec: v.Spec
