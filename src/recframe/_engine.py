@@ -1069,14 +1069,21 @@ def summary_sums(plan: Plan, spec: v.Spec, aggregate: str | Sequence[str] = "mea
     )
 
 
-def summary_values(plan: Plan, spec: v.Spec, aggregate: str | Sequence[str]) -> dict[str, nw.LazyFrame]:
+def summary_values(plan: Plan, spec: v.Spec, aggregate: str | Sequence[str]) -> nw.LazyFrame | None:
     """What :func:`summary_plan` takes its quantiles from, as counts that add up across users:
-    per metric column with a quantile among `aggregate`, per group and counted value, how
-    many lists have it (``__rf_n``). As many rows as distinct values, which the counts of
-    disjoint sets of users, added up, keep (see :func:`recframe._partitions.quantiles`)."""
+    per group, metric column with a quantile among `aggregate` (``__rf_metric``) and counted
+    value (``__rf_value``), how many lists have it (``__rf_n``); None without a quantile. One
+    frame for every such column (each frame collected beside the sums costs a pass over the
+    rows), as many rows as distinct values, which the counts of disjoint sets of users, added
+    up, keep (see :func:`recframe._partitions.quantiles`)."""
     lf, keys, named = _counted_lists(plan, spec, aggregate)
     columns = sorted({c for c, a in named if a not in ("mean", "gmean")})
-    return {c: _frames.group_agg(lf.filter(~nw.col(c).is_null()), [*keys, c], nw.len().alias("__rf_n")) for c in columns}
+    if not columns:
+        return None
+    values = lf.select(*keys, *columns).unpivot(on=columns, index=keys, variable_name="__rf_metric", value_name="__rf_value")
+    return _frames.group_agg(
+        values.filter(~nw.col("__rf_value").is_null()), [*keys, "__rf_metric", "__rf_value"], nw.len().alias("__rf_n")
+    )
 
 
 def summary_of_sums(

@@ -32,7 +32,9 @@ A quantile (``aggregate="median"``, ``"pNN"``) is exact too: each set counts the
 value (:func:`recframe._engine.summary_values`), the counts add up, and the quantile is read
 from the values in order (:func:`quantiles`). Besides a set, memory holds a row per distinct
 value of such a metric per group: for precision@10, eleven; for a metric with a value of its
-own for every user, a row per user, 16 bytes.
+own for every user, a row per user. The counts are one frame for every quantile's metric,
+collected beside the sums, which reads the set's rows again: 10M rows in 8 sets, 4.6 s
+against 2.3 s for the means alone.
 
 What does not add up across users is refused: a bootstrap interval (``ci_method="bootstrap"``
 or ``"poisson"``: each resamples all users).
@@ -107,11 +109,12 @@ def summary(i: _call.Inputs, aggregate: str | tuple[str, ...], partitions: int, 
     # (the per-(summary group, item group) counts the item-group comparisons read, added up)
     compared = _item_groups.comparing_metrics(i.spec.selection.metrics)
     item_counts: nw.LazyFrame | None = None
-    values: dict[str, pl.DataFrame] = {}  # the lists of each value of a quantile's metric, added up
+    values: pl.DataFrame | None = None  # the lists of each value of a quantile's metric, added up
     for part in parts:
         plan = _call.evaluated(part, models)
         wanted = {"sums": _engine.summary_sums(plan, i.spec, aggregate)}
-        wanted |= {f"values:{c}": frame for c, frame in _engine.summary_values(plan, i.spec, aggregate).items()}
+        if (counted := _engine.summary_values(plan, i.spec, aggregate)) is not None:
+            wanted["values"] = counted
         if level is not None:
             users, grouped, metric_cols = _intervals.counted_users(plan.per_user, i.spec)
             wanted["spread"] = _intervals.spread(users, grouped, metric_cols)
@@ -131,14 +134,14 @@ def summary(i: _call.Inputs, aggregate: str | tuple[str, ...], partitions: int, 
             item_counts = counts if item_counts is None else _collected(_item_groups.add_up(item_counts, counts, i.spec))
         if plan.group_parts is not None:
             groups = _combined(groups, _parts_named(got), i.spec)
-        for name in (name for name in got if name.startswith("values:")):
-            c, more = name.removeprefix("values:"), got[name]
-            added = pl.concat([values[c], more]) if c in values else more
-            values[c] = added.group_by([*(i.spec.columns.by or [n.GROUP]), c]).agg(pl.col("__rf_n").sum())
+        if "values" in got:
+            added = got["values"] if values is None else pl.concat([values, got["values"]])
+            keys = [*(i.spec.columns.by or [n.GROUP]), "__rf_metric", "__rf_value"]
+            values = added.group_by(keys).agg(pl.col("__rf_n").sum())
     stacked = pl.concat(sums, how="vertical")
     finished = None if groups is None else _engine.group_finish(groups, i.spec, i.side)
     finished = _engine.with_comparing(finished, item_counts, i.spec)
-    found = quantiles(values, stacked, i.spec, aggregate) if values else None
+    found = None if values is None else quantiles(values, stacked, i.spec, aggregate)
     means = _engine.summary_of_sums(nw.from_native(stacked.lazy()), i.spec, aggregate, finished, found)
     if level is None:
         return means
@@ -146,13 +149,12 @@ def summary(i: _call.Inputs, aggregate: str | tuple[str, ...], partitions: int, 
     return _intervals.with_t_interval(means, _spreads(pl.concat(spreads, how="vertical"), i.spec), i.spec, level)
 
 
-def quantiles(
-    values: dict[str, pl.DataFrame], sums: pl.DataFrame, spec: v.Spec, aggregate: str | tuple[str, ...]
-) -> nw.LazyFrame:
+def quantiles(values: pl.DataFrame, sums: pl.DataFrame, spec: v.Spec, aggregate: str | tuple[str, ...]) -> nw.LazyFrame:
     """Per group (GROUP without ``by``), each quantile the summary asks for, under its column
-    name, from the lists of each counted value of its metric (`values`: the metric column ->
-    group keys, the value, ``__rf_n``) and the sets' sums (`sums`: the number of lists and of
-    values per set and group), as one pass gives it: Polars' linear quantile of the metric's
+    name, from the lists of each counted value of its metric (`values`: group keys, the
+    metric column ``__rf_metric``, the value ``__rf_value``, the lists ``__rf_n``) and the sets'
+    sums (`sums`: the number of lists and of values per set and group), as one pass gives
+    it: Polars' linear quantile of the metric's
     column over the group's lists, where a list not counted is null. Polars indexes the
     values as sorted with the nulls first, at ``h = nulls + (n - 1) q``, and interpolates
     ``low + (high - low) (h - floor(h))`` between the values at ``floor(h)`` and the next one:
@@ -161,7 +163,8 @@ def quantiles(
     a list's rows in its own order)."""
     keys = list(spec.columns.by) or [n.GROUP]
     wanted = {(c, a): out for (c, a), out in _engine.aggregate_names(spec, aggregate).items() if a not in ("mean", "gmean")}
-    totals = sums.group_by(keys).agg(pl.col(n.N_LISTS).sum(), *(pl.col(f"{c}:count").sum() for c in values))
+    columns = sorted({c for c, _ in wanted})
+    totals = sums.group_by(keys).agg(pl.col(n.N_LISTS).sum(), *(pl.col(f"{c}:count").sum() for c in columns))
     found = totals.select(keys)
     for (c, a), out in wanted.items():
         count, nulls = pl.col(f"{c}:count"), pl.col(n.N_LISTS) - pl.col(f"{c}:count")
@@ -171,7 +174,8 @@ def quantiles(
         )
         # each value's last place among the group's values in order (0, 1, ...): the value at a
         # place is the first whose last place reaches it
-        ordered = values[c].sort([*keys, c]).with_columns(last=pl.col("__rf_n").cum_sum().over(keys) - 1)
+        ordered = values.filter(pl.col("__rf_metric") == c).select(*keys, pl.col("__rf_value").alias(c), "__rf_n")
+        ordered = ordered.sort([*keys, c]).with_columns(last=pl.col("__rf_n").cum_sum().over(keys) - 1)
         picked = (
             ordered.join(at, on=keys)
             .group_by(keys)
