@@ -339,6 +339,8 @@ def test_command_line_all_pairs_and_tukey(tmp_path, capsys):
     assert code == 2 and len(lines) == 1 and "--n-resamples 0 is not a positive integer" in lines[0]
 
 
+# ranx compiles its metrics with numba on first use (some 30 s): with the slow checks of .ci/run
+@pytest.mark.slow_engine
 def test_wins_ties_and_losses_are_ranx_s():
     """ranx's compare counts, per pair of runs and metric, the queries where the first scores
     higher, the same and lower: on ranx's own per-query nDCG (profile="ranx")."""
