@@ -249,7 +249,7 @@ def footprint(binary: Path, queries: int, docs: int, repeat: int) -> None:
         best: dict[str, tuple[float, float]] = {}
         for _ in range(repeat):
             for side, command, out in (("trec_eval", theirs, theirs_out), ("recframe", ours, None)):
-                cpu, peak = _process_footprint(command, out)
+                cpu, peak = own_process(command, out if out is not None else Path(os.devnull))
                 old = best.get(side, (math.inf, math.inf))
                 best[side] = (min(old[0], cpu), min(old[1], peak))
         assert ours_out.read_bytes() == theirs_out.read_bytes(), "the drop-in's text differs from trec_eval's"
@@ -264,12 +264,6 @@ def footprint(binary: Path, queries: int, docs: int, repeat: int) -> None:
         print(
             f"{'PASS' if our_peak <= their_peak else 'MISS'} {label} peak memory at most the binary's: {our_peak / their_peak:.2f}x"
         )
-
-
-def _process_footprint(command: list[str], out: Path | None) -> tuple[float, float]:
-    """CPU seconds and peak RSS in MB of `command` as its own process (bench/footprint.py), its
-    standard output written to `out`."""
-    return own_process(command, out if out is not None else Path(os.devnull))
 
 
 if __name__ == "__main__":

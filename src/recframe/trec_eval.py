@@ -1372,9 +1372,10 @@ def _finished(per_query: pl.DataFrame, spec: v.Spec, wanted: dict[str, tuple[str
 
 
 #: run rows evaluated together by the one-pass path, whole queries at a time: only one chunk's
-#: working tables are held at once (10M lines: a peak of 1.0 GB in one chunk, 2.5 GB with
-#: -m all_trec); fewer when measures computed here (:func:`measures_here`) build their frames
-#: of one row per position. Smaller chunks cost more time: each has its fixed costs
+#: working tables are held at once; fewer when measures computed here (:func:`measures_here`)
+#: are asked for, whose tables are larger (10M lines with -m all_trec: a peak of 658 MB at
+#: 500k rows a chunk, 714-724 MB at 1M, 847-868 MB at 2M; trec_eval 10.0: 819 MB). Smaller
+#: chunks cost more time: each has its fixed costs
 _CHUNK_ROWS, _CHUNK_ROWS_HERE = 2_000_000, 500_000
 
 
@@ -1389,8 +1390,7 @@ class _Run:
     wanted: dict[str, tuple[str | None, int | None]]
     pairs: pl.DataFrame  # q (the place), relevance, item_id, the pair key of each qrels line
     stats: pl.DataFrame  # q, R, J, G per place
-    names: pl.DataFrame  # q, user_id
-    relevant: pl.DataFrame  # user_id, num_rel of the queries with a relevant document
+    relevant: pl.DataFrame  # user_id (the place), num_rel of the places with a relevant document
 
 
 def _chunks(rows_per_place: np.ndarray, chunk_rows: int) -> list[tuple[int, int]]:
@@ -1442,8 +1442,8 @@ def _evaluate_fast(
         pl.DataFrame({"q": places.astype(np.int64), "relevance": judged["relevance"], "item_id": judged["item_id"]}).with_columns(
             _pair_keys()
         ),
-        stats, names,
-        stats.filter(pl.col("R") > 0).join(names, on="q").select("user_id", num_rel=pl.col("R")),
+        stats,
+        stats.filter(pl.col("R") > 0).select(pl.col("q").alias("user_id"), num_rel=pl.col("R")),
     )  # fmt: skip
     # the places evaluated: those of the run; under 10.0's -c also the missing queries, each a
     # ranking of one document outside the pool (as _evaluate_generic)
@@ -1480,7 +1480,8 @@ def _evaluate_fast(
     if computed:
         frame = frame.join(pl.concat(computed, how="vertical_relaxed"), on="q", how="left")
     frame = frame.join(names, on="q", how="left").drop("q")
-    return _finish(frame, shared.relevant, missing, judged, len(queries), request, runid)
+    relevant = shared.relevant.rename({"user_id": "q"}).join(names, on="q").drop("q")  # (by text id)
+    return _finish(frame, relevant, missing, judged, len(queries), request, runid)
 
 
 def _evaluate_chunk(run: pl.DataFrame, a: int, b: int, shared: _Run) -> tuple[pl.DataFrame | None, pl.DataFrame | None] | None:
@@ -1516,8 +1517,7 @@ def _evaluate_chunk(run: pl.DataFrame, a: int, b: int, shared: _Run) -> tuple[pl
         codes = run.select(
             pl.col("q").alias("user_id"), "item_id", "position", "relevance", _relevance_code(pl.col("relevance")).alias("code")
         )
-        relevant = shared.stats.filter(pl.col("R") > 0).select(pl.col("q").alias("user_id"), num_rel=pl.col("R"))
-        n_rel = per_query_counts(codes, relevant, request)
+        n_rel = per_query_counts(codes, shared.relevant, request)
         counts = level_counts(pairs.select(pl.col("q").alias("user_id"), "relevance"))
         here = measures_here(shared.here, codes, counts, n_rel, request).rename({"user_id": "q"})
     return terms, here
