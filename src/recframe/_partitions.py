@@ -154,8 +154,8 @@ def quantiles(values: pl.DataFrame, sums: pl.DataFrame, spec: v.Spec, aggregate:
     name, from the lists of each counted value of its metric (`values`: group keys, the
     metric column ``__rf_metric``, the value ``__rf_value``, the lists ``__rf_n``) and the sets'
     sums (`sums`: the number of lists and of values per set and group), as one pass gives
-    it: Polars' linear quantile of the metric's
-    column over the group's lists, where a list not counted is null. Polars indexes the
+    it: Polars' linear quantile of the metric's column over the group's lists, where a list
+    not counted is null. Polars indexes the
     values as sorted with the nulls first, at ``h = nulls + (n - 1) q``, and interpolates
     ``low + (high - low) (h - floor(h))`` between the values at ``floor(h)`` and the next one:
     the same steps here give its number, to the bit, from the same values (a list's value
@@ -166,18 +166,20 @@ def quantiles(values: pl.DataFrame, sums: pl.DataFrame, spec: v.Spec, aggregate:
     columns = sorted({c for c, _ in wanted})
     totals = sums.group_by(keys).agg(pl.col(n.N_LISTS).sum(), *(pl.col(f"{c}:count").sum() for c in columns))
     found = totals.select(keys)
+    # each value's last place among its group's values of the metric in order (0, 1, ...): the
+    # value at a place is the first whose last place reaches it
+    ordered = values.sort([*keys, "__rf_metric", "__rf_value"]).with_columns(
+        last=pl.col("__rf_n").cum_sum().over([*keys, "__rf_metric"]) - 1
+    )
     for (c, a), out in wanted.items():
         count, nulls = pl.col(f"{c}:count"), pl.col(n.N_LISTS) - pl.col(f"{c}:count")
         h = nulls.cast(pl.Float64) + (count - 1).cast(pl.Float64) * _engine.quantile_of(a)
         at = totals.filter(count > 0).select(
             *keys, (h.floor() - nulls).cast(pl.Int64).alias("low"), (h - h.floor()).alias("fraction"), count.alias("n")
         )
-        # each value's last place among the group's values in order (0, 1, ...): the value at a
-        # place is the first whose last place reaches it
-        ordered = values.filter(pl.col("__rf_metric") == c).select(*keys, pl.col("__rf_value").alias(c), "__rf_n")
-        ordered = ordered.sort([*keys, c]).with_columns(last=pl.col("__rf_n").cum_sum().over(keys) - 1)
+        mine = ordered.filter(pl.col("__rf_metric") == c).select(*keys, pl.col("__rf_value").alias(c), "last")
         picked = (
-            ordered.join(at, on=keys)
+            mine.join(at, on=keys)
             .group_by(keys)
             .agg(
                 low=pl.col(c).filter(pl.col("last") >= pl.col("low")).first(),
