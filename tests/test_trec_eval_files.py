@@ -261,6 +261,18 @@ def test_the_one_pass_path_defers_on_a_pair_hash_collision(
     assert calls and capsys.readouterr().out == (DATA / "out.test.aqc").read_text()
 
 
+def _drawn_files(run: list[tuple[str, str, float]], qrels: list[tuple[str, str, int]]) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """The run and the qrels drawn as lines, as read frames (a document once per query: the
+    last line of a repeated one)."""
+    ranked = pl.DataFrame(
+        list(dict(((q, d), (q, d, s)) for q, d, s in run).values()), schema=["user_id", "item_id", "score"], orient="row"
+    )
+    judged = pl.DataFrame(
+        list(dict(((q, d), (q, d, g)) for q, d, g in qrels).values()), schema=["user_id", "item_id", "relevance"], orient="row"
+    )
+    return ranked, judged
+
+
 _QUERIES = st.sampled_from(["q1", "q2", "Q10", "3"])
 _DOCS = st.sampled_from(["d1", "D1", "d2", "10d", "2d", "d10", "x"])
 
@@ -315,12 +327,7 @@ def test_the_gain_measures_read_only_the_positions_they_need(
     or the ideal ranking has not ended: each gives the same value, to the bit, as read over
     every position (whole and fractional gains, negative ones, and gains whose sums pass 2**53,
     where G reads every position)."""
-    ranked = pl.DataFrame(
-        list(dict(((q, d), (q, d, s)) for q, d, s in run).values()), schema=["user_id", "item_id", "score"], orient="row"
-    )
-    judged = pl.DataFrame(
-        list(dict(((q, d), (q, d, g)) for q, d, g in qrels).values()), schema=["user_id", "item_id", "relevance"], orient="row"
-    )
+    ranked, judged = _drawn_files(run, qrels)
     params = f".{gains}" if gains else ""
     request = Request([f"G{params}", f"ndcg_rel{params}", f"Rndcg{params}", "rbp.p=0.7", f"dcg{params}"], judged_only=judged_only)
     needed, every = _gain_measures_both_ways(ranked, judged, request)
@@ -355,12 +362,7 @@ def test_the_one_pass_path_prints_the_general_paths_text(
     queries), and whether the run lists each query's lines together or not."""
     import recframe.trec_eval as module
 
-    ranked = pl.DataFrame(
-        list(dict(((q, d), (q, d, s)) for q, d, s in run).values()), schema=["user_id", "item_id", "score"], orient="row"
-    )
-    judged = pl.DataFrame(
-        list(dict(((q, d), (q, d, g)) for q, d, g in qrels).values()), schema=["user_id", "item_id", "relevance"], orient="row"
-    )
+    ranked, judged = _drawn_files(run, qrels)
     ranked = ranked.sort("user_id", maintain_order=True) if in_order else ranked
     request = Request(flags, per_query=True, version=version, **options)  # type: ignore[arg-type]
 
