@@ -8,6 +8,7 @@ at call time, results that stay in the engine, and clear errors for what is not 
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable
 from typing import Any
 
@@ -196,6 +197,61 @@ def test_duckdb_computes_large_rows_once_into_a_temporary_table(monkeypatch: pyt
         assert con.sql(query).fetchall() == [(tables,)]
         assert_frame_equal(result.pl(), want)
         con.close()
+
+
+def test_spark_call_sites_are_off_while_a_call_runs_and_restored_after(monkeypatch: pytest.MonkeyPatch) -> None:
+    """PySpark's cached dataFrameDebugging setting (here a stand-in module) reads False while
+    a recframe call runs, nested calls included, and is back to its value after, an error
+    included; with no PySpark imported nothing is touched."""
+    import types
+
+    utils = types.ModuleType("pyspark.errors.utils")
+    utils._enable_debugging_cache = None  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "pyspark.errors.utils", utils)
+    seen = []
+
+    @_frames.engine_call
+    def inner() -> None:
+        seen.append(utils._enable_debugging_cache)  # type: ignore[attr-defined]
+
+    @_frames.engine_call
+    def outer(fail: bool) -> None:
+        inner()
+        seen.append(utils._enable_debugging_cache)  # type: ignore[attr-defined]
+        if fail:
+            raise ValueError("boom")
+
+    for before in (None, True, False):
+        utils._enable_debugging_cache = before  # type: ignore[attr-defined]
+        outer(fail=False)
+        assert utils._enable_debugging_cache is before  # type: ignore[attr-defined]
+        with pytest.raises(ValueError, match="boom"):
+            outer(fail=True)
+        assert utils._enable_debugging_cache is before  # type: ignore[attr-defined]
+    assert seen == [False] * 12
+    utils._enable_debugging_cache = True  # type: ignore[attr-defined]
+    monkeypatch.delitem(sys.modules, "pyspark.errors.utils")  # PySpark not imported: untouched
+    inner()
+    assert seen[-1] is True
+
+
+@pytest.mark.slow_engine
+def test_a_spark_call_builds_its_plan_without_call_sites(spark_constructor: Constructor, monkeypatch: pytest.MonkeyPatch) -> None:
+    """On the real PySpark: the setting recframe switches exists (else the switch does
+    nothing, and this test says so), no column function of the call records its call site,
+    and the user's setting is the same after the call."""
+    import pyspark.errors.utils as utils
+
+    assert hasattr(utils, "_enable_debugging_cache"), "PySpark no longer caches dataFrameDebugging: see _frames.engine_call"
+    frame = spark_constructor(sample())
+    before = utils._enable_debugging_cache
+    real = utils.is_debugging_enabled
+    asked: list[bool] = []
+    monkeypatch.setattr(utils, "is_debugging_enabled", lambda: asked.append(real()) or asked[-1])
+    out = recframe.summary(frame, k=[1, 2], by="model")
+    assert asked and not any(asked)  # every column function asked, and was told no
+    assert utils._enable_debugging_cache is before
+    assert_frame_equal(to_polars(out), recframe.summary(sample(), k=[1, 2], by="model"), rel_tol=1e-12, abs_tol=1e-12)
 
 
 def test_duckdb_reads_its_memory_limit() -> None:

@@ -22,6 +22,13 @@ def test_typing_reads_every_public_function(name: str) -> None:
     assert "return" in hints
 
 
+@pytest.mark.parametrize("name", [name for name in PUBLIC if name not in ("read_trec_qrels", "read_trec_run")])
+def test_every_public_function_that_takes_a_frame_builds_its_plan_as_an_engine_call(name: str) -> None:
+    """(so that PySpark records no call sites while it runs: _frames.engine_call; the two
+    readers of trec files take paths)"""
+    assert getattr(getattr(recframe, name), "__recframe_engine_call__", False), f"decorate {name} with @_frames.engine_call"
+
+
 @pytest.mark.parametrize("frame", [pl.DataFrame(), pl.LazyFrame(), pd.DataFrame()], ids=["polars", "lazy", "pandas"])
 def test_typing_reads_every_namespace_method(frame: object) -> None:
     methods = inspect.getmembers(type(frame.recmetrics), inspect.isfunction)  # type: ignore[attr-defined]

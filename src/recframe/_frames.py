@@ -10,17 +10,21 @@ The traits: which engines run SQL (:data:`ENGINES`, :func:`sql_engine`), what is
 on each (:func:`materialize`, :func:`cache`), where lists come as runs of rows
 (:data:`IN_MEMORY`, :func:`list_runs`), how a group's aggregate reaches its rows
 (:func:`over_groups`), which column names an engine cannot take
-(:func:`check_names`) and how an engine's refusal is worded (:func:`engine_error`). The one
+(:func:`check_names`), how an engine's refusal is worded (:func:`engine_error`) and what a
+public call switches off while it builds a PySpark plan (:func:`engine_call`). The one
 engine-specific step of the plan, ranking by score, is :func:`recframe._engine.score_positions`.
 """
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import re
 import sys
+import threading
 import uuid
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, Literal
+from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING, Any, Literal, ParamSpec, TypeVar
 
 import narwhals as nw
 import polars as pl
@@ -41,6 +45,61 @@ ENGINES = {
     nw.Implementation.IBIS: "Ibis",
     nw.Implementation.SQLFRAME: "SQLFrame",
 }
+
+
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
+
+
+class _SparkCallSites:
+    """How many recframe calls are building a plan now, and PySpark's own setting to restore
+    when the last one ends (see :func:`engine_call`)."""
+
+    lock = threading.Lock()
+    depth = 0
+    saved: Any = None
+
+
+@contextlib.contextmanager
+def _spark_call_sites_off() -> Iterator[None]:
+    """PySpark (4.x) records the Python call site of every column function it is handed, for the
+    "DataFrame query context" of its error messages: five round trips to the JVM per function.
+    A recframe plan is hundreds of such functions whose call sites are narwhals' own lines, of
+    no use in an error, and the round trips were 0.5 s of a 2.1 s summary on Spark local[2] at
+    1M rows. So while a call builds its plan, the setting PySpark caches
+    (``spark.python.sql.dataFrameDebugging.enabled``) reads False, and is restored after, to
+    the value it had, when the outermost call ends. Only PySpark's (private) cache of that setting
+    can switch it once the session exists; without it (PySpark not imported, or another version)
+    nothing changes. A thread building its own Spark columns meanwhile loses its call sites too."""
+    utils: Any = sys.modules.get("pyspark.errors.utils")
+    if utils is None or not hasattr(utils, "_enable_debugging_cache"):
+        yield
+        return
+    with _SparkCallSites.lock:
+        if _SparkCallSites.depth == 0:
+            _SparkCallSites.saved = utils._enable_debugging_cache
+        _SparkCallSites.depth += 1
+        utils._enable_debugging_cache = False
+    try:
+        yield
+    finally:
+        with _SparkCallSites.lock:
+            _SparkCallSites.depth -= 1
+            if _SparkCallSites.depth == 0:
+                utils._enable_debugging_cache = _SparkCallSites.saved
+
+
+def engine_call(function: Callable[_P, _R]) -> Callable[_P, _R]:
+    """A public function that may build a plan on an engine's frame: while it runs, PySpark
+    records no call sites (see :func:`_spark_call_sites_off`; nothing changes without PySpark)."""
+
+    @functools.wraps(function)
+    def call(*args: _P.args, **kwargs: _P.kwargs) -> _R:
+        with _spark_call_sites_off():
+            return function(*args, **kwargs)
+
+    call.__recframe_engine_call__ = True  # type: ignore[attr-defined]
+    return call
 
 
 #: the kinds whose frames are in memory (in Polars by the time the plan runs)

@@ -522,6 +522,7 @@ def _parameters_doc() -> str:
 
 
 # users= is a keyword of inspect's own (it also takes a list of ids), so it overlaps the options
+@_frames.engine_call
 def inspect(  # type: ignore[misc]
     frame: FrameT,
     k: int = 10,

@@ -58,6 +58,7 @@ def _geometric(m: nw.Expr, k: int, p: float) -> nw.Expr:
     return (nw.lit(p) ** m - p ** (k + 1)) / (1 - p)
 
 
+@_frames.engine_call
 def agreement(
     frame: FrameT,
     k: int = DEFAULT_K,

@@ -121,6 +121,7 @@ _NOTES = """
 """
 
 
+@_frames.engine_call
 def per_user(
     frame: FrameT,
     k: int | Sequence[int] = DEFAULT_K,
@@ -139,6 +140,7 @@ def _per_user_frame(plan: _engine.Plan, spec: v.Spec) -> nw.LazyFrame:
     return _call.user_column(rows, spec)
 
 
+@_frames.engine_call
 def summary(
     frame: FrameT,
     k: int | Sequence[int] = DEFAULT_K,
@@ -194,6 +196,7 @@ def summary_of(frame: FrameT, call: dict[str, Any]) -> FrameT:
     return _frames.from_lazy(_intervals.summary_with_ci(plan, spec, level, method, n_resamples, seed, aggregate), kind)
 
 
+@_frames.engine_call
 def item_groups(
     frame: FrameT,
     k: int | Sequence[int] = DEFAULT_K,
@@ -223,6 +226,7 @@ def _checked(table: nw.LazyFrame, plan: _engine.Plan, kind: str) -> nw.LazyFrame
     return table.join(plan.per_user.select(nw.len().alias("__rf_checked")), how="cross").drop("__rf_checked")
 
 
+@_frames.engine_call
 def per_item(
     frame: FrameT,
     k: int | Sequence[int] = DEFAULT_K,
@@ -237,6 +241,7 @@ def per_item(
     return _frames.from_lazy(table, kind)
 
 
+@_frames.engine_call
 def tied_cutoffs(
     frame: FrameT,
     k: int | Sequence[int] = DEFAULT_K,

@@ -82,6 +82,7 @@ def _check_column(schema: dict[str, Any], column: str, arg: str, frame: str) -> 
         )
 
 
+@_frames.engine_call
 def user_cohorts(
     frame: FrameT,
     train: Any,
@@ -155,6 +156,7 @@ def user_cohorts(
     return _frames.from_lazy(_cohorts(listed, trained, user, item, bins, edges, name, "n_train"), kind)
 
 
+@_frames.engine_call
 def item_strata(
     train: FrameT,
     bins: int = 3,

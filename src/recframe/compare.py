@@ -417,6 +417,7 @@ def effect_size(x: np.ndarray, y: np.ndarray) -> float:
     return float(scaled.mean() / stats.std(scaled))
 
 
+@_frames.engine_call
 def compare(
     per_user_frame: FrameT,
     by: str | Sequence[str] = "model",
@@ -674,6 +675,7 @@ def letter_columns(order: list[Any], different: set[frozenset[Any]]) -> list[lis
     return sorted(ranked, key=lambda g: [order.index(m) for m in g])
 
 
+@_frames.engine_call
 def compare_letters(comparison: FrameT) -> FrameT:
     """The models of an all-pairs comparison ranked per metric, with the letters of a compact
     letter display: models that share a letter are not significantly different.
@@ -768,6 +770,7 @@ def compare_letters(comparison: FrameT) -> FrameT:
     return _frames.from_lazy(nw.from_native(result), kind)
 
 
+@_frames.engine_call
 def combine_folds(
     comparison: FrameT, fold: str = "fold", *, alpha: float = stats.ALPHA, correction: Correction | None = stats.CORRECTION
 ) -> FrameT:
@@ -881,6 +884,7 @@ combine_folds.__doc__ = """The deltas of a comparison made within each fold, com
 stats.with_defaults(combine_folds)  # the defaults, written into the docs
 
 
+@_frames.engine_call
 def compare_recommendations(
     frame: Any,
     baseline: Any = None,

@@ -9,7 +9,7 @@ from typing import Any, TypeVar, cast
 import narwhals as nw
 import polars as pl
 
-from recframe import _call, _validate, api, profiles
+from recframe import _call, _frames, _validate, api, profiles
 from recframe.errors import RecframeError, fix, ref
 from recframe.metrics import REGISTRY
 from recframe.options import CURVE_NAMES, IntervalOptions, Unpack
@@ -47,6 +47,7 @@ def _longest_list(frame: Any, options: dict[str, Any]) -> int | None:
 PR_METRICS = ("precision", "recall")
 
 
+@_frames.engine_call
 def curve(
     frame: FrameT,
     metrics: Sequence[str] | None = None,

@@ -137,6 +137,7 @@ def _rows(
     ).with_columns(pl.col(pl.Float64).fill_nan(None))
 
 
+@_frames.engine_call
 def disparity(
     per_user_frame: FrameT,
     group: str = "segment",

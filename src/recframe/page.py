@@ -15,7 +15,7 @@ import os
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from recframe import _call
+from recframe import _call, _frames
 from recframe._page import data, sections
 from recframe._page.html import Page
 from recframe.options import SummaryOptions, Unpack
@@ -24,6 +24,7 @@ from recframe.options import SummaryOptions, Unpack
 PAGE_CI = 0.95
 
 
+@_frames.engine_call
 def report_page(
     recs: Any,
     *,

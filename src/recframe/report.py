@@ -10,7 +10,7 @@ from typing import Any, Literal
 
 import polars as pl
 
-from recframe import _tables
+from recframe import _frames, _tables
 from recframe.errors import RecframeError, fix, ref
 
 Format = Literal["markdown", "html", "latex"]
@@ -275,6 +275,7 @@ def _latex(header: list[str], body: list[list[Cell]], note: str | None) -> str:
 MAX_PRECISION = 17
 
 
+@_frames.engine_call
 def report(frame: Any, format: Format = "markdown", precision: int = 3, *, compare: Any = None) -> str:
     r"""A summary or comparison as a table to paste into a report.
 

@@ -272,6 +272,7 @@ def _check_view(image: Any, item_columns: tuple[str, ...], max_users: Any, max_i
             raise RecframeError(f"{ref(name, limit)} must be a whole number >= 1.", f"e.g. {fix(name, 5)}, or leave it out.")
 
 
+@_frames.engine_call
 def side_by_side(
     inspected: Any,
     *,
