@@ -8,6 +8,7 @@ at call time, results that stay in the engine, and clear errors for what is not 
 
 from __future__ import annotations
 
+import math
 import sys
 from collections.abc import Callable
 from typing import Any
@@ -178,6 +179,28 @@ def test_data_errors_are_raised_when_called(engine: Constructor) -> None:
     no_relevant = sample().with_columns(relevance=pl.lit(0.0))
     with pytest.raises(recframe.RecframeError, match='empty_users="error"'):
         recframe.per_user(engine(no_relevant), by="model", empty_users="error")
+
+
+@pytest.mark.parametrize(
+    ("column", "value", "said"),
+    [
+        ("relevance", math.nan, "NaN or infinite"),
+        ("relevance", -math.inf, "NaN or infinite"),
+        ("rank", math.nan, "not whole numbers"),
+        ("rank", math.inf, "not whole numbers"),
+        ("rank", 1e300, "not whole numbers"),
+        ("rank", 2.5, "not whole numbers"),
+    ],
+)
+def test_float_values_no_engine_can_hold_are_refused_by_name(engine: Constructor, column: str, value: float, said: str) -> None:
+    """A NaN, infinite, fractional or huge float rank, and a NaN or infinite relevance, are
+    refused naming the column on every engine (Ibis rounds a float to an Int64, which a NaN, an
+    infinity or 1e300 overflowed with a raw DuckDB error before the round was guarded)."""
+    frame = pl.DataFrame(
+        {"user_id": [1, 1, 2, 2], "item_id": [1, 2, 1, 2], "rank": [1.0, 2.0, 1.0, None], "relevance": [1.0, 0.0, 1.0, None]}
+    ).with_columns(pl.when(pl.int_range(pl.len()) == 1).then(value).otherwise(pl.col(column)).alias(column))
+    with pytest.raises(recframe.RecframeError, match=rf"column '{column}' \({column}=\) has 1 .*{said}.*user_id=1"):
+        recframe.summary(engine(frame), k=2)
 
 
 def test_duckdb_computes_large_rows_once_into_a_temporary_table(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -164,7 +164,10 @@ def prepare(
             # and 64-bit unsigned ranks must be whole numbers an Int64 holds exactly (|r| <=
             # 2**53); the bad ones are counted and reported by the data check
             lf = lf.with_columns(r.cast(nw.Float64))
-            bad = (r.is_nan() | ~r.is_finite() | (r.round(0) != r) | (r.abs() > v.MAX_RANK_VALUE)).fill_null(False)
+            # (rounded only where an Int64 holds the value: Ibis rounds to an Int64, which a NaN,
+            # an infinity or a huge rank overflows with a raw error; a null rank is not bad)
+            exact = r.is_finite() & (r.abs() <= v.MAX_RANK_VALUE)
+            bad = nw.when(exact).then(r.round(0) != r).otherwise(~r.is_null())
             lf = lf.with_columns(bad.cast(nw.Int64).alias(n.BAD_RANK))
             lf = lf.with_columns(nw.when(nw.col(n.BAD_RANK) == 0).then(r).otherwise(None).cast(nw.Int64))
         if spec.reranks:
