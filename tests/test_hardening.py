@@ -69,6 +69,27 @@ def test_exp2_gain_of_huge_grades_is_refused_not_nan(constructor):
     assert to_polars(recframe.per_user(constructor(df), k=2, metrics=["precision"], gain="exp2"))["precision@2"][0] == 1 / 2
 
 
+def test_linear_gain_of_huge_grades_is_refused_not_inf(constructor):
+    """gain="linear" takes the grade as the gain: two relevant grades of 1e308 made a DCG
+    mean of inf (the sum of the users' DCGs overflowed). Grades beyond 2**1000
+    are refused where DCG or nDCG reads them, as exp2's grades above 1000 are."""
+    df = FRAME.with_columns(relevance=pl.Series([1e308, 0.0, 1e308]))
+    with pytest.raises(
+        recframe.RecframeError,
+        match=r"column 'relevance' \(relevance=\) has 2 relevant grade\(s\) beyond 2\*\*1000 .*gain=\"linear\".*Hint: rescale",
+    ):
+        to_polars(recframe.summary(constructor(df), k=2, metrics=["dcg"]))
+    # at the bound the numbers are finite: dcg = 2**1000 / log2(2), idcg adds 2**1000 / log2(3)
+    top = 2.0**1000
+    ok = to_polars(recframe.per_user(constructor(df.with_columns(relevance=pl.Series([top, 0.0, top]))), k=2, metrics=["dcg"]))
+    assert ok["dcg@2"][0] == top
+    # precision reads no gain, and binary gains are 1: no reason to refuse
+    assert to_polars(recframe.per_user(constructor(df), k=2, metrics=["precision"]))["precision@2"][0] == 1 / 2
+    assert to_polars(recframe.per_user(constructor(df), k=2, metrics=["ndcg"], gain="binary"))["ndcg@2"][0] == pytest.approx(
+        1 / (1 + 1 / math.log2(3))
+    )
+
+
 SCORES = {"a": 0.0, "b": -0.0, "c": 0.5, "d": 0.5, "e": math.inf, "f": -math.inf, "g": None, "h": 0.1}
 # the position of each item by score (None: not ranked), worked by hand: -0.0 ties 0.0
 SCORE_POSITIONS = [

@@ -43,7 +43,7 @@ import narwhals as nw
 
 from recframe import _engine, _frames, _side  # _engine: the relevance and gain rules the checks read
 from recframe import _names as n
-from recframe._validate import MAX_EXP2_GRADE, Spec, fail
+from recframe._validate import MAX_EXP2_GRADE, MAX_LINEAR_GRADE, Spec, fail
 from recframe.errors import fix, ref
 from recframe.metrics import REGISTRY, TERMS, term
 from recframe.metrics._registry import domain_of
@@ -106,9 +106,11 @@ def plan(spec: Spec) -> CheckPlan:
     flags: dict[str, nw.Expr] = {n.BAD_REL: ~rel.is_finite()}
     if spec.columns.score is not None:
         flags[n.BAD_SCORE] = nw.col(n.SCORE).is_nan()
-    if spec.conventions.gain == "exp2" and any(m in ("dcg", "ndcg") for m in spec.selection.metrics):
-        # 2**grade - 1 overflows float64 sums past this grade: refuse rather than give NaN
-        flags[n.BAD_GAIN] = _engine.gains(spec) & (rel > MAX_EXP2_GRADE)
+    if spec.conventions.gain != "binary" and any(m in ("dcg", "ndcg") for m in spec.selection.metrics):
+        # gains past 2**1000 overflow float64 sums (exp2: 2**grade - 1; linear: the grade; a
+        # gaining grade is > 0, as thresholds <= 0 are refused): refuse rather than give inf or NaN
+        huge = rel > (MAX_EXP2_GRADE if spec.conventions.gain == "exp2" else MAX_LINEAR_GRADE)
+        flags[n.BAD_GAIN] = _engine.gains(spec) & huge
     sums = list(flags)
     if spec.columns.rank is not None and not spec.facts.integer_rank:
         sums.append(n.BAD_RANK)  # set by the engine's prepare, where float ranks are cast
@@ -171,7 +173,8 @@ def sentences(spec: Spec, checks: CheckPlan) -> list[str]:
     if n.BAD_REL in counted:
         out.append(f"no NaN or infinite relevance in {c.relevance!r}")
     if n.BAD_GAIN in counted:
-        out.append("no grade so large that 2**grade - 1 overflows (gain='exp2')")
+        gain = "2**grade - 1" if spec.conventions.gain == "exp2" else "the grade"
+        out.append(f"no grade so large that its gain, {gain}, overflows sums (gain={spec.conventions.gain!r})")
     if n.USER_ROWS in counted:
         out.append("users= has one row per user, with every by key it holds")
         if spec.selection.unlisted_users == "error":
@@ -322,11 +325,19 @@ def _raise_column_problem(total: dict[str, int], first: Callable[[str], dict[str
             )
     if total.get(n.BAD_GAIN):
         gaining = "relevant" if spec.conventions.gain_threshold == "threshold" else "positive"
+        where = f"{_where(first(n.BAD_GAIN), spec)}"
+        if spec.conventions.gain == "exp2":
+            raise fail(
+                f"column {spec.columns.relevance!r} ({ref('relevance')}) has {total[n.BAD_GAIN]} {gaining} grade(s) above "
+                f"{MAX_EXP2_GRADE}, first at {where}: with {fix('gain', 'exp2')} their gain "
+                "2**grade - 1 overflows, and DCG and nDCG would be infinite or NaN.",
+                f"use {fix('gain', 'linear')}, or rescale the grades (exp2 is meant for small integer grades such as 0-4).",
+            )
         raise fail(
-            f"column {spec.columns.relevance!r} ({ref('relevance')}) has {total[n.BAD_GAIN]} {gaining} grade(s) above "
-            f"{MAX_EXP2_GRADE}, first at {_where(first(n.BAD_GAIN), spec)}: with {fix('gain', 'exp2')} their gain "
-            "2**grade - 1 overflows, and DCG and nDCG would be infinite or NaN.",
-            f"use {fix('gain', 'linear')}, or rescale the grades (exp2 is meant for small integer grades such as 0-4).",
+            f"column {spec.columns.relevance!r} ({ref('relevance')}) has {total[n.BAD_GAIN]} {gaining} grade(s) beyond "
+            f"2**1000 (about 1.07e301), first at {where}: with {fix('gain', 'linear')} the gain is "
+            "the grade, and sums of such gains overflow, so DCG would be infinite or NaN.",
+            f"rescale the grades, e.g. divide them by a power of ten (nDCG does not change), or pass {fix('gain', 'binary')}.",
         )
 
 

@@ -39,6 +39,9 @@ def is_count_column(name: str) -> bool:
 # Relevant grades above MAX_EXP2_GRADE under gain="exp2": 2**1000 is about 1e301, so sums of
 # up to 1e7 such gains stay finite in float64; past it DCG would be infinite and nDCG NaN.
 MAX_EXP2_GRADE = 1000
+# ... and with gain="linear" the gain is the grade: the same bound on it
+# (1e308 was taken, and a mean of two such DCGs printed inf).
+MAX_LINEAR_GRADE = 2.0**MAX_EXP2_GRADE
 # The largest rank given as a float, decimal or UInt64 that is taken: every integer up to it is
 # exact in float64.
 MAX_RANK_VALUE = 2**53
