@@ -162,6 +162,14 @@ def test_one_model_is_refused() -> None:
         recframe.agreement(RECS, k=3)
 
 
+def test_a_null_model_is_refused_by_name_on_every_backend(constructor) -> None:
+    """The data checks refuse a null model; on Polars they ride along the plan, and the model
+    values were ordered before they ran (a raw TypeError comparing None with a string)."""
+    frame = RECS.with_columns(pl.when(pl.col("item_id") == "w").then(None).otherwise(pl.col("model")).alias("model"))
+    with pytest.raises(RecframeError, match=r"column 'model' has 1 null value\(s\)"):
+        to_polars(recframe.agreement(constructor(frame), k=3, by="model"))
+
+
 def test_the_command_line_writes_the_agreement_table(tmp_path) -> None:
     import contextlib
     import io

@@ -61,11 +61,14 @@ def _check(lf: nw.LazyFrame, keys: list[str], user: str, metrics: list[str], by:
         [],
         *(infinite[m].cast(nw.Int64).sum().alias(f"__rf_inf:{m}") for m in metrics),
         *(values[m].abs().max().alias(f"__rf_max:{m}") for m in metrics),
-        *(nw.col(k).is_null().cast(nw.Int64).sum().alias(f"__rf_null:{k}") for k in keys[1:]),
+        *(nw.col(k).is_null().cast(nw.Int64).sum().alias(f"__rf_null:{k}") for k in keys),
     )
-    for k in keys[1:]:
+    if not found.height:
+        return  # no rows: nothing to refuse here (the baseline is not among the models, said next)
+    for k in keys:
         if found.item(0, f"__rf_null:{k}"):
-            # an engine's join never pairs null keys: the users of a null group would not be compared
+            # an engine's join never pairs null keys, nor matches a null model: the users of a null
+            # group would not be compared
             raise RecframeError(
                 f"column {k!r} of per_user_frame ({ref('by')}) has {found.item(0, f'__rf_null:{k}')} null value(s), "
                 "which a paired comparison inside the engine cannot group. Hint: fill them first, e.g. "

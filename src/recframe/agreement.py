@@ -143,7 +143,12 @@ def agreement(
         top, lists = (nw.from_native(part.collect().to_native().lazy()) for part in (top, lists))
     else:
         top, lists = _frames.materialize(top), _frames.materialize(lists)
-    models = sorted(lists.select(model).unique().collect().get_column(model).to_list())
+    values = lists.select(model).unique().collect().get_column(model).to_list()
+    if None in values and kind != "engine":
+        # a null model is refused by the data checks, which on Polars ride along the plan (a
+        # SQL engine ran them at the call): run them now, before the models are ordered
+        plan.per_user.select(nw.len()).collect()
+    models = sorted(x for x in values if x is not None)
     pairs = _pairs(models, baseline, model)
     parts = [_pair(top, lists, strata, model, a, b, k, p) for a, b in pairs]
     out = _measured(nw.concat(parts, how="vertical") if len(parts) > 1 else parts[0], strata, k, p)
