@@ -45,6 +45,17 @@ def test_equal_size_bins_cut_at_the_count_quantiles() -> None:
     assert set(same["cohort"].cast(pl.String)) == {"1+", "cold"}
 
 
+def test_users_or_items_none_of_which_trained_are_all_cold() -> None:
+    """Every listed user new to the training data (or no user at all): equal-size bins have no
+    count to cut at, and every user is cold (it raised a raw StopIteration)."""
+    strangers = TRAIN.with_columns(pl.col("user_id") + 100)
+    out = recframe.user_cohorts(RECS, strangers, bins=3)
+    assert out.rows() == [(u, 0, "cold") for u in (1, 2, 3, 4, 5)]
+    assert recframe.user_cohorts(RECS.head(0), TRAIN, bins=3).height == 0
+    items = recframe.item_strata(TRAIN.head(0), bins=3, items=pl.DataFrame({"item_id": ["a", "b"]}))
+    assert items.rows() == [("a", 0, "cold"), ("b", 0, "cold")]
+
+
 def test_truth_users_are_listed_too() -> None:
     truth = pl.DataFrame({"user_id": [9], "item_id": ["a"], "relevance": [1]})
     out = recframe.user_cohorts(RECS.drop("relevance"), TRAIN, truth=truth, bins=1)

@@ -46,6 +46,8 @@ def _cut_points(counts: pl.DataFrame, bins: Any, edges: Any) -> list[int]:
         raise RecframeError(f"{ref('bins', bins)} is not a positive whole number. Hint: pass e.g. {fix('bins', 4)}.")
     counts = counts.sort("n")
     total = int(counts["weight"].sum())
+    if not total:
+        return []  # no user (or item) with a count: every one is cold, one bin "1+" stays empty
     cumulative = counts["weight"].cum_sum().to_list()
     points: list[int] = []
     for i in range(1, bins):
