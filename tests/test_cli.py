@@ -305,6 +305,34 @@ def test_bad_input_exits_2_with_one_line(files, args, fragments):
     assert (files / "joined.csv").read_bytes() == before  # no input overwritten
 
 
+def test_an_empty_export_fails_the_job_instead_of_writing_empty_metrics(files, tmp_path):
+    """A RECS or --truth file with no rows (a header-only CSV, a parquet export of no row, a glob
+    of such parts) is a failed export: exit 2 naming it, and no output file, where the metrics
+    were an empty table (or nulls) with exit 0. An empty --exclude is a real case and is read."""
+    folder = tmp_path / "empty_parts"
+    folder.mkdir()
+    for i in range(2):
+        RECS.head(0).write_parquet(folder / f"part-{i}.parquet")
+    RECS.head(0).write_csv(tmp_path / "header_only.csv")
+    TRUTH.head(0).write_parquet(tmp_path / "no_truth.parquet")
+    out = tmp_path / "metrics.csv"
+    for args, named in (
+        ([f"{folder}/*.parquet", "--score", "score"], "RECS '"),
+        ([tmp_path / "header_only.csv", "--score", "score"], "header_only.csv' has no rows (1 csv file)"),
+        ([files / "recs.csv", "--score", "score", "--truth", tmp_path / "no_truth.parquet"], "--truth '"),
+    ):
+        result = run("evaluate", *args, "--relevance", "rating", "--threshold", "4", "--by", "model", "--out", out)
+        assert_usage_error(result, named, "has no rows", "nothing to evaluate")
+        assert not out.exists()
+    result = run("cohorts", tmp_path / "header_only.csv", "--train", files / "truth.csv")
+    assert_usage_error(result, "RECS '", "has no rows")
+    # (parquet: typed, where a header-only CSV reads as text)
+    TRUTH.head(0).select("user_id", "item_id").write_parquet(tmp_path / "seen.parquet")
+    flags = ["--relevance", "rating", "--threshold", "4", "--by", "model", "--exclude", tmp_path / "seen.parquet"]
+    ok = run("evaluate", files / "joined.csv", *flags)
+    assert ok.returncode == 0, ok.stderr
+
+
 def test_a_quoted_line_break_is_one_record_rfc_4180(tmp_path):
     """A field holding a line break (quoted, as RFC 4180 allows) is read, not refused as ragged;
     a short row after it is still named by its own line, and an unclosed quote is refused."""

@@ -79,11 +79,14 @@ def _read(args: argparse.Namespace, progress: Progress) -> tuple[pl.LazyFrame, d
         source = find_source(args.recs, "RECS")
         progress.stage(f"recs: {source.describe()}")
         source.check_rows()
+        source.check_not_empty("RECS")
         recs, read = source.scan(), {}
     sides = {name: find_source(getattr(args, name), flag(name)) for name in SIDE_INPUTS if getattr(args, name)}
     for name, side in sides.items():
         progress.stage(f"{name}: {side.describe()}")
         side.check_rows()
+        if name == "truth":  # (an empty --exclude or --train is a real case: nothing seen, nothing trained)
+            side.check_not_empty(flag(name))
     return recs, {**read, **{name: side.scan() for name, side in sides.items()}}
 
 
@@ -392,6 +395,7 @@ def cohorts_command(args: argparse.Namespace, progress: Progress) -> int:
         if found is not None:
             progress.stage(f"{name}: {found.describe()}")
             found.check_rows()
+    source.check_not_empty("RECS")
     with progress.running("counting the training interactions"):
         table = recframe.user_cohorts(
             source.scan(), train.scan(), args.bins if args.bins is not None else 4, edges=args.edges,

@@ -48,6 +48,26 @@ class Source:
             for path in self.files:
                 _check_csv_fields(path)
 
+    def check_not_empty(self, label: str) -> None:
+        """Raise UsageError when the files hold no row: an empty export is a failed export, and a
+        nightly job must not write empty metrics with exit code 0. Parquet answers from its
+        metadata; a CSV reads one row. A file that cannot be read is left to the read, which
+        says why."""
+        try:
+            if self.reader == "parquet":
+                empty = pl.scan_parquet(list(self.files)).select(pl.len()).collect().item() == 0
+            else:
+                empty = pl.scan_csv(list(self.files), infer_schema_length=0).head(1).collect().height == 0
+        except (pl.exceptions.PolarsError, OSError):
+            return
+        if empty:
+            n = len(self.files)
+            raise UsageError(
+                f"{label} {self.pattern!r} has no rows ({n} {self.reader} file{'s' if n > 1 else ''}): there is nothing to "
+                "evaluate. Hint: check the step that wrote it (an empty export?); recframe refuses an empty input so "
+                "that a scheduled job fails instead of writing empty metrics."
+            )
+
     def describe(self) -> str:
         size = sum(os.path.getsize(f) for f in self.files)
         n = len(self.files)
