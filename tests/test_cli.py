@@ -680,6 +680,16 @@ def test_reporting_usage_errors(files):
     assert_usage_error(
         run("compare", recs, *flags, "--by", "model", "--baseline", "Z"), "--baseline Z is not a value of column 'model'"
     )
+    # no list judged: every list is skipped, which is what to say (it once said the baseline was
+    # not among the models, "values: []")
+    unjudged = files / "unjudged.parquet"
+    pl.read_csv(files / "joined.csv").with_columns(pl.lit(None, pl.Float64).alias("rating")).write_parquet(unjudged)
+    assert_usage_error(
+        run("compare", unjudged, "--relevance", "rating", "--by", "model", "--baseline", "A"),
+        "per_user_frame has no row to compare",
+        "--empty-users skip",
+        "n_no_truth",
+    )
 
 
 def test_a_wide_table_is_transposed_to_fit_the_terminal():

@@ -126,10 +126,9 @@ def paired_t(lf: nw.LazyFrame, keys: list[str], baseline: Any, user: str, metric
     _check(lf, keys, user, metrics, by)
     models = sorted(lf.select(by).unique().collect("polars").to_native().get_column(by).to_list())
     if baseline not in models:
-        raise RecframeError(
-            f"{ref('baseline', baseline)} is not a value of column {by!r} (values: {models}). "
-            f"Hint: pass {ref('baseline')} one of them."
-        )
+        from recframe.compare import baseline_error  # worded once (compare imports this module)
+
+        raise baseline_error(baseline, models, by)
 
     # the strata (every combination of the other keys), with the baseline's users with a value of each metric
     def in_baseline(metric: str) -> nw.Expr:

@@ -84,6 +84,21 @@ def infinite_error(metric: str, count: int, first: dict[str, Any], user: str, by
     )
 
 
+def baseline_error(baseline: Any, models: list[Any], by: str) -> RecframeError:
+    """The baseline is not among the models (in Python and inside an engine alike); with no
+    model at all, the frame has no row, which is what to say."""
+    if not models:
+        return RecframeError(
+            f"per_user_frame has no row to compare, so no model {ref('baseline', baseline)}: recframe.per_user leaves "
+            f"out the lists every metric skips, such as users without any truth or, with {fix('empty_users', 'skip')}, "
+            "without a relevant item. Hint: check that the truth reaches the recommendations (the threshold, the join "
+            f"keys): the counts n_no_truth and n_no_relevant of recframe.summary(..., by={by!r}) say how many."
+        )
+    return RecframeError(
+        f"{ref('baseline', baseline)} is not a value of column {by!r} (values: {models}). Hint: pass {ref('baseline')} one of them."
+    )
+
+
 def by_keys(by: Any) -> list[str]:
     keys = [by] if isinstance(by, str) else list(by) if by is not None else []
     if not keys or not all(isinstance(k, str) for k in keys):
@@ -200,10 +215,7 @@ def _rows(
     refuse_infinite(df, metrics, user, by)
     models = df.get_column(by).unique().sort().to_list()
     if baseline not in models:
-        raise RecframeError(
-            f"{ref('baseline', baseline)} is not a value of column {by!r} (values: {models}). "
-            f"Hint: pass {ref('baseline')} one of them."
-        )
+        raise baseline_error(baseline, models, by)
     rng = np.random.default_rng(seed)  # one generator, rows in output order: reproducible
     out: dict[str, list[Any]] = {name: [] for name in [*strata, *COLUMNS]}
     for stratum, group in _strata(df, strata):
