@@ -586,3 +586,22 @@ def test_report_page_takes_the_summary_options_typed_and_keeps_its_ci_default(pa
     # ci not passed: the page's 0.95 intervals; ci=None passed: none
     assert "[lo, hi]: the 95% interval of the mean." in html.unescape(section(page, "summary"))
     assert "interval of the mean" not in html.unescape(section(workflow_page[0], "summary"))
+
+
+def test_models_with_one_user_each_are_said_untested_not_a_raw_error():
+    """One user per model: the all-pairs test has no p-value (fewer than two paired users), and
+    the verdict once formatted that missing p-value (a raw TypeError); it now names the models
+    not tested against the best one. A frame whose every list is skipped is refused, saying so."""
+    frame = pl.DataFrame(
+        {
+            "model": ["a"] * 3 + ["b"] * 3 + ["c"] * 3,
+            "user_id": [1] * 9,
+            "item_id": [1, 2, 3, 2, 3, 1, 3, 1, 2],
+            "rank": [1, 2, 3] * 3,
+            "relevance": [1.0, 0.0, 0.0, 0.0, 0.0, 1.0, 0.0, 1.0, 0.0],
+        }
+    )
+    page = recframe.report_page(frame, k=2, by="model")
+    assert "not tested against a (fewer than two users with values of both): b, c." in html.unescape(verdict_of(page))
+    with pytest.raises(recframe.RecframeError, match="per_user_frame has no row to compare, so no pair of models"):
+        recframe.report_page(frame.with_columns(pl.lit(None, pl.Float64).alias("relevance")), k=2, by="model")

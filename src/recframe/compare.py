@@ -84,16 +84,22 @@ def infinite_error(metric: str, count: int, first: dict[str, Any], user: str, by
     )
 
 
+def no_rows_error(by: str, missing: str) -> RecframeError:
+    """A per-user frame with no row, so no `missing` (a baseline, two models): what per_user
+    leaves out, and where to look."""
+    return RecframeError(
+        f"per_user_frame has no row to compare, so {missing}: recframe.per_user leaves out the lists every metric "
+        f"skips, such as users without any truth or, with {fix('empty_users', 'skip')}, without a relevant item. "
+        "Hint: check that the truth reaches the recommendations (the threshold, the join keys): the counts "
+        f"n_no_truth and n_no_relevant of recframe.summary(..., by={by!r}) say how many."
+    )
+
+
 def baseline_error(baseline: Any, models: list[Any], by: str) -> RecframeError:
     """The baseline is not among the models (in Python and inside an engine alike); with no
     model at all, the frame has no row, which is what to say."""
     if not models:
-        return RecframeError(
-            f"per_user_frame has no row to compare, so no model {ref('baseline', baseline)}: recframe.per_user leaves "
-            f"out the lists every metric skips, such as users without any truth or, with {fix('empty_users', 'skip')}, "
-            "without a relevant item. Hint: check that the truth reaches the recommendations (the threshold, the join "
-            f"keys): the counts n_no_truth and n_no_relevant of recframe.summary(..., by={by!r}) say how many."
-        )
+        return no_rows_error(by, f"no model {ref('baseline', baseline)}")
     return RecframeError(
         f"{ref('baseline', baseline)} is not a value of column {by!r} (values: {models}). Hint: pass {ref('baseline')} one of them."
     )
@@ -302,6 +308,8 @@ def _pair_rows(
     refuse_duplicates(df, keys, user)
     refuse_infinite(df, metrics, user, by)
     models = df.get_column(by).unique().sort().to_list()
+    if not models:
+        raise no_rows_error(by, "no pair of models")
     if len(models) < 2:
         raise RecframeError(
             f"{ref('by', by)}: column {by!r} of per_user_frame holds {len(models)} model(s) {models}, and a comparison of every "

@@ -133,14 +133,17 @@ def _against_best(data: PageData, metric: str, best: str) -> str:
     worse: list[str] = []
     better: list[str] = []
     same: list[str] = []
+    untested: list[str] = []
     for row in rows.iter_rows(named=True):
         side = "b" if str(row["model_a"]) == best else "a"
         other, mean, own = row[f"model_{side}"], row[f"mean_{side}"], row["mean_a" if side == "b" else "mean_b"]
         where = f" in {label(row, keys)}" if keys else ""
-        words = f"{escape(other)}{escape(where)} ({format_number(mean, precision)}, {_p(row['p_adjusted'], precision)})"
-        if not row["significant"]:
+        if row["p_adjusted"] is None or math.isnan(row["p_adjusted"]):
+            untested.append(f"{escape(other)}{escape(where)}")  # (fewer than two users paired: no test)
+        elif not row["significant"]:
             same.append(f"{escape(other)}{escape(where)}")
         else:
+            words = f"{escape(other)}{escape(where)} ({format_number(mean, precision)}, {_p(row['p_adjusted'], precision)})"
             (worse if (mean < own) == larger else better).append(words)
     parts = []
     if worse:
@@ -149,6 +152,8 @@ def _against_best(data: PageData, metric: str, best: str) -> str:
         parts.append(f"; significantly better than {escape(best)}: {', '.join(better)}")
     if same:
         parts.append(f"; not distinguishable from {escape(best)}: {', '.join(same)}")
+    if untested:
+        parts.append(f"; not tested against {escape(best)} (fewer than two users with values of both): {', '.join(untested)}")
     return "".join(parts) + "."
 
 
