@@ -40,9 +40,11 @@ class Pair(NamedTuple):
 
 
 def _counted(lf: nw.LazyFrame, keys: list[str], *exprs: nw.Expr) -> pl.DataFrame:
-    """`exprs` per group of `keys` (one group without), collected (a few rows)."""
+    """`exprs` per group of `keys` (one group without, keyed `_ALL`), collected (a few rows).
+    Without keys it is one aggregate, which has its row on an empty frame too (a group-by on a
+    constant key has none)."""
     if not keys:
-        lf, keys = lf.with_columns(nw.lit(0).alias(_ALL)), [_ALL]
+        return lf.select(*exprs).collect("polars").to_native().with_columns(pl.lit(0).alias(_ALL))
     return _frames.group_agg(lf, keys, *exprs).collect("polars").to_native()
 
 
@@ -63,8 +65,6 @@ def _check(lf: nw.LazyFrame, keys: list[str], user: str, metrics: list[str], by:
         *(values[m].abs().max().alias(f"__rf_max:{m}") for m in metrics),
         *(nw.col(k).is_null().cast(nw.Int64).sum().alias(f"__rf_null:{k}") for k in keys),
     )
-    if not found.height:
-        return  # no rows: nothing to refuse here (the baseline is not among the models, said next)
     for k in keys:
         if found.item(0, f"__rf_null:{k}"):
             # an engine's join never pairs null keys, nor matches a null model: the users of a null
