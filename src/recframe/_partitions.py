@@ -167,7 +167,8 @@ def quantiles(values: pl.DataFrame, sums: pl.DataFrame, spec: v.Spec, aggregate:
     totals = sums.group_by(keys).agg(pl.col(n.N_LISTS).sum(), *(pl.col(f"{c}:count").sum() for c in columns))
     found = totals.select(keys)
     # each value's last place among its group's values of the metric in order (0, 1, ...): the
-    # value at a place is the first whose last place reaches it
+    # value at a place is the smallest whose last place reaches it (a min, not the first row:
+    # a join keeps no row order)
     ordered = values.sort([*keys, "__rf_metric", "__rf_value"]).with_columns(
         last=pl.col("__rf_n").cum_sum().over([*keys, "__rf_metric"]) - 1
     )
@@ -182,8 +183,8 @@ def quantiles(values: pl.DataFrame, sums: pl.DataFrame, spec: v.Spec, aggregate:
             mine.join(at, on=keys)
             .group_by(keys)
             .agg(
-                low=pl.col(c).filter(pl.col("last") >= pl.col("low")).first(),
-                high=pl.col(c).filter(pl.col("last") >= pl.min_horizontal(pl.col("low") + 1, pl.col("n") - 1)).first(),
+                low=pl.col(c).filter(pl.col("last") >= pl.col("low")).min(),
+                high=pl.col(c).filter(pl.col("last") >= pl.min_horizontal(pl.col("low") + 1, pl.col("n") - 1)).min(),
                 fraction=pl.col("fraction").first(),
             )
         )
