@@ -80,6 +80,38 @@ def to_polars(result: Any) -> pl.DataFrame:
     return nw.from_native(result).collect("polars").to_native()
 
 
+# pytest.approx compares numbers; a missing value (None) is compared by assert_values_close
+# below. Any None given to approx is refused here on every pytest, not only from 9.2 on (where it
+# raises under a relative tolerance), so that a test never passes on one pytest and fails on the next.
+_approx = pytest.approx
+
+
+def _approx_of_numbers(expected: Any, *args: Any, **kwargs: Any) -> Any:
+    values = expected.values() if isinstance(expected, dict) else expected if isinstance(expected, (list, tuple)) else [expected]
+    if any(value is None for value in values):
+        raise TypeError(f"pytest.approx({expected!r}) holds None: compare missing values with conftest.assert_values_close")
+    return _approx(expected, *args, **kwargs)
+
+
+pytest.approx = _approx_of_numbers  # type: ignore[assignment]
+
+
+def _missing(value: Any) -> bool:
+    return value is None or (isinstance(value, float) and value != value)
+
+
+def assert_values_close(got: list[Any], want: list[Any], *, rel: float = 1e-12, abs: float = 1e-12, label: str = "") -> None:
+    """Element by element: a missing value (None, or NaN) equals only a missing value, and a
+    number equals a number within the tolerances. ``pytest.approx`` is not for lists that may
+    hold a missing value: from pytest 9.2 it raises on ``None`` under a relative tolerance."""
+    assert len(got) == len(want), f"{label}: {len(got)} values, {len(want)} expected"
+    for place, (g, w) in enumerate(zip(got, want)):
+        if _missing(w) or _missing(g):
+            assert _missing(g) and _missing(w), f"{label}[{place}]: got {g!r}, expected {w!r}"
+        else:
+            assert g == pytest.approx(w, rel=rel, abs=abs), f"{label}[{place}]: got {g!r}, expected {w!r}"
+
+
 @pytest.fixture(params=list(BACKENDS))
 def constructor(request: pytest.FixtureRequest) -> Callable[[pl.DataFrame], Any]:
     """Turn a Polars frame into the backend under test."""

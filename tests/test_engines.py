@@ -39,10 +39,10 @@ def ibis_constructor() -> Constructor:
 
 
 def _engine_param(name: str, *values: Any, **kwargs: Any) -> Any:
-    """A parameter of the engine `name`; Spark and SQLFrame (a JVM, seconds per query) are
-    marked ``slow_engine``: .ci/run runs them after the README's test command, which leaves
-    them out to stay under five minutes (``python -m pytest -m slow_engine`` runs them)."""
-    marks = [pytest.mark.slow_engine] if name in ("spark", "sqlframe") else []
+    """A parameter of the engine `name`; Spark and SQLFrame (a JVM, seconds per query) and Ibis
+    are marked ``slow_engine``: they are in the test-slow extra, which the README's test command
+    leaves out; .ci/run installs it and runs them after (``python -m pytest -m slow_engine``)."""
+    marks = [pytest.mark.slow_engine] if name in ("spark", "sqlframe", "ibis") else []
     return pytest.param(name, *values, marks=marks, **kwargs)
 
 
@@ -292,6 +292,7 @@ def test_truth_on_another_engine_is_an_error() -> None:
         recframe.summary(duckdb.from_arrow(recs.to_arrow()), truth=truth, by="model")
 
 
+@pytest.mark.slow_engine  # Dask is in the test-slow extra
 def test_dask_is_refused_with_the_alternatives() -> None:
     dd = pytest.importorskip("dask.dataframe", reason="dask is not installed")
     frame = dd.from_pandas(sample().to_pandas(), npartitions=2)

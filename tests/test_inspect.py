@@ -303,6 +303,7 @@ def test_side_by_side_refusals():
         recframe.side_by_side(DATA["recs"])
 
 
+@pytest.mark.slow_engine  # Ibis is in the test-slow extra
 def test_the_same_rows_inside_ibis():
     """The plan compiles to SQL too (Ibis on DuckDB; Spark and SQLFrame run the same code, at
     seconds per call, and gave the same rows when this was written)."""

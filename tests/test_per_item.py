@@ -11,7 +11,7 @@ import polars as pl
 import pytest
 
 import recframe
-from conftest import to_polars
+from conftest import assert_values_close, to_polars
 from recframe import RecframeError
 
 RECS = pl.DataFrame(
@@ -101,7 +101,7 @@ def test_per_item_matches_the_reference_on_every_backend(constructor) -> None:
         if column in ("model", "item_id"):
             assert g == w
         else:
-            assert g == pytest.approx(w, rel=1e-12, abs=1e-12), column
+            assert_values_close(g, w, label=column)
 
 
 def test_the_same_checks_and_options_as_per_user() -> None:
