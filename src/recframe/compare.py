@@ -217,6 +217,7 @@ def _rows(
     """One row per (stratum, model, metric): the model key is ``keys[0]``; the other keys
     (segments, folds) are strata, compared separately; p-values adjusted over every row."""
     by, strata = keys[0], keys[1:]
+    refuse_null_keys(df, by, user)
     refuse_duplicates(df, keys, user)
     refuse_infinite(df, metrics, user, by)
     models = df.get_column(by).unique().sort().to_list()
@@ -305,6 +306,7 @@ def _pair_rows(
     """One row per (stratum, pair of models, metric); the p-values of the paired tests adjusted
     over every row, those of tukey_hsd left as they are (the test controls its family)."""
     by, strata = keys[0], keys[1:]
+    refuse_null_keys(df, by, user)
     refuse_duplicates(df, keys, user)
     refuse_infinite(df, metrics, user, by)
     models = df.get_column(by).unique().sort().to_list()
@@ -501,6 +503,25 @@ def compare(
 
     result = without_skipped(native, schema).select(*keys, user, *chosen).map_batches(run, schema=out_schema, streamable=False)
     return _frames.from_lazy(nw.from_native(result), kind)
+
+
+def refuse_null_keys(df: pl.DataFrame, by: str, user: str) -> None:
+    """Refuse a null model or user: the two paths of compare would read them apart."""
+    nulls = df.select(pl.col(by).null_count().alias("by"), pl.col(user).null_count().alias("user")).row(0, named=True)
+    for arg, column in (("by", by), ("user", user)):
+        if nulls[arg]:
+            raise null_key_error(column, int(nulls[arg]), arg)
+
+
+def null_key_error(column: str, count: int, arg: str) -> RecframeError:
+    """`count` null values in the model column (``arg`` "by") or the user column (``arg``
+    "user"): refused on every backend, by the comparison with a baseline and of every pair alike
+    (a join pairs no null key, an index of the users would pair them: two answers for one pair)."""
+    what, why = ("model", "compared with another model") if arg == "by" else ("user", "paired with its user under another model")
+    return RecframeError(
+        f"column {column!r} of per_user_frame ({ref(arg)}) has {count} null value(s): a row without a {what} cannot be "
+        f"{why}. Hint: drop those rows or fill them first (recframe.per_user gives every row a {what})."
+    )
 
 
 def _compare_in_engine(

@@ -1,0 +1,79 @@
+"""compare's two paths read the keys and values one way (issue 58, items 2, 3, 4 and 11): a null
+user or model is refused by name on every backend, by the comparison with a baseline and of
+every pair alike (the pairs once paired a null user with itself, the baseline dropped it: n_pairs
+3 and 2 for one pair; a null model was a model of its own in Polars); d_z of equal differences
+is null to the tolerance of a tie; a metric column of text is refused by name, not cast."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import ibis
+import polars as pl
+import pytest
+
+import recframe
+from conftest import BACKENDS, to_polars
+from recframe.errors import RecframeError
+
+pytest.importorskip("scipy", reason="the paired t test needs scipy: pip install 'recframe[stats]'")
+
+IN_PROCESS = [name for name in BACKENDS if name != "duckdb"]  # all pairs runs in Python only
+ENGINES = {
+    "duckdb": lambda df: BACKENDS["duckdb"](df),
+    "ibis": lambda df: ibis.memtable(df.to_arrow()),
+}
+
+
+def _every_backend() -> list[Any]:
+    return [pytest.param(BACKENDS[name], id=name) for name in BACKENDS] + [pytest.param(ENGINES["ibis"], id="ibis")]
+
+
+def _calls(baseline_only: bool) -> list[dict[str, Any]]:
+    return [{"baseline": "A"}] + ([] if baseline_only else [{}, {"test": "wilcoxon", "baseline": "A"}])
+
+
+def _is_engine(constructor: Any) -> bool:
+    return constructor in (BACKENDS.get("duckdb"), ENGINES["ibis"])
+
+
+# user 3 has a null id under both models: all pairs counted it, the baseline dropped it
+NULL_USER = pl.DataFrame(
+    {"model": ["A", "A", "A", "B", "B", "B"], "user_id": [1, 2, None, 1, 2, None], "ndcg@10": [0.1, 0.2, 0.0, 0.2, 0.2, 1.0]}
+)
+NULL_MODEL = pl.DataFrame(
+    {"model": ["A", "A", "B", "B", None, None], "user_id": [1, 2, 1, 2, 1, 2], "ndcg@10": [0.1, 0.2, 0.3, 0.5, 0.2, 0.2]}
+)
+
+
+@pytest.mark.parametrize("constructor", _every_backend())
+def test_a_null_user_is_refused_on_both_paths(constructor: Any) -> None:
+    for call in _calls(_is_engine(constructor)):
+        with pytest.raises(RecframeError, match=r"column 'user_id' of per_user_frame \(user=\) has 2 null value\(s\).*Hint: "):
+            to_polars(recframe.compare(constructor(NULL_USER), metrics=["ndcg@10"], **call))
+
+
+@pytest.mark.parametrize("constructor", _every_backend())
+def test_a_null_model_is_refused_on_both_paths(constructor: Any) -> None:
+    for call in _calls(_is_engine(constructor)):
+        with pytest.raises(RecframeError, match=r"column 'model' of per_user_frame \(by=\) has 2 null value\(s\).*Hint: "):
+            to_polars(recframe.compare(constructor(NULL_MODEL), metrics=["ndcg@10"], **call))
+
+
+def test_a_null_model_is_named_before_a_duplicate_on_both_paths() -> None:
+    """Two rows of a null model and one user were a duplicate to Polars: the null is the fault."""
+    twice = pl.concat([NULL_MODEL, NULL_MODEL.filter(pl.col("model").is_null()).head(1)])
+    for frame in (twice, ENGINES["duckdb"](twice)):
+        with pytest.raises(RecframeError, match=r"column 'model' of per_user_frame \(by=\) has 3 null value\(s\)"):
+            recframe.compare(frame, baseline="A")
+
+
+def test_the_pairs_without_the_null_rows_agree() -> None:
+    """The refusal's hint: without the null rows both paths give one answer, users 1 and 2:
+    d = A - B = -0.1, 0.0, delta -0.05 (all pairs) and B - A = 0.05 (baseline A)."""
+    kept = NULL_USER.drop_nulls("user_id")
+    pairs = recframe.compare(kept, metrics=["ndcg@10"]).row(0, named=True)
+    base = recframe.compare(kept, baseline="A", metrics=["ndcg@10"]).row(0, named=True)
+    assert (pairs["n_pairs"], base["n_pairs"]) == (2, 2)
+    assert pairs["delta"] == pytest.approx(-0.05, rel=1e-12)
+    assert base["delta"] == pytest.approx(0.05, rel=1e-12)
