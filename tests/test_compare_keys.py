@@ -9,11 +9,13 @@ from __future__ import annotations
 from typing import Any
 
 import ibis
+import numpy as np
 import polars as pl
 import pytest
 
 import recframe
 from conftest import BACKENDS, to_polars
+from recframe.compare import effect_size
 from recframe.errors import RecframeError
 
 pytest.importorskip("scipy", reason="the paired t test needs scipy: pip install 'recframe[stats]'")
@@ -77,3 +79,22 @@ def test_the_pairs_without_the_null_rows_agree() -> None:
     assert (pairs["n_pairs"], base["n_pairs"]) == (2, 2)
     assert pairs["delta"] == pytest.approx(-0.05, rel=1e-12)
     assert base["delta"] == pytest.approx(0.05, rel=1e-12)
+
+
+@pytest.mark.parametrize("constructor", [pytest.param(BACKENDS[name], id=name) for name in IN_PROCESS])
+def test_d_z_of_equal_differences_is_null(constructor: Any) -> None:
+    """0.7 - 0.6 and 0.4 - 0.3 are both 0.1 to 12 digits (4e-17 apart in floats): one difference,
+    no spread, d_z null (it was 2.5e15), as a user's tie uses that tolerance."""
+    frame = pl.DataFrame({"model": ["A", "A", "B", "B"], "user_id": [1, 2, 1, 2], "ndcg@10": [0.7, 0.4, 0.6, 0.3]})
+    row = to_polars(recframe.compare(constructor(frame))).row(0, named=True)
+    assert row["delta"] == pytest.approx(0.1, rel=1e-12)
+    assert row["d_z"] is None
+    assert (row["wins"], row["ties"], row["losses"]) == (2, 0, 0)
+
+
+def test_effect_size_reads_equal_differences_with_one_tolerance() -> None:
+    assert np.isnan(effect_size(np.array([0.7, 0.4]), np.array([0.6, 0.3])))
+    assert np.isnan(effect_size(np.array([1e6 + 0.1, 2e6 + 0.1]), np.array([1e6, 2e6])))  # 0.1 to 12 digits of 2e6
+    # differences apart past the tolerance keep their d_z: d = 0.1, 0.1 + 1e-9, mean / sd
+    d = np.array([0.1, 0.1 + 1e-9])
+    assert effect_size(d, np.zeros(2)) == pytest.approx(d.mean() / d.std(ddof=1), rel=1e-6)
