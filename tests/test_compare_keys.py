@@ -98,3 +98,26 @@ def test_effect_size_reads_equal_differences_with_one_tolerance() -> None:
     # differences apart past the tolerance keep their d_z: d = 0.1, 0.1 + 1e-9, mean / sd
     d = np.array([0.1, 0.1 + 1e-9])
     assert effect_size(d, np.zeros(2)) == pytest.approx(d.mean() / d.std(ddof=1), rel=1e-6)
+
+
+TEXT = pl.DataFrame({"model": ["A", "A", "B", "B"], "user_id": [1, 2, 1, 2], "ndcg@10": ["abc", "0.2", "0.3", "0.4"]})
+NUMERIC_TEXT = TEXT.with_columns(pl.Series("ndcg@10", ["0.1", "0.2", "0.3", "0.4"]))
+
+
+@pytest.mark.parametrize("constructor", _every_backend())
+@pytest.mark.parametrize("frame", [TEXT, NUMERIC_TEXT], ids=["abc", "numeric-text"])
+@pytest.mark.parametrize("metrics", [None, ["ndcg@10"]], ids=["every-metric", "metrics"])
+def test_a_metric_column_of_text_is_refused_by_name(constructor: Any, frame: pl.DataFrame, metrics: Any) -> None:
+    for call in _calls(_is_engine(constructor)):
+        with pytest.raises(
+            RecframeError, match=r"column 'ndcg@10' of per_user_frame holds String values, not numbers.*Hint: cast"
+        ):
+            to_polars(recframe.compare(constructor(frame), metrics=metrics, **call))
+
+
+def test_a_text_column_beside_numbers_is_named_with_the_others() -> None:
+    frame = NUMERIC_TEXT.with_columns(pl.Series("rr@10", [1.0, 0.5, 0.5, 0.25]))
+    with pytest.raises(RecframeError, match=r"metrics=None compares every metric column.*pass metrics= some of \['rr@10'\]"):
+        recframe.compare(frame)
+    row = recframe.compare(frame, metrics=["rr@10"]).row(0, named=True)  # the hint's call: A - B = 0.5, 0.25
+    assert row["delta"] == pytest.approx(0.375, rel=1e-12)

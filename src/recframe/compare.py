@@ -142,24 +142,43 @@ def metric_columns_of(schema: pl.Schema, keys: list[str], user: str, metrics: Se
                 f"them, or compute the frame with recframe.per_user(..., by={keys!r}) over the same keys."
             )
     available = _tables.metric_columns(names)
+    numeric = [c for c in available if schema[c].is_numeric()]
     if metrics is None:
         if not available:
             raise RecframeError(
                 f"per_user_frame has no metric column such as 'ndcg@10' (columns: {names}). "
                 "Hint: pass the output of recframe.per_user."
             )
+        # every metric column is compared: one of text is refused, not cast (numeric text was,
+        # and other text failed in the cast)
+        for name in available:
+            if name not in numeric:
+                raise not_numeric_error(name, schema[name], numeric, None)
         return available
     if isinstance(metrics, str):
         metrics = [metrics]
     chosen = list(metrics)
     for name in chosen:
-        if name not in names or not schema[name].is_numeric():
+        if name not in names:
             raise RecframeError(
-                f"{ref('metrics')} names {name!r}, which is not a numeric column of per_user_frame. Hint: pass some of {available}."
+                f"{ref('metrics')} names {name!r}, which is not a column of per_user_frame. Hint: pass some of {numeric}."
             )
+        if not schema[name].is_numeric():
+            raise not_numeric_error(name, schema[name], numeric, chosen)
     if not chosen:
         raise RecframeError(f"{ref('metrics', [])} selects nothing to compare. Hint: pass some of {available}, or None for all.")
     return chosen
+
+
+def not_numeric_error(name: str, dtype: Any, numeric: list[str], chosen: list[str] | None) -> RecframeError:
+    """Metric column `name` holds `dtype`, not numbers (text, even of numbers, is not cast):
+    named whether metrics= chose it (`chosen`) or every metric column is compared (None)."""
+    how = f"{ref('metrics')} names it" if chosen is not None else f"{ref('metrics', None)} compares every metric column"
+    others = [c for c in numeric if c != name]
+    return RecframeError(
+        f"column {name!r} of per_user_frame holds {dtype} values, not numbers, and {how}. Hint: cast it to a number "
+        f"first, or pass {ref('metrics')} {'some of ' + repr(others) if others else 'other columns'}."
+    )
 
 
 def refuse_duplicates(df: pl.DataFrame, keys: list[str], user: str) -> None:
