@@ -915,9 +915,11 @@ combine_folds.__doc__ = """The deltas of a comparison made within each fold, com
     fold : str, default "fold"
         The key column of the folds (one of the comparison's other keys).
     alpha : float, default {ALPHA}
-        Significance level; the interval has coverage ``1 - alpha``.
+        Significance level; the interval of each row has coverage ``1 - alpha`` (not
+        adjusted: see Returns).
     correction : {"holm", "bonferroni"} or None, default {CORRECTION}
-        Multiple-testing correction over every row of the result.
+        Multiple-testing correction over every row of the result: of ``p_adjusted`` and
+        ``significant`` only.
 
     Returns
     -------
@@ -927,6 +929,15 @@ combine_folds.__doc__ = """The deltas of a comparison made within each fold, com
         two means averaged over the folds (``baseline_mean``/``model_mean`` or
         ``mean_a``/``mean_b``), ``delta`` (the mean of the fold deltas), ``delta_lo``,
         ``delta_hi``, ``p_value``, ``p_adjusted`` and ``significant``.
+
+        Each column's adjustment: ``delta_lo`` / ``delta_hi`` and ``p_value`` are of the row
+        alone, not adjusted for the other rows: the interval leaves out 0 exactly when
+        ``p_value < alpha`` (one t distribution for both). ``p_adjusted`` is ``p_value``
+        corrected over every row (``correction``), and ``significant`` is ``p_adjusted <
+        alpha``. So with two rows or more a row can have an interval without 0 beside
+        ``significant`` False (the example below); with ``correction=None``, ``significant``
+        is true exactly when the interval leaves out 0. (As :func:`compare`, whose intervals
+        are not corrected either.)
 
     Notes
     -----
@@ -952,6 +963,20 @@ combine_folds.__doc__ = """The deltas of a comparison made within each fold, com
     [('A', 'B', 3, 0.5)]
     >>> [round(out.item(0, c), 4) for c in ("delta_lo", "delta_hi")]  # 0.5 -/+ 4.3027 x 0.25 / sqrt(3)
     [-0.121, 1.121]
+
+    Two metrics, each with fold deltas 0.2, 0.3, 0.4: t = 0.3 / (0.1 / sqrt(3)) = 5.196 on 2
+    degrees of freedom, p = 1 - t / sqrt(t^2 + 2) = 0.0351 < 0.05, and the interval 0.3 -/+
+    4.3027 x 0.1 / sqrt(3) leaves out 0; Holm over the two rows doubles the smaller p-value,
+    0.0702, and neither row is significant:
+
+    >>> two = pl.concat([per_fold, per_fold.with_columns(metric=pl.lit("recall@10"))]).with_columns(
+    ...     delta=pl.Series([0.2, 0.3, 0.4] * 2)
+    ... )
+    >>> out = recframe.combine_folds(two)
+    >>> out.select(pl.col("delta_lo", "delta_hi", "p_value", "p_adjusted").round(4), "significant").row(0)
+    (0.0516, 0.5484, 0.0351, 0.0702, False)
+    >>> recframe.combine_folds(two, correction=None)["significant"].to_list()
+    [True, True]
     """
 stats.with_defaults(combine_folds)  # the defaults, written into the docs
 
