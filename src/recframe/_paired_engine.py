@@ -49,13 +49,11 @@ def _counted(lf: nw.LazyFrame, keys: list[str], *exprs: nw.Expr) -> pl.DataFrame
 
 
 def _check(lf: nw.LazyFrame, keys: list[str], user: str, metrics: list[str], by: str) -> None:
-    """compare's refusals, asked of the engine: two rows of one (keys, user), an infinite
-    value, and values too large for an engine's variance to hold exactly."""
-    from recframe.compare import duplicates_error, infinite_error  # worded once (compare imports this module)
+    """compare's refusals, asked of the engine: a null model or user (worded as in Python), two
+    rows of one (keys, user), a null stratum key, an infinite value, and values too large for an
+    engine's variance to hold exactly."""
+    from recframe.compare import duplicates_error, infinite_error, null_key_error  # worded once (compare imports this module)
 
-    rows = _counted(lf, [*keys, user], nw.len().alias("__rf_rows")).filter(pl.col("__rf_rows") > 1)
-    if rows.height:
-        raise duplicates_error(int(rows["__rf_rows"].sum()), rows.row(0, named=True), keys, user)
     values = {m: nw.col(m).cast(nw.Float64) for m in metrics}
     infinite = {m: (~values[m].is_finite() & ~values[m].is_nan()).fill_null(False) for m in metrics}
     found = _counted(
@@ -63,9 +61,15 @@ def _check(lf: nw.LazyFrame, keys: list[str], user: str, metrics: list[str], by:
         [],
         *(infinite[m].cast(nw.Int64).sum().alias(f"__rf_inf:{m}") for m in metrics),
         *(values[m].abs().max().alias(f"__rf_max:{m}") for m in metrics),
-        *(nw.col(k).is_null().cast(nw.Int64).sum().alias(f"__rf_null:{k}") for k in keys),
+        *(nw.col(k).is_null().cast(nw.Int64).sum().alias(f"__rf_null:{k}") for k in dict.fromkeys([*keys, user])),
     )
-    for k in keys:
+    for arg, column in (("by", by), ("user", user)):
+        if found.item(0, f"__rf_null:{column}"):
+            raise null_key_error(column, int(found.item(0, f"__rf_null:{column}")), arg)
+    rows = _counted(lf, [*keys, user], nw.len().alias("__rf_rows")).filter(pl.col("__rf_rows") > 1)
+    if rows.height:
+        raise duplicates_error(int(rows["__rf_rows"].sum()), rows.row(0, named=True), keys, user)
+    for k in keys[1:]:
         if found.item(0, f"__rf_null:{k}"):
             # an engine's join never pairs null keys, nor matches a null model: the users of a null
             # group would not be compared

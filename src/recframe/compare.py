@@ -142,24 +142,43 @@ def metric_columns_of(schema: pl.Schema, keys: list[str], user: str, metrics: Se
                 f"them, or compute the frame with recframe.per_user(..., by={keys!r}) over the same keys."
             )
     available = _tables.metric_columns(names)
+    numeric = [c for c in available if schema[c].is_numeric()]
     if metrics is None:
         if not available:
             raise RecframeError(
                 f"per_user_frame has no metric column such as 'ndcg@10' (columns: {names}). "
                 "Hint: pass the output of recframe.per_user."
             )
+        # every metric column is compared: one of text is refused, not cast (numeric text was,
+        # and other text failed in the cast)
+        for name in available:
+            if name not in numeric:
+                raise not_numeric_error(name, schema[name], numeric, None)
         return available
     if isinstance(metrics, str):
         metrics = [metrics]
     chosen = list(metrics)
     for name in chosen:
-        if name not in names or not schema[name].is_numeric():
+        if name not in names:
             raise RecframeError(
-                f"{ref('metrics')} names {name!r}, which is not a numeric column of per_user_frame. Hint: pass some of {available}."
+                f"{ref('metrics')} names {name!r}, which is not a column of per_user_frame. Hint: pass some of {numeric}."
             )
+        if not schema[name].is_numeric():
+            raise not_numeric_error(name, schema[name], numeric, chosen)
     if not chosen:
         raise RecframeError(f"{ref('metrics', [])} selects nothing to compare. Hint: pass some of {available}, or None for all.")
     return chosen
+
+
+def not_numeric_error(name: str, dtype: Any, numeric: list[str], chosen: list[str] | None) -> RecframeError:
+    """Metric column `name` holds `dtype`, not numbers (text, even of numbers, is not cast):
+    named whether metrics= chose it (`chosen`) or every metric column is compared (None)."""
+    how = f"{ref('metrics')} names it" if chosen is not None else f"{ref('metrics', None)} compares every metric column"
+    others = [c for c in numeric if c != name]
+    return RecframeError(
+        f"column {name!r} of per_user_frame holds {dtype} values, not numbers, and {how}. Hint: cast it to a number "
+        f"first, or pass {ref('metrics')} {'some of ' + repr(others) if others else 'other columns'}."
+    )
 
 
 def refuse_duplicates(df: pl.DataFrame, keys: list[str], user: str) -> None:
@@ -217,6 +236,7 @@ def _rows(
     """One row per (stratum, model, metric): the model key is ``keys[0]``; the other keys
     (segments, folds) are strata, compared separately; p-values adjusted over every row."""
     by, strata = keys[0], keys[1:]
+    refuse_null_keys(df, by, user)
     refuse_duplicates(df, keys, user)
     refuse_infinite(df, metrics, user, by)
     models = df.get_column(by).unique().sort().to_list()
@@ -305,6 +325,7 @@ def _pair_rows(
     """One row per (stratum, pair of models, metric); the p-values of the paired tests adjusted
     over every row, those of tukey_hsd left as they are (the test controls its family)."""
     by, strata = keys[0], keys[1:]
+    refuse_null_keys(df, by, user)
     refuse_duplicates(df, keys, user)
     refuse_infinite(df, metrics, user, by)
     models = df.get_column(by).unique().sort().to_list()
@@ -397,7 +418,7 @@ def _pairs_of_group(
                 p_value, lo, hi = paired_statistics(x, y, test, alpha, n_resamples, rng)
             # equal within the last bits: the engine's sums may differ there from run to run
             # (a parallel sum's order), which must not move a user between ties and wins
-            same = np.abs(x - y) <= 1e-12 * np.maximum(1.0, np.maximum(np.abs(x), np.abs(y)))
+            same = np.abs(x - y) <= SAME_WITHIN * np.maximum(1.0, np.maximum(np.abs(x), np.abs(y)))
             better, worse = ((x > y) & ~same, (x < y) & ~same) if higher else ((x < y) & ~same, (x > y) & ~same)
             found[a, b, metric] = {
                 "n_pairs": n,
@@ -422,15 +443,26 @@ def _pairs_of_group(
                 out[name].append(value)
 
 
+#: two values are the same to 12 significant digits when they differ by at most this share of
+#: the larger (or of 1 below 1): a user's tie of wins/ties/losses, and d_z's equal differences
+SAME_WITHIN = 1e-12
+
+
 def effect_size(x: np.ndarray, y: np.ndarray) -> float:
     """Cohen's d_z of paired values: mean(x - y) / sd(x - y), the sample standard deviation
-    (ddof=1); NaN with fewer than two pairs or when every difference is the same (sd 0).
+    (ddof=1); NaN with fewer than two pairs or when every difference is the same (sd 0), to the
+    tolerance of a tie (:data:`SAME_WITHIN` of the values): 0.7 - 0.6 and 0.4 - 0.3 differ in
+    their last bits, and their sd of 4e-17 made d_z 2.5e15.
 
     >>> effect_size(np.array([3.0, 2.0, 4.0]), np.array([1.0, 1.0, 1.0]))   # d = 2, 1, 3
     2.0
+    >>> effect_size(np.array([0.7, 0.4]), np.array([0.6, 0.3]))   # d = 0.1, 0.1
+    nan
     """
     d = x - y
-    if d.size < 2 or bool((d == d[0]).all()):
+    if d.size < 2:
+        return math.nan
+    if float(d.max() - d.min()) <= SAME_WITHIN * max(1.0, float(np.abs(x).max()), float(np.abs(y).max())):
         return math.nan
     scale = stats.overflow_scale(x, y)  # exact: the ratio does not change
     scaled = x / scale - y / scale
@@ -501,6 +533,25 @@ def compare(
 
     result = without_skipped(native, schema).select(*keys, user, *chosen).map_batches(run, schema=out_schema, streamable=False)
     return _frames.from_lazy(nw.from_native(result), kind)
+
+
+def refuse_null_keys(df: pl.DataFrame, by: str, user: str) -> None:
+    """Refuse a null model or user: the two paths of compare would read them apart."""
+    nulls = df.select(pl.col(by).null_count().alias("by"), pl.col(user).null_count().alias("user")).row(0, named=True)
+    for arg, column in (("by", by), ("user", user)):
+        if nulls[arg]:
+            raise null_key_error(column, int(nulls[arg]), arg)
+
+
+def null_key_error(column: str, count: int, arg: str) -> RecframeError:
+    """`count` null values in the model column (``arg`` "by") or the user column (``arg``
+    "user"): refused on every backend, by the comparison with a baseline and of every pair alike
+    (a join pairs no null key, an index of the users would pair them: two answers for one pair)."""
+    what, why = ("model", "compared with another model") if arg == "by" else ("user", "paired with its user under another model")
+    return RecframeError(
+        f"column {column!r} of per_user_frame ({ref(arg)}) has {count} null value(s): a row without a {what} cannot be "
+        f"{why}. Hint: drop those rows or fill them first (recframe.per_user gives every row a {what})."
+    )
 
 
 def _compare_in_engine(
@@ -621,7 +672,8 @@ compare.__doc__ = """Compare models user by user, with a paired test per metric:
     not significant.
 
     All pairs: with d_i = a_i - b_i, ``d_z = mean(d) / s_d`` (Cohen's d_z, s_d with
-    ddof=1; null with fewer than two pairs or when every d_i is the same). ``wins``,
+    ddof=1; null with fewer than two pairs or when every d_i is the same, to 12 significant
+    digits of the values, the tolerance of a tie below). ``wins``,
     ``ties`` and ``losses`` count the users for whom model a is better than, equal to
     (the same value, to 12 significant digits) or worse than model b, "better" meaning higher unless the metric's
     registry entry says lower is better (the name before ``@``; a column of no registered
@@ -863,9 +915,11 @@ combine_folds.__doc__ = """The deltas of a comparison made within each fold, com
     fold : str, default "fold"
         The key column of the folds (one of the comparison's other keys).
     alpha : float, default {ALPHA}
-        Significance level; the interval has coverage ``1 - alpha``.
+        Significance level; the interval of each row has coverage ``1 - alpha`` (not
+        adjusted: see Returns).
     correction : {"holm", "bonferroni"} or None, default {CORRECTION}
-        Multiple-testing correction over every row of the result.
+        Multiple-testing correction over every row of the result: of ``p_adjusted`` and
+        ``significant`` only.
 
     Returns
     -------
@@ -875,6 +929,15 @@ combine_folds.__doc__ = """The deltas of a comparison made within each fold, com
         two means averaged over the folds (``baseline_mean``/``model_mean`` or
         ``mean_a``/``mean_b``), ``delta`` (the mean of the fold deltas), ``delta_lo``,
         ``delta_hi``, ``p_value``, ``p_adjusted`` and ``significant``.
+
+        Each column's adjustment: ``delta_lo`` / ``delta_hi`` and ``p_value`` are of the row
+        alone, not adjusted for the other rows: the interval leaves out 0 exactly when
+        ``p_value < alpha`` (one t distribution for both). ``p_adjusted`` is ``p_value``
+        corrected over every row (``correction``), and ``significant`` is ``p_adjusted <
+        alpha``. So with two rows or more a row can have an interval without 0 beside
+        ``significant`` False (the example below); with ``correction=None``, ``significant``
+        is true exactly when the interval leaves out 0. (As :func:`compare`, whose intervals
+        are not corrected either.)
 
     Notes
     -----
@@ -900,6 +963,20 @@ combine_folds.__doc__ = """The deltas of a comparison made within each fold, com
     [('A', 'B', 3, 0.5)]
     >>> [round(out.item(0, c), 4) for c in ("delta_lo", "delta_hi")]  # 0.5 -/+ 4.3027 x 0.25 / sqrt(3)
     [-0.121, 1.121]
+
+    Two metrics, each with fold deltas 0.2, 0.3, 0.4: t = 0.3 / (0.1 / sqrt(3)) = 5.196 on 2
+    degrees of freedom, p = 1 - t / sqrt(t^2 + 2) = 0.0351 < 0.05, and the interval 0.3 -/+
+    4.3027 x 0.1 / sqrt(3) leaves out 0; Holm over the two rows doubles the smaller p-value,
+    0.0702, and neither row is significant:
+
+    >>> two = pl.concat([per_fold, per_fold.with_columns(metric=pl.lit("recall@10"))]).with_columns(
+    ...     delta=pl.Series([0.2, 0.3, 0.4] * 2)
+    ... )
+    >>> out = recframe.combine_folds(two)
+    >>> out.select(pl.col("delta_lo", "delta_hi", "p_value", "p_adjusted").round(4), "significant").row(0)
+    (0.0516, 0.5484, 0.0351, 0.0702, False)
+    >>> recframe.combine_folds(two, correction=None)["significant"].to_list()
+    [True, True]
     """
 stats.with_defaults(combine_folds)  # the defaults, written into the docs
 

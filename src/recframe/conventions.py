@@ -131,13 +131,16 @@ both undiscounted).""",
         Convention(
             """With ``score``: how equal scores are ordered, by item ascending or descending (as
 trec_eval, which compares document ids as strings); or the relevant items first
-(``"optimistic"``) or last (``"pessimistic"``) within a tie, then by item ascending, which
-bound what the tie-break alone can do to a number; or ``"average"``: each metric's expected
+(``"optimistic"``) or last (``"pessimistic"``) within a tie, then the items that gain by grade,
+descending or ascending, then by item ascending: the largest and the smallest value any order
+of the tied items gives, for every gain (linear, exp2, binary) and ERR as for the binary metrics,
+so they bound what the tie-break alone can do to a number; or ``"average"``: each metric's expected
 value over every ordering of the tied items, in closed form (McSherry and Najork 2008, as
 scikit-learn's ``ndcg_score``), for the metrics that have one (precision, recall, F1, hit rate,
 R-precision, DCG, nDCG; any other is refused by name). Enum and Categorical items are ordered
 by their names, not by their category order, on every engine.""",
-            "with --score: order equal scores by item ascending or descending (trec_eval), relevant first or last, "
+            "with --score: order equal scores by item ascending or descending (trec_eval), relevant and higher-graded items "
+            "first or last, "
             "or average over every order of the tied items",
         ),
     ]

@@ -194,8 +194,8 @@ def tie_line(data: PageData) -> str:
     how = {
         "item_asc": "equal scores ordered by item, ascending",
         "item_desc": "equal scores ordered by item, descending",
-        "optimistic": "the relevant items first within a tie",
-        "pessimistic": "the relevant items last within a tie",
+        "optimistic": "the relevant items first within a tie, the higher grades first",
+        "pessimistic": "the relevant items last within a tie, the lower grades first",
         "average": "each metric's expected value over every order of the tied items",
     }.get(str(policy[1]), str(policy[1]))
     text = (
