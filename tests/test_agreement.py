@@ -252,3 +252,23 @@ def test_k_past_the_longest_list_reads_the_whole_list_at_once(any_backend) -> No
     at_8 = to_polars(recframe.agreement(any_backend(df), k=8, by="model"))  # the longest list holds 8
     assert_frame_equal(whole.drop("overlap"), at_8.drop("overlap"), rel_tol=1e-12)
     assert whole["overlap"].to_list() == [c / sys.maxsize for c in at_8["n_common"].to_list()]
+
+
+def test_the_command_line_compares_at_a_depth_of_300(tmp_path) -> None:
+    """Issue 58, item 10: `recframe agreement --k 300` exited 1 ("a bug in recframe") on a
+    RecursionError; it writes the table, equal to the function's."""
+    import contextlib
+    import io
+
+    from recframe import cli
+
+    path = tmp_path / "recs.csv"
+    df = long_lists(2, 320)
+    df.write_csv(path)
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = cli.main(["agreement", str(path), "--by", "model", "--k", "300", "--format", "csv", "--quiet"])
+    assert code == 0, err.getvalue()
+    got = pl.read_csv(io.StringIO(out.getvalue()))
+    want = reference(df, 300, 0.9)
+    assert got["rbo"].to_list() == pytest.approx([want[("A", "B", u)]["rbo"] for u in got["user_id"]], rel=1e-12)
