@@ -272,3 +272,31 @@ def test_the_command_line_compares_at_a_depth_of_300(tmp_path) -> None:
     got = pl.read_csv(io.StringIO(out.getvalue()))
     want = reference(df, 300, 0.9)
     assert got["rbo"].to_list() == pytest.approx([want[("A", "B", u)]["rbo"] for u in got["user_id"]], rel=1e-12)
+
+
+@pytest.mark.parametrize(
+    ("column", "options", "argument", "hint"),
+    [
+        ("n_a", {"user": "n_a"}, "user='n_a'", 'user="user_id"'),
+        ("overlap", {"user": "overlap"}, "user='overlap'", 'user="user_id"'),
+        ("model_a", {"by": ["model", "model_a"]}, "by=['model', 'model_a']", 'by=["model", "model_a_key"]'),
+        ("rbo", {"by": ["model", "rbo"]}, "by=['model', 'rbo']", 'by=["model", "rbo_key"]'),
+    ],
+)
+def test_a_column_named_as_a_result_column_is_refused_on_every_backend(any_backend, column, options, argument, hint) -> None:
+    """Issue 58, item 13: a user column named n_a or overlap, or a key named model_a, made a
+    result with two columns of that name (a raw DuplicateError on Polars)."""
+    frame = RECS.with_columns(pl.lit(1).alias(column)) if options.get("by") else RECS.rename({"user_id": column})
+    with pytest.raises(RecframeError) as caught:
+        to_polars(recframe.agreement(any_backend(frame), k=3, **{"by": "model", **options}))
+    assert str(caught.value) == (
+        f"{argument}: column {column!r} has the name of a column of agreement's result (model_a, model_b, n_a, n_b, "
+        f"n_common, overlap, jaccard, rbo, kendall_tau). Hint: rename the column in the inputs and pass the new name, "
+        f"e.g. {hint}."
+    )
+
+
+def test_a_model_column_named_as_a_result_column_is_no_clash() -> None:
+    """The model column itself is not in the result (model_a and model_b hold its values)."""
+    got = recframe.agreement(RECS.rename({"model": "model_a"}), k=3, by="model_a")
+    assert got.select("model_a", "model_b", "n_common").rows() == [("A", "B", 2)]

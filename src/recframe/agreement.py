@@ -135,6 +135,7 @@ def agreement(
     baseline = given.pop("baseline", None)  # the model the others are compared with: read here, not by a metric
     call = _call.resolve([k], ["hit_rate"], given, PER_USER_NAMES, "agreement")
     v.refuse_average_ties(call, "agreement", "the items of each top k and their order")
+    _refuse_result_names(v.check_arguments(call).columns)
     plan, spec, kind = _call.prepare(_with_relevance(frame, call), call)
     if not spec.columns.by:
         raise RecframeError(
@@ -172,6 +173,17 @@ def agreement(
         # the data checks ride along the per-list table: one count of it makes them run first
         out = out.join(plan.per_user.select(nw.len().alias("__rf_checked")), how="cross").drop("__rf_checked")
     return _frames.from_lazy(_call.user_column(out.sort([*strata, "model_a", "model_b", n.USER]), spec), kind)
+
+
+def _refuse_result_names(columns: v.Columns) -> None:
+    """A user column or a key (after the model) named as a column of the result: refused."""
+    keys = list(columns.by)
+    named: list[tuple[str, Any, str, Any]] = []
+    for i, key in enumerate(keys[1:], start=1):
+        named.append(("by", keys, key, [*keys[:i], f"{key}_key", *keys[i + 1 :]]))
+    if columns.user is not None:
+        named.append(("user", columns.user, columns.user, "user_id"))
+    v.refuse_result_names("agreement", named, ("model_a", "model_b", *COLUMNS))
 
 
 def _with_relevance(frame: Any, call: dict[str, Any]) -> Any:
