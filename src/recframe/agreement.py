@@ -63,6 +63,15 @@ def _depth_table(one_row: nw.LazyFrame, depth: int, p: float) -> nw.LazyFrame:
     return table.select(m, nw.col("__rf_term").cum_sum().over(order_by="__rf_neg_depth").alias("__rf_g"))
 
 
+def _weighted(top: nw.LazyFrame, lists: nw.LazyFrame, depth: int, p: float, kind: str) -> tuple[nw.LazyFrame, nw.LazyFrame]:
+    """The top k with ``__rf_hpos`` = G(position), and the lists with ``__rf_hn`` = G(n + 1) in
+    place of their last position: :func:`_depth_table` to `depth`, computed once and joined."""
+    table = _held(_depth_table(lists.select(nw.len().alias(n.ONE)), depth, p), kind)
+    top = top.join(table.rename({"__rf_depth": n.POSITION, "__rf_g": "__rf_hpos"}), on=n.POSITION, how="left")
+    lists = lists.with_columns((nw.col("__rf_n") + 1).cast(nw.Int64).alias("__rf_depth")).join(table, on="__rf_depth", how="left")
+    return top, lists.drop("__rf_last", "__rf_depth").rename({"__rf_g": "__rf_hn"})
+
+
 def _held(lf: nw.LazyFrame, kind: str) -> nw.LazyFrame:
     """`lf` computed once: in memory, as a Polars frame; on a SQL engine, materialized."""
     if kind != "engine":
@@ -163,10 +172,7 @@ def agreement(
     # past the longest list (and its last position) a deeper k adds no item: the depth table
     # stops there, whatever k is (k=sys.maxsize is the whole list)
     longest = max(int(x) for x in (*per_model.get_column("__rf_n").to_list(), *per_model.get_column("__rf_last").to_list()))
-    table = _held(_depth_table(lists.select(nw.len().alias(n.ONE)), min(k, longest), p), kind)
-    top = top.join(table.rename({"__rf_depth": n.POSITION, "__rf_g": "__rf_hpos"}), on=n.POSITION, how="left")
-    lists = lists.with_columns((nw.col("__rf_n") + 1).cast(nw.Int64).alias("__rf_depth")).join(table, on="__rf_depth", how="left")
-    lists = lists.select(*strata, model, n.USER, "__rf_n", nw.col("__rf_g").alias("__rf_hn"))
+    top, lists = _weighted(top, lists, min(k, longest), p, kind)
     parts = [_pair(top, lists, strata, model, a, b) for a, b in pairs]
     out = _measured(nw.concat(parts, how="vertical") if len(parts) > 1 else parts[0], strata, k, p)
     if kind != "engine":
