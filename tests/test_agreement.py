@@ -12,7 +12,7 @@ import pytest
 from polars.testing import assert_frame_equal
 
 import recframe
-from conftest import assert_values_close, to_polars
+from conftest import BACKENDS, assert_values_close, to_polars
 from recframe import RecframeError
 
 RECS = pl.DataFrame(
@@ -188,3 +188,115 @@ def test_the_command_line_writes_the_agreement_table(tmp_path) -> None:
     with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(err := io.StringIO()):
         code = cli.main(["agreement", str(path), "--by", "model", "--k", "4,5"])
     assert code == 2 and "one depth" in err.getvalue()
+
+
+@pytest.fixture(params=[*BACKENDS, "ibis"])
+def any_backend(request: pytest.FixtureRequest):
+    """Every in-process backend (conftest's, DuckDB included) and Ibis (a memtable)."""
+    if request.param == "ibis":
+        ibis = pytest.importorskip("ibis")
+        return lambda df: ibis.memtable(df.to_arrow())
+    return BACKENDS[request.param]
+
+
+def test_a_tiny_p_gives_the_limit_x1_on_every_backend(any_backend) -> None:
+    """Issue 58, item 5: p=1e-310 passes 0 < p < 1, and (1 - p) / p overflowed (inf, NaN).
+    As p -> 0 RBO is X_1 (do the two lists share their first item): 1 for (x, y, z) against
+    (x, z, w), 0 for RECS's (x, y, z) against (y, x, w); p=5e-324 (the smallest float) too."""
+    same_top = RECS.with_columns(pl.Series("item_id", ["x", "y", "z", "x", "z", "w"]))
+    for p in (1e-310, 5e-324):
+        got = to_polars(recframe.agreement(any_backend(same_top), k=3, by="model", p=p))["rbo"].item()
+        assert got == pytest.approx(1.0, abs=1e-15)
+        got = to_polars(recframe.agreement(any_backend(RECS), k=3, by="model", p=p))["rbo"].item()
+        assert got == pytest.approx(0.0, abs=1e-300)
+
+
+def long_lists(users: int, length: int, seed: int = 0) -> pl.DataFrame:
+    rng = np.random.default_rng(seed)
+    rows = []
+    for model in ("A", "B"):
+        for user in range(users):
+            items = rng.permutation(length + length // 4)[:length]
+            rows += [(model, user, f"i{item}", rank) for rank, item in enumerate(items, start=1)]
+    return pl.DataFrame(rows, schema=["model", "user_id", "item_id", "rank"], orient="row")
+
+
+def test_k_1000_is_a_join_not_a_chain_on_every_backend(any_backend) -> None:
+    """Issue 58, item 10: k >= 250 raised RecursionError (one `when` per depth). A trec-style
+    depth of 1,000 on lists of 1,200 equals the reference, within seconds."""
+    import time
+
+    df = long_lists(2, 1200)
+    start = time.perf_counter()
+    got = to_polars(recframe.agreement(any_backend(df), k=1000, by="model"))
+    assert time.perf_counter() - start < 30
+    want = reference(df, 1000, 0.9)
+    assert got.height == len(want) == 2
+    for row in got.iter_rows(named=True):
+        expected = want[(row["model_a"], row["model_b"], row["user_id"])]
+        for column in ("n_common", "overlap", "jaccard", "rbo", "kendall_tau"):
+            assert row[column] == pytest.approx(expected[column], rel=1e-12, abs=1e-12), (column, row)
+
+
+def test_k_past_the_longest_list_reads_the_whole_list_at_once(any_backend) -> None:
+    """Issue 58, item 7: agreement(k=sys.maxsize), the errors page's "whole list", built a depth
+    table of k entries (O(k^2) in Python: it never returned). The table stops at the longest
+    list: every measure but overlap (n_common / k) is that of k = the longest list."""
+    import sys
+    import time
+
+    df = random_lists(7)
+    start = time.perf_counter()
+    whole = to_polars(recframe.agreement(any_backend(df), k=sys.maxsize, by="model"))
+    assert time.perf_counter() - start < 30
+    at_8 = to_polars(recframe.agreement(any_backend(df), k=8, by="model"))  # the longest list holds 8
+    assert_frame_equal(whole.drop("overlap"), at_8.drop("overlap"), rel_tol=1e-12)
+    assert whole["overlap"].to_list() == [c / sys.maxsize for c in at_8["n_common"].to_list()]
+
+
+def test_the_command_line_compares_at_a_depth_of_300(tmp_path) -> None:
+    """Issue 58, item 10: `recframe agreement --k 300` exited 1 ("a bug in recframe") on a
+    RecursionError; it writes the table, equal to the function's."""
+    import contextlib
+    import io
+
+    from recframe import cli
+
+    path = tmp_path / "recs.csv"
+    df = long_lists(2, 320)
+    df.write_csv(path)
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = cli.main(["agreement", str(path), "--by", "model", "--k", "300", "--format", "csv", "--quiet"])
+    assert code == 0, err.getvalue()
+    got = pl.read_csv(io.StringIO(out.getvalue()))
+    want = reference(df, 300, 0.9)
+    assert got["rbo"].to_list() == pytest.approx([want[("A", "B", u)]["rbo"] for u in got["user_id"]], rel=1e-12)
+
+
+@pytest.mark.parametrize(
+    ("column", "options", "argument", "hint"),
+    [
+        ("n_a", {"user": "n_a"}, "user='n_a'", 'user="user_id"'),
+        ("overlap", {"user": "overlap"}, "user='overlap'", 'user="user_id"'),
+        ("model_a", {"by": ["model", "model_a"]}, "by=['model', 'model_a']", 'by=["model", "model_a_key"]'),
+        ("rbo", {"by": ["model", "rbo"]}, "by=['model', 'rbo']", 'by=["model", "rbo_key"]'),
+    ],
+)
+def test_a_column_named_as_a_result_column_is_refused_on_every_backend(any_backend, column, options, argument, hint) -> None:
+    """Issue 58, item 13: a user column named n_a or overlap, or a key named model_a, made a
+    result with two columns of that name (a raw DuplicateError on Polars)."""
+    frame = RECS.with_columns(pl.lit(1).alias(column)) if options.get("by") else RECS.rename({"user_id": column})
+    with pytest.raises(RecframeError) as caught:
+        to_polars(recframe.agreement(any_backend(frame), k=3, **{"by": "model", **options}))
+    assert str(caught.value) == (
+        f"{argument}: column {column!r} has the name of a column of agreement's result (model_a, model_b, n_a, n_b, "
+        f"n_common, overlap, jaccard, rbo, kendall_tau). Hint: rename the column in the inputs and pass the new name, "
+        f"e.g. {hint}."
+    )
+
+
+def test_a_model_column_named_as_a_result_column_is_no_clash() -> None:
+    """The model column itself is not in the result (model_a and model_b hold its values)."""
+    got = recframe.agreement(RECS.rename({"model": "model_a"}), k=3, by="model_a")
+    assert got.select("model_a", "model_b", "n_common").rows() == [("A", "B", 2)]

@@ -605,3 +605,32 @@ def test_models_with_one_user_each_are_said_untested_not_a_raw_error():
     assert "not tested against a (fewer than two users with values of both): b, c." in html.unescape(verdict_of(page))
     with pytest.raises(recframe.RecframeError, match="per_user_frame has no row to compare, so no pair of models"):
         recframe.report_page(frame.with_columns(pl.lit(None, pl.Float64).alias("relevance")), k=2, by="model")
+
+
+@pytest.mark.parametrize("k", [300, sys.maxsize])
+def test_a_deep_k_builds_the_page_at_the_cost_of_the_data(k, tmp_path, capsys):
+    """Issue 58, items 7 and 10: report_page(k=300) raised RecursionError (the agreement's chain
+    of one condition per depth; `recframe report --k 300` exited 1, "a bug"), and k=sys.maxsize
+    never returned (its depth table was O(k^2) in Python). The page's agreement row is
+    recframe.agreement's mean at that k, which past the longest list reads the whole list."""
+    import time
+    import warnings
+
+    start = time.perf_counter()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", recframe.CappedWarning)  # the curve stops at the longest list
+        page = recframe.report_page(RECS, truth=TRUTH, baseline="popular", seed=0, k=k, metrics=["ndcg"], ci=None, **OPTIONS)
+    assert time.perf_counter() - start < 60
+    rows = recframe.agreement(RECS, k=k, score="score", by="model")
+    assert tables(section(page, "agreement"))[0][1][:6] == [
+        "personal", "popular", f"{rows.height}", f"{rows['overlap'].mean():.3f}", f"{rows['jaccard'].mean():.3f}",
+        f"{rows['rbo'].mean():.3f}",
+    ]  # fmt: skip
+    if k == 300:
+        recs, truth, out = tmp_path / "recs.parquet", tmp_path / "truth.parquet", tmp_path / "page.html"
+        RECS.write_parquet(recs)
+        TRUTH.write_parquet(truth)
+        flags = ["--truth", str(truth), "--relevance", "rating", "--threshold", "4", "--by", "model", "--score", "score"]
+        code = main(["report", str(recs), *flags, "--metrics", "ndcg", "--k", "300", "--out", str(out), "--quiet"])
+        assert code == 0, capsys.readouterr().err
+        assert out.read_text(encoding="utf-8").startswith("<!DOCTYPE html>")

@@ -681,6 +681,11 @@ def _group_rows(lf: nw.LazyFrame, spec: v.Spec, users: nw.LazyFrame | None) -> n
     return lf if spec.columns.by else lf.with_columns(nw.lit(0).alias(n.GROUP))
 
 
+def item_table_names(ks: Sequence[int]) -> list[str]:
+    """The columns of :func:`item_table` after its keys (the ``by`` keys and the item)."""
+    return ["n_users", "n_relevant", *(f"{c}@{k}" for k in ks for c in ("recommended", "hits", "recall", "exposure"))]
+
+
 def item_table(rows: nw.LazyFrame, spec: v.Spec) -> nw.LazyFrame:
     """Per (by keys, item), from the prepared rows (:attr:`Plan.rows`): ``n_users``, the lists
     that rank the item at all; ``n_relevant``, the users for whom it is relevant; and per k

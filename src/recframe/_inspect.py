@@ -46,7 +46,7 @@ TIED = "tied_users"
 CHOSEN_SUFFIX = {"worst": "_mean", "best": "_mean", "disagree": "_gap"}
 _LIST_VALUE, _USER_VALUE = "__rf_list_value", "__rf_user_value"
 # past this many users the result is sorted by user id, not by the order they were chosen in
-# (the order is a chain of conditions, one per user)
+# (the order is a sum of is_in tests over lists of users: their length grows with the users)
 _ORDERED_USERS = 1000
 _DIGITS = 12  # metric values are compared at this precision when users are chosen (engines differ past it)
 
@@ -506,11 +506,27 @@ def _check_images(items: Any, item: str, show_images: str | None) -> None:
 
 
 def _order_expr(ids: list[Any]) -> nw.Expr:
-    """Each user's place in `ids` (the order they were chosen in)."""
-    expr: Any = nw.when(nw.col(n.USER) == ids[0]).then(0)
-    for i, user in enumerate(ids[1:], start=1):
-        expr = expr.when(nw.col(n.USER) == user).then(i)
-    return expr.otherwise(len(ids)).cast(nw.Int64).alias(_ORDER)
+    """Each user's place in `ids` (the order they were chosen in); len(ids) for any other."""
+    return (
+        nw.when(nw.col(n.USER).is_in(ids))
+        .then(_numbered(ids, list(range(len(ids)))))
+        .otherwise(len(ids))
+        .cast(nw.Int64)
+        .alias(_ORDER)
+    )
+
+
+def _numbered(users: list[Any], numbers: list[int]) -> nw.Expr:
+    """``numbers[i]`` (>= 0) on the rows of ``users[i]``, 0 on any other, written bit by bit: bit
+    b adds 2^b where the user is among those whose number has it (``is_in``). A sum of as many
+    terms as the largest number has bits, whatever the users: a chain of one condition per user
+    ran into Python's recursion limit at 600 users."""
+    out: nw.Expr = nw.lit(0, dtype=nw.Int64)
+    for bit in range(max(numbers, default=0).bit_length()):
+        members = [user for user, number in zip(users, numbers) if number >> bit & 1]
+        if members:
+            out = out + nw.col(n.USER).is_in(members).cast(nw.Int64) * nw.lit(1 << bit, dtype=nw.Int64)
+    return out
 
 
 # ---------------------------------------------------------------------------- inspect
@@ -660,17 +676,11 @@ class _ByMetric:
             of_user.select(n.USER, nw.col(VALUE).alias(_USER_VALUE)), on=n.USER, how="left"
         )
         recommended = nw.col(_SOURCE) == "recommended"
-        # the users of each count, one condition per count (most users tie with nobody)
-        by_count: dict[int, list[Any]] = {}
-        for user in ids:
-            by_count.setdefault(self.tied.get(user, 1), []).append(user)
+        # each user's count (1: ties with nobody, as most users), bit by bit (not one condition per count)
+        more = [self.tied.get(user, 1) - 1 for user in ids]
         tied: Any = nw.lit(1)
-        if len(by_count) > 1 or 1 not in by_count:
-            counts = sorted(by_count, reverse=True)
-            tied = nw.when(nw.col(n.USER).is_in(by_count[counts[0]])).then(counts[0])
-            for count in counts[1:]:
-                tied = tied.when(nw.col(n.USER).is_in(by_count[count])).then(count)
-            tied = tied.otherwise(1)
+        if any(more):
+            tied = nw.when(nw.col(n.USER).is_in(ids)).then(_numbered(ids, more) + 1).otherwise(1)
         return rows.with_columns(
             nw.when(recommended).then(nw.col(_LIST_VALUE)).otherwise(None).alias(_LIST_VALUE),
             tied.cast(nw.Int64).alias(TIED),

@@ -519,6 +519,19 @@ def refuse_average_ties(call: Mapping[str, Any], function: str, what: str) -> No
         )
 
 
+def refuse_result_names(function: str, named: Sequence[tuple[str, Any, str, Any]], taken: Sequence[str]) -> None:
+    """Refuse an input column whose name is one of `function`'s own result columns (`taken`),
+    which the result would hold twice (a raw DuplicateError on Polars). `named`: per column, the
+    argument that names it, the argument's value, the column, and the argument's value with the
+    column renamed (the hint's)."""
+    for arg, value, column, renamed in named:
+        if column in taken:
+            raise fail(
+                f"{ref(arg, value)}: column {column!r} has the name of a column of {function}'s result ({', '.join(taken)}).",
+                f"rename the column in the inputs and pass the new name, e.g. {fix(arg, renamed)}.",
+            )
+
+
 def classify_keys(
     by: Sequence[str],
     recs: Sequence[str],

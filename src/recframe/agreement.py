@@ -3,8 +3,10 @@ overlap and Kendall's tau on the items both rank.
 
 Computed in the engine from the prepared rows of one call (:attr:`recframe._engine.Plan.rows`):
 a join of two models' top k on (user, item) per pair of models, sums per user, and for Kendall's
-tau a join of each user's common items with themselves (at most k(k-1)/2 pairs per user). No
-loop runs over users; the loop over pairs of models is over the models' names.
+tau a join of each user's common items with themselves (at most k(k-1)/2 pairs per user). RBO's
+weights by depth are a small table joined on the positions (:func:`_depth_table`), as deep as
+the longest list whatever k is. No loop runs over users; the loop over pairs of models is over
+the models' names.
 """
 
 from __future__ import annotations
@@ -37,25 +39,44 @@ def _check_p(p: Any) -> float:
     return float(p)
 
 
-def _by_depth(depth: nw.Expr, values: list[float]) -> nw.Expr:
-    """``values[d - 1]`` at depth d (1..len(values)), 0.0 past it: a table as a chain of
-    conditions, which every engine runs without a join. Evaluated once per row of the top k and
-    once per list (not per pair of models): a chain of k conditions is costly to build."""
-    out: Any = nw.when(depth == 1).then(nw.lit(values[0]))
-    for d, value in enumerate(values[1:], start=2):
-        out = out.when(depth == d).then(nw.lit(value))
-    return out.otherwise(nw.lit(0.0))
+def _depth_table(one_row: nw.LazyFrame, depth: int, p: float) -> nw.LazyFrame:
+    """Rows m = 1..depth + 1 (``__rf_depth``) with G(m) = sum_{d=m..depth} p^(d - 1) / d (0 at
+    depth + 1, ``__rf_g``): the depth table of the RBO sums, H(m) / p in Webber et al.'s terms
+    (H(m) = sum p^d / d), so that no sum is divided by p (``p=1e-310``: 1 / p overflows).
+    Made inside the engine of `one_row` (one row, an integer column ``__rf_one``) from a table of
+    the ten digits crossed with itself, and joined on positions: depth + 1 rows, however large
+    the depth (a chain of one condition per depth ran into Python's recursion limit at 250);
+    the suffix sums are one window, from the deepest term up."""
+    zero = nw.col(n.ONE).cast(nw.Int64) * 0  # an int64 on every engine (as _poisson's digits)
+    digits = nw.concat([one_row.select((zero + d).alias("__rf_depth")) for d in range(10)])
+    table, scale = digits, 10
+    while scale < depth + 2:
+        table = table.join(digits.rename({"__rf_depth": "__rf_digit"}), how="cross").select(
+            (nw.col("__rf_depth") * 10 + nw.col("__rf_digit")).alias("__rf_depth")
+        )
+        scale *= 10
+    m = nw.col("__rf_depth")
+    term = nw.when(m <= depth).then(nw.lit(p, dtype=nw.Float64) ** (m - 1).cast(nw.Float64) / m.cast(nw.Float64))
+    table = table.filter((m >= 1) & (m <= depth + 1)).with_columns(
+        term.otherwise(0.0).cast(nw.Float64).alias("__rf_term"), (-m).alias("__rf_neg_depth")
+    )
+    return table.select(m, nw.col("__rf_term").cum_sum().over(order_by="__rf_neg_depth").alias("__rf_g"))
 
 
-def _suffix(k: int, p: float) -> list[float]:
-    """H(m) = sum_{d=m..k} p^d / d for m = 1..k+1 (0 at k + 1): the depth table of the RBO sums.
-    (Its geometric twin S(m) = sum_{d=m..k} p^d has a closed form, :func:`_geometric`.)"""
-    return [sum(p**d / d for d in range(m, k + 1)) for m in range(1, k + 2)]
+def _weighted(top: nw.LazyFrame, lists: nw.LazyFrame, depth: int, p: float, kind: str) -> tuple[nw.LazyFrame, nw.LazyFrame]:
+    """The top k with ``__rf_hpos`` = G(position), and the lists with ``__rf_hn`` = G(n + 1) in
+    place of their last position: :func:`_depth_table` to `depth`, computed once and joined."""
+    table = _held(_depth_table(lists.select(nw.len().alias(n.ONE)), depth, p), kind)
+    top = top.join(table.rename({"__rf_depth": n.POSITION, "__rf_g": "__rf_hpos"}), on=n.POSITION, how="left")
+    lists = lists.with_columns((nw.col("__rf_n") + 1).cast(nw.Int64).alias("__rf_depth")).join(table, on="__rf_depth", how="left")
+    return top, lists.drop("__rf_last", "__rf_depth").rename({"__rf_g": "__rf_hn"})
 
 
-def _geometric(m: nw.Expr, k: int, p: float) -> nw.Expr:
-    """S(m) = sum_{d=m..k} p^d = (p^m - p^(k+1)) / (1 - p), for m = 1..k+1."""
-    return (nw.lit(p) ** m - p ** (k + 1)) / (1 - p)
+def _held(lf: nw.LazyFrame, kind: str) -> nw.LazyFrame:
+    """`lf` computed once: in memory, as a Polars frame; on a SQL engine, materialized."""
+    if kind != "engine":
+        return nw.from_native(lf.collect().to_native().lazy())
+    return _frames.materialize(lf)
 
 
 @_frames.engine_call
@@ -123,6 +144,7 @@ def agreement(
     baseline = given.pop("baseline", None)  # the model the others are compared with: read here, not by a metric
     call = _call.resolve([k], ["hit_rate"], given, PER_USER_NAMES, "agreement")
     v.refuse_average_ties(call, "agreement", "the items of each top k and their order")
+    _refuse_result_names(v.check_arguments(call).columns)
     plan, spec, kind = _call.prepare(_with_relevance(frame, call), call)
     if not spec.columns.by:
         raise RecframeError(
@@ -131,31 +153,43 @@ def agreement(
         )
     model, strata = spec.columns.by[0], list(spec.columns.by[1:])
     assert plan.rows is not None
-    suffix = _suffix(k, p)
-    top = plan.rows.filter((nw.col(n.POSITION) != NOT_RANKED) & (nw.col(n.POSITION) <= k)).select(
-        *strata, model, n.USER, n.ITEM, n.POSITION, _by_depth(nw.col(n.POSITION), suffix).alias("__rf_hpos")
-    )
+    ranked = (nw.col(n.POSITION) != NOT_RANKED) & (nw.col(n.POSITION) <= k)
+    top = plan.rows.filter(ranked).select(*strata, model, n.USER, n.ITEM, n.POSITION)
     # every pair reads the top k and each list's length: computed once (in memory: held as
     # frames; a SQL engine: materialized)
-    lists = _frames.group_agg(top, [*strata, model, n.USER], nw.len().cast(nw.Int64).alias("__rf_n"))
-    lists = lists.with_columns(_by_depth(nw.col("__rf_n") + 1, suffix).alias("__rf_hn"))
-    if kind != "engine":
-        top, lists = (nw.from_native(part.collect().to_native().lazy()) for part in (top, lists))
-    else:
-        top, lists = _frames.materialize(top), _frames.materialize(lists)
-    values = lists.select(model).unique().collect().get_column(model).to_list()
+    lists = _frames.group_agg(
+        top, [*strata, model, n.USER], nw.len().cast(nw.Int64).alias("__rf_n"), nw.col(n.POSITION).max().alias("__rf_last")
+    )
+    top, lists = _held(top, kind), _held(lists, kind)
+    per_model = _frames.group_agg(lists, [model], nw.col("__rf_n", "__rf_last").max()).collect()
+    values = per_model.get_column(model).to_list()
     if None in values and kind != "engine":
         # a null model is refused by the data checks, which on Polars ride along the plan (a
         # SQL engine ran them at the call): run them now, before the models are ordered
         plan.per_user.select(nw.len()).collect()
     models = sorted(x for x in values if x is not None)
     pairs = _pairs(models, baseline, model)
-    parts = [_pair(top, lists, strata, model, a, b, k, p) for a, b in pairs]
+    # past the longest list (and its last position) a deeper k adds no item: the depth table
+    # stops there, whatever k is (k=sys.maxsize is the whole list)
+    longest = max(int(x) for x in (*per_model.get_column("__rf_n").to_list(), *per_model.get_column("__rf_last").to_list()))
+    top, lists = _weighted(top, lists, min(k, longest), p, kind)
+    parts = [_pair(top, lists, strata, model, a, b) for a, b in pairs]
     out = _measured(nw.concat(parts, how="vertical") if len(parts) > 1 else parts[0], strata, k, p)
     if kind != "engine":
         # the data checks ride along the per-list table: one count of it makes them run first
         out = out.join(plan.per_user.select(nw.len().alias("__rf_checked")), how="cross").drop("__rf_checked")
     return _frames.from_lazy(_call.user_column(out.sort([*strata, "model_a", "model_b", n.USER]), spec), kind)
+
+
+def _refuse_result_names(columns: v.Columns) -> None:
+    """A user column or a key (after the model) named as a column of the result: refused."""
+    keys = list(columns.by)
+    named: list[tuple[str, Any, str, Any]] = []
+    for i, key in enumerate(keys[1:], start=1):
+        named.append(("by", keys, key, [*keys[:i], f"{key}_key", *keys[i + 1 :]]))
+    if columns.user is not None:
+        named.append(("user", columns.user, columns.user, "user_id"))
+    v.refuse_result_names("agreement", named, ("model_a", "model_b", *COLUMNS))
 
 
 def _with_relevance(frame: Any, call: dict[str, Any]) -> Any:
@@ -184,9 +218,7 @@ def _pairs(models: list[Any], baseline: Any, model: str) -> list[tuple[Any, Any]
     return [(m, baseline) for m in models if m != baseline]
 
 
-def _pair(
-    top: nw.LazyFrame, lists: nw.LazyFrame, strata: list[str], model: str, a: Any, b: Any, k: int, p: float
-) -> nw.LazyFrame:
+def _pair(top: nw.LazyFrame, lists: nw.LazyFrame, strata: list[str], model: str, a: Any, b: Any) -> nw.LazyFrame:
     """The per-user agreement of models a and b (a's lists against b's), for every user of either."""
     keys = [*strata, n.USER]
 
@@ -202,10 +234,10 @@ def _pair(
     sizes = sizes.with_columns(nw.coalesce(nw.col(c), nw.col(f"{c}_right")).alias(c) for c in keys).drop(
         [f"{c}_right" for c in keys]
     )
-    h_empty = _suffix(k, p)[0]  # H(0 + 1) of a missing list
+    # a missing list is empty: its RBO is null, so its G(0 + 1) is never read (0.0 stands in)
     sizes = sizes.with_columns(
         nw.col("n_a").fill_null(0), nw.col("n_b").fill_null(0),
-        nw.col("__rf_hn_a").fill_null(h_empty), nw.col("__rf_hn_b").fill_null(h_empty),
+        nw.col("__rf_hn_a").fill_null(0.0), nw.col("__rf_hn_b").fill_null(0.0),
     )  # fmt: skip
     ra, rb = nw.col("__rf_ra"), nw.col("__rf_rb")
     common = left.join(right, on=[*keys, n.ITEM], how="inner").join(sizes, on=keys, how="left")
@@ -258,18 +290,19 @@ def _measures(k: int, p: float) -> list[nw.Expr]:
         (1 - p) / p * [sum_{d=1..l} X_d p^d / d + X_s / s * sum_{d=s+1..l} (d - s) / d p^d]
         + [(X_l - X_s) / l + X_s / s] p^l
 
-    A common item at depth m = max(its two ranks) adds 1 to every X_d with d >= m, so the first
-    sum is the sum over common items of H(m) - H(l + 1), and the second is
-    X_s / s * [S(s + 1) - S(l + 1) - s (H(s + 1) - H(l + 1))] (see :func:`_suffix`; H(n + 1)
-    of each list is read from the lists' table, ``__rf_hn_a`` and ``__rf_hn_b``)."""
+    written without dividing by p (:func:`_depth_table`'s G(m) = sum_{d=m..} p^(d - 1) / d):
+    a common item at depth m = max(its two ranks) adds 1 to every X_d with d >= m, so the
+    first sum over p is the sum over common items of G(m) - G(l + 1), and the second is
+    X_s / s * [(p^s - p^l) / (1 - p) - s (G(s + 1) - G(l + 1))] (G(n + 1) of each list is read
+    from the lists' table, ``__rf_hn_a`` and ``__rf_hn_b``). As p -> 0 it is X_1, and
+    ``p=1e-310`` gives it: no term overflows."""
     n_a, n_b, common, x_short = nw.col("n_a"), nw.col("n_b"), nw.col("n_common"), nw.col("__rf_xs")
     short, long = nw.col("__rf_short"), nw.col("__rf_long")  # (columns of _measured)
     h_after_long, h_after_short = nw.col("__rf_h_after_long"), nw.col("__rf_h_after_short")
-    first = nw.col("__rf_hsum") - common * h_after_long
-    between = _geometric(short + 1, k, p) - _geometric(long + 1, k, p)
-    second = (x_short / short) * (between - short * (h_after_short - h_after_long))
+    first = nw.col("__rf_hsum") - common * h_after_long - x_short * (h_after_short - h_after_long)
+    between = (x_short / short) * (nw.lit(p) ** short - nw.lit(p) ** long)
     tail = ((common - x_short) / long + x_short / short) * (nw.lit(p) ** long)
-    rbo = (1 - p) / p * (first + second) + tail
+    rbo = (1 - p) * first + between + tail
     union = n_a + n_b - common
     pairs = nw.col("__rf_pairs")
     return [

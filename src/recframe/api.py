@@ -234,6 +234,9 @@ def per_item(
 ) -> FrameT:
     kwargs = _call.resolve(k, ["hit_rate"], dict(options), PER_USER_NAMES, "per_item")
     v.refuse_average_ties(kwargs, "per_item", "which items each list holds within k")
+    given = v.check_arguments(kwargs)
+    item = given.columns.item
+    v.refuse_result_names("per_item", [("item", item, item, "item_id")], _engine.item_table_names(given.selection.ks))
     plan, spec, kind = _call.prepare(frame, kwargs)
     assert plan.rows is not None  # every plan has them
     table = _checked(_engine.item_table(plan.rows, spec), plan, kind)
