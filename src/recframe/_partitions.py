@@ -61,13 +61,14 @@ def check(partitions: Any) -> int | None:
     """``partitions=`` checked: None (one pass) or a whole number of at least 1."""
     if partitions is None:
         return None
-    if isinstance(partitions, bool) or not isinstance(partitions, int) or partitions < 1:
-        raise RecframeError(
-            f"{ref('partitions', partitions)} is not a whole number of at least 1.",
-            f"pass the number of sets of users to evaluate one after another, e.g. {fix('partitions', 8)} "
-            "(about 1/8 of the memory of one pass), or leave it out for one pass.",
-        )
-    return partitions
+    return v.whole_at_least(
+        "partitions",
+        partitions,
+        1,
+        "is not a whole number of at least 1.",
+        f"pass the number of sets of users to evaluate one after another, e.g. {fix('partitions', 8)} "
+        "(about 1/8 of the memory of one pass), or leave it out for one pass.",
+    )
 
 
 def refuse(frame: Any, call: dict[str, Any], level: float | None, method: str) -> None:

@@ -14,7 +14,7 @@ from typing import Any, TypeVar
 import narwhals as nw
 import polars as pl
 
-from recframe import _frames
+from recframe import _frames, _validate
 from recframe.errors import RecframeError, fix, ref
 from recframe.options import DEFAULTS
 
@@ -32,18 +32,18 @@ def _cut_points(counts: pl.DataFrame, bins: Any, edges: Any) -> list[int]:
         if isinstance(edges, (str, bytes)) or not isinstance(edges, Sequence):
             raise RecframeError(f"{ref('edges', edges)} must be a list of whole numbers. Hint: e.g. {fix('edges', [5, 20])}.")
         values = list(edges)
-        if not all(isinstance(e, int) and not isinstance(e, bool) for e in values) or any(e < 2 for e in values):
+        if not all(_validate.whole(e) is not None for e in values) or any(e < 2 for e in values):
             raise RecframeError(
                 f"{ref('edges', values)} must hold whole numbers above 1: each is the smallest count of a bin after the "
                 f"first, which starts at 1. Hint: e.g. {fix('edges', [5, 20])}."
             )
+        values = [int(e) for e in values]
         if any(b <= a for a, b in zip(values, values[1:])):
             raise RecframeError(
                 f"{ref('edges', values)} is not increasing. Hint: sort them, e.g. {fix('edges', sorted(set(values)))}."
             )
         return values
-    if isinstance(bins, bool) or not isinstance(bins, int) or bins < 1:
-        raise RecframeError(f"{ref('bins', bins)} is not a positive whole number. Hint: pass e.g. {fix('bins', 4)}.")
+    bins = _validate.whole_at_least("bins", bins, 1, "is not a positive whole number.", f"pass e.g. {fix('bins', 4)}.")
     counts = counts.sort("n")
     total = int(counts["weight"].sum())
     if not total:
