@@ -8,6 +8,7 @@ frame as ``users=`` and its column in ``by=``, or as ``items=`` with ``item_grou
 
 from __future__ import annotations
 
+import bisect
 from collections.abc import Sequence
 from typing import Any, TypeVar
 
@@ -48,15 +49,18 @@ def _cut_points(counts: pl.DataFrame, bins: Any, edges: Any) -> list[int]:
     total = int(counts["weight"].sum())
     if not total:
         return []  # no user (or item) with a count: every one is cold, one bin "1+" stays empty
-    cumulative = counts["weight"].cum_sum().to_list()
-    points: list[int] = []
-    for i in range(1, bins):
-        # the smallest count at which the users (or items) so far reach i / bins of them
-        target = total * i / bins
-        at = next(j for j, c in enumerate(cumulative) if c >= target)
-        cut = int(counts["n"][at + 1]) if at + 1 < counts.height else None
-        if cut is not None and (not points or cut > points[-1]):
-            points.append(cut)
+    # Bin i (1 .. bins - 1) ends at the first count whose users so far reach i / bins of them
+    # (total * i / bins), and the next count starts a bin. Per count (not per bin: bins may be
+    # any size, the work is the distinct counts'): the counts up to this one reach the targets
+    # i <= floor(cumulative * bins / total), those before it those up to floor(before * bins /
+    # total); the next count is a cut point when some target 1 .. bins - 1 lies between, in
+    # whole numbers, so exact for any bins.
+    values, before, points = counts["n"].to_list(), 0, []
+    for nxt, cumulative in zip(values[1:], counts["weight"].cum_sum().to_list()):
+        first, last = before * bins // total + 1, min(cumulative * bins // total, bins - 1)
+        if first <= last:
+            points.append(int(nxt))
+        before = cumulative
     return points
 
 
@@ -66,12 +70,16 @@ def _labels(points: list[int]) -> list[str]:
     return [f"{lo}" if lo == p - 1 else f"{lo}-{p - 1}" for lo, p in zip(lows, points)] + [f"{lows[-1]}+"]
 
 
-def _labelled(counted: nw.LazyFrame, points: list[int], name: str, polars: bool) -> nw.LazyFrame:
+def _labelled(counted: nw.LazyFrame, counts: list[int], points: list[int], name: str, polars: bool) -> nw.LazyFrame:
+    """`counted` with its bin's label in `name`: a lookup of each of the distinct `counts` (the
+    values of ``__rf_n``) in a table of their labels, not a condition per bin (a chain of
+    hundreds of them overflows Python's stack); no count (null) is cold."""
     labels = _labels(points)
-    label: Any = nw.when(nw.col("__rf_n").is_null() | (nw.col("__rf_n") == 0)).then(nw.lit(COLD))
-    for cut, text in zip(points, labels):
-        label = label.when(nw.col("__rf_n") < cut).then(nw.lit(text))
-    label = label.otherwise(nw.lit(labels[-1]))
+    if not counts:  # (no count to look up: every one is cold)
+        return counted.with_columns(nw.lit(COLD).cast(nw.Enum([COLD, *labels]) if polars else nw.String).alias(name))
+    label = nw.col("__rf_n").replace_strict(
+        counts, [labels[bisect.bisect_right(points, c)] for c in counts], default=nw.lit(COLD), return_dtype=nw.String
+    )
     # Polars keeps the order of the bins (cold first, then by count); elsewhere they are text
     dtype = nw.Enum([COLD, *labels]) if polars else nw.String
     return counted.with_columns(label.cast(dtype).alias(name))
@@ -109,7 +117,8 @@ def user_cohorts(
     bins : int, default 4
         Equal-size bins of the active users: the cut points are the counts at which 1/bins,
         2/bins, ... of them are reached, so users with equal counts share a bin and the sizes
-        are as equal as the ties allow (fewer bins when ties leave no room).
+        are as equal as the ties allow (fewer bins when ties leave no room). More bins than
+        distinct counts give one bin per count: the work is the counts', whatever bins is.
     edges : list of int, optional
         The cut points instead: the smallest count of each bin after the first, which starts at
         1 (``[5, 20]``: 1-4, 5-19, 20 and more). Whole numbers above 1, increasing.
@@ -210,6 +219,7 @@ def _cohorts(
         .rename({"__rf_n": "n"})
     )
     points = _cut_points(distribution, bins, edges)
-    out = _labelled(rows, points, name, rows.implementation is nw.Implementation.POLARS)
+    counts = [int(c) for c in distribution["n"].to_list()]
+    out = _labelled(rows, counts, points, name, rows.implementation is nw.Implementation.POLARS)
     out = out.with_columns(nw.col("__rf_n").fill_null(0).alias(count)).select(key, count, name)
     return out.sort(key)
