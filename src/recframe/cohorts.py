@@ -15,7 +15,7 @@ from typing import Any, TypeVar
 import narwhals as nw
 import polars as pl
 
-from recframe import _frames, _validate
+from recframe import _frames, _side, _validate
 from recframe.errors import RecframeError, fix, ref
 from recframe.options import DEFAULTS
 
@@ -92,6 +92,26 @@ def _check_column(schema: dict[str, Any], column: str, arg: str, frame: str) -> 
         )
 
 
+def _check_name(name: Any, key: str, function: str, default: str) -> None:
+    """`name` is a column name the output has not already (the key and ``n_train``)."""
+    if not isinstance(name, str) or not name:
+        raise RecframeError(f"{ref('name', name)} is not a column name. Hint: pass e.g. {fix('name', default)}.")
+    if name in (key, "n_train") or name.startswith("__rf_"):
+        taken = "a name recframe keeps for itself" if name.startswith("__rf_") else f"a column of its output ({key}, n_train)"
+        raise RecframeError(
+            f"{ref('name', name)} names the column {function} adds, and {name!r} is {taken}.",
+            f"pass another name, e.g. {fix('name', default)}.",
+        )
+
+
+def _aligned(column: str, frames: dict[str, nw.LazyFrame]) -> list[nw.LazyFrame]:
+    """The `frames` (by label) with `column` cast to one dtype where they differ only in width or
+    string flavour; a disagreement (text ids against integers) is refused, naming both frames, as
+    summary's join keys are (:func:`recframe._validate.join_dtypes`)."""
+    target = _validate.join_dtypes(column, {label: lf.collect_schema()[column] for label, lf in frames.items()})
+    return [lf if target is None else lf.with_columns(nw.col(column).cast(target)) for lf in frames.values()]
+
+
 @_frames.engine_call
 def user_cohorts(
     frame: FrameT,
@@ -153,17 +173,21 @@ def user_cohorts(
     >>> recframe.user_cohorts(recs, train, bins=2).rows()
     [(1, 1, '1-2'), (2, 3, '3+'), (3, 1, '1-2'), (4, 0, 'cold')]
     """
+    _check_name(name, user, "user_cohorts", "cohort")
     lf, kind = _frames.to_lazy(frame, "frame")
     trained, _ = _frames.to_lazy(train, "train")
     _frames.same_engine(lf, trained, "train")
     for arg, column, where in (("user", user, "frame"), ("user", user, "train"), ("item", item, "train")):
         _check_column(_frames.schema_of(lf if where == "frame" else trained, ref(where)), column, arg, where)
-    listed = lf.select(user)
+    _side.check_train_keys(trained, user, item)
+    frames = {ref("frame"): lf.select(user), ref("train"): trained.select(user, item)}
     if truth is not None:
         truth_lf, _ = _frames.to_lazy(truth, "truth")
         _frames.same_engine(lf, truth_lf, "truth")
         _check_column(_frames.schema_of(truth_lf, ref("truth")), user, "user", "truth")
-        listed = nw.concat([listed, truth_lf.select(user)], how="vertical")
+        frames[ref("truth")] = truth_lf.select(user)
+    listed, trained, *more = _aligned(user, frames)
+    listed = nw.concat([listed, *more], how="vertical") if more else listed
     return _frames.from_lazy(_cohorts(listed, trained, user, item, bins, edges, name, "n_train"), kind)
 
 
@@ -193,15 +217,18 @@ def item_strata(
     >>> recframe.item_strata(train, bins=2).rows()
     [('x', 3, '3+'), ('y', 2, '1-2'), ('z', 1, '1-2')]
     """
+    _check_name(name, item, "item_strata", "popularity")
     trained, kind = _frames.to_lazy(train, "train")
     for arg, column in (("user", user), ("item", item)):
         _check_column(_frames.schema_of(trained, ref("train")), column, arg, "train")
-    listed = trained.select(item)
+    trained = trained.select(user, item)
+    _side.check_train_keys(trained, user, item)
     if items is not None:
         catalog, _ = _frames.to_lazy(items, "items")
         _frames.same_engine(trained, catalog, "items")
         _check_column(_frames.schema_of(catalog, ref("items")), item, "item", "items")
-        listed = catalog.select(item)
+        trained, listed = _aligned(item, {ref("train"): trained, ref("items"): catalog.select(item)})
+    listed = trained.select(item) if items is None else listed
     return _frames.from_lazy(_cohorts(listed, trained, item, user, bins, edges, name, "n_train"), kind)
 
 
