@@ -133,7 +133,8 @@ def user_cohorts(
         users the frame lists.
     train : frame on the engine of `frame`
         The training interactions, (user, item) pairs; a user's activity is their distinct
-        training items.
+        training items. A null user or item is refused, as ``summary(train=)`` refuses it; ids
+        of integers of two widths are aligned, ids of two kinds (text, integers) refused.
     bins : int, default 4
         Equal-size bins of the active users: the cut points are the counts at which 1/bins,
         2/bins, ... of them are reached, so users with equal counts share a bin and the sizes
