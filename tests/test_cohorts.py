@@ -4,12 +4,20 @@ means weighted by their n_users are the overall mean."""
 
 from __future__ import annotations
 
+import contextlib
+import re
+import signal
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
 import duckdb
 import pandas as pd
 import polars as pl
 import pytest
 
 import recframe
+from conftest import BACKENDS, to_polars
 from recframe import RecframeError
 from recframe.data import load_sample
 
@@ -163,3 +171,145 @@ def test_the_command_line_writes_a_users_file_for_by_cohort(tmp_path) -> None:
     ):
         code, err = main("cohorts", str(tmp_path / "recs.csv"), "--train", str(tmp_path / "train.csv"), *bad)
         assert code == 2 and words in err
+
+
+BACKEND_NAMES = [*BACKENDS, "ibis"]
+
+
+def _on(backend: str, frame: pl.DataFrame) -> Any:
+    """`frame` on `backend`: one of conftest's in-process ones (DuckDB among them), or Ibis."""
+    if backend == "ibis":
+        import ibis
+
+        return ibis.memtable(frame.to_arrow())
+    return BACKENDS[backend](frame)
+
+
+def _sorted_rows(result: Any, key: str) -> list[tuple[Any, ...]]:
+    if hasattr(result, "to_pyarrow") and not isinstance(result, (pl.DataFrame, pl.LazyFrame, pd.DataFrame)):
+        result = result.to_pyarrow()  # an Ibis table
+    frame = to_polars(result)
+    return frame.with_columns(pl.col(pl.Enum, pl.Categorical).cast(pl.String)).sort(key).rows()
+
+
+@contextlib.contextmanager
+def _within(seconds: float) -> Iterator[None]:
+    """Fail a call that takes longer than `seconds` (a loop over every bin would never return)."""
+
+    def stop(*_: object) -> None:
+        raise TimeoutError(f"took more than {seconds} s")
+
+    previous = signal.signal(signal.SIGALRM, stop)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+@pytest.mark.parametrize("backend", BACKEND_NAMES)
+def test_more_bins_than_counts_give_one_bin_per_count_at_once(backend: str) -> None:
+    # the active users' counts 1, 2, 3, 6 (users 1, 3, 2, 5): 10**20 bins have room for one bin
+    # per count, cut at 2, 3 and 6; the work is the four counts', not the bins'
+    with _within(30):
+        users = recframe.user_cohorts(_on(backend, RECS), _on(backend, TRAIN), bins=10**20)
+        # items' distinct users: x 2, y 2, z 2, the six of user 5 one each: cut at 2
+        items = recframe.item_strata(_on(backend, TRAIN), bins=10**20)
+    assert _sorted_rows(users, "user_id") == [(1, 1, "1"), (2, 3, "3-5"), (3, 2, "2"), (4, 0, "cold"), (5, 6, "6+")]
+    assert [label for _, _, label in _sorted_rows(items, "item_id")] == ["1", "1", "1", "1", "1", "1", "2+", "2+", "2+"]
+
+
+@pytest.mark.parametrize("backend", BACKEND_NAMES)
+def test_a_thousand_edges_are_a_lookup_not_a_chain_of_conditions(backend: str) -> None:
+    # edges 2 .. 1001: a bin per count up to 1000 ("1", "2", ...), then "1001+"; a chain of one
+    # `when` per bin raised RecursionError from about 600
+    edges = list(range(2, 1002))
+    users = recframe.user_cohorts(_on(backend, RECS), _on(backend, TRAIN), edges=edges)
+    assert _sorted_rows(users, "user_id") == [(1, 1, "1"), (2, 3, "3"), (3, 2, "2"), (4, 0, "cold"), (5, 6, "6")]
+    items = recframe.item_strata(_on(backend, TRAIN), edges=edges)
+    assert [label for _, _, label in _sorted_rows(items, "item_id")] == ["1", "1", "1", "1", "1", "1", "2", "2", "2"]
+    if backend == "polars":
+        assert users.schema["cohort"] == pl.Enum(["cold", *map(str, range(1, 1001)), "1001+"])
+
+
+def test_the_command_line_takes_a_bins_past_a_64_bit_integer(tmp_path: Path) -> None:
+    import io
+
+    from recframe import cli
+
+    RECS.write_csv(tmp_path / "recs.csv")
+    TRAIN.write_csv(tmp_path / "train.csv")
+    args = ["cohorts", str(tmp_path / "recs.csv"), "--train", str(tmp_path / "train.csv"), "--bins", "99999999999999999999"]
+    err = io.StringIO()
+    with _within(30), contextlib.redirect_stderr(err):
+        code = cli.main([*args, "--out", str(tmp_path / "users.csv"), "--quiet"])
+    assert code == 0, err.getvalue()
+    assert pl.read_csv(tmp_path / "users.csv").sort("user_id")["cohort"].to_list() == ["1", "3-5", "2", "cold", "6+"]
+
+
+@pytest.mark.parametrize("backend", BACKEND_NAMES)
+def test_a_null_training_user_or_item_is_refused_as_summary_refuses_it(backend: str) -> None:
+    # user 1's one real training item and a null one: n_train was 2; summary(train=) refuses it
+    for column in ("item_id", "user_id"):
+        train = pl.DataFrame({"user_id": [1, 1, 2], "item_id": ["x", "y", "x"]}).with_columns(
+            pl.when(pl.int_range(pl.len()) == 1).then(None).otherwise(pl.col(column)).alias(column)
+        )
+        said = f"column '{column}' of train= has 1 null value(s); each training interaction needs a user and an item"
+        calls: list[Callable[[pl.DataFrame], Any]] = [
+            lambda t: recframe.user_cohorts(_on(backend, RECS), _on(backend, t)),
+            lambda t: recframe.item_strata(_on(backend, t)),
+            lambda t: recframe.summary(RECS, k=2, metrics=["novelty"], train=t),
+        ]
+        for call in calls:
+            with pytest.raises(RecframeError, match=re.escape(said)) as caught:
+                call(train)
+            assert caught.value.argument == "train"
+
+
+@pytest.mark.parametrize("backend", BACKEND_NAMES)
+def test_id_widths_are_aligned_and_kinds_refused_by_name(backend: str) -> None:
+    narrow = RECS.with_columns(pl.col("user_id").cast(pl.Int32))
+    # Int32 users of truth= (user 6 listed there only) against Int64 ones: one Int64 column
+    truth = pl.DataFrame({"user_id": [1, 6], "item_id": ["a", "b"], "relevance": [1, 1]}).with_columns(
+        pl.col("user_id").cast(pl.Int32)
+    )
+    got = recframe.user_cohorts(_on(backend, RECS), _on(backend, TRAIN), edges=[2, 4], truth=_on(backend, truth))
+    want = [(1, 1, "1"), (2, 3, "2-3"), (3, 2, "2-3"), (4, 0, "cold"), (5, 6, "4+"), (6, 0, "cold")]
+    assert _sorted_rows(got, "user_id") == want
+    got = recframe.user_cohorts(_on(backend, narrow), _on(backend, TRAIN), edges=[2, 4])
+    assert _sorted_rows(got, "user_id") == want[:5]
+    # text training users against integer ones, text catalog items against integer ones: named
+    text_users = TRAIN.with_columns(pl.col("user_id").cast(pl.String))
+    with pytest.raises(RecframeError, match=r"column 'user_id' holds Int64 in frame= but String in train=") as caught:
+        recframe.user_cohorts(_on(backend, RECS), _on(backend, text_users))
+    assert "Hint: cast one of them first" in str(caught.value)
+    catalog = pl.DataFrame({"item_id": [1, 2]})
+    with pytest.raises(RecframeError, match=r"column 'item_id' holds String in train= but Int64 in items="):
+        recframe.item_strata(_on(backend, TRAIN), items=_on(backend, catalog))
+
+
+@pytest.mark.parametrize(
+    ("call", "name", "said"),
+    [
+        (
+            "user_cohorts",
+            "user_id",
+            r"name='user_id' names the column user_cohorts adds, and 'user_id' is a column of its output",
+        ),
+        ("user_cohorts", "n_train", r"name='n_train' names the column user_cohorts adds, and 'n_train' is a column"),
+        ("user_cohorts", "__rf_n", r"is a name recframe keeps for itself"),
+        ("user_cohorts", "", r"name='' is not a column name"),
+        ("item_strata", "item_id", r"name='item_id' names the column item_strata adds, and 'item_id' is a column"),
+        ("item_strata", "n_train", r"'n_train' is a column of its output \(item_id, n_train\)"),
+    ],
+)
+def test_a_name_that_clashes_with_an_output_column_is_refused(call: str, name: str, said: str) -> None:
+    for backend in ("polars", "duckdb"):
+        with pytest.raises(RecframeError, match=said) as caught:
+            if call == "user_cohorts":
+                recframe.user_cohorts(_on(backend, RECS), _on(backend, TRAIN), name=name)
+            else:
+                recframe.item_strata(_on(backend, TRAIN), name=name)
+        assert caught.value.argument == "name"
+        assert "Hint: pass" in str(caught.value)

@@ -287,3 +287,45 @@ def test_the_command_line_takes_partitions(tmp_path: Path, capsys: pytest.Captur
     for flag, said in refused.items():
         assert cli.main([*args, "--partitions", "2", flag]) == 2
         assert said in capsys.readouterr().err
+
+
+#: two users: user 1 ranks a (relevant) then b, user 2 ranks c then a (relevant), and user 3 is
+#: in the truth alone (no list: every metric 0)
+TWO_USERS = pl.DataFrame({"user_id": [1, 1, 2, 2], "item_id": ["a", "b", "c", "a"], "rank": [1, 2, 1, 2]})
+TWO_TRUTH = pl.DataFrame({"user_id": [1, 2, 3], "item_id": ["a", "a", "a"], "relevance": [1, 1, 1]})
+
+
+@pytest.mark.parametrize("kind", ["polars", "lazy", "pandas", "arrow"])
+@pytest.mark.parametrize("partitions", [1000, 2**70, np.int64(2**62)])
+def test_more_partitions_than_users_are_capped_at_the_users(kind: str, partitions: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A set per distinct user at most: 1000 sets of 2 users took 24 s, 2**70 built a plan per
+    set (an unbounded probe reached 19 GB); now three sets are evaluated, whatever is asked."""
+    from recframe import _call
+
+    evaluated = []
+    original = _call.evaluated
+    monkeypatch.setattr(_call, "evaluated", lambda *a, **kw: evaluated.append(1) or original(*a, **kw))
+
+    def on(df: pl.DataFrame) -> Any:
+        return {"polars": df, "lazy": df.lazy(), "pandas": df.to_pandas(), "arrow": df.to_arrow()}[kind]
+
+    out = recframe.summary(on(TWO_USERS), k=2, metrics=["precision", "recall", "rr"], truth=on(TWO_TRUTH), partitions=partitions)
+    got = to_polars(out.collect() if kind == "lazy" else out)
+    assert 1 <= len(evaluated) <= 3  # (users 1, 2 and 3: at most three sets, two if two share a hash's set)
+    # precision@2 1/2, 1/2 and 0, recall@2 1, 1 and 0, rr@2 1, 1/2 and 0 (user 3 has no list)
+    assert got.select("n_users", "precision@2", "recall@2", "rr@2").rows() == [
+        (3, pytest.approx(1 / 3), pytest.approx(2 / 3), 0.5)
+    ]
+
+
+def test_the_command_line_caps_partitions_past_a_64_bit_integer(tmp_path: Path) -> None:
+    TWO_USERS.write_csv(tmp_path / "recs.csv")
+    TWO_TRUTH.write_csv(tmp_path / "truth.csv")
+    args = ["evaluate", str(tmp_path / "recs.csv"), "--truth", str(tmp_path / "truth.csv"), "--k", "2", "--quiet"]
+    args += ["--metrics", "precision,recall,rr"]
+    assert cli.main([*args, "--out", str(tmp_path / "one.csv")]) == 0
+    assert cli.main([*args, "--partitions", "99999999999999999999", "--out", str(tmp_path / "many.csv")]) == 0
+    assert_frame_equal(pl.read_csv(tmp_path / "many.csv"), pl.read_csv(tmp_path / "one.csv"))
+    assert pl.read_csv(tmp_path / "many.csv").select("precision@2", "recall@2", "rr@2").rows() == [
+        (pytest.approx(1 / 3), pytest.approx(2 / 3), 0.5)
+    ]

@@ -56,7 +56,7 @@ _DIGITS = 12  # metric values are compared at this precision when users are chos
 
 def _one_k(k: Any) -> int:
     values = list(k) if isinstance(k, (list, tuple)) else [k]
-    if len(values) != 1 or isinstance(values[0], bool) or not isinstance(values[0], (int, np.integer)) or values[0] < 1:
+    if len(values) != 1 or (v.whole(values[0]) or 0) < 1:
         raise RecframeError(
             f"{ref('k', k)} must be one whole number >= 1: the length of the recommended lists shown.",
             f"pass e.g. {fix('k', 10)}.",
@@ -71,11 +71,11 @@ def _check_selection(select: Any, n_users: Any, seed: Any, show_images: Any) -> 
             f"{ref('select', select)} is not a way of choosing users.",
             f"pass one of {', '.join(repr(s) for s in SELECTS)}" + (f", e.g. {fix('select', close[0])}." if close else "."),
         )
-    if isinstance(n_users, bool) or not isinstance(n_users, (int, np.integer)) or n_users < 1:
+    if (v.whole(n_users) or 0) < 1:
         raise RecframeError(
             f"{ref('n', n_users)} must be a whole number >= 1: the users chosen (per segment).", f"e.g. {fix('n', 5)}."
         )
-    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
+    if v.whole(seed) is None or seed < 0:
         raise RecframeError(f"{ref('seed', seed)} must be a whole number >= 0.", f"e.g. {fix('seed', 0)}.")
     if show_images is not None and not isinstance(show_images, str):
         raise RecframeError(

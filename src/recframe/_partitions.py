@@ -8,7 +8,10 @@ are split by a hash of their id into N disjoint sets, each set is evaluated alon
 filtered from every per-user input: the recommendations, ``truth=``, ``users=``,
 ``exclude=``), its sums and counts are kept (:func:`recframe._engine.summary_sums`, one row
 per group), and the sums of all sets give the summary (:func:`recframe._engine.summary_of_sums`).
-Memory is that of one set of users, for the cost of reading the input once per set.
+Memory is that of one set of users, for the cost of reading the input once per set. There
+are never more sets than distinct users (:func:`_capped`, one pass over the user columns): a
+larger N (``partitions=2**70``) is capped there, and each set's inputs are built when it is
+evaluated, so neither the plans nor the passes grow past the data.
 
 A user's rows all land in one set (the hash of the same id), so every per-list check runs on
 whole lists, and a duplicate or a null key still raises; the first problem named is the first
@@ -61,13 +64,14 @@ def check(partitions: Any) -> int | None:
     """``partitions=`` checked: None (one pass) or a whole number of at least 1."""
     if partitions is None:
         return None
-    if isinstance(partitions, bool) or not isinstance(partitions, int) or partitions < 1:
-        raise RecframeError(
-            f"{ref('partitions', partitions)} is not a whole number of at least 1.",
-            f"pass the number of sets of users to evaluate one after another, e.g. {fix('partitions', 8)} "
-            "(about 1/8 of the memory of one pass), or leave it out for one pass.",
-        )
-    return partitions
+    return v.whole_at_least(
+        "partitions",
+        partitions,
+        1,
+        "is not a whole number of at least 1.",
+        f"pass the number of sets of users to evaluate one after another, e.g. {fix('partitions', 8)} "
+        "(about 1/8 of the memory of one pass), or leave it out for one pass.",
+    )
 
 
 def refuse(frame: Any, call: dict[str, Any], level: float | None, method: str) -> None:
@@ -100,8 +104,8 @@ def summary(i: _call.Inputs, aggregate: str | tuple[str, ...], partitions: int, 
     another (each collected by Polars' streaming engine), as a lazy frame of its few rows;
     with `level`, each mean's t interval (``ci_method="t"``: :func:`_spreads`)."""
     assert i.kind != "engine", "refused by refuse()"
-    parts = [_part(i, p, partitions) for p in range(partitions)]
-    models = _models(i, parts)
+    partitions = _capped(i, partitions)
+    models = _models(i, partitions)
     sums: list[pl.DataFrame] = []
     spreads: list[pl.DataFrame] = []
     largest: list[pl.DataFrame] = []
@@ -110,8 +114,8 @@ def summary(i: _call.Inputs, aggregate: str | tuple[str, ...], partitions: int, 
     compared = _item_groups.comparing_metrics(i.spec.selection.metrics)
     item_counts: nw.LazyFrame | None = None
     values: pl.DataFrame | None = None  # the lists of each value of a quantile's metric, added up
-    for part in parts:
-        plan = _call.evaluated(part, models)
+    for p in range(partitions):  # (each set's inputs built when it is evaluated, never all at once)
+        plan = _call.evaluated(_part(i, p, partitions), models)
         wanted = {"sums": _engine.summary_sums(plan, i.spec, aggregate)}
         if (counted := _engine.summary_values(plan, i.spec, aggregate)) is not None:
             wanted["values"] = counted
@@ -317,7 +321,22 @@ def _part(i: _call.Inputs, p: int, partitions: int) -> _call.Inputs:
     )
 
 
-def _models(i: _call.Inputs, parts: list[_call.Inputs]) -> nw.LazyFrame | None:
+def _capped(i: _call.Inputs, partitions: int) -> int:
+    """`partitions`, at most the distinct users of the recommendations, ``truth=`` and ``users=``
+    (at least 1): a set per user already holds one user's lists, more sets would be empty, and
+    each set reads the input once more. One pass over the user columns, counting the distinct
+    hashes that place each user in a set (the numbers are the same for any number of sets)."""
+    user = str(i.spec.columns.user)
+    hashed = [
+        frame.to_native().select(_hashed(frame.to_native(), user).alias("__rf_hash"))
+        for frame in (i.lf, i.truth, i.users)
+        if frame is not None
+    ]
+    distinct = pl.concat(hashed, how="vertical").select(pl.col("__rf_hash").n_unique()).collect(engine="streaming").item()
+    return max(1, min(partitions, int(distinct)))
+
+
+def _models(i: _call.Inputs, partitions: int) -> nw.LazyFrame | None:
     """The model key values of every user's lists, which ``truth=`` is broadcast over in each
     set (a set's own would miss a model none of its users has): one pass over the model keys,
     or, with exclude= (a model may lose every row to it), a pass per set over the ids."""
@@ -326,6 +345,7 @@ def _models(i: _call.Inputs, parts: list[_call.Inputs]) -> nw.LazyFrame | None:
     if i.exclude is None:
         found = [_engine.model_values(i.lf, i.spec, None)]
     else:
+        parts = (_part(i, p, partitions) for p in range(partitions))
         found = [_engine.model_values(part.lf, i.spec, part.exclude) for part in parts]
     values = [frame.to_native().collect(engine="streaming") for frame in found]
     return nw.from_native(pl.concat(values, how="vertical").unique().lazy())
@@ -337,7 +357,13 @@ def _users_of(lf: nw.LazyFrame | None, user: str, p: int, partitions: int) -> An
     if lf is None:
         return None
     native = lf.to_native()
+    return nw.from_native(native.filter(_hashed(native, user) % partitions == p))
+
+
+def _hashed(native: pl.LazyFrame, user: str) -> pl.Expr:
+    """The hash of each row's user, which places it in a set (a categorical id hashed as its
+    text, so that every input agrees)."""
     column = pl.col(user)
     if isinstance(native.collect_schema()[user], (pl.Categorical, pl.Enum)):
         column = column.cast(pl.String)
-    return nw.from_native(native.filter(column.hash(_SEED) % partitions == p))
+    return column.hash(_SEED)

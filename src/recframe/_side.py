@@ -72,6 +72,23 @@ def _collect_row(frame: nw.LazyFrame, exprs: list[nw.Expr]) -> dict[str, Any]:
     return frame.select(*exprs).collect().rows(named=True)[0]
 
 
+def _null_keys(row: dict[str, Any], user: str, item: str) -> None:
+    """Refuse a null user or item of train= (counted in `row` as ``null_user``, ``null_item``)."""
+    for key, name in (("null_user", user), ("null_item", item)):
+        if row[key]:
+            raise fail(
+                f"column {name!r} of {ref('train')} has {row[key]} null value(s); each training interaction needs a user and an item.",
+                "drop them first, e.g. train.drop_nulls([...]).",
+            )
+
+
+def check_train_keys(train: nw.LazyFrame, user: str, item: str) -> None:
+    """train= (its columns as given) has a user and an item on every row, as :func:`check_train`
+    checks for the metrics (one small query): user_cohorts and item_strata count its pairs."""
+    row = _collect_row(train, [nw.col(user).null_count().alias("null_user"), nw.col(item).null_count().alias("null_item")])
+    _null_keys(row, user, item)
+
+
 def check_train(train: nw.LazyFrame, spec: Spec) -> None:
     """train= has a user and an item on every row and at least one row (one small query)."""
     user, item = str(spec.columns.user), spec.columns.item
@@ -84,12 +101,7 @@ def check_train(train: nw.LazyFrame, spec: Spec) -> None:
             nw.col(n.USER).n_unique().alias("users"),
         ],
     )
-    for key, name in (("null_user", user), ("null_item", item)):
-        if row[key]:
-            raise fail(
-                f"column {name!r} of {ref('train')} has {row[key]} null value(s); each training interaction needs a user and an item.",
-                "drop them first, e.g. train.drop_nulls([...]).",
-            )
+    _null_keys(row, user, item)
     if not row["rows"]:
         raise fail(f"{ref('train')} has no rows: item popularity and novelty need training interactions.")
     uses_log_n = "novelty" in spec.selection.metrics and spec.conventions.novelty == "surprisal"

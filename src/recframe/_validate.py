@@ -145,15 +145,47 @@ def fail(message: str, hint: str | None = None) -> RecframeError:
     return RecframeError(f"{message} Hint: {hint}" if hint else message)
 
 
+def whole(value: Any) -> int | None:
+    """`value` as a Python int when it is a whole number, else None: an int or a numpy integer
+    (any :class:`numbers.Integral`), never a bool (``True`` is no count). The one check of every
+    integer argument (``k``, ``partitions``, ``bins``, ``edges``, ``n_resamples``, ...); each
+    caller words its own refusal and range.
+
+    >>> import numpy as np
+    >>> whole(10), whole(np.int32(10)), whole(True), whole(2.0), whole("10")
+    (10, 10, None, None, None)
+    """
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        return None
+    return int(value)
+
+
+def whole_at_least(arg: str, value: Any, minimum: int, says: str, hint: str) -> int:
+    """`value` of argument `arg` as an int (:func:`whole`) of at least `minimum`, or a refusal:
+    ``{arg}={value} {says} Hint: {hint}``.
+
+    >>> import numpy as np
+    >>> whole_at_least("bins", np.int64(4), 1, "is not a positive whole number.", "pass e.g. bins=4.")
+    4
+    >>> whole_at_least("bins", 0, 1, "is not a positive whole number.", "pass e.g. bins=4.")
+    Traceback (most recent call last):
+    recframe.errors.RecframeError: bins=0 is not a positive whole number. Hint: pass e.g. bins=4.
+    """
+    number = whole(value)
+    if number is None or number < minimum:
+        raise fail(f"{ref(arg, value)} {says}", hint)
+    return number
+
+
 def cutoffs(k: Any) -> tuple[int, ...]:
     values = list(k) if isinstance(k, (list, tuple)) else [k]
     if not values:
         raise fail(f"{ref('k', [])} is empty.", f"pass a positive int or a list of them, e.g. {fix('k', [5, 10])}.")
     out: list[int] = []
-    for v in values:
-        if isinstance(v, bool) or not isinstance(v, numbers.Integral):
-            raise fail(f"{ref('k', v)} is not an int.", f"pass a positive int or a list of them, e.g. {fix('k', [5, 10])}.")
-        v = int(v)
+    for given in values:
+        v = whole(given)
+        if v is None:
+            raise fail(f"{ref('k', given)} is not an int.", f"pass a positive int or a list of them, e.g. {fix('k', [5, 10])}.")
         if v <= 0:
             raise fail(f"{ref('k', v)} must be >= 1.", f"k is the length of the list cut, e.g. {fix('k', 10)}.")
         if v > 2**63 - 1:

@@ -138,8 +138,7 @@ def agreement(
     [('A', 'B', 2, 0.6666666666666666, 0.5, -1.0)]
     """
     p = _check_p(p)
-    if isinstance(k, bool) or not isinstance(k, int) or k < 1:
-        raise RecframeError(f"{ref('k', k)} must be one positive whole number: the depth compared. Hint: e.g. {fix('k', 10)}.")
+    k = v.whole_at_least("k", k, 1, "must be one positive whole number: the depth compared.", f"e.g. {fix('k', 10)}.")
     given = dict(options)
     baseline = given.pop("baseline", None)  # the model the others are compared with: read here, not by a metric
     call = _call.resolve([k], ["hit_rate"], given, PER_USER_NAMES, "agreement")

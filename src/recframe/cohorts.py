@@ -8,13 +8,14 @@ frame as ``users=`` and its column in ``by=``, or as ``items=`` with ``item_grou
 
 from __future__ import annotations
 
+import bisect
 from collections.abc import Sequence
 from typing import Any, TypeVar
 
 import narwhals as nw
 import polars as pl
 
-from recframe import _frames
+from recframe import _frames, _side, _validate
 from recframe.errors import RecframeError, fix, ref
 from recframe.options import DEFAULTS
 
@@ -32,31 +33,34 @@ def _cut_points(counts: pl.DataFrame, bins: Any, edges: Any) -> list[int]:
         if isinstance(edges, (str, bytes)) or not isinstance(edges, Sequence):
             raise RecframeError(f"{ref('edges', edges)} must be a list of whole numbers. Hint: e.g. {fix('edges', [5, 20])}.")
         values = list(edges)
-        if not all(isinstance(e, int) and not isinstance(e, bool) for e in values) or any(e < 2 for e in values):
+        if not all(_validate.whole(e) is not None for e in values) or any(e < 2 for e in values):
             raise RecframeError(
                 f"{ref('edges', values)} must hold whole numbers above 1: each is the smallest count of a bin after the "
                 f"first, which starts at 1. Hint: e.g. {fix('edges', [5, 20])}."
             )
+        values = [int(e) for e in values]
         if any(b <= a for a, b in zip(values, values[1:])):
             raise RecframeError(
                 f"{ref('edges', values)} is not increasing. Hint: sort them, e.g. {fix('edges', sorted(set(values)))}."
             )
         return values
-    if isinstance(bins, bool) or not isinstance(bins, int) or bins < 1:
-        raise RecframeError(f"{ref('bins', bins)} is not a positive whole number. Hint: pass e.g. {fix('bins', 4)}.")
+    bins = _validate.whole_at_least("bins", bins, 1, "is not a positive whole number.", f"pass e.g. {fix('bins', 4)}.")
     counts = counts.sort("n")
     total = int(counts["weight"].sum())
     if not total:
         return []  # no user (or item) with a count: every one is cold, one bin "1+" stays empty
-    cumulative = counts["weight"].cum_sum().to_list()
-    points: list[int] = []
-    for i in range(1, bins):
-        # the smallest count at which the users (or items) so far reach i / bins of them
-        target = total * i / bins
-        at = next(j for j, c in enumerate(cumulative) if c >= target)
-        cut = int(counts["n"][at + 1]) if at + 1 < counts.height else None
-        if cut is not None and (not points or cut > points[-1]):
-            points.append(cut)
+    # Bin i (1 .. bins - 1) ends at the first count whose users so far reach i / bins of them
+    # (total * i / bins), and the next count starts a bin. Per count (not per bin: bins may be
+    # any size, the work is the distinct counts'): the counts up to this one reach the targets
+    # i <= floor(cumulative * bins / total), those before it those up to floor(before * bins /
+    # total); the next count is a cut point when some target 1 .. bins - 1 lies between, in
+    # whole numbers, so exact for any bins.
+    values, before, points = counts["n"].to_list(), 0, []
+    for nxt, cumulative in zip(values[1:], counts["weight"].cum_sum().to_list()):
+        first, last = before * bins // total + 1, min(cumulative * bins // total, bins - 1)
+        if first <= last:
+            points.append(int(nxt))
+        before = cumulative
     return points
 
 
@@ -66,12 +70,16 @@ def _labels(points: list[int]) -> list[str]:
     return [f"{lo}" if lo == p - 1 else f"{lo}-{p - 1}" for lo, p in zip(lows, points)] + [f"{lows[-1]}+"]
 
 
-def _labelled(counted: nw.LazyFrame, points: list[int], name: str, polars: bool) -> nw.LazyFrame:
+def _labelled(counted: nw.LazyFrame, counts: list[int], points: list[int], name: str, polars: bool) -> nw.LazyFrame:
+    """`counted` with its bin's label in `name`: a lookup of each of the distinct `counts` (the
+    values of ``__rf_n``) in a table of their labels, not a condition per bin (a chain of
+    hundreds of them overflows Python's stack); no count (null) is cold."""
     labels = _labels(points)
-    label: Any = nw.when(nw.col("__rf_n").is_null() | (nw.col("__rf_n") == 0)).then(nw.lit(COLD))
-    for cut, text in zip(points, labels):
-        label = label.when(nw.col("__rf_n") < cut).then(nw.lit(text))
-    label = label.otherwise(nw.lit(labels[-1]))
+    if not counts:  # (no count to look up: every one is cold)
+        return counted.with_columns(nw.lit(COLD).cast(nw.Enum([COLD, *labels]) if polars else nw.String).alias(name))
+    label = nw.col("__rf_n").replace_strict(
+        counts, [labels[bisect.bisect_right(points, c)] for c in counts], default=nw.lit(COLD), return_dtype=nw.String
+    )
     # Polars keeps the order of the bins (cold first, then by count); elsewhere they are text
     dtype = nw.Enum([COLD, *labels]) if polars else nw.String
     return counted.with_columns(label.cast(dtype).alias(name))
@@ -82,6 +90,26 @@ def _check_column(schema: dict[str, Any], column: str, arg: str, frame: str) -> 
         raise RecframeError(
             f"{ref(arg, column)} is not a column of {ref(frame)} (columns: {list(schema)}). Hint: pass {ref(arg)} the right column."
         )
+
+
+def _check_name(name: Any, key: str, function: str, default: str) -> None:
+    """`name` is a column name the output has not already (the key and ``n_train``)."""
+    if not isinstance(name, str) or not name:
+        raise RecframeError(f"{ref('name', name)} is not a column name. Hint: pass e.g. {fix('name', default)}.")
+    if name in (key, "n_train") or name.startswith("__rf_"):
+        taken = "a name recframe keeps for itself" if name.startswith("__rf_") else f"a column of its output ({key}, n_train)"
+        raise RecframeError(
+            f"{ref('name', name)} names the column {function} adds, and {name!r} is {taken}.",
+            f"pass another name, e.g. {fix('name', default)}.",
+        )
+
+
+def _aligned(column: str, frames: dict[str, nw.LazyFrame]) -> list[nw.LazyFrame]:
+    """The `frames` (by label) with `column` cast to one dtype where they differ only in width or
+    string flavour; a disagreement (text ids against integers) is refused, naming both frames, as
+    summary's join keys are (:func:`recframe._validate.join_dtypes`)."""
+    target = _validate.join_dtypes(column, {label: lf.collect_schema()[column] for label, lf in frames.items()})
+    return [lf if target is None else lf.with_columns(nw.col(column).cast(target)) for lf in frames.values()]
 
 
 @_frames.engine_call
@@ -105,11 +133,13 @@ def user_cohorts(
         users the frame lists.
     train : frame on the engine of `frame`
         The training interactions, (user, item) pairs; a user's activity is their distinct
-        training items.
+        training items. A null user or item is refused, as ``summary(train=)`` refuses it; ids
+        of integers of two widths are aligned, ids of two kinds (text, integers) refused.
     bins : int, default 4
         Equal-size bins of the active users: the cut points are the counts at which 1/bins,
         2/bins, ... of them are reached, so users with equal counts share a bin and the sizes
-        are as equal as the ties allow (fewer bins when ties leave no room).
+        are as equal as the ties allow (fewer bins when ties leave no room). More bins than
+        distinct counts give one bin per count: the work is the counts', whatever bins is.
     edges : list of int, optional
         The cut points instead: the smallest count of each bin after the first, which starts at
         1 (``[5, 20]``: 1-4, 5-19, 20 and more). Whole numbers above 1, increasing.
@@ -144,17 +174,21 @@ def user_cohorts(
     >>> recframe.user_cohorts(recs, train, bins=2).rows()
     [(1, 1, '1-2'), (2, 3, '3+'), (3, 1, '1-2'), (4, 0, 'cold')]
     """
+    _check_name(name, user, "user_cohorts", "cohort")
     lf, kind = _frames.to_lazy(frame, "frame")
     trained, _ = _frames.to_lazy(train, "train")
     _frames.same_engine(lf, trained, "train")
     for arg, column, where in (("user", user, "frame"), ("user", user, "train"), ("item", item, "train")):
         _check_column(_frames.schema_of(lf if where == "frame" else trained, ref(where)), column, arg, where)
-    listed = lf.select(user)
+    _side.check_train_keys(trained, user, item)
+    frames = {ref("frame"): lf.select(user), ref("train"): trained.select(user, item)}
     if truth is not None:
         truth_lf, _ = _frames.to_lazy(truth, "truth")
         _frames.same_engine(lf, truth_lf, "truth")
         _check_column(_frames.schema_of(truth_lf, ref("truth")), user, "user", "truth")
-        listed = nw.concat([listed, truth_lf.select(user)], how="vertical")
+        frames[ref("truth")] = truth_lf.select(user)
+    listed, trained, *more = _aligned(user, frames)
+    listed = nw.concat([listed, *more], how="vertical") if more else listed
     return _frames.from_lazy(_cohorts(listed, trained, user, item, bins, edges, name, "n_train"), kind)
 
 
@@ -184,15 +218,18 @@ def item_strata(
     >>> recframe.item_strata(train, bins=2).rows()
     [('x', 3, '3+'), ('y', 2, '1-2'), ('z', 1, '1-2')]
     """
+    _check_name(name, item, "item_strata", "popularity")
     trained, kind = _frames.to_lazy(train, "train")
     for arg, column in (("user", user), ("item", item)):
         _check_column(_frames.schema_of(trained, ref("train")), column, arg, "train")
-    listed = trained.select(item)
+    trained = trained.select(user, item)
+    _side.check_train_keys(trained, user, item)
     if items is not None:
         catalog, _ = _frames.to_lazy(items, "items")
         _frames.same_engine(trained, catalog, "items")
         _check_column(_frames.schema_of(catalog, ref("items")), item, "item", "items")
-        listed = catalog.select(item)
+        trained, listed = _aligned(item, {ref("train"): trained, ref("items"): catalog.select(item)})
+    listed = trained.select(item) if items is None else listed
     return _frames.from_lazy(_cohorts(listed, trained, item, user, bins, edges, name, "n_train"), kind)
 
 
@@ -210,6 +247,7 @@ def _cohorts(
         .rename({"__rf_n": "n"})
     )
     points = _cut_points(distribution, bins, edges)
-    out = _labelled(rows, points, name, rows.implementation is nw.Implementation.POLARS)
+    counts = [int(c) for c in distribution["n"].to_list()]
+    out = _labelled(rows, counts, points, name, rows.implementation is nw.Implementation.POLARS)
     out = out.with_columns(nw.col("__rf_n").fill_null(0).alias(count)).select(key, count, name)
     return out.sort(key)

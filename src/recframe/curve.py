@@ -54,8 +54,7 @@ def curve(
     k_max: int = DEFAULT_K_MAX,
     **options: Unpack[IntervalOptions],
 ) -> FrameT:
-    if isinstance(k_max, bool) or not isinstance(k_max, int) or k_max < 1:
-        raise RecframeError(f"{ref('k_max', k_max)} is not a positive integer. Hint: pass {fix('k_max', 50)}.")
+    k_max = _validate.whole_at_least("k_max", k_max, 1, "is not a positive integer.", f"pass {fix('k_max', 50)}.")
     call = _call.resolve(1, metrics, dict(options), CURVE_NAMES, "curve")
     profile, ci, no_cutoff = call["profile"], call["ci"], set(call["no_cutoff"])
     if call["metrics"] is None or metrics is None:  # every metric the profile's peer has at a cut-off

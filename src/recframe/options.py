@@ -374,7 +374,9 @@ from each set's counts per item or item group, added up) and ``ci=`` with ``ci_m
 (from each set's counts, sums and standard deviations), and the quantiles (``"median"``,
 ``"pNN"``: from each set's count of lists per value, added up, so memory also holds a row per
 distinct value); a bootstrap interval resamples every user at once and is refused. Polars,
-pandas and Arrow frames (docs/engines.md).""",
+pandas and Arrow frames (docs/engines.md). At most one set per distinct user (of the frame,
+``truth=`` and ``users=``): a larger N is capped there, since more sets would be empty and each
+reads the input again; the numbers are the same for any N.""",
             "int, optional",
         ),
     ]

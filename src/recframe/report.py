@@ -11,6 +11,7 @@ from typing import Any, Literal
 import polars as pl
 
 from recframe import _frames, _tables
+from recframe._validate import whole
 from recframe.errors import RecframeError, fix, ref
 
 Format = Literal["markdown", "html", "latex"]
@@ -340,11 +341,12 @@ def report(frame: Any, format: Format = "markdown", precision: int = 3, *, compa
     """
     if format not in FORMATS:
         raise RecframeError(f'format={format!r} is not one of {list(FORMATS)}. Hint: pass format="markdown".')
-    if isinstance(precision, bool) or not isinstance(precision, int) or not 0 <= precision <= MAX_PRECISION:
+    if (checked := whole(precision)) is None or not 0 <= checked <= MAX_PRECISION:
         raise RecframeError(
             f"{ref('precision', precision)} is not a whole number from 0 to {MAX_PRECISION} (a float64 holds 17 "
             f"significant digits). Hint: pass {fix('precision', 3)}."
         )
+    precision = checked
     df = _tables.eager(frame, "frame")
     if {"high_group", "low_group", "difference", "p_adjusted"} <= set(df.columns):
         if compare is not None:

@@ -23,6 +23,7 @@ from typing import Any, Literal, NamedTuple, TypeVar
 
 import numpy as np
 
+from recframe._validate import whole, whole_at_least
 from recframe.errors import RecframeError, fix, ref
 
 CIMethod = Literal["bootstrap", "t", "poisson"]
@@ -139,17 +140,14 @@ def check_resampling(n_resamples: Any, seed: Any) -> tuple[int, np.random.Genera
     >>> n, type(rng).__name__
     (100, 'Generator')
     """
-    if isinstance(n_resamples, bool) or not isinstance(n_resamples, (int, np.integer)) or n_resamples < 1:
-        raise RecframeError(
-            f"{ref('n_resamples', n_resamples)} is not a positive integer. Hint: pass {fix('n_resamples', 1000)}."
-        )
+    n_resamples = whole_at_least("n_resamples", n_resamples, 1, "is not a positive integer.", f"pass {fix('n_resamples', 1000)}.")
     if n_resamples > MAX_RESAMPLES:
         raise RecframeError(
             f"{ref('n_resamples', n_resamples)} is more than the {MAX_RESAMPLES:,} resamples recframe draws: the "
             "resample means alone would not fit in memory, and intervals and p-values stop moving long before. "
             f"Hint: pass e.g. {fix('n_resamples', 10_000)}."
         )
-    is_int = isinstance(seed, (int, np.integer)) and not isinstance(seed, bool)
+    is_int = whole(seed) is not None
     if (seed is not None and not is_int and not isinstance(seed, np.random.Generator)) or (is_int and seed < 0):
         raise RecframeError(
             f"{ref('seed', seed)} is not an integer >= 0, a numpy Generator or None. "

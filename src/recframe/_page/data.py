@@ -92,7 +92,7 @@ class Request:
 
     @property
     def kmax(self) -> int:
-        return max(int(x) for x in self.ks) if all(isinstance(x, int) for x in self.ks) and self.ks else 10
+        return max(int(x) for x in self.ks) if all(v.whole(x) is not None for x in self.ks) and self.ks else 10
 
     @property
     def lists(self) -> dict[str, Any]:
@@ -126,7 +126,7 @@ def request(
     """report_page's arguments checked (in the order they are refused), and the by keys sorted."""
     path = _check_out(out)
     described = _check_inputs(inputs)
-    if isinstance(precision, bool) or not isinstance(precision, int) or not 0 <= precision <= MAX_PRECISION:
+    if (checked := v.whole(precision)) is None or not 0 <= checked <= MAX_PRECISION:
         raise RecframeError(
             f"{ref('precision', precision)} is not a whole number from 0 to {MAX_PRECISION}.", f"pass {fix('precision', 3)}."
         )
@@ -178,7 +178,7 @@ def request(
     if chosen is not None and v.reads(chosen, "catalog", "items", "item_features") and frames["items"] is not None:
         common["items"] = frames["items"]
     return Request(
-        frames, baseline, ks, ci, metrics, precision, path, described, given, item_group, by_keys,
+        frames, baseline, ks, ci, metrics, checked, path, described, given, item_group, by_keys,
         model_keys, truth_keys, attr_keys, common, base_given, title, arguments, command, engine,
     )  # fmt: skip
 
@@ -387,7 +387,7 @@ def _check_inputs(inputs: Any) -> list[dict[str, Any]] | None:
         if not isinstance(entry, Mapping) or not all(isinstance(key, str) and key in INPUT_KEYS for key in entry):
             raise RecframeError(f"{ref('inputs')} holds {entry!r}, which is not a dict with keys among {list(INPUT_KEYS)}.", hint)
         rows_value = entry.get("rows")
-        if rows_value is not None and (isinstance(rows_value, bool) or not isinstance(rows_value, int) or rows_value < 0):
+        if rows_value is not None and (v.whole(rows_value) is None or rows_value < 0):
             raise RecframeError(f"{ref('inputs')}: 'rows' must be a whole number >= 0, not {rows_value!r}.", hint)
         rows.append(dict(entry))
     return rows

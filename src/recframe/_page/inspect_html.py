@@ -7,11 +7,11 @@ import html
 from dataclasses import dataclass
 from typing import Any
 
-import numpy as np
 import polars as pl
 
 from recframe import _frames, _inspect
 from recframe._page.html import document, escape
+from recframe._validate import whole
 from recframe.errors import RecframeError, fix, ref
 
 _CSS = """
@@ -268,7 +268,7 @@ def _check_view(image: Any, item_columns: tuple[str, ...], max_users: Any, max_i
             "and give inspect that items= frame.",
         )
     for name, limit in (("max_users", max_users), ("max_items", max_items)):
-        if limit is not None and (isinstance(limit, bool) or not isinstance(limit, (int, np.integer)) or limit < 1):
+        if limit is not None and (whole(limit) or 0) < 1:
             raise RecframeError(f"{ref(name, limit)} must be a whole number >= 1.", f"e.g. {fix(name, 5)}, or leave it out.")
 
 
