@@ -1,0 +1,80 @@
+"""The command line, round 4 (issue 58): exit codes that blame the input only when it is at
+fault, messages in the command line's words, the help of each subcommand about itself."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+import recframe
+from recframe import cli
+
+DATA = Path(__file__).parent / "data" / "trec_eval"
+TREC = ["evaluate", "--qrels", str(DATA / "qrels.test"), "--run", str(DATA / "results.test"), "--format", "trec", "--quiet"]
+
+
+def call(args: list[str]) -> tuple[int, str, str]:
+    """cli.main in-process: the exit code, stdout and stderr."""
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = cli.main(args)
+    return code, out.getvalue(), err.getvalue()
+
+
+# ---------------------------------------------------------------------------- item 14: exit codes
+
+
+@pytest.mark.parametrize(("given", "printed"), [("set_P.5", "set_P"), ("map.5", "map"), ("num_q.3", "num_q")])
+def test_a_measure_without_parameters_ignores_those_given_as_trec_eval(given: str, printed: str) -> None:
+    """trec_eval's te_init_meas_s_float (and kin) ignore parameters: -m set_P.5 prints set_P.
+    The drop-in looked up a column "set_P_5" and failed (exit 2, blaming the files)."""
+    code, plain, err = call([*TREC, "-m", printed])
+    assert code == 0, err
+    code, text, err = call([*TREC, "-m", given])
+    assert (code, err) == (0, "")
+    assert text == plain and text.startswith(f"{printed} ")
+
+
+def test_a_polars_error_on_files_that_read_is_a_defect_exit_1(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A Polars error raised by recframe's own code on good files is not bad input: exit 1,
+    "a bug in recframe", never "check that the files are well-formed" (exit 2)."""
+    from recframe import trec_eval
+
+    def broken(self: object, *args: object, **kwargs: object) -> object:
+        raise pl.exceptions.ColumnNotFoundError('"set_P_5" not found')
+
+    monkeypatch.setattr(trec_eval, "evaluate", broken)
+    code, out, err = call([*TREC, "-m", "set_P"])
+    assert code == 1 and out == ""
+    assert err.startswith('recframe: error: unexpected ColumnNotFoundError: "set_P_5" not found')
+    assert "bug in recframe" in err and "well-formed" not in err and len(err.splitlines()) == 1
+
+
+def test_a_polars_error_of_the_evaluation_on_csv_files_that_read_is_exit_1(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    recs = tmp_path / "recs.csv"
+    pl.DataFrame({"user_id": [1, 1], "item_id": [1, 2], "rank": [1, 2], "relevance": [1, 0]}).write_csv(recs)
+
+    def broken(*args: object, **kwargs: object) -> object:
+        raise pl.exceptions.InvalidOperationError("a cast recframe should not have made")
+
+    monkeypatch.setattr(recframe, "summary", broken)
+    code, _, err = call(["evaluate", str(recs), "--quiet"])
+    assert code == 1 and "unexpected InvalidOperationError" in err and "bug in recframe" in err
+
+
+def test_a_csv_that_does_not_parse_past_the_inferred_rows_is_exit_2_naming_it(tmp_path: Path) -> None:
+    """The input at fault: the file does not read on its own (a text rank after 10,000 numbers,
+    found only while evaluating): exit 2, one line naming the file and Polars' words."""
+    recs = tmp_path / "recs.csv"
+    rows = "".join(f"{u},{u},1,1\n" for u in range(20_000))
+    recs.write_text("user_id,item_id,rank,relevance\n" + rows + "20000,1,first,1\n")
+    code, out, err = call(["evaluate", str(recs), "--quiet"])
+    assert code == 2 and out == ""
+    assert err.startswith(f"recframe: error: could not read RECS {recs}: could not parse `first`")
+    assert "Hint: check that the files are well-formed" in err and len(err.splitlines()) == 1
