@@ -78,3 +78,22 @@ def test_a_csv_that_does_not_parse_past_the_inferred_rows_is_exit_2_naming_it(tm
     assert code == 2 and out == ""
     assert err.startswith(f"recframe: error: could not read RECS {recs}: could not parse `first`")
     assert "Hint: check that the files are well-formed" in err and len(err.splitlines()) == 1
+
+
+# ---------------------------------------------------------------------------- item 16: a missing --by
+
+
+def test_two_models_without_by_name_the_flag(tmp_path: Path) -> None:
+    recs = tmp_path / "recs.csv"
+    pl.DataFrame(
+        {
+            "model": ["a", "a", "b", "b"],
+            "user_id": [1, 1, 1, 1],
+            "item_id": [1, 2, 1, 2],
+            "rank": [1, 2, 1, 2],
+            "relevance": [1, 0, 0, 1],
+        }
+    ).write_csv(recs)
+    code, out, err = call(["evaluate", str(recs), "--quiet"])
+    assert code == 2 and out == "" and len(err.splitlines()) == 1
+    assert "differ in column 'model'" in err and "Hint: did you mean --by model?" in err and "df.unique" not in err
