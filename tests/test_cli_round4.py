@@ -97,3 +97,15 @@ def test_two_models_without_by_name_the_flag(tmp_path: Path) -> None:
     code, out, err = call(["evaluate", str(recs), "--quiet"])
     assert code == 2 and out == "" and len(err.splitlines()) == 1
     assert "differ in column 'model'" in err and "Hint: did you mean --by model?" in err and "df.unique" not in err
+
+
+# ---------------------------------------------------------------------------- item 17: scores without --score
+
+
+def test_a_scored_file_without_rank_is_told_to_pass_score(tmp_path: Path) -> None:
+    recs = tmp_path / "recs.csv"
+    pl.DataFrame({"user_id": [1, 1], "item_id": [1, 2], "score": [0.9, 0.8], "relevance": [1, 0]}).write_csv(recs)
+    code, _, err = call(["evaluate", str(recs), "--quiet"])
+    assert code == 2 and err.rstrip().endswith("Hint: pass --score score to rank by that score, highest first.")
+    code, out, err = call(["evaluate", str(recs), "--quiet", "--score", "score", "--k", "1", "--metrics", "precision"])
+    assert code == 0 and "1.0" in out, err

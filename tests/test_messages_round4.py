@@ -63,3 +63,26 @@ def test_true_duplicates_keep_the_hint_to_keep_one_row(constructor: Callable[[pl
 def test_following_the_hint_evaluates_each_model() -> None:
     out = recframe.summary(TWO_MODELS, k=2, by="model", metrics=["precision"]).sort("model")
     assert out["precision@2"].to_list() == [0.5, 0.5]  # each model: one relevant item of 2
+
+
+# ---------------------------------------------------------------------------- item 17
+
+SCORED = pl.DataFrame({"user_id": [1, 1], "item_id": [1, 2], "score": [0.9, 0.8], "relevance": [1, 0]})
+
+
+def test_a_scored_frame_without_rank_is_told_to_pass_score(constructor: Callable[[pl.DataFrame], Any]) -> None:
+    """The hint was rank="score", which then failed ("not whole numbers ... pass score=")."""
+    for make in _engines(constructor):
+        text = _message(lambda make=make: recframe.summary(make(SCORED), k=2))
+        assert text.endswith('Hint: pass score="score" to rank by that score, highest first.'), text
+        # following the hint evaluates: item 1 (relevant) ranks first, precision@1 = 1
+        out = to_polars(recframe.summary(make(SCORED), k=1, score="score", metrics=["precision"]))
+        assert out["precision@1"].to_list() == [1.0]
+
+
+def test_a_column_of_positions_beside_the_scores_is_offered_second(constructor: Callable[[pl.DataFrame], Any]) -> None:
+    frame = SCORED.with_columns(rnk=pl.Series([1, 2])).rename({"score": "pred"})
+    text = _message(lambda: recframe.summary(constructor(frame), k=2))
+    assert text.endswith(
+        'Hint: pass score="pred" to rank by that score, highest first, or rank="rnk" if it holds the positions 1, 2, 3.'
+    )
