@@ -109,3 +109,37 @@ def test_a_scored_file_without_rank_is_told_to_pass_score(tmp_path: Path) -> Non
     assert code == 2 and err.rstrip().endswith("Hint: pass --score score to rank by that score, highest first.")
     code, out, err = call(["evaluate", str(recs), "--quiet", "--score", "score", "--k", "1", "--metrics", "precision"])
     assert code == 0 and "1.0" in out, err
+
+
+# ---------------------------------------------------------------------------- item 19: the relevance rule
+
+
+def _graded(tmp_path: Path, grades: list[int]) -> Path:
+    recs = tmp_path / "recs.csv"
+    n = len(grades)
+    pl.DataFrame({"user_id": [1] * n, "item_id": list(range(n)), "rank": list(range(1, n + 1)), "rating": grades}).write_csv(recs)
+    return recs
+
+
+def test_ratings_without_threshold_say_the_rule_on_one_line(tmp_path: Path) -> None:
+    recs = _graded(tmp_path, [1, 5, 3, 2])
+    code, out, err = call(["evaluate", str(recs), "--relevance", "rating", "--k", "2", "--metrics", "precision", "--quiet"])
+    assert code == 0 and "1.0" in out  # both of the top 2 are rated > 0: precision@2 = 2/2
+    assert err == (
+        "recframe: note: relevance: no --threshold, so every item with rating > 0 counted as relevant, and 'rating' "
+        "holds more than two values (from 1 to 5); pass --threshold T to count only rating >= T\n"
+    )
+    # with --threshold, or with two values (0/1 labels), nothing to say
+    assert call(["evaluate", str(recs), "--relevance", "rating", "--threshold", "4", "--quiet"])[2] == ""
+    binary = _graded(tmp_path, [0, 1, 1, 0])
+    assert call(["evaluate", str(binary), "--relevance", "rating", "--quiet"])[2] == ""
+
+
+def test_the_rule_is_read_from_the_truth_when_given(tmp_path: Path) -> None:
+    recs = tmp_path / "recs.csv"
+    pl.DataFrame({"user_id": [1, 1], "item_id": [1, 2], "rank": [1, 2]}).write_csv(recs)
+    truth = tmp_path / "truth.csv"
+    pl.DataFrame({"user_id": [1, 1, 1], "item_id": [1, 2, 3], "rating": [0, 2, 4]}).write_csv(truth)
+    for command in ("evaluate", "curve", "per-item"):
+        code, _, err = call([command, str(recs), "--truth", str(truth), "--relevance", "rating", "--quiet"])
+        assert code == 0 and "'rating' holds more than two values (from 0 to 4)" in err, (command, err)

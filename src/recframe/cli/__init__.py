@@ -40,6 +40,7 @@ import narwhals as nw
 import polars as pl
 
 from recframe._checks import unchecked_text
+from recframe.cli._commands import note_relevance_rule
 from recframe.cli._files import SIDE_INPUTS, Source, find_source, unreadable
 from recframe.cli._messages import (
     EXIT_FAILURE,
@@ -103,6 +104,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always", CappedWarning)
             code = args.run(args, progress)
+        if code == EXIT_OK:
+            note_relevance_rule(args)
         if getattr(args, "checks", None) is False:  # named beside every result it produced (a warning in the API)
             print(f"recframe: {unchecked_text('--no-checks')}", file=sys.stderr, flush=True)
         for warning in caught:  # what recframe says of the result, one line each

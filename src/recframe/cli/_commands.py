@@ -174,6 +174,36 @@ def _note_ties(tied: pl.DataFrame) -> None:
         )
 
 
+def note_relevance_rule(args: argparse.Namespace) -> None:
+    """One line on stderr when no --threshold was given and the relevance column holds more
+    than two distinct values (1-5 ratings): every item graded above 0 then counted as relevant.
+
+    Read after the command succeeded, from the --truth file if given, else RECS: one column,
+    its distinct values up to 3 (``unique().head(3)``), its least and its largest, in one
+    query on the streaming engine. Not for --run
+    and --qrels, which follow trec_eval's -l.
+    """
+    if getattr(args, "threshold", 0) is not None or getattr(args, "trec_run", None) or not getattr(args, "recs", None):
+        return
+    label, pattern = ("--truth", args.truth) if getattr(args, "truth", None) else ("RECS", args.recs)
+    column = args.relevance
+    try:
+        scan = find_source(pattern, label).scan()
+        rel = pl.col(column).drop_nulls()
+        probe = scan.select(rel.unique().head(3).len().alias("n"), rel.min().alias("low"), rel.max().alias("high"))
+        found = probe.collect(engine="streaming").row(0, named=True)
+    except (UsageError, pl.exceptions.PolarsError, OSError):  # (the command read it: nothing to say)
+        return
+    if found["n"] > 2:
+        print(
+            f"recframe: note: relevance: no --threshold, so every item with {column} > 0 counted as relevant, and "
+            f"{column!r} holds more than two values (from {found['low']:g} to {found['high']:g}); pass --threshold T "
+            f"to count only {column} >= T",
+            file=sys.stderr,
+            flush=True,
+        )
+
+
 def _trec_metrics(args: argparse.Namespace) -> list[str]:
     """--metrics, each with a trec_eval measure; by default the trec_eval profile's metrics
     that recframe has (recframe.metrics.REGISTRY), that have one and that --profile has."""
