@@ -279,7 +279,8 @@ def missing_key(source: nw.LazyFrame | None, row: dict[str, Any], spec: Spec) ->
         return None
     differing = [name for name in candidates if spread and (spread[0][name] or 0) > 1]
     text = [name for name in differing if isinstance(schema[name], (nw.String, nw.Categorical, nw.Enum))]
-    return (text or differing or [None])[0]
+    chosen = text or differing
+    return chosen[0] if chosen else None
 
 
 def raise_first_problem(
@@ -333,12 +334,12 @@ def _raise_column_problem(
             f"{r[n.DUP_ITEMS]} distinct {item!r} values; {total['duplicate_items']} list(s) affected, "
             f"{total['extra_rows']} extra row(s)."
         )
-        key = missing_key(source, r, spec)
-        if key is not None:
-            by = [*spec.columns.by, key]
+        missing = missing_key(source, r, spec)
+        if missing is not None:
+            by = [*spec.columns.by, missing]
             raise fail(
-                f"{problem} Its rows of an item differ in column {key!r}, which the call does not group by.",
-                f"did you mean {fix('by', by if len(by) > 1 else key)}? Each value of {key!r} then has lists of its own; "
+                f"{problem} Its rows of an item differ in column {missing!r}, which the call does not group by.",
+                f"did you mean {fix('by', by if len(by) > 1 else missing)}? Each value of {missing!r} then has lists of its own; "
                 "if the rows are true duplicates, keep one row per item.",
             )
         raise fail(problem, "keep one row per item, e.g. df.unique(subset=[...]) or a group_by that picks the best rank.")
