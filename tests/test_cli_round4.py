@@ -143,3 +143,78 @@ def test_the_rule_is_read_from_the_truth_when_given(tmp_path: Path) -> None:
     for command in ("evaluate", "curve", "per-item"):
         code, _, err = call([command, str(recs), "--truth", str(truth), "--relevance", "rating", "--quiet"])
         assert code == 0 and "'rating' holds more than two values (from 0 to 4)" in err, (command, err)
+
+
+# ---------------------------------------------------------------------------- item 20: the help
+
+COMMANDS = ["evaluate", "compare", "disparity", "item-groups", "per-item", "agreement", "cohorts", "curve", "report"]
+COMMANDS += ["inspect", "demo", "schema"]
+
+
+def help_of(command: str) -> str:
+    code, out, err = call([command, "--help"])
+    assert code == 0 and err == ""
+    return out
+
+
+@pytest.mark.parametrize("command", COMMANDS)
+def test_each_subcommands_help_is_about_itself(command: str) -> None:
+    text = help_of(command)
+    assert "evaluate's --per-user" not in text  # the old --quiet line of every subcommand
+    assert ("-q is --per-user" in text) == (command == "evaluate")
+    assert "True,False" not in text and "{True" not in text
+    assert text.count("\n") < 240  # evaluate's was 266 lines, 43 of them its usage
+    description = text.split("\n\n")[1]
+    assert not description.startswith(("options:", "positional", "run:")), text[:300]  # demo had none
+
+
+def test_evaluate_groups_its_options() -> None:
+    text = help_of("evaluate")
+    groups = [
+        "run:",
+        "inputs (parquet or CSV files",
+        "what is computed, and what counts as relevant:",
+        "columns (",
+        "conventions (",
+    ]
+    assert all(f"\n{group}" in text for group in groups), text
+    assert text.startswith("usage: recframe evaluate RECS [--truth TRUTH] [options]\n")
+
+
+def test_yes_no_conventions_read_on_and_off_and_the_old_true_false(tmp_path: Path) -> None:
+    assert "--rr-cutoff {on,off}" in help_of("evaluate")
+    recs = tmp_path / "recs.csv"
+    pl.DataFrame({"user_id": [1, 1, 1], "item_id": [1, 2, 3], "rank": [1, 2, 3], "relevance": [0, 0, 1]}).write_csv(recs)
+    args = ["evaluate", str(recs), "--k", "1", "--metrics", "rr", "--format", "csv", "--quiet"]
+    # the first hit at rank 3: rr@1 is 0 with the cut-off on, 1/3 with it off
+    on, off, old_off = (call([*args, "--rr-cutoff", value]) for value in ("on", "off", "false"))
+    assert on[0] == off[0] == old_off[0] == 0
+    assert pl.read_csv(io.StringIO(on[1]))["rr@1"].item() == 0.0
+    assert pl.read_csv(io.StringIO(off[1]))["rr@1"].item() == pytest.approx(1 / 3)
+    assert off[1] == old_off[1]
+    code, _, err = call([*args, "--rr-cutoff", "maybe"])
+    assert code == 2 and "'maybe' is not on or off" in err
+    # an API error that names the option says it in the same words
+    from recframe.cli._messages import words
+    from recframe.errors import RecframeError, fix
+
+    assert RecframeError("x.", f"pass {fix('rr_cutoff', False)}.").say(words) == "x. Hint: pass --rr-cutoff off."
+
+
+def test_report_names_the_table_fragment_table_html_and_still_reads_html(tmp_path: Path) -> None:
+    assert "table-html: the report table alone, an HTML fragment" in " ".join(help_of("report").split())
+    recs = tmp_path / "recs.csv"
+    pl.DataFrame({"user_id": [1, 1], "item_id": [1, 2], "rank": [1, 2], "relevance": [1, 0]}).write_csv(recs)
+    args = ["report", str(recs), "--k", "2", "--metrics", "precision", "--quiet"]
+    code, table, err = call([*args, "--format", "table-html"])
+    assert code == 0 and err == "" and table.startswith("<table>")
+    code, old, err = call([*args, "--format", "html"])
+    assert code == 0 and old == table
+    assert err.startswith("recframe: note: --format html writes the report table alone, an HTML fragment, now called")
+
+
+def test_the_data_module_lists_its_loaders_only() -> None:
+    import recframe.data
+
+    assert dir(recframe.data) == ["HERE", "Workflow", "load_sample", "load_workflow"]
+    assert recframe.data.__all__ == ["HERE", "Workflow", "load_sample", "load_workflow"]

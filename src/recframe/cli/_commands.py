@@ -500,8 +500,16 @@ def report_command(args: argparse.Namespace, progress: Progress) -> int:
     """``recframe report``: the summary (with intervals) and, with --baseline, the comparison; or
     the evaluation page (--format page, or --out FILE.html without --format)."""
     fmt = args.format or ("page" if args.out and Path(args.out).suffix.lower() in PAGE_SUFFIXES else "markdown")
+    if fmt == "html":  # the old name of table-html, which an .html --out made read as the page
+        print(
+            "recframe: note: --format html writes the report table alone, an HTML fragment, now called --format "
+            "table-html; the evaluation page is --format page (or --out FILE.html without --format)",
+            file=sys.stderr,
+            flush=True,
+        )
+        fmt = "table-html"
     if args.out and Path(args.out).is_dir():
-        example = {"page": "html", "markdown": "md", "latex": "tex"}.get(fmt, fmt)
+        example = {"page": "html", "markdown": "md", "latex": "tex", "table-html": "html"}.get(fmt, fmt)
         raise UsageError(f"--out {args.out!r} is a folder. Hint: pass a file name, e.g. --out report.{example}.")
     check_precision(args)
     if fmt == "page":
@@ -527,7 +535,8 @@ def report_command(args: argparse.Namespace, progress: Progress) -> int:
             per_user = recframe.per_user(recs, **sides, **kwargs).collect(engine="streaming")
             baseline = next((m for m in per_user[args.by[0]].unique().to_list() if str(m) == args.baseline), args.baseline)
             comparison = recframe.compare(per_user, by=args.by, baseline=baseline)
-    text = recframe.report(summary, format=cast(Format, fmt), precision=args.precision, compare=comparison)
+    table_format = "html" if fmt == "table-html" else fmt  # (recframe.report's name)
+    text = recframe.report(summary, format=cast(Format, table_format), precision=args.precision, compare=comparison)
     return emit_text(args, text if text.endswith("\n") else text + "\n", fmt, progress)
 
 
