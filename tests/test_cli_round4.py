@@ -218,3 +218,22 @@ def test_the_data_module_lists_its_loaders_only() -> None:
 
     assert dir(recframe.data) == ["HERE", "Workflow", "load_sample", "load_workflow"]
     assert recframe.data.__all__ == ["HERE", "Workflow", "load_sample", "load_workflow"]
+
+
+# ---------------------------------------------------------------------------- item 21: rbp's rescaling
+
+
+def test_rbp_rescales_grades_0_to_3_by_the_highest_as_docs_ir_says(tmp_path: Path) -> None:
+    """docs/ir.md's worked example: high = 3, each gain grade / 3, p = 0.9."""
+    qrels, run = tmp_path / "q.qrels", tmp_path / "r.run"
+    qrels.write_text("1 0 d1 3\n1 0 d2 1\n1 0 d3 0\n1 0 d4 2\n")
+    run.write_text("1 Q0 d2 1 4.0 r\n1 Q0 d3 2 3.0 r\n1 Q0 d1 3 2.0 r\n1 Q0 d4 4 1.0 r\n")
+    args = ["evaluate", "--run", str(run), "--qrels", str(qrels), "--format", "trec", "--precision", "10", "--quiet"]
+    code, out, err = call([*args, "-m", "rbp"])
+    assert code == 0, err
+    expected = 0.1 * (1 / 3 + 0.9**2 * 1 + 0.9**3 * 2 / 3)
+    assert float(out.split()[-1]) == pytest.approx(expected, abs=1e-10)
+    # 0/1 grades: nothing rescaled, 0.1 * (0.9**0 + 0.9**2)
+    qrels.write_text("1 0 d1 1\n1 0 d2 1\n1 0 d3 0\n")
+    code, out, _ = call([*args, "-m", "rbp"])
+    assert float(out.split()[-1]) == pytest.approx(0.1 * (1 + 0.9**2), abs=1e-10)
