@@ -208,7 +208,9 @@ def test_out_parquet_without_truth_and_without_by(files, tmp_path):
         "evaluate", files / "model_a.parquet", "--relevance", "rating", "--k", "1,2", "--metrics", "precision,ndcg", "--out", out
     )
     assert result.returncode == 0, result.stderr
-    assert result.stdout == "" and result.stderr == ""
+    # nothing on stdout; on stderr only the rule that made the 1-5 ratings relevant (no --threshold)
+    assert result.stdout == "" and result.stderr.startswith("recframe: note: relevance: no --threshold")
+    assert len(result.stderr.splitlines()) == 1
     expected = recframe.summary(
         pl.read_parquet(files / "model_a.parquet"), relevance="rating", k=[1, 2], metrics=["precision", "ndcg"]
     )

@@ -275,6 +275,7 @@ def test_the_command_line_writes_the_page_for_an_html_out(tmp_path, capsys):
     # --format html stays the bare table; --format page writes the page whatever the suffix
     assert main(["report", str(recs), *flags, "--metrics", "ndcg", "--format", "html", "--out", str(out), "--quiet"]) == 0
     assert out.read_text().startswith("<table>")
+    assert "now called --format table-html" in capsys.readouterr().err  # html: table-html's old name
     txt = tmp_path / "page.txt"
     assert main(["report", str(recs), *flags, "--metrics", "ndcg", "--format", "page", "--out", str(txt), "--quiet"]) == 0
     assert txt.read_text().startswith("<!DOCTYPE html>")

@@ -248,12 +248,51 @@ def _where(row: dict[str, Any], spec: Spec) -> str:
     return ", ".join(f"{spec.columns.source(k) if k == n.USER else k}={row[k]!r}" for k in keys) or "the whole frame"
 
 
-def raise_first_problem(table: nw.LazyFrame | nw.DataFrame, spec: Spec, checks: CheckPlan) -> None:
+def _key_like(dtype: Any) -> bool:
+    """A dtype a grouping key can have (text, a category, a whole number, a flag, a date); not a
+    float or a timestamp, which a score or an event time has."""
+    return dtype.is_integer() or isinstance(dtype, (nw.String, nw.Categorical, nw.Enum, nw.Boolean, nw.Date))
+
+
+def missing_key(source: nw.LazyFrame | None, row: dict[str, Any], spec: Spec) -> str | None:
+    """The column the duplicate items of the list `row` differ in, that could be a key the call
+    does not group by (two models in one frame without ``by="model"``); None when there is none.
+
+    Read from that list's rows of the recommendations `source` (columns as the user named
+    them): one small query, only once the duplicate check has failed. Text columns are named
+    before the others; the first in the frame's order wins.
+    """
+    if source is None:
+        return None
+    c = spec.columns
+    roles = {c.user, c.item, c.rank, c.score, c.relevance, *c.by, n.LIST}
+    schema = source.collect_schema()
+    candidates = [name for name, dtype in schema.items() if name not in roles and _key_like(dtype)]
+    if not candidates:
+        return None
+    keys = {b: row[b] for b in c.list_keys} | ({c.user: row[n.USER]} if c.user is not None else {})
+    try:  # (a hint only: a failure to find one must not hide the error it adds to)
+        rows = source.filter(*(nw.col(name).is_null() if v is None else nw.col(name) == v for name, v in keys.items()))
+        per_item = _frames.group_agg(rows, [c.item], *(nw.col(name).n_unique().alias(name) for name in candidates))
+        spread = _collect(per_item.select(nw.col(name).max() for name in candidates)).rows(named=True)
+    except Exception:  # noqa: BLE001
+        return None
+    differing = [name for name in candidates if spread and (spread[0][name] or 0) > 1]
+    text = [name for name in differing if isinstance(schema[name], (nw.String, nw.Categorical, nw.Enum))]
+    chosen = text or differing
+    return chosen[0] if chosen else None
+
+
+def raise_first_problem(
+    table: nw.LazyFrame | nw.DataFrame, spec: Spec, checks: CheckPlan, source: nw.LazyFrame | None = None
+) -> None:
     """Raise on the first data problem the per-list counts of `checks` reveal.
 
     Every problem is totalled in one aggregate that returns a single row; only when one is
     found is the first offending list (in key order) fetched, so on a SQL engine a clean frame
-    costs one small query over the per-list table.
+    costs one small query over the per-list table. `source`, the recommendations as given,
+    is read only where duplicate items differ in a column that could be a missing ``by`` key
+    (:func:`missing_key`).
     """
     keys = [*spec.columns.list_keys, n.USER]
     where = f" in the frame joined from the recommendations and {ref('truth')}" if spec.facts.with_truth else ""
@@ -269,11 +308,13 @@ def raise_first_problem(table: nw.LazyFrame | nw.DataFrame, spec: Spec, checks: 
         return _collect(rows).rows(named=True)[0]
 
     # in this order: the first problem found is the one said
-    _raise_column_problem(total, first, spec, where)
+    _raise_column_problem(total, first, spec, where, source)
     _raise_list_problem(total, first, spec)
 
 
-def _raise_column_problem(total: dict[str, int], first: Callable[[str], dict[str, Any]], spec: Spec, where: str) -> None:
+def _raise_column_problem(
+    total: dict[str, int], first: Callable[[str], dict[str, Any]], spec: Spec, where: str, source: nw.LazyFrame | None = None
+) -> None:
     """Null keys and items, duplicate items, bad or duplicate ranks, bad relevance, scores and gains."""
     for key in [*spec.columns.list_keys, n.USER]:
         if total.get(f"null:{key}"):
@@ -288,12 +329,20 @@ def _raise_column_problem(total: dict[str, int], first: Callable[[str], dict[str
     if total.get("duplicate_items"):
         r = first("duplicate_items")
         user_part = f"({spec.columns.user}, {item})" if spec.columns.user else f"{item}"
-        raise fail(
+        problem = (
             f"duplicate {user_part} rows{where}: {_where(r, spec)} has {r[n.DUP_ROWS]} rows but "
             f"{r[n.DUP_ITEMS]} distinct {item!r} values; {total['duplicate_items']} list(s) affected, "
-            f"{total['extra_rows']} extra row(s).",
-            "keep one row per item, e.g. df.unique(subset=[...]) or a group_by that picks the best rank.",
+            f"{total['extra_rows']} extra row(s)."
         )
+        missing = missing_key(source, r, spec)
+        if missing is not None:
+            by = [*spec.columns.by, missing]
+            raise fail(
+                f"{problem} Its rows of an item differ in column {missing!r}, which the call does not group by.",
+                f"did you mean {fix('by', by if len(by) > 1 else missing)}? Each value of {missing!r} then has lists of its own; "
+                "if the rows are true duplicates, keep one row per item.",
+            )
+        raise fail(problem, "keep one row per item, e.g. df.unique(subset=[...]) or a group_by that picks the best rank.")
     rank = spec.columns.rank
     if total.get("bad_rank"):
         raise fail(
@@ -393,7 +442,13 @@ def _raise_list_problem(total: dict[str, int], first: Callable[[str], dict[str, 
 
 
 def attach(
-    table: nw.LazyFrame, spec: Spec, checks: CheckPlan, in_engine: bool, shared_input: bool = True, large: bool = False
+    table: nw.LazyFrame,
+    spec: Spec,
+    checks: CheckPlan,
+    in_engine: bool,
+    shared_input: bool = True,
+    large: bool = False,
+    source: nw.LazyFrame | None = None,
 ) -> nw.LazyFrame:
     """Run the checks on the per-list table, and return the table the metrics then read.
 
@@ -401,12 +456,15 @@ def attach(
     with one small query; the metrics read the same computed table (``large``: one the
     engine may spill, see ``_frames.materialize``). On Polars the check rides
     along the plan and runs on the per-list rows as they are computed; ``shared_input`` says
-    whether its passes share the prepared input (see ``_frames.when_collected``).
+    whether its passes share the prepared input (see ``_frames.when_collected``). `source`:
+    the recommendations as given, read only to name a missing ``by`` key (:func:`missing_key`).
     """
     if not spec.selection.checks:
         return table  # checks=False: nothing to check, nothing computed now
     if in_engine:
         table = _frames.materialize(table, large)
-        raise_first_problem(table, spec, checks)
+        raise_first_problem(table, spec, checks, source)
         return table
-    return _frames.when_collected(table, lambda rows: raise_first_problem(rows, spec, checks), share_subplans=shared_input)
+    return _frames.when_collected(
+        table, lambda rows: raise_first_problem(rows, spec, checks, source), share_subplans=shared_input
+    )

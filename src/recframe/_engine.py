@@ -924,7 +924,9 @@ def evaluate(
     large = in_engine and computed_once and _frames.large_for_duckdb([frame, truth], len(lf.collect_schema()))
     if once:
         lf = _frames.materialize(lf, large) if in_engine else _frames.cache(lf)
-    table = _checks.attach(list_table(lf, spec, checks, users, side), spec, checks, in_engine, shared_input=once, large=large)
+    table = _checks.attach(
+        list_table(lf, spec, checks, users, side), spec, checks, in_engine, shared_input=once, large=large, source=frame
+    )
     if spec.facts.with_users:
         # users= fixes who is evaluated (recommended users it lacks were refused or dropped)
         table = table.filter(~nw.col(n.USER_ROWS).is_null())

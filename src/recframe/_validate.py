@@ -625,7 +625,9 @@ def classify_keys(
     return tuple(model), tuple(truth_keys), tuple(attr)
 
 
-def _missing(arg: str, name: str, columns: Sequence[str], unclaimed: Sequence[str], label: str) -> RecframeError:
+def _missing(
+    arg: str, name: str, columns: Sequence[str], unclaimed: Sequence[str], label: str, score: str | None = None
+) -> RecframeError:
     # suggest a column no other argument uses: a close spelling, else the only one left
     close = difflib.get_close_matches(name, unclaimed, n=1) or (list(unclaimed) if len(unclaimed) == 1 else [])
     hint = f"pass {fix(arg, close[0])}." if close else f"pass {ref(arg)} with one of the columns there are."
@@ -633,6 +635,9 @@ def _missing(arg: str, name: str, columns: Sequence[str], unclaimed: Sequence[st
         hint = f"pass {ref(arg)} a column of numbers" + (
             f", or {ref('truth')} with the relevance." if arg == "relevance" else "."
         )
+    if score is not None:  # (rank=): a column of scores ranks by score=, never as positions
+        positions = f", or {fix('rank', close[0])} if it holds the positions 1, 2, 3" if close and close[0] != score else ""
+        hint = f"pass {fix('score', score)} to rank by that score, highest first{positions}."
     if arg == "user":
         hint += f" For a frame that is a single list, pass {fix('user', None)}."
     shown = ", ".join(map(str, columns)) or "(none)"
@@ -648,7 +653,16 @@ def check_columns(schema: dict[str, Any], wanted: Iterable[tuple[str, str]], lab
         if name not in schema:
             # a number's argument is offered only the numeric columns (never the model's name)
             numeric = [c for c in unclaimed if _is_number(schema[c], allow_bool=arg == "relevance")]
-            raise _missing(arg, name, columns, numeric if arg in NUMERIC_ARGS else unclaimed, label)
+            score = _score_column(numeric, schema) if arg == "rank" else None
+            raise _missing(arg, name, columns, numeric if arg in NUMERIC_ARGS else unclaimed, label, score)
+
+
+def _score_column(numeric: Sequence[str], schema: dict[str, Any]) -> str | None:
+    """The column of `numeric` that holds scores rather than positions, for a missing rank=: one
+    named like a score (``score``, ``scores``), else the only column of floats."""
+    named = difflib.get_close_matches("score", numeric, n=1)
+    floats = [c for c in numeric if schema[c].is_float()]
+    return named[0] if named else floats[0] if len(floats) == 1 else None
 
 
 #: the arguments that name a column of numbers

@@ -123,7 +123,7 @@ both undiscounted).""",
             """True: rr@k is 0 when the first relevant item is ranked below k. False: rr@k is
 1 / rank of the first relevant item wherever it is in the list, as trec_eval's
 ``recip_rank`` (the column keeps its ``@k`` name).""",
-            "true: rr@k is 0 past k; false: 1/rank wherever the first hit is (trec_eval)",
+            "on: rr@k is 0 past k; off: 1/rank wherever the first hit is (trec_eval)",
         ),
     ]
     ties: Annotated[

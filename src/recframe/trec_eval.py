@@ -232,7 +232,8 @@ class Request:
     measures : sequence of str
         The ``-m`` arguments in order (``"official"``, ``"all_trec"``, ``"P.5,10"``); empty
         means ``official``. A measure's parameters are those of the first ``-m`` that gives
-        it some, as trec_eval reads them.
+        it some, as trec_eval reads them; a measure that takes none ignores them, as
+        trec_eval does (``set_P.5`` is ``set_P``).
     per_query, complete, judged_only, summary
         ``-q``, ``-c``, ``-J``, and not ``-n``.
     max_retrieved : int, optional
@@ -314,7 +315,9 @@ class Request:
             raise RecframeError(
                 f"-M {self.max_retrieved}: the number of documents kept per query cannot be negative. Hint: e.g. -M 100."
             )
-        chosen = tuple(Measure(f, params.get(f.name)) for f in FAMILIES if f.name in marked)
+        # a measure without parameters ignores any given to it, as trec_eval's te_init_meas_s_float
+        # and its kin do (-m set_P.5 prints set_P)
+        chosen = tuple(Measure(f, params.get(f.name) if f.params != "none" else None) for f in FAMILIES if f.name in marked)
         for measure in chosen:  # parameters are checked before any file is read
             measure.values  # noqa: B018
             measure.pairs  # noqa: B018

@@ -10,7 +10,8 @@ metric.
 
 Exit codes: 0 success; 2 bad usage or bad input (a missing file or column, a bad option value,
 a malformed CSV), with one line on stderr naming the file or column and the fix; 1 an
-unexpected failure (rerun with ``--debug`` for the traceback); 130 interrupted.
+unexpected failure, a defect (rerun with ``--debug`` for the traceback): a Polars error is one
+when every input file reads on its own; 130 interrupted.
 
 Examples
 --------
@@ -39,7 +40,8 @@ import narwhals as nw
 import polars as pl
 
 from recframe._checks import unchecked_text
-from recframe.cli._files import SIDE_INPUTS, Source, find_source
+from recframe.cli._commands import note_relevance_rule
+from recframe.cli._files import SIDE_INPUTS, Source, find_source, unreadable
 from recframe.cli._messages import (
     EXIT_FAILURE,
     EXIT_INTERRUPTED,
@@ -49,7 +51,6 @@ from recframe.cli._messages import (
     cli_words,
     flag,
     one_line,
-    polars_message,
 )
 from recframe.cli._options import build_parser
 from recframe.cli._output import Progress, check_outputs, render, write_atomic
@@ -103,6 +104,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always", CappedWarning)
             code = args.run(args, progress)
+        if code == EXIT_OK:
+            note_relevance_rule(args)
         if getattr(args, "checks", None) is False:  # named beside every result it produced (a warning in the API)
             print(f"recframe: {unchecked_text('--no-checks')}", file=sys.stderr, flush=True)
         for warning in caught:  # what recframe says of the result, one line each
@@ -114,10 +117,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     except RecframeError as error:
         return _fail(f"{where}: {cli_words(error)}", EXIT_USAGE, debug)
     except (pl.exceptions.PolarsError, nw.exceptions.NarwhalsError) as error:
-        # a malformed CSV or parquet file, or files that do not fit together, found while reading
+        # bad input when a file does not read on its own (a malformed CSV or parquet file, files
+        # of a glob that do not fit together); else a defect of recframe's own, not the input's
+        fault = unreadable(args)
+        if fault is None:
+            return _unexpected(error, debug, " (the input files read without error on their own)")
         return _fail(
-            f"could not read or evaluate {where}: {polars_message(error)} Hint: check that the files are "
-            "well-formed and share one set of columns and types (parquet keeps types; CSV guesses them).",
+            f"could not read {fault} Hint: check that the files are well-formed and share one set of columns and "
+            "types (parquet keeps types; CSV guesses them).",
             EXIT_USAGE,
             debug,
         )
@@ -132,10 +139,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         print("recframe: interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
     except (Exception, pl.exceptions.PanicException) as error:  # a Polars panic is no Exception
-        first = str(error).splitlines()[0] if str(error) else ""
-        return _fail(
-            f"unexpected {type(error).__name__}: {first} Hint: this is a bug in recframe or its dependencies; "
-            "rerun with --debug to see the traceback, and report it.",
-            EXIT_FAILURE,
-            debug,
-        )
+        return _unexpected(error, debug)
+
+
+def _unexpected(error: BaseException, debug: bool, why: str = "") -> int:
+    """Exit 1 for a failure that is not the input's: a bug of recframe or of a dependency."""
+    first = str(error).splitlines()[0] if str(error) else ""
+    return _fail(
+        f"unexpected {type(error).__name__}: {first}{why} Hint: this is a bug in recframe or its dependencies; "
+        "rerun with --debug to see the traceback, and report it.",
+        EXIT_FAILURE,
+        debug,
+    )

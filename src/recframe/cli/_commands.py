@@ -174,6 +174,36 @@ def _note_ties(tied: pl.DataFrame) -> None:
         )
 
 
+def note_relevance_rule(args: argparse.Namespace) -> None:
+    """One line on stderr when no --threshold was given and the relevance column holds more
+    than two distinct values (1-5 ratings): every item graded above 0 then counted as relevant.
+
+    Read after the command succeeded, from the --truth file if given, else RECS: one column,
+    its distinct values up to 3 (``unique().head(3)``), its least and its largest, in one
+    query on the streaming engine. Not for --run
+    and --qrels, which follow trec_eval's -l.
+    """
+    if getattr(args, "threshold", 0) is not None or getattr(args, "trec_run", None) or not getattr(args, "recs", None):
+        return
+    label, pattern = ("--truth", args.truth) if getattr(args, "truth", None) else ("RECS", args.recs)
+    column = args.relevance
+    try:
+        scan = find_source(pattern, label).scan()
+        rel = pl.col(column).drop_nulls()
+        probe = scan.select(rel.unique().head(3).len().alias("n"), rel.min().alias("low"), rel.max().alias("high"))
+        found = probe.collect(engine="streaming").row(0, named=True)
+    except (UsageError, pl.exceptions.PolarsError, OSError):  # (the command read it: nothing to say)
+        return
+    if found["n"] > 2:
+        print(
+            f"recframe: note: relevance: no --threshold, so every item with {column} > 0 counted as relevant, and "
+            f"{column!r} holds more than two values (from {found['low']:g} to {found['high']:g}); pass --threshold T "
+            f"to count only {column} >= T",
+            file=sys.stderr,
+            flush=True,
+        )
+
+
 def _trec_metrics(args: argparse.Namespace) -> list[str]:
     """--metrics, each with a trec_eval measure; by default the trec_eval profile's metrics
     that recframe has (recframe.metrics.REGISTRY), that have one and that --profile has."""
@@ -470,8 +500,16 @@ def report_command(args: argparse.Namespace, progress: Progress) -> int:
     """``recframe report``: the summary (with intervals) and, with --baseline, the comparison; or
     the evaluation page (--format page, or --out FILE.html without --format)."""
     fmt = args.format or ("page" if args.out and Path(args.out).suffix.lower() in PAGE_SUFFIXES else "markdown")
+    if fmt == "html":  # the old name of table-html, which an .html --out made read as the page
+        print(
+            "recframe: note: --format html writes the report table alone, an HTML fragment, now called --format "
+            "table-html; the evaluation page is --format page (or --out FILE.html without --format)",
+            file=sys.stderr,
+            flush=True,
+        )
+        fmt = "table-html"
     if args.out and Path(args.out).is_dir():
-        example = {"page": "html", "markdown": "md", "latex": "tex"}.get(fmt, fmt)
+        example = {"page": "html", "markdown": "md", "latex": "tex", "table-html": "html"}.get(fmt, fmt)
         raise UsageError(f"--out {args.out!r} is a folder. Hint: pass a file name, e.g. --out report.{example}.")
     check_precision(args)
     if fmt == "page":
@@ -497,7 +535,8 @@ def report_command(args: argparse.Namespace, progress: Progress) -> int:
             per_user = recframe.per_user(recs, **sides, **kwargs).collect(engine="streaming")
             baseline = next((m for m in per_user[args.by[0]].unique().to_list() if str(m) == args.baseline), args.baseline)
             comparison = recframe.compare(per_user, by=args.by, baseline=baseline)
-    text = recframe.report(summary, format=cast(Format, fmt), precision=args.precision, compare=comparison)
+    table_format = "html" if fmt == "table-html" else fmt  # (recframe.report's name)
+    text = recframe.report(summary, format=cast(Format, table_format), precision=args.precision, compare=comparison)
     return emit_text(args, text if text.endswith("\n") else text + "\n", fmt, progress)
 
 

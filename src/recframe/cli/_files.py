@@ -9,10 +9,13 @@ import io
 import os
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import polars as pl
 
-from recframe.cli._messages import UsageError
+from recframe.cli._messages import UsageError, flag, one_line, polars_message
+from recframe.errors import RecframeError
+from recframe.trec import read_trec_qrels, read_trec_run
 
 #: file extension -> how to read it
 READERS: dict[str, str] = {".parquet": "parquet", ".pq": "parquet", ".csv": "csv"}
@@ -147,6 +150,36 @@ def _size(n_bytes: float) -> str:
             return f"{n_bytes:.0f} {unit}" if unit == "B" else f"{n_bytes:.1f} {unit}"
         n_bytes /= 1024
     return ""  # pragma: no cover
+
+
+def unreadable(args: Any) -> str | None:
+    """Which input of the command cannot be read on its own, and why (None: each reads).
+
+    Asked only after a Polars or narwhals error, to tell bad input (exit 2) from a defect of
+    recframe's own (exit 1): each file the command names (RECS, the side inputs, --run and
+    --qrels) is read again alone, every column parsed, on the streaming engine.
+    """
+    named = [("RECS", getattr(args, "recs", None)), *((flag(name), getattr(args, name, None)) for name in SIDE_INPUTS)]
+    for label, pattern in named:
+        if not isinstance(pattern, str):
+            continue
+        try:
+            source = find_source(pattern, label)
+            source.scan().select(pl.all().null_count()).collect(engine="streaming")
+        except UsageError:  # not a file (inspect's --users 1,2,3), or said before reading
+            continue
+        except (pl.exceptions.PolarsError, OSError) as error:
+            return f"{label} {pattern}: {polars_message(error)}"
+    for label, path, read in (("--run", "trec_run", read_trec_run), ("--qrels", "trec_qrels", read_trec_qrels)):
+        if not isinstance(getattr(args, path, None), str):
+            continue
+        try:
+            read(getattr(args, path)).select(pl.all().null_count()).collect()
+        except RecframeError as error:
+            return f"{label} {getattr(args, path)}: {one_line(str(error))}"
+        except (pl.exceptions.PolarsError, OSError) as error:
+            return f"{label} {getattr(args, path)}: {polars_message(error)}"
+    return None
 
 
 def find_source(pattern: str, label: str) -> Source:

@@ -9,12 +9,15 @@ import shlex
 from typing import Any
 
 from recframe import api
+from recframe.conventions import CHOICES
 from recframe.errors import RecframeError, Ref
 
 EXIT_OK, EXIT_FAILURE, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
 
 #: --check-duplicates CHOICE -> the API's check_duplicates value
 CHECK_DUPLICATES: dict[str, bool | str] = {"used": "used", "all": True, "none": False}
+#: the options whose values are on and off (the conventions that are yes or no, such as --rr-cutoff)
+ON_OFF = frozenset(name for name, values in CHOICES.items() if all(isinstance(value, bool) for value in values))
 #: --k when not given: compared by identity, so that `evaluate --format trec` then takes trec_eval's cut-offs
 DEFAULT_K = [inspect.signature(api.per_user).parameters["k"].default]  # per_user's, declared there
 
@@ -51,6 +54,8 @@ def words(ref: Ref) -> str:
         return "--no-user" if ref.name == "user" else f"no {flag(ref.name)}"
     if ref.name == "checks" and isinstance(ref.value, bool):
         return "--no-checks" if ref.value is False else "no --no-checks"
+    if isinstance(ref.value, bool) and ref.name in ON_OFF:
+        return f"{flag(ref.name)} {'on' if ref.value else 'off'}"
     if ref.name == "check_duplicates":
         choice = next((c for c, v in CHECK_DUPLICATES.items() if v == ref.value and type(v) is type(ref.value)), ref.value)
         return "--no-check-duplicates" if choice == "none" else f"--check-duplicates {choice}"

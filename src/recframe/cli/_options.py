@@ -60,11 +60,15 @@ def _columns(text: str) -> list[str]:
     return _split(text)
 
 
+#: the words of a yes/no option value: on and off (shown), true and false (read too)
+SWITCH = {"on": True, "off": False, "true": True, "false": False}
+
+
 def _boolean(text: str) -> bool:
-    """A true/false option value (argparse hands over strings)."""
-    value = {"true": True, "false": False}.get(text.strip().lower())
+    """An on/off option value (argparse hands over strings); true and false are read too."""
+    value = SWITCH.get(text.strip().lower())
     if value is None:
-        raise argparse.ArgumentTypeError(f"{text!r} is not true or false")
+        raise argparse.ArgumentTypeError(f"{text!r} is not on or off")
     return value
 
 
@@ -140,12 +144,20 @@ def _add_columns(parser: argparse.ArgumentParser) -> None:
 
 
 def _add_inputs(p: argparse.ArgumentParser, cutoffs: bool = True, baseline: bool = True, trec: bool = False) -> None:
-    """The options every evaluating command shares: the files, columns, what counts and the
-    conventions (and --baseline, unless the command has its own, which then serves both; and
+    """The options every evaluating command shares, in groups: the files, what is computed and
+    counts as relevant, the columns, the beyond-accuracy inputs, the conventions and the data
+    checks (and --baseline, unless the command has its own, which then serves both; and
     --run/--qrels in place of RECS and --truth, with `trec`)."""
-    p.add_argument(
+    inputs = p.add_argument_group("inputs (parquet or CSV files, or quoted globs of them)")
+    inputs.add_argument(
         "recs", metavar="RECS", nargs="?" if trec else None,
-        help="recommendations: a .parquet or .csv file, or a quoted glob of them" + (" (or --run)" if trec else ""),
+        help="the recommendations: a .parquet or .csv file, or a quoted glob of them" + (" (or --run)" if trec else ""),
+    )  # fmt: skip
+    for name, text in SIDE_INPUTS.items():
+        inputs.add_argument(flag(name), metavar=name.upper(), help=text)
+    inputs.add_argument(
+        "--unlisted-users", choices=("error", "drop"), default=_default("unlisted_users"),
+        help="with --users: a user with recommendations but not listed is an error (default) or left out",
     )  # fmt: skip
     if trec:
         files = p.add_argument_group("TREC files (instead of RECS and --truth; recframe.read_trec_run/read_trec_qrels)")
@@ -155,12 +167,28 @@ def _add_inputs(p: argparse.ArgumentParser, cutoffs: bool = True, baseline: bool
         files.add_argument(
             "--qrels", dest="trec_qrels", metavar="FILE", help="its TREC qrels file (qid iter docno relevance), with --run"
         )
-    for name, text in SIDE_INPUTS.items():
-        p.add_argument(flag(name), metavar=name.upper(), help=f"{text}: a .parquet or .csv file, or a quoted glob")
-    p.add_argument(
-        "--unlisted-users", choices=("error", "drop"), default=_default("unlisted_users"),
-        help="with --users: a user with recommendations but not listed is an error (default) or left out",
+    computed = p.add_argument_group("what is computed, and what counts as relevant")
+    if cutoffs:
+        computed.add_argument(
+            "--k", type=_ks, default=DEFAULT_K, metavar="K[,K]",
+            help="cut-offs, e.g. 5,10,20 (default: 10; with --format trec, trec_eval's 5,10,15,20,30,100,200,500,1000)",
+        )  # fmt: skip
+    computed.add_argument(
+        "--metrics",
+        type=_metrics,
+        metavar="M[,M]",
+        help=f"some of {', '.join(recframe.METRICS)} (default: the accuracy metrics; the IR toolbox, such as bpref, "
+        "and the beyond-accuracy metrics by name)",
+    )
+    computed.add_argument(
+        "--threshold", "-l", type=float, metavar="T",
+        help="relevant = relevance >= T (default: relevance > 0, which stderr says when the relevance column holds "
+        "more than two values; -l as trec_eval's -l: -l2)",
     )  # fmt: skip
+    computed.add_argument(
+        "--score-threshold", type=float, metavar="S", help="with --score: items scored below S count as not recommended"
+    )
+    _add_columns(p)
     beyond = p.add_argument_group("beyond accuracy (see recframe.metrics.beyond)")
     beyond.add_argument("--item-features", type=_columns, metavar="COL[,COL]", help="the --items columns ild compares items by")
     if baseline:
@@ -176,24 +204,6 @@ def _add_inputs(p: argparse.ArgumentParser, cutoffs: bool = True, baseline: bool
         help="the --items column grouping the items (a category, a provider), or 'popularity' (head and tail of --train): "
         "for miscalibration, calibration_js, pop_rsp, pop_reo, exposure_disparity and the item-groups command",
     )  # fmt: skip
-    metrics = ",".join(recframe.METRICS)
-    if cutoffs:
-        p.add_argument(
-            "--k", type=_ks, default=DEFAULT_K, metavar="K[,K]",
-            help="cut-offs, e.g. 5,10,20 (default: 10; with --format trec, trec_eval's 5,10,15,20,30,100,200,500,1000)",
-        )  # fmt: skip
-    p.add_argument(
-        "--metrics",
-        type=_metrics,
-        metavar="M[,M]",
-        help=f"some of {metrics} (default: the accuracy metrics; the IR toolbox, such as bpref, and the beyond-accuracy metrics by name)",
-    )
-    p.add_argument(
-        "--threshold", "-l", type=float,
-        help="relevant = relevance >= THRESHOLD (default: relevance > 0; -l as trec_eval's -l: -l2)",
-    )  # fmt: skip
-    p.add_argument("--score-threshold", type=float, help="with --score: items scored below it count as not recommended")
-    _add_columns(p)
     conventions = p.add_argument_group("conventions (see recframe.conventions)")
     conventions.add_argument(
         "--profile",
@@ -211,13 +221,15 @@ def _add_inputs(p: argparse.ArgumentParser, cutoffs: bool = True, baseline: bool
                 help=f"{_convention_help(name)} (default: {values[0]:g})",
             )  # fmt: skip
             continue
+        default = DEFAULTS.get(name, values[0])
+        if all(isinstance(value, bool) for value in values):  # on/off, not Python's True/False
+            conventions.add_argument(
+                flag(name), dest=name, choices=values, type=_boolean, default=None, metavar="{on,off}",
+                help=f"{_convention_help(name)} (default: {'on' if default else 'off'})",
+            )  # fmt: skip
+            continue
         conventions.add_argument(
-            flag(name),
-            dest=name,
-            choices=values,
-            type=_boolean if all(isinstance(value, bool) for value in values) else str,
-            default=None,
-            help=f"{_convention_help(name)} (default: {str(DEFAULTS.get(name, values[0])).lower()})",
+            flag(name), dest=name, choices=values, default=None, help=f"{_convention_help(name)} (default: {default})"
         )
     _add_checks(p)
 
@@ -259,12 +271,14 @@ def _add_output(p: argparse.ArgumentParser, formats: Sequence[str] = FORMATS) ->
     return out
 
 
-def _add_aggregate(p: argparse.ArgumentParser) -> None:
-    p.add_argument(
+def _add_aggregate(p: argparse.ArgumentParser) -> argparse._ArgumentGroup:
+    means = p.add_argument_group("the means (recframe.summary)")
+    means.add_argument(
         "--aggregate", type=_split, metavar="A[,A]",
         help="how each metric is summarised: mean (default), gmean, median, pNN (p10, p90); several: the mean keeps "
         "the metric's name, the others are suffixed (ndcg@10_median)",
     )  # fmt: skip
+    return means
 
 
 def _add_intervals(p: argparse.ArgumentParser) -> None:
@@ -297,8 +311,7 @@ def _add_evaluate(commands: Any, common: argparse.ArgumentParser) -> None:
     )
     _add_inputs(p, trec=True)
     _add_intervals(p)
-    _add_aggregate(p)
-    p.add_argument(
+    _add_aggregate(p).add_argument(
         "--partitions", type=int, metavar="N",
         help="evaluate the users in N sets (by a hash of the id), one after another, and add up their sums: the same "
         "means in about 1/N of the memory, for reading the files N times (recframe.summary's partitions=; means, "
@@ -468,7 +481,7 @@ def _add_reporting(commands: Any, common: argparse.ArgumentParser) -> None:
         help="a report table of the means (with intervals) and, with --baseline, the paired comparison; or the "
         "evaluation page (--out FILE.html)",
         description="recframe.report of summary (with --ci intervals) and, given --baseline, of compare: markdown, "
-        "html or latex, to stdout or --out. With --format page, or --out FILE.html and no --format: "
+        "table-html (the table alone, an HTML fragment) or latex, to stdout or --out. With --format page, or --out FILE.html and no --format: "
         "recframe.report_page, one self-contained HTML page (intervals at 0.95 unless --ci).",
     )
     _add_inputs(r, baseline=False)
@@ -477,8 +490,10 @@ def _add_reporting(commands: Any, common: argparse.ArgumentParser) -> None:
     r.add_argument("--baseline", metavar="MODEL", help="also compare every model with this one (paired t test, Holm)")
     out = r.add_argument_group("output")
     out.add_argument(
-        "--format", choices=("markdown", "html", "latex", "page"),
-        help="default: page when --out ends in .html or .htm, else markdown (html: the bare table)",
+        "--format", choices=REPORT_FORMATS, metavar="{markdown,table-html,latex,page}",
+        help="page: the evaluation page, one self-contained HTML file; table-html: the report table alone, an HTML "
+        "fragment to paste into a page of yours (html, its old name, is read too); default: page when --out ends in "
+        ".html or .htm, else markdown",
     )  # fmt: skip
     out.add_argument("--out", metavar="FILE", help="write here instead of stdout, atomically")
     precision = _default("precision", recframe.report)
@@ -527,11 +542,32 @@ def _add_inspect(commands: Any, common: argparse.ArgumentParser) -> None:
     i.set_defaults(run=inspect_command)
 
 
+#: report's --format values: html is table-html's old name, still read (with a note on stderr)
+REPORT_FORMATS = ("markdown", "table-html", "latex", "page", "html")
+#: each subcommand's usage line (argparse's would list every option: 43 lines for evaluate)
+USAGE = {
+    "evaluate": "%(prog)s RECS [--truth TRUTH] [options]\n       %(prog)s --run RUN --qrels QRELS --format trec "
+    "[trec_eval's flags]",
+    "cohorts": "%(prog)s RECS --train TRAIN [options]",
+    "schema": "%(prog)s RECS [--truth TRUTH] [column options]",
+    "demo": "%(prog)s [--quiet] [--debug]",
+}
+
+
+def _common(per_user: bool = False) -> _Parser:
+    """--quiet and --debug, which every subcommand has; the note that -q is not --quiet where
+    -q is --per-user (`per_user`, evaluate's)."""
+    common = _Parser(add_help=False)
+    run = common.add_argument_group("run")
+    note = " (-q is --per-user, as trec_eval's -q)" if per_user else ""
+    run.add_argument("--quiet", action="store_true", help=f"no progress on stderr{note}")
+    run.add_argument("--debug", action="store_true", help="print the traceback of errors")
+    return common
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The ``recframe`` argument parser with its subcommands."""
-    common = _Parser(add_help=False)
-    common.add_argument("--quiet", action="store_true", help="no progress on stderr (-q is evaluate's --per-user)")
-    common.add_argument("--debug", action="store_true", help="print the traceback of errors")
+    common = _common()
     parser = _Parser(prog="recframe", description=f"recframe {recframe.__version__}: ranking metrics on DataFrames.")
     parser.add_argument("--version", action="version", version=f"recframe {recframe.__version__}")
     commands = parser.add_subparsers(
@@ -539,12 +575,17 @@ def build_parser() -> argparse.ArgumentParser:
         required=True,
         metavar="{evaluate,compare,disparity,item-groups,per-item,agreement,cohorts,curve,report,inspect,demo,schema}",
     )
-    _add_evaluate(commands, common)
+    _add_evaluate(commands, _common(per_user=True))
     _add_reporting(commands, common)
     _add_views(commands, common)
     _add_inspect(commands, common)
     demo_parser = commands.add_parser(
-        "demo", parents=[common], help="evaluate the bundled two-model sample and print a summary by model"
+        "demo",
+        parents=[common],
+        help="evaluate the bundled two-model sample and print a summary by model",
+        description="Evaluate the bundled sample (recframe.data.load_sample: two models' top-10 lists for 300 users, "
+        "and held-out 1-5 ratings; relevant = rating >= 4) at k = 5 and 10, and print precision, recall, ndcg, ap "
+        "and rr by model, with what each count column means and the Python call that gives the same table.",
     )
     demo_parser.set_defaults(run=lambda args, progress: demo())
     s = commands.add_parser(
@@ -558,4 +599,6 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--truth", metavar="TRUTH", help="ground truth file or glob")
     _add_columns(s)
     s.set_defaults(run=schema)
+    for name, sub in commands.choices.items():
+        sub.usage = USAGE.get(name, "%(prog)s RECS [--truth TRUTH] [options]")
     return parser

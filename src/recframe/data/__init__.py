@@ -10,7 +10,15 @@ import polars as pl
 
 from recframe.errors import RecframeError
 
+__all__ = ["HERE", "Workflow", "load_sample", "load_workflow"]
+
 HERE = Path(__file__).parent
+
+
+def __dir__() -> list[str]:
+    """The loaders and the data folder only (``dir(recframe.data)``, tab completion), not the
+    names this module imports (``Path``, ``pl``, ``Any``)."""
+    return sorted(__all__)
 
 
 def load_sample(kind: Literal["polars", "pandas"] = "polars") -> tuple[Any, Any]:
