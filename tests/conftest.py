@@ -118,6 +118,26 @@ def constructor(request: pytest.FixtureRequest) -> Callable[[pl.DataFrame], Any]
     return BACKENDS[request.param]
 
 
+def ibis_table(df: pl.DataFrame) -> Any:
+    """The frame as an Ibis table on its default backend (DuckDB): the plan compiles to SQL."""
+    ibis = pytest.importorskip(
+        "ibis", reason="Ibis is in the test-slow extra: pip install -c constraints/tested.txt '.[test-slow]'"
+    )
+    pytest.importorskip("duckdb", reason="Ibis's DuckDB backend needs duckdb")
+    return ibis.memtable(df.to_arrow())
+
+
+# every in-process backend, then Ibis: Ibis is in the test-slow extra, so its cases are marked
+# slow_engine and run in .ci/run's slow pass
+WITH_IBIS = [*BACKENDS, pytest.param("ibis", marks=pytest.mark.slow_engine)]
+
+
+@pytest.fixture(params=WITH_IBIS)
+def constructor_or_ibis(request: pytest.FixtureRequest) -> Callable[[pl.DataFrame], Any]:
+    """Turn a Polars frame into the backend under test, Ibis included."""
+    return ibis_table if request.param == "ibis" else BACKENDS[request.param]
+
+
 # The slow engines' frames (Spark, SQLFrame), one session each for the whole run: defined here,
 # not in a test module, so that every module that asks for them gets the same one (a fixture
 # imported into a second module is a second fixture: a second SparkSession to stop, a second

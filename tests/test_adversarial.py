@@ -105,8 +105,13 @@ def hostile(draw: st.DrawFn) -> tuple[pl.DataFrame, dict[str, Any]]:
 
 def as_read_by(backend: str, df: pl.DataFrame) -> pl.DataFrame:
     """`df` as `backend` reads it: pandas reads NaN in a float column as its missing value, null
-    (a NaN rank is an unranked row there, as a NaN relevance an unjudged one)."""
-    return df.with_columns(pl.col(pl.Float32, pl.Float64).fill_nan(None)) if backend == "pandas" else df
+    (a NaN rank is an unranked row there, as a NaN relevance an unjudged one); and pandas before
+    3.0 holds a text column of nulls only as objects, which carry no type (read as nulls, not text)."""
+    if backend != "pandas":
+        return df
+    read = pl.from_pandas(df.to_pandas())
+    untyped = [name for name, dtype in read.schema.items() if dtype == pl.Null and df.schema[name] != pl.Null]
+    return df.with_columns(pl.col(pl.Float32, pl.Float64).fill_nan(None), *(read[name] for name in untyped))
 
 
 def valid(df: pl.DataFrame, options: dict[str, Any]) -> bool:

@@ -12,7 +12,7 @@ import pytest
 from polars.testing import assert_frame_equal
 
 import recframe
-from conftest import BACKENDS, assert_values_close, to_polars
+from conftest import assert_values_close, to_polars
 from recframe import RecframeError
 
 RECS = pl.DataFrame(
@@ -190,24 +190,15 @@ def test_the_command_line_writes_the_agreement_table(tmp_path) -> None:
     assert code == 2 and "one depth" in err.getvalue()
 
 
-@pytest.fixture(params=[*BACKENDS, "ibis"])
-def any_backend(request: pytest.FixtureRequest):
-    """Every in-process backend (conftest's, DuckDB included) and Ibis (a memtable)."""
-    if request.param == "ibis":
-        ibis = pytest.importorskip("ibis")
-        return lambda df: ibis.memtable(df.to_arrow())
-    return BACKENDS[request.param]
-
-
-def test_a_tiny_p_gives_the_limit_x1_on_every_backend(any_backend) -> None:
+def test_a_tiny_p_gives_the_limit_x1_on_every_backend(constructor_or_ibis) -> None:
     """Issue 58, item 5: p=1e-310 passes 0 < p < 1, and (1 - p) / p overflowed (inf, NaN).
     As p -> 0 RBO is X_1 (do the two lists share their first item): 1 for (x, y, z) against
     (x, z, w), 0 for RECS's (x, y, z) against (y, x, w); p=5e-324 (the smallest float) too."""
     same_top = RECS.with_columns(pl.Series("item_id", ["x", "y", "z", "x", "z", "w"]))
     for p in (1e-310, 5e-324):
-        got = to_polars(recframe.agreement(any_backend(same_top), k=3, by="model", p=p))["rbo"].item()
+        got = to_polars(recframe.agreement(constructor_or_ibis(same_top), k=3, by="model", p=p))["rbo"].item()
         assert got == pytest.approx(1.0, abs=1e-15)
-        got = to_polars(recframe.agreement(any_backend(RECS), k=3, by="model", p=p))["rbo"].item()
+        got = to_polars(recframe.agreement(constructor_or_ibis(RECS), k=3, by="model", p=p))["rbo"].item()
         assert got == pytest.approx(0.0, abs=1e-300)
 
 
@@ -221,14 +212,14 @@ def long_lists(users: int, length: int, seed: int = 0) -> pl.DataFrame:
     return pl.DataFrame(rows, schema=["model", "user_id", "item_id", "rank"], orient="row")
 
 
-def test_k_1000_is_a_join_not_a_chain_on_every_backend(any_backend) -> None:
+def test_k_1000_is_a_join_not_a_chain_on_every_backend(constructor_or_ibis) -> None:
     """Issue 58, item 10: k >= 250 raised RecursionError (one `when` per depth). A trec-style
     depth of 1,000 on lists of 1,200 equals the reference, within seconds."""
     import time
 
     df = long_lists(2, 1200)
     start = time.perf_counter()
-    got = to_polars(recframe.agreement(any_backend(df), k=1000, by="model"))
+    got = to_polars(recframe.agreement(constructor_or_ibis(df), k=1000, by="model"))
     assert time.perf_counter() - start < 30
     want = reference(df, 1000, 0.9)
     assert got.height == len(want) == 2
@@ -238,7 +229,7 @@ def test_k_1000_is_a_join_not_a_chain_on_every_backend(any_backend) -> None:
             assert row[column] == pytest.approx(expected[column], rel=1e-12, abs=1e-12), (column, row)
 
 
-def test_k_past_the_longest_list_reads_the_whole_list_at_once(any_backend) -> None:
+def test_k_past_the_longest_list_reads_the_whole_list_at_once(constructor_or_ibis) -> None:
     """Issue 58, item 7: agreement(k=sys.maxsize), the errors page's "whole list", built a depth
     table of k entries (O(k^2) in Python: it never returned). The table stops at the longest
     list: every measure but overlap (n_common / k) is that of k = the longest list."""
@@ -247,9 +238,9 @@ def test_k_past_the_longest_list_reads_the_whole_list_at_once(any_backend) -> No
 
     df = random_lists(7)
     start = time.perf_counter()
-    whole = to_polars(recframe.agreement(any_backend(df), k=sys.maxsize, by="model"))
+    whole = to_polars(recframe.agreement(constructor_or_ibis(df), k=sys.maxsize, by="model"))
     assert time.perf_counter() - start < 30
-    at_8 = to_polars(recframe.agreement(any_backend(df), k=8, by="model"))  # the longest list holds 8
+    at_8 = to_polars(recframe.agreement(constructor_or_ibis(df), k=8, by="model"))  # the longest list holds 8
     assert_frame_equal(whole.drop("overlap"), at_8.drop("overlap"), rel_tol=1e-12)
     assert whole["overlap"].to_list() == [c / sys.maxsize for c in at_8["n_common"].to_list()]
 
@@ -283,12 +274,14 @@ def test_the_command_line_compares_at_a_depth_of_300(tmp_path) -> None:
         ("rbo", {"by": ["model", "rbo"]}, "by=['model', 'rbo']", 'by=["model", "rbo_key"]'),
     ],
 )
-def test_a_column_named_as_a_result_column_is_refused_on_every_backend(any_backend, column, options, argument, hint) -> None:
+def test_a_column_named_as_a_result_column_is_refused_on_every_backend(
+    constructor_or_ibis, column, options, argument, hint
+) -> None:
     """Issue 58, item 13: a user column named n_a or overlap, or a key named model_a, made a
     result with two columns of that name (a raw DuplicateError on Polars)."""
     frame = RECS.with_columns(pl.lit(1).alias(column)) if options.get("by") else RECS.rename({"user_id": column})
     with pytest.raises(RecframeError) as caught:
-        to_polars(recframe.agreement(any_backend(frame), k=3, **{"by": "model", **options}))
+        to_polars(recframe.agreement(constructor_or_ibis(frame), k=3, **{"by": "model", **options}))
     assert str(caught.value) == (
         f"{argument}: column {column!r} has the name of a column of agreement's result (model_a, model_b, n_a, n_b, "
         f"n_common, overlap, jaccard, rbo, kendall_tau). Hint: rename the column in the inputs and pass the new name, "

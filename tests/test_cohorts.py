@@ -17,7 +17,7 @@ import polars as pl
 import pytest
 
 import recframe
-from conftest import BACKENDS, to_polars
+from conftest import BACKENDS, WITH_IBIS, ibis_table, to_polars
 from recframe import RecframeError
 from recframe.data import load_sample
 
@@ -173,16 +173,12 @@ def test_the_command_line_writes_a_users_file_for_by_cohort(tmp_path) -> None:
         assert code == 2 and words in err
 
 
-BACKEND_NAMES = [*BACKENDS, "ibis"]
+BACKEND_NAMES = WITH_IBIS
 
 
 def _on(backend: str, frame: pl.DataFrame) -> Any:
     """`frame` on `backend`: one of conftest's in-process ones (DuckDB among them), or Ibis."""
-    if backend == "ibis":
-        import ibis
-
-        return ibis.memtable(frame.to_arrow())
-    return BACKENDS[backend](frame)
+    return ibis_table(frame) if backend == "ibis" else BACKENDS[backend](frame)
 
 
 def _sorted_rows(result: Any, key: str) -> list[tuple[Any, ...]]:

@@ -8,13 +8,12 @@ from __future__ import annotations
 
 from typing import Any
 
-import ibis
 import numpy as np
 import polars as pl
 import pytest
 
 import recframe
-from conftest import BACKENDS, to_polars
+from conftest import BACKENDS, ibis_table, to_polars
 from recframe.compare import effect_size
 from recframe.errors import RecframeError
 
@@ -23,12 +22,14 @@ pytest.importorskip("scipy", reason="the paired t test needs scipy: pip install 
 IN_PROCESS = [name for name in BACKENDS if name != "duckdb"]  # all pairs runs in Python only
 ENGINES = {
     "duckdb": lambda df: BACKENDS["duckdb"](df),
-    "ibis": lambda df: ibis.memtable(df.to_arrow()),
+    "ibis": ibis_table,
 }
 
 
 def _every_backend() -> list[Any]:
-    return [pytest.param(BACKENDS[name], id=name) for name in BACKENDS] + [pytest.param(ENGINES["ibis"], id="ibis")]
+    return [pytest.param(BACKENDS[name], id=name) for name in BACKENDS] + [
+        pytest.param(ENGINES["ibis"], id="ibis", marks=pytest.mark.slow_engine)
+    ]
 
 
 def _calls(baseline_only: bool) -> list[dict[str, Any]]:

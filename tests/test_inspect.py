@@ -9,7 +9,7 @@ import polars as pl
 import pytest
 
 import recframe
-from conftest import BACKENDS, to_polars
+from conftest import to_polars
 from recframe.cli import main
 
 K = 3
@@ -527,15 +527,6 @@ def test_side_by_side_shows_a_user_whose_id_is_nan():
     assert "user_id nan" in shown and shown.count("<li") == recframe.side_by_side(out).to_html().count("<li") == 3
 
 
-@pytest.fixture(params=[*BACKENDS, "ibis"])
-def with_ibis(request):
-    """Every in-process backend (conftest's, DuckDB included) and Ibis (a memtable)."""
-    if request.param == "ibis":
-        ibis = pytest.importorskip("ibis")
-        return lambda df: ibis.memtable(df.to_arrow())
-    return BACKENDS[request.param]
-
-
 def _many_users() -> tuple[pl.DataFrame, dict[int, tuple[float, int]]]:
     """600 users, one list each: group v (v = 1..34) holds v users whose top item has grade v
     and whose best item (grade 34) was not recommended, so ndcg@1 = v / 34; group 0, 5 users
@@ -550,7 +541,7 @@ def _many_users() -> tuple[pl.DataFrame, dict[int, tuple[float, int]]]:
     return pl.DataFrame(rows, schema=["user_id", "item_id", "rank", "relevance"], orient="row"), want
 
 
-def test_600_users_are_ordered_and_counted_without_a_chain_on_every_backend(with_ibis):
+def test_600_users_are_ordered_and_counted_without_a_chain_on_every_backend(constructor_or_ibis):
     """Issue 58, item 10: inspect of 600 users raised RecursionError (the order they were
     chosen in, and their tie counts, were chains of one condition per user or count). The
     users come out in the order given, and "worst" of all 600 in the order of their values,
@@ -561,9 +552,9 @@ def test_600_users_are_ordered_and_counted_without_a_chain_on_every_backend(with
     assert len(want) == 600
     given = [int(u) for u in np.random.default_rng(3).permutation(600)]
     start = time.perf_counter()
-    out = to_polars(recframe.inspect(with_ibis(df), k=1, users=given))
+    out = to_polars(recframe.inspect(constructor_or_ibis(df), k=1, users=given))
     assert out["user_id"].unique(maintain_order=True).to_list() == given
-    worst = to_polars(recframe.inspect(with_ibis(df), k=1, select="worst", n=600))
+    worst = to_polars(recframe.inspect(constructor_or_ibis(df), k=1, select="worst", n=600))
     assert time.perf_counter() - start < 60
     order = worst["user_id"].unique(maintain_order=True).to_list()
     assert sorted(order) == list(range(600))

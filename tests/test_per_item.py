@@ -11,7 +11,7 @@ import polars as pl
 import pytest
 
 import recframe
-from conftest import BACKENDS, assert_values_close, to_polars
+from conftest import assert_values_close, to_polars
 from recframe import RecframeError
 
 RECS = pl.DataFrame(
@@ -141,22 +141,13 @@ def test_the_command_line_writes_the_per_item_table(tmp_path) -> None:
     assert code == 2 and "--metrics" in err.getvalue()
 
 
-@pytest.fixture(params=[*BACKENDS, "ibis"])
-def backend(request: pytest.FixtureRequest):
-    """Every in-process backend (conftest's, DuckDB included) and Ibis (a memtable)."""
-    if request.param == "ibis":
-        ibis = pytest.importorskip("ibis")
-        return lambda df: ibis.memtable(df.to_arrow())
-    return BACKENDS[request.param]
-
-
 @pytest.mark.parametrize("column", ["n_users", "n_relevant", "recall@3", "exposure@3"])
-def test_an_item_column_named_as_a_result_column_is_refused_on_every_backend(column, backend) -> None:
+def test_an_item_column_named_as_a_result_column_is_refused_on_every_backend(column, constructor_or_ibis) -> None:
     """Issue 58, item 13: an item column named n_users, n_relevant or recall@3 made a result
     with two columns of that name (a raw DuplicateError on Polars)."""
     frame = RECS.rename({"item_id": column})
     with pytest.raises(RecframeError) as caught:
-        to_polars(recframe.per_item(backend(frame), k=3, item=column, by="model"))
+        to_polars(recframe.per_item(constructor_or_ibis(frame), k=3, item=column, by="model"))
     assert str(caught.value) == (
         f"item={column!r}: column {column!r} has the name of a column of per_item's result (n_users, n_relevant, "
         "recommended@3, hits@3, recall@3, exposure@3). Hint: rename the column in the inputs and pass the new name, "
@@ -164,4 +155,6 @@ def test_an_item_column_named_as_a_result_column_is_refused_on_every_backend(col
     )
     assert caught.value.argument == "item"
     # an @ name of another k is no clash
-    assert to_polars(recframe.per_item(backend(RECS.rename({"item_id": "recall@5"})), k=3, item="recall@5", by="model")).height
+    assert to_polars(
+        recframe.per_item(constructor_or_ibis(RECS.rename({"item_id": "recall@5"})), k=3, item="recall@5", by="model")
+    ).height

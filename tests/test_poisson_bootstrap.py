@@ -122,7 +122,9 @@ def test_the_engine_is_the_slow_reference() -> None:
 
 @pytest.mark.parametrize("ids", [STRINGS, INTEGERS], ids=["strings", "integers"])
 # Ibis (the test-slow extra) runs in .ci/run's slow pass
-@pytest.mark.parametrize("backend", [name for name in BACKENDS if name != "polars"] + [pytest.param("ibis", marks=pytest.mark.slow_engine)])
+@pytest.mark.parametrize(
+    "backend", [name for name in BACKENDS if name != "polars"] + [pytest.param("ibis", marks=pytest.mark.slow_engine)]
+)
 def test_every_engine_gives_the_same_interval(backend: str, ids: list[Any]) -> None:
     df = frame(ids)
     want = recframe.summary(df, **OPTIONS, seed=5, n_resamples=100)

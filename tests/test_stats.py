@@ -24,6 +24,17 @@ def test_std_is_sample_std_ddof_1():
     ]
 
 
+def test_t_quantiles_equal_the_closed_forms_on_every_scipy():
+    """df = 1 is Cauchy's tan(pi (p - 1/2)), df = 2 is (2p - 1) / sqrt(2 p (1 - p)): scipy before
+    1.17 inverted the t distribution to about 1e-11 only (4.302652729696142 at df = 2)."""
+    pytest.importorskip("scipy", reason="the t distribution needs scipy: pip install 'recframe[stats]'")
+    for ci in (0.8, 0.9, 0.95, 0.99):
+        p = (1 + ci) / 2
+        one, two = stats.t_quantiles([2, 3], ci)
+        assert one == pytest.approx(math.tan(math.pi * (p - 0.5)), rel=1e-13), ci
+        assert two == pytest.approx((2 * p - 1) / math.sqrt(2 * p * (1 - p)), rel=1e-13), ci
+
+
 def test_t_interval_by_hand():
     # mean 2, s = 1, n = 3, t_{0.975, 2} = 4.302652729749462
     lo, hi = stats.t_ci([1.0, 2.0, 3.0], 0.95)

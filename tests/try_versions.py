@@ -66,7 +66,9 @@ def _requirements(extras: str, left_out: dict[str, str]) -> list[str]:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter)
     which = parser.add_mutually_exclusive_group()
-    which.add_argument("--newest", action="store_const", dest="versions", const="newest", help="the newest release of every dependency")
+    which.add_argument(
+        "--newest", action="store_const", dest="versions", const="newest", help="the newest release of every dependency"
+    )
     which.add_argument("--minimum", action="store_const", dest="versions", const="minimum", help="the declared lower bounds")
     parser.add_argument("--extras", default="test", help="the extras to install, comma-separated (default: test)")
     parser.add_argument("--freeze", metavar="FILE", help="after a green run, write every resolved version to FILE")
@@ -90,14 +92,18 @@ def main(argv: list[str] | None = None) -> int:
         resolved = _versions(python)
         print(f"\n{versions} versions, installed in {time.perf_counter() - started:.0f} s:")
         print("  " + ", ".join(f"{name} {resolved[name]}" for name in SHOWN if name in resolved))
-        print(f"  Python {sys.version.split()[0]}; {len(resolved)} packages; all: {', '.join(f'{n}=={v}' for n, v in sorted(resolved.items()))}\n")
+        print(
+            f"  Python {sys.version.split()[0]}; {len(resolved)} packages; all: {', '.join(f'{n}=={v}' for n, v in sorted(resolved.items()))}\n"
+        )
         # the checkout's tests, run by the new environment's Python against the installed package
         env = {key: value for key, value in os.environ.items() if key not in ("PYTHONPATH", "VIRTUAL_ENV")}
         env["PATH"] = f"{folder / 'bin'}{os.pathsep}{env.get('PATH', '')}"
         code = _run([str(python), "-m", "pytest", *args.pytest_args], cwd=ROOT, env=env).returncode
         print(f"\ntry_versions: pytest exited {code} on the {versions} versions", flush=True)
         if code == 0 and args.freeze:
-            pins = sorted(f"{name}=={version}" for name, version in resolved.items() if name not in ("recframe", "pip", "setuptools"))
+            pins = sorted(
+                f"{name}=={version}" for name, version in resolved.items() if name not in ("recframe", "pip", "setuptools")
+            )
             header = f"# every package of the extras [{args.extras}], as last run green by tests/try_versions.py\n"
             Path(args.freeze).write_text(header + "\n".join(pins) + "\n")
             print(f"try_versions: wrote {len(pins)} pins to {args.freeze}")

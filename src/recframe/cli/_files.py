@@ -41,7 +41,17 @@ class Source:
 
     def scan(self) -> pl.LazyFrame:
         if self.reader == "parquet":
-            return pl.scan_parquet(list(self.files))
+            scan = pl.scan_parquet(list(self.files))
+            # files that hold no row are read as the empty frame they are: Polars 2.0.0 panics
+            # planning a join with such a scan (the files' statistics read min > max). The first
+            # file with a row ends the look, so an export pays one footer.
+            import pyarrow.parquet as pq
+
+            try:
+                empty = not any(pq.ParquetFile(path).metadata.num_rows for path in self.files)
+            except Exception:  # not a parquet file Arrow reads: the scan says why, as before
+                return scan
+            return pl.DataFrame(schema=scan.collect_schema()).lazy() if empty else scan
         return pl.scan_csv(list(self.files), infer_schema_length=CSV_INFER_ROWS)
 
     def check_rows(self) -> None:

@@ -1,11 +1,10 @@
-"""What a new user meets (issue 58): messages that name the fix in the caller's words."""
+"""What a new user meets: messages that name the fix in the caller's words."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from typing import Any
 
-import ibis
 import polars as pl
 import pytest
 
@@ -30,19 +29,14 @@ def _message(call: Callable[[], Any]) -> str:
     return str(caught.value)
 
 
-def _engines(constructor: Callable[[pl.DataFrame], Any]) -> list[Callable[[pl.DataFrame], Any]]:
-    return [constructor, lambda df: ibis.memtable(df.to_arrow())]
-
-
 # ---------------------------------------------------------------------------- item 16
 
 
-def test_duplicates_that_differ_in_a_model_column_name_it(constructor: Callable[[pl.DataFrame], Any]) -> None:
-    for make in _engines(constructor):
-        text = _message(lambda make=make: recframe.summary(make(TWO_MODELS), k=2))
-        assert "duplicate (user_id, item_id) rows: user_id=1 has 4 rows but 2 distinct 'item_id' values" in text
-        assert "Its rows of an item differ in column 'model', which the call does not group by." in text
-        assert 'Hint: did you mean by="model"?' in text and "df.unique" not in text
+def test_duplicates_that_differ_in_a_model_column_name_it(constructor_or_ibis: Callable[[pl.DataFrame], Any]) -> None:
+    text = _message(lambda: recframe.summary(constructor_or_ibis(TWO_MODELS), k=2))
+    assert "duplicate (user_id, item_id) rows: user_id=1 has 4 rows but 2 distinct 'item_id' values" in text
+    assert "Its rows of an item differ in column 'model', which the call does not group by." in text
+    assert 'Hint: did you mean by="model"?' in text and "df.unique" not in text
 
 
 def test_the_key_named_is_added_to_the_by_keys_given(constructor: Callable[[pl.DataFrame], Any]) -> None:
@@ -70,14 +64,13 @@ def test_following_the_hint_evaluates_each_model() -> None:
 SCORED = pl.DataFrame({"user_id": [1, 1], "item_id": [1, 2], "score": [0.9, 0.8], "relevance": [1, 0]})
 
 
-def test_a_scored_frame_without_rank_is_told_to_pass_score(constructor: Callable[[pl.DataFrame], Any]) -> None:
+def test_a_scored_frame_without_rank_is_told_to_pass_score(constructor_or_ibis: Callable[[pl.DataFrame], Any]) -> None:
     """The hint was rank="score", which then failed ("not whole numbers ... pass score=")."""
-    for make in _engines(constructor):
-        text = _message(lambda make=make: recframe.summary(make(SCORED), k=2))
-        assert text.endswith('Hint: pass score="score" to rank by that score, highest first.'), text
-        # following the hint evaluates: item 1 (relevant) ranks first, precision@1 = 1
-        out = to_polars(recframe.summary(make(SCORED), k=1, score="score", metrics=["precision"]))
-        assert out["precision@1"].to_list() == [1.0]
+    text = _message(lambda: recframe.summary(constructor_or_ibis(SCORED), k=2))
+    assert text.endswith('Hint: pass score="score" to rank by that score, highest first.'), text
+    # following the hint evaluates: item 1 (relevant) ranks first, precision@1 = 1
+    out = to_polars(recframe.summary(constructor_or_ibis(SCORED), k=1, score="score", metrics=["precision"]))
+    assert out["precision@1"].to_list() == [1.0]
 
 
 def test_a_column_of_positions_beside_the_scores_is_offered_second(constructor: Callable[[pl.DataFrame], Any]) -> None:
