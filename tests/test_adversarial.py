@@ -17,6 +17,7 @@ from decimal import Decimal
 from typing import Any
 
 import polars as pl
+import pyarrow as pa
 import pytest
 from hypothesis import HealthCheck, assume, example, given, settings
 from hypothesis import strategies as st
@@ -106,10 +107,11 @@ def hostile(draw: st.DrawFn) -> tuple[pl.DataFrame, dict[str, Any]]:
 def as_read_by(backend: str, df: pl.DataFrame) -> pl.DataFrame:
     """`df` as `backend` reads it: pandas reads NaN in a float column as its missing value, null
     (a NaN rank is an unranked row there, as a NaN relevance an unjudged one); and pandas before
-    3.0 holds a text column of nulls only as objects, which carry no type (read as nulls, not text)."""
+    3.0 holds a text column of nulls only as objects, which carry no type: Arrow, through which
+    recframe reads pandas, reads them as nulls, not text."""
     if backend != "pandas":
         return df
-    read = pl.from_pandas(df.to_pandas())
+    read = pl.from_arrow(pa.Table.from_pandas(df.to_pandas(), preserve_index=False))
     untyped = [name for name, dtype in read.schema.items() if dtype == pl.Null and df.schema[name] != pl.Null]
     return df.with_columns(pl.col(pl.Float32, pl.Float64).fill_nan(None), *(read[name] for name in untyped))
 

@@ -633,7 +633,10 @@ def _examples(
         # the tie the users were drawn from, in the words side_by_side and the command line use
         found = [
             tie
-            for group, part in (values.group_by(attrs, maintain_order=True) if attrs else [((), values)])
+            # segments in the order of their values: the rows came from an unordered collect
+            for group, part in (
+                values.sort(attrs, nulls_last=True).group_by(attrs, maintain_order=True) if attrs else [((), values)]
+            )
             if (
                 tie := _inspect.tie(
                     part, [u for u in chosen[select] if u in set(part[n.USER])], what, seed, _inspect.where(attrs, group)
