@@ -197,12 +197,8 @@ def paired_t(lf: nw.LazyFrame, keys: list[str], baseline: Any, user: str, metric
                 )
                 p_value, lo, hi = _t_test(n, d, s, 1 - alpha)
                 n_base, n_model = int(n_baseline[combo][f"__rf_base:{metric}"]), int(got.get("n_model") or 0)
-                above, below, d_z = (
-                    int(got.get("above") or 0),
-                    int(got.get("below") or 0),
-                    effect_size_from_moments(n, d, s, spread, largest),
-                )
-                out.append(
-                    Pair(stratum, model, baseline, metric, n, n_model, n_base, m_mean, b_mean, d_z, above, below, p_value, lo, hi)
-                )
+                above, below = (int(got.get(c) or 0) for c in ("above", "below"))
+                d_z = effect_size_from_moments(n, d, s, spread, largest)
+                values = (n, n_model, n_base, m_mean, b_mean, d_z, above, below, p_value, lo, hi)
+                out.append(Pair(stratum, model, baseline, metric, *values))
     return out
