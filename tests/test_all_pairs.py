@@ -18,9 +18,10 @@ import pytest
 from polars.testing import assert_frame_equal
 
 import recframe
+from conftest import to_polars
 from recframe import stats
 from recframe.cli import main
-from recframe.compare import PAIR_COLUMNS, letter_columns
+from recframe.compare import PAIR_COLUMNS, SAME_WITHIN, letter_columns
 from recframe.errors import RecframeError
 
 # three models, four users; user 5 is scored by A and B only
@@ -383,3 +384,102 @@ def test_values_equal_in_all_but_the_last_bits_are_ties() -> None:
     )
     row = recframe.compare(per_user, by="model", test="paired_t").row(0, named=True)
     assert (row["wins"], row["ties"], row["losses"]) == (1, 1, 1)
+
+
+# a baseline "Z" and three models over six users in two segments: M one better with equal
+# differences in all but the last bits (0.1 on 0.7 - 0.6: d_z null), T differing from Z in the
+# last bits only on user 1 (a tie), N with a null and a single user in segment y; ndcg is
+# higher-is-better, popularity lower-is-better (wins and losses swap)
+Z = [0.6, 0.3, 0.5, 0.2, 0.9, 0.4]
+VS_BASELINE = pl.DataFrame(
+    {
+        "model": ["Z"] * 6 + ["M"] * 6 + ["T"] * 6 + ["N"] * 3,
+        "segment": ["x", "x", "x", "y", "y", "y"] * 3 + ["x", "x", "y"],
+        "user_id": [1, 2, 3, 4, 5, 6] * 3 + [1, 3, 6],
+        "ndcg@10": [*Z, *(z + 0.1 for z in Z), 0.6 + 1e-16, 0.7, 0.25, 0.2, 0.1, 0.5, 0.9, None, 0.4],
+        "popularity@10": [*Z, 0.7, 0.2, 0.6, 0.1, 0.8, 0.3, 0.6, 0.7, 0.25, 0.2, 0.1, 0.3, 0.3, 0.5, 0.4],
+    }
+)
+
+
+def slow_baseline_reference(frame: pl.DataFrame, keys: list[str], baseline: str) -> dict[tuple, tuple]:
+    """Per (other keys, model, metric) against `baseline`: the differences model - baseline per
+    user with a value under both, wins/ties/losses counted one by one (a tie: the two values
+    within SAME_WITHIN of the larger, or of 1 below 1), d_z = mean(d) / sd(d) (None below two
+    pairs or when every d is the same within that tolerance)."""
+    import statistics
+
+    out = {}
+    rows = frame.rows(named=True)
+    for metric in ("ndcg@10", "popularity@10"):
+        higher = metric != "popularity@10"
+        strata = {tuple(r[k] for k in keys[1:]) for r in rows}
+        for stratum in strata:
+
+            def values(model: str, metric: str = metric, stratum: tuple = stratum) -> dict:
+                return {
+                    r["user_id"]: r[metric]
+                    for r in rows
+                    if r["model"] == model and tuple(r[k] for k in keys[1:]) == stratum and r[metric] is not None
+                }
+
+            base = values(baseline)
+            for model in {r["model"] for r in rows} - {baseline}:
+                mine = values(model)
+                users = [u for u in base if u in mine]
+                d = [mine[u] - base[u] for u in users]
+                tol = [SAME_WITHIN * max(1.0, abs(mine[u]), abs(base[u])) for u in users]
+                above = sum(1 for di, t in zip(d, tol) if di > t)
+                below = sum(1 for di, t in zip(d, tol) if di < -t)
+                wins, losses = (above, below) if higher else (below, above)
+                largest = max([1.0, *(abs(v) for u in users for v in (mine[u], base[u]))])
+                same = len(d) < 2 or max(d) - min(d) <= SAME_WITHIN * largest
+                d_z = None if same else statistics.mean(d) / statistics.stdev(d)
+                out[(*stratum, model, metric)] = (d_z, wins, len(d) - above - below, losses)
+    return out
+
+
+@pytest.mark.parametrize("by", [["model"], ["model", "segment"]])
+def test_a_baseline_comparison_carries_d_z_wins_ties_and_losses(constructor_or_ibis, by):
+    """compare(baseline=) has d_z, wins, ties and losses (issue 59) equal to a slow reference,
+    in Python and inside an engine (the paired t test, the one test an engine runs)."""
+    pytest.importorskip("scipy", reason="the paired t test needs scipy")
+    out = to_polars(recframe.compare(constructor_or_ibis(VS_BASELINE), by=by, baseline="Z", user="user_id"))
+    assert out.columns[len(by) - 1 :][11:16] == ["rel_delta", "d_z", "wins", "ties", "losses"]
+    want = slow_baseline_reference(VS_BASELINE, by, "Z")
+    assert out.height == len(want) == 2 * 3 * (len(by))
+    for row in out.iter_rows(named=True):
+        d_z, *counts = want[(*(row[k] for k in by[1:]), row["model"], row["metric"])]
+        assert [row["wins"], row["ties"], row["losses"]] == counts, row
+        assert (row["d_z"] is None) == (d_z is None) and (d_z is None or row["d_z"] == pytest.approx(d_z, rel=1e-9)), row
+    # the cases the frame holds: equal differences (d_z null), a tie in the last bits, a single pair
+    rows = {(r["model"], r["metric"]): r for r in out.iter_rows(named=True)} if by == ["model"] else {}
+    if rows:
+        assert rows["M", "ndcg@10"]["d_z"] is None and rows["M", "ndcg@10"]["wins"] == 6
+        assert (rows["T", "ndcg@10"]["wins"], rows["T", "ndcg@10"]["ties"], rows["T", "ndcg@10"]["losses"]) == (2, 2, 2)
+        # popularity of T - Z: 0, 0.4, -0.25, 0, -0.8, -0.1: lower is better, 3 wins and 1 loss
+        assert (rows["T", "popularity@10"]["wins"], rows["T", "popularity@10"]["losses"]) == (3, 1)
+        # N - Z on users 1 and 6: d = 0.3, 0; mean 0.15, sd 0.15 sqrt(2)
+        assert (rows["N", "ndcg@10"]["n_pairs"], rows["N", "ndcg@10"]["d_z"]) == (2, pytest.approx(2**-0.5))
+
+
+@pytest.mark.parametrize("test", ["paired_t", "wilcoxon"])
+def test_the_baseline_rows_are_the_pairs_with_the_baseline(constructor, test):
+    """compare(baseline=) is the all-pairs comparison's pairs (model, baseline), renamed: the
+    baseline Z sorts last, so each of its pairs is (model, Z) there too."""
+    pytest.importorskip("scipy", reason="the paired tests need scipy")
+    frame = VS_BASELINE.filter(pl.col("model") != "N")  # every pair needs a user in common
+    if type(constructor(frame)).__module__.split(".")[0] == "duckdb":
+        frame = constructor(frame)
+        with pytest.raises(RecframeError, match="per_user_frame is a DuckDB frame"):
+            recframe.compare(frame, user="user_id", test=test)
+        return
+    kwargs = {"user": "user_id", "test": test, "correction": None, "seed": 0}
+    base = to_polars(recframe.compare(constructor(frame), baseline="Z", **kwargs))
+    pairs = to_polars(recframe.compare(constructor(frame), **kwargs)).filter(pl.col("model_b") == "Z")
+    renamed = {"model_a": "model", "model_b": "baseline", "n_dropped_a": "n_dropped_model",
+               "n_dropped_b": "n_dropped_baseline", "mean_a": "model_mean", "mean_b": "baseline_mean"}  # fmt: skip
+    assert set(base.columns) == set(pairs.rename(renamed).columns)  # every column of a pair, d_z and wins included
+    columns = [c for c in base.columns if c not in ("delta_lo", "delta_hi")] if test != "paired_t" else base.columns
+    # (the bootstrap interval of wilcoxon draws from one generator in another order)
+    assert_frame_equal(base.select(columns), pairs.rename(renamed).select(columns))

@@ -179,8 +179,8 @@ def test_compare_columns_and_types():
     out = recframe.compare(PER_USER, baseline="A")
     assert out.columns == [
         "baseline", "model", "metric", "n_pairs", "n_dropped_baseline", "n_dropped_model",
-        "baseline_mean", "model_mean", "delta", "delta_lo", "delta_hi", "rel_delta",
-        "p_value", "p_adjusted", "significant",
+        "baseline_mean", "model_mean", "delta", "delta_lo", "delta_hi", "rel_delta", "d_z",
+        "wins", "ties", "losses", "p_value", "p_adjusted", "significant",
     ]  # fmt: skip
     assert isinstance(recframe.compare(PER_USER.lazy(), baseline="A"), pl.LazyFrame)
     assert type(recframe.compare(PER_USER.to_pandas(), baseline="A")).__name__ == "DataFrame"

@@ -1,9 +1,10 @@
 """The paired t test of :func:`recframe.compare` inside a SQL engine (DuckDB, Spark, Ibis...):
 per (stratum, model, metric) the engine joins each model's users with the baseline's and
-returns counts, means and the standard deviation of the differences; no per-user row leaves
-the engine, and the p-values, intervals and the correction are computed from those few rows
-exactly as :func:`recframe.compare` computes them from the values (``stats.paired_t_test``'s
-undefined cases included). The other tests need the values themselves.
+returns counts, means, the moments of the differences and the users above and below a tie (the
+wins, ties and losses); no per-user row leaves the engine, and the p-values, intervals, d_z and
+the correction are computed from those few rows exactly as :func:`recframe.compare` computes them
+from the values (``stats.paired_t_test``'s undefined cases included). The other tests need the
+values themselves.
 """
 
 from __future__ import annotations
@@ -21,22 +22,50 @@ from recframe.errors import RecframeError, ref
 _ALL = "__rf_all"
 
 
+#: two values are the same to 12 significant digits when they differ by at most this share of
+#: the larger (or of 1 below 1): a user's tie of wins/ties/losses, and d_z's equal differences
+SAME_WITHIN = 1e-12
+
+
 class Pair(NamedTuple):
-    """A model against the baseline on one metric (in one stratum): the users with a value under
-    each and under both, the two means over the pairs, the p-value and the interval of the
-    mean difference. :func:`recframe.compare.append_row` turns it into a row."""
+    """Model `a` against model `b` on one metric (in one stratum); against a baseline, `a` is the
+    model and `b` the baseline. The users with a value under each and under both, the two means
+    over the pairs, Cohen's d_z, the users with a - b above and below the tolerance of a tie, the
+    p-value and the interval of the mean difference. :func:`recframe.compare.pair_row` turns it
+    into a row, from the values in Python or from an engine's aggregates alike."""
 
     stratum: dict[str, Any]
-    model: Any
+    a: Any
+    b: Any
     metric: str
     n: int
-    n_baseline: int
-    n_model: int
-    baseline_mean: float
-    model_mean: float
+    n_a: int
+    n_b: int
+    mean_a: float
+    mean_b: float
+    d_z: float
+    above: int
+    below: int
     p_value: float
     lo: float
     hi: float
+
+
+def effect_size_from_moments(n: int, mean: float, sd: float, spread: float, largest: float) -> float:
+    """Cohen's d_z of `n` paired differences from their `mean`, sample standard deviation `sd`
+    (ddof=1), `spread` (max - min) and the `largest` magnitude of the paired values: mean / sd;
+    NaN with fewer than two pairs or when every difference is the same to the tolerance of a tie
+    (:data:`SAME_WITHIN` of the values): 0.7 - 0.6 and 0.4 - 0.3 differ in their last bits, and
+    their sd of 4e-17 made d_z 2.5e15.
+
+    >>> effect_size_from_moments(3, 2.0, 1.0, 2.0, 4.0)   # d = 2, 1, 3
+    2.0
+    >>> effect_size_from_moments(2, 0.1, 4e-17, 5.6e-17, 0.7)   # d = 0.7 - 0.6, 0.4 - 0.3
+    nan
+    """
+    if n < 2 or spread <= SAME_WITHIN * max(1.0, largest):
+        return math.nan
+    return float(mean / sd)
 
 
 def _counted(lf: nw.LazyFrame, keys: list[str], *exprs: nw.Expr) -> pl.DataFrame:
@@ -93,20 +122,27 @@ def _check(lf: nw.LazyFrame, keys: list[str], user: str, metrics: list[str], by:
 def _moments(lf: nw.LazyFrame, by: str, strata: list[str], user: str, baseline: Any, metric: str) -> nw.LazyFrame:
     """For one metric, per (model, stratum) with a value: the model's users with a value
     (``n_model``), and of their pairs with the baseline's the count (``n``), the two means
-    (``b``, ``m``) and the mean and standard deviation of the differences model - baseline
-    (``d``, ``s``)."""
+    (``b``, ``m``), the mean, standard deviation and spread of the differences model - baseline
+    (``d``, ``s``, ``spread``), the largest magnitude of a paired value (``largest``) and the
+    differences above and below the tolerance of a tie (``above``, ``below``: compare's rule)."""
     value = nw.col(metric).cast(nw.Float64)
     present = ~value.is_null() & ~value.is_nan()
     base = lf.filter((nw.col(by) == baseline) & present).select(*strata, user, value.alias("__rf_b"))
     other = lf.filter((nw.col(by) != baseline) & present).select(by, *strata, user, value.alias("__rf_m"))
-    pairs = other.join(base, on=[*strata, user], how="inner").with_columns((nw.col("__rf_m") - nw.col("__rf_b")).alias("__rf_d"))
+    pairs = other.join(base, on=[*strata, user], how="inner").with_columns(
+        (nw.col("__rf_m") - nw.col("__rf_b")).alias("__rf_d"), nw.max_horizontal(nw.col("__rf_m").abs(), nw.col("__rf_b").abs()).alias("__rf_abs")
+    )  # fmt: skip
+    d, tie = nw.col("__rf_d"), SAME_WITHIN * nw.max_horizontal(nw.lit(1.0), nw.col("__rf_abs"))
     keys = [by, *strata]
     moments = _frames.group_agg(
         pairs, keys, nw.len().cast(nw.Int64).alias("n"), nw.col("__rf_b").mean().alias("b"), nw.col("__rf_m").mean().alias("m"),
-        nw.col("__rf_d").mean().alias("d"), nw.col("__rf_d").std(ddof=1).alias("s"),
+        d.mean().alias("d"), d.std(ddof=1).alias("s"), (d.max() - d.min()).alias("spread"), nw.col("__rf_abs").max().alias("largest"),
+        (d > tie).cast(nw.Int64).sum().alias("above"), (d < -tie).cast(nw.Int64).sum().alias("below"),
     )  # fmt: skip
     out = _frames.group_agg(other, keys, nw.len().cast(nw.Int64).alias("n_model")).join(moments, on=keys, how="left")
-    return out.select(nw.lit(metric).alias("__rf_metric"), *keys, "n_model", "n", "b", "m", "d", "s")
+    return out.select(
+        nw.lit(metric).alias("__rf_metric"), *keys, "n_model", "n", "b", "m", "d", "s", "spread", "largest", "above", "below"
+    )
 
 
 def _lookup(frame: pl.DataFrame, keys: list[str]) -> dict[tuple[Any, ...], dict[str, Any]]:
@@ -125,7 +161,8 @@ def _t_test(n: int, d: float, s: float, level: float) -> tuple[float, float, flo
 
 def paired_t(lf: nw.LazyFrame, keys: list[str], baseline: Any, user: str, metrics: list[str], alpha: float) -> list[Pair]:
     """The comparisons of :func:`recframe.compare` (baseline given, ``test="paired_t"``) before
-    the correction: per stratum (in key order), model (sorted) and metric, as ``compare._rows``."""
+    the correction: per stratum (in key order), model (sorted) and metric, as ``compare._rows``;
+    each model is `a` of its pair, the baseline `b`."""
     by, strata = keys[0], keys[1:]
     _check(lf, keys, user, metrics, by)
     models = sorted(lf.select(by).unique().collect("polars").to_native().get_column(by).to_list())
@@ -155,8 +192,13 @@ def paired_t(lf: nw.LazyFrame, keys: list[str], baseline: Any, user: str, metric
             for metric in metrics:
                 got = rows.get((metric, model, *(combo if strata else ())), {})
                 n = int(got.get("n") or 0)
-                b_mean, m_mean, d, s = (math.nan if got.get(c) is None else float(got[c]) for c in ("b", "m", "d", "s"))
+                b_mean, m_mean, d, s, spread, largest = (
+                    math.nan if got.get(c) is None else float(got[c]) for c in ("b", "m", "d", "s", "spread", "largest")
+                )
                 p_value, lo, hi = _t_test(n, d, s, 1 - alpha)
-                n_base = int(n_baseline[combo][f"__rf_base:{metric}"])
-                out.append(Pair(stratum, model, metric, n, n_base, int(got.get("n_model") or 0), b_mean, m_mean, p_value, lo, hi))
+                n_base, n_model = int(n_baseline[combo][f"__rf_base:{metric}"]), int(got.get("n_model") or 0)
+                above, below = (int(got.get(c) or 0) for c in ("above", "below"))
+                d_z = effect_size_from_moments(n, d, s, spread, largest)
+                values = (n, n_model, n_base, m_mean, b_mean, d_z, above, below, p_value, lo, hi)
+                out.append(Pair(stratum, model, baseline, metric, *values))
     return out

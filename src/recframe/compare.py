@@ -13,17 +13,19 @@ import numpy as np
 import polars as pl
 
 from recframe import _frames, _paired_engine, _tables, _validate, stats
+from recframe._paired_engine import SAME_WITHIN, Pair, effect_size_from_moments
 from recframe.errors import RecframeError, fix, ref
 from recframe.options import DEFAULT_K, ListOptions, Unpack
 from recframe.stats import Correction, Test
 
 FrameT = TypeVar("FrameT")
 
-#: The columns of a comparison, in order (``baseline`` and ``model`` have the ``by`` dtype).
+#: The columns of a comparison with a baseline, in order (``baseline`` and ``model`` have the
+#: ``by`` dtype): the pairs (model, baseline) of :data:`PAIR_COLUMNS`, renamed by :data:`_AS_BASELINE`.
 COLUMNS = (
     "baseline", "model", "metric", "n_pairs", "n_dropped_baseline", "n_dropped_model",
-    "baseline_mean", "model_mean", "delta", "delta_lo", "delta_hi", "rel_delta",
-    "p_value", "p_adjusted", "significant",
+    "baseline_mean", "model_mean", "delta", "delta_lo", "delta_hi", "rel_delta", "d_z",
+    "wins", "ties", "losses", "p_value", "p_adjusted", "significant",
 )  # fmt: skip
 
 #: The columns of an all-pairs comparison (no ``baseline=``), in order: every pair of models
@@ -34,6 +36,11 @@ PAIR_COLUMNS = (
     "wins", "ties", "losses", "p_value", "p_adjusted", "significant",
 )  # fmt: skip
 _PAIR_COUNTS = ("n_pairs", "n_dropped_a", "n_dropped_b", "wins", "ties", "losses")
+#: A baseline comparison's names of the all-pairs columns: model a is the model, b the baseline.
+_AS_BASELINE = {
+    "model_a": "model", "model_b": "baseline", "n_dropped_a": "n_dropped_model",
+    "n_dropped_b": "n_dropped_baseline", "mean_a": "model_mean", "mean_b": "baseline_mean",
+}  # fmt: skip
 
 #: The columns of :func:`compare_letters`, after the other keys.
 LETTER_COLUMNS = ("metric", "model", "mean", "rank", "letters", "top_group")
@@ -233,116 +240,63 @@ def _rows(
     n_resamples: int,
     seed: Any,
 ) -> dict[str, list[Any]]:
-    """One row per (stratum, model, metric): the model key is ``keys[0]``; the other keys
-    (segments, folds) are strata, compared separately; p-values adjusted over every row."""
+    """One row per (stratum, pair of models, metric), named as :data:`PAIR_COLUMNS`: with a
+    baseline, the pairs (model, baseline) of every other model of the frame; without, every pair
+    of a stratum's models. The model key is ``keys[0]``; the other keys (segments, folds) are
+    strata, compared separately. The p-values of the paired tests adjusted over every row, those
+    of tukey_hsd left as they are (the test controls its family)."""
     by, strata = keys[0], keys[1:]
     refuse_null_keys(df, by, user)
     refuse_duplicates(df, keys, user)
     refuse_infinite(df, metrics, user, by)
     models = df.get_column(by).unique().sort().to_list()
-    if baseline not in models:
+    if baseline is not None and baseline not in models:
         raise baseline_error(baseline, models, by)
-    rng = np.random.default_rng(seed)  # one generator, rows in output order: reproducible
-    out: dict[str, list[Any]] = {name: [] for name in [*strata, *COLUMNS]}
-    for stratum, group in _strata(df, strata):
-        _compare_group(group, stratum, by, baseline, models, user, metrics, test, alpha, n_resamples, rng, out)
-    return _with_adjusted(out, correction, alpha)
-
-
-def _compare_group(
-    df: pl.DataFrame,
-    stratum: dict[str, Any],
-    by: str,
-    baseline: Any,
-    models: list[Any],
-    user: str,
-    metrics: list[str],
-    test: str,
-    alpha: float,
-    n_resamples: int,
-    rng: np.random.Generator,
-    out: dict[str, list[Any]],
-) -> None:
-    """Append the rows of one stratum (every model but the baseline, every metric) to `out`."""
-    values = [pl.col(metric).cast(pl.Float64).alias(f"__rf{i}") for i, metric in enumerate(metrics)]
-    base = df.filter(pl.col(by) == baseline).select(user, *values)
-
-    def with_value(frame: pl.DataFrame, i: int) -> int:  # the users with a value of metric i (not null, not NaN)
-        return int((~np.isnan(frame.get_column(f"__rf{i}").to_numpy())).sum())
-
-    n_base = [with_value(base, i) for i in range(len(metrics))]
-    for model in (m for m in models if m != baseline):  # loops over models and metrics only
-        other = df.filter(pl.col(by) == model).select(user, *values)
-        # the users of both, once for every metric (in the baseline's order); a metric's pairs
-        # are those with a value (not null, not NaN) on both sides
-        both = base.join(other, on=user, how="inner", suffix="__m", maintain_order="left")
-        for i, metric in enumerate(metrics):
-            b_all, m_all = both.get_column(f"__rf{i}").to_numpy(), both.get_column(f"__rf{i}__m").to_numpy()
-            kept = ~(np.isnan(b_all) | np.isnan(m_all))
-            b, m = b_all[kept], m_all[kept]
-            p_value, lo, hi = paired_statistics(m, b, test, alpha, n_resamples, rng)
-            pair = _paired_engine.Pair(
-                stratum, model, metric, len(b), n_base[i], with_value(other, i), stats.mean(b), stats.mean(m), p_value, lo, hi
-            )
-            append_row(out, baseline, pair)
-
-
-def append_row(out: dict[str, list[Any]], baseline: Any, pair: _paired_engine.Pair) -> None:
-    """One row of a comparison with a baseline (:data:`COLUMNS` before the correction), appended
-    to `out`: from the values in Python or from an engine's moments (recframe._paired_engine)."""
-    delta = pair.model_mean - pair.baseline_mean
-    values = {
-        **pair.stratum,
-        "baseline": baseline,
-        "model": pair.model,
-        "metric": pair.metric,
-        "n_pairs": pair.n,
-        "n_dropped_baseline": pair.n_baseline - pair.n,
-        "n_dropped_model": pair.n_model - pair.n,
-        "baseline_mean": pair.baseline_mean,
-        "model_mean": pair.model_mean,
-        "delta": delta,
-        "delta_lo": pair.lo,
-        "delta_hi": pair.hi,
-        "rel_delta": delta / pair.baseline_mean if pair.baseline_mean else math.nan,
-        "p_value": pair.p_value,
-    }
-    for name, value in values.items():
-        out.setdefault(name, []).append(value)
-
-
-def _pair_rows(
-    df: pl.DataFrame,
-    keys: list[str],
-    user: str,
-    metrics: list[str],
-    test: str,
-    correction: Correction | None,
-    alpha: float,
-    n_resamples: int,
-    seed: Any,
-) -> dict[str, list[Any]]:
-    """One row per (stratum, pair of models, metric); the p-values of the paired tests adjusted
-    over every row, those of tukey_hsd left as they are (the test controls its family)."""
-    by, strata = keys[0], keys[1:]
-    refuse_null_keys(df, by, user)
-    refuse_duplicates(df, keys, user)
-    refuse_infinite(df, metrics, user, by)
-    models = df.get_column(by).unique().sort().to_list()
     if not models:
         raise no_rows_error(by, "no pair of models")
-    if len(models) < 2:
+    if len(models) < 2 and baseline is None:
         raise RecframeError(
             f"{ref('by', by)}: column {by!r} of per_user_frame holds {len(models)} model(s) {models}, and a comparison of every "
             f"pair needs two or more. Hint: pass the per-user rows of every model, per_user(..., by={by!r}) over all their "
             "recommendations."
         )
-    rng = np.random.default_rng(seed)  # one generator, strata and metrics in output order: reproducible
+    rng = np.random.default_rng(seed)  # one generator, drawn in a fixed order (see _pairs_of_group): reproducible
     out: dict[str, list[Any]] = {name: [] for name in [*strata, *PAIR_COLUMNS]}
     for stratum, group in _strata(df, strata):
-        _pairs_of_group(group, stratum, by, user, metrics, test, alpha, n_resamples, rng, out)
+        for pair in _pairs_of_group(group, stratum, by, baseline, models, user, metrics, test, alpha, n_resamples, rng):
+            for name, value in pair_row(pair).items():
+                out[name].append(value)
     # tukey_hsd controls its family itself: its p-values are left as they are
     return _with_adjusted(out, None if test == "tukey_hsd" else correction, alpha)
+
+
+def pair_row(pair: Pair) -> dict[str, Any]:
+    """One row of a comparison (:data:`PAIR_COLUMNS` before the correction; against a baseline,
+    a is the model and b the baseline, renamed by :data:`_AS_BASELINE`): from the values in
+    Python or from an engine's aggregates (recframe._paired_engine). "Better" is higher unless
+    the metric's registry entry says lower is better."""
+    delta = pair.mean_a - pair.mean_b
+    wins, losses = (pair.above, pair.below) if _tables.higher_is_better(pair.metric) else (pair.below, pair.above)
+    return {
+        **pair.stratum,
+        "model_a": pair.a,
+        "model_b": pair.b,
+        "metric": pair.metric,
+        "n_pairs": pair.n,
+        "n_dropped_a": pair.n_a - pair.n,
+        "n_dropped_b": pair.n_b - pair.n,
+        "mean_a": pair.mean_a,
+        "mean_b": pair.mean_b,
+        "delta": delta,
+        "delta_lo": pair.lo,
+        "delta_hi": pair.hi,
+        "rel_delta": delta / pair.mean_b if pair.mean_b else math.nan,
+        "d_z": pair.d_z,
+        "wins": wins,
+        "ties": pair.n - pair.above - pair.below,
+        "losses": losses,
+        "p_value": pair.p_value,
+    }
 
 
 def _strata(df: pl.DataFrame, strata: list[str]) -> list[tuple[dict[str, Any], pl.DataFrame]]:
@@ -364,109 +318,99 @@ def _pairs_of_group(
     df: pl.DataFrame,
     stratum: dict[str, Any],
     by: str,
+    baseline: Any,
+    models: list[Any],
     user: str,
     metrics: list[str],
     test: str,
     alpha: float,
     n_resamples: int,
     rng: np.random.Generator,
-    out: dict[str, list[Any]],
-) -> None:
-    """Append the rows of one stratum (every pair of its models, every metric) to `out`."""
-    models = df.get_column(by).unique().sort().to_list()
+) -> list[Pair]:
+    """The pairs of one stratum, each with every metric: with a baseline, every other model of
+    `models` against it (a model absent here has no pair); without, every pair of the stratum's
+    own models, which must share a user. The generator draws pair by pair against a baseline,
+    metric by metric over every pair (tukey_hsd tests a metric's pairs at once)."""
     where = "".join(f" ({k}={v!r})" for k, v in stratum.items())
-    if len(models) < 2:
-        raise RecframeError(
-            f"{ref('by', [by, *stratum])}: the rows{where} hold one model, {models[0]!r}, so no pair of models can be "
-            f"compared there. Hint: pass per-user rows of every model for every value of {list(stratum)}, or drop "
-            "those rows."
-        )
-    # a (users x models) matrix per metric: users in first-seen order, models sorted
+    if baseline is None:
+        models = df.get_column(by).unique().sort().to_list()
+        if len(models) < 2:
+            raise RecframeError(
+                f"{ref('by', [by, *stratum])}: the rows{where} hold one model, {models[0]!r}, so no pair of models can be "
+                f"compared there. Hint: pass per-user rows of every model for every value of {list(stratum)}, or drop "
+                "those rows."
+            )
+    else:  # the baseline's users first: a pair's users in the baseline's order
+        df = df.sort(pl.col(by) != baseline, maintain_order=True)
+    # a (metrics x users x models) array: users in first-seen order, models sorted
     index = df.select(user).unique(maintain_order=True).with_row_index("__recframe_row")
     coded = df.join(index, on=user, how="left", nulls_equal=True).with_columns(
         pl.col(by).replace_strict(models, list(range(len(models))), return_dtype=pl.Int64).alias("__recframe_model")
     )
     rows = coded.get_column("__recframe_row").to_numpy()
     columns = coded.get_column("__recframe_model").to_numpy()
-    listed = np.zeros((index.height, len(models)), dtype=bool)
-    listed[rows, columns] = True
-    pairs = list(itertools.combinations(range(len(models)), 2))
-    for a, b in pairs:
-        if not (listed[:, a] & listed[:, b]).any():
-            raise RecframeError(
-                f"models {models[a]!r} and {models[b]!r} of column {by!r}{where} have no user in common (no value of "
-                f"{ref('user', user)} has a row under both), so they cannot be compared user by user. Hint: evaluate "
-                f"every model on the same users (per_user with the same truth=), or pass {fix('baseline', models[a])} "
-                "to compare the others with one model."
-            )
-    found: dict[tuple[int, int, str], dict[str, Any]] = {}
-    for metric in metrics:
-        values = np.full(listed.shape, np.nan)
-        values[rows, columns] = coded.get_column(metric).cast(pl.Float64).fill_null(math.nan).to_numpy()
-        higher = _tables.higher_is_better(metric)
-        tukey = stats.tukey_hsd_test(values, n_resamples, rng, 1 - alpha) if test == "tukey_hsd" else None
-        complete = ~np.isnan(values).any(axis=1)
+    values = np.full((len(metrics), index.height, len(models)), np.nan)
+    metric_values = (pl.col(m).cast(pl.Float64).fill_null(math.nan).alias(f"__rf{i}") for i, m in enumerate(metrics))
+    values[:, rows, columns] = coded.select(*metric_values).to_numpy().T
+    if baseline is None:
+        pairs = list(itertools.combinations(range(len(models)), 2))
+        listed = np.zeros(values.shape[1:], dtype=bool)
+        listed[rows, columns] = True
         for a, b in pairs:
-            used = complete if tukey is not None else ~np.isnan(values[:, a]) & ~np.isnan(values[:, b])
-            x, y = values[used, a], values[used, b]
-            n = x.size
-            mean_a, mean_b = stats.mean(x), stats.mean(y)
-            delta = mean_a - mean_b
-            if tukey is not None:
-                p_value, lo, hi = float(tukey.p_values[a, b]), delta - tukey.hsd, delta + tukey.hsd
-            else:
-                p_value, lo, hi = paired_statistics(x, y, test, alpha, n_resamples, rng)
-            # equal within the last bits: the engine's sums may differ there from run to run
-            # (a parallel sum's order), which must not move a user between ties and wins
-            same = np.abs(x - y) <= SAME_WITHIN * np.maximum(1.0, np.maximum(np.abs(x), np.abs(y)))
-            better, worse = ((x > y) & ~same, (x < y) & ~same) if higher else ((x < y) & ~same, (x > y) & ~same)
-            found[a, b, metric] = {
-                "n_pairs": n,
-                "n_dropped_a": int((~np.isnan(values[:, a])).sum()) - n,
-                "n_dropped_b": int((~np.isnan(values[:, b])).sum()) - n,
-                "mean_a": mean_a,
-                "mean_b": mean_b,
-                "delta": delta,
-                "delta_lo": lo,
-                "delta_hi": hi,
-                "rel_delta": delta / mean_b if mean_b else math.nan,
-                "d_z": effect_size(x, y),
-                "wins": int(better.sum()),
-                "ties": int(same.sum()),
-                "losses": int(worse.sum()),
-                "p_value": p_value,
-            }
-    for a, b in pairs:  # rows: pair, then metric in the given order
-        for metric in metrics:
-            values_of_row = {**stratum, "model_a": models[a], "model_b": models[b], "metric": metric, **found[a, b, metric]}
-            for name, value in values_of_row.items():
-                out[name].append(value)
-
-
-#: two values are the same to 12 significant digits when they differ by at most this share of
-#: the larger (or of 1 below 1): a user's tie of wins/ties/losses, and d_z's equal differences
-SAME_WITHIN = 1e-12
+            if not (listed[:, a] & listed[:, b]).any():
+                raise RecframeError(
+                    f"models {models[a]!r} and {models[b]!r} of column {by!r}{where} have no user in common (no value of "
+                    f"{ref('user', user)} has a row under both), so they cannot be compared user by user. Hint: evaluate "
+                    f"every model on the same users (per_user with the same truth=), or pass {fix('baseline', models[a])} "
+                    "to compare the others with one model."
+                )
+        order = [(i, pair) for i in range(len(metrics)) for pair in pairs]
+    else:
+        pairs = [(a, models.index(baseline)) for a in range(len(models)) if models[a] != baseline]
+        order = [(i, pair) for pair in pairs for i in range(len(metrics))]
+    tukey: dict[int, tuple[Any, np.ndarray]] = {}  # per metric: the test, the users with every model
+    found: dict[tuple[int, int, int], Pair] = {}
+    for i, (a, b) in order:
+        if test == "tukey_hsd" and i not in tukey:
+            tukey[i] = (stats.tukey_hsd_test(values[i], n_resamples, rng, 1 - alpha), ~np.isnan(values[i]).any(axis=1))
+        used = tukey[i][1] if test == "tukey_hsd" else ~np.isnan(values[i, :, a]) & ~np.isnan(values[i, :, b])
+        x, y = values[i, used, a], values[i, used, b]
+        mean_a, mean_b = stats.mean(x), stats.mean(y)
+        if test == "tukey_hsd":
+            delta, (result, _) = mean_a - mean_b, tukey[i]
+            p_value, lo, hi = float(result.p_values[a, b]), delta - result.hsd, delta + result.hsd
+        else:
+            p_value, lo, hi = paired_statistics(x, y, test, alpha, n_resamples, rng)
+        # equal within the last bits: the engine's sums may differ there from run to run
+        # (a parallel sum's order), which must not move a user between ties and wins
+        with np.errstate(over="ignore"):  # a difference past the float64 maximum is refused by name (_result)
+            d, tie = x - y, SAME_WITHIN * np.maximum(1.0, np.maximum(np.abs(x), np.abs(y)))
+        n_a, n_b = (int((~np.isnan(values[i, :, c])).sum()) for c in (a, b))
+        found[i, a, b] = Pair(
+            stratum, models[a], models[b], metrics[i], x.size, n_a, n_b, mean_a, mean_b, effect_size(x, y),
+            int((d > tie).sum()), int((d < -tie).sum()), p_value, lo, hi,
+        )  # fmt: skip
+    return [found[i, a, b] for a, b in pairs for i in range(len(metrics))]
 
 
 def effect_size(x: np.ndarray, y: np.ndarray) -> float:
-    """Cohen's d_z of paired values: mean(x - y) / sd(x - y), the sample standard deviation
-    (ddof=1); NaN with fewer than two pairs or when every difference is the same (sd 0), to the
-    tolerance of a tie (:data:`SAME_WITHIN` of the values): 0.7 - 0.6 and 0.4 - 0.3 differ in
-    their last bits, and their sd of 4e-17 made d_z 2.5e15.
+    """Cohen's d_z of paired values, mean(x - y) / sd(x - y) (see
+    :func:`recframe._paired_engine.effect_size_from_moments`, which an engine's moments reach too).
 
     >>> effect_size(np.array([3.0, 2.0, 4.0]), np.array([1.0, 1.0, 1.0]))   # d = 2, 1, 3
     2.0
     >>> effect_size(np.array([0.7, 0.4]), np.array([0.6, 0.3]))   # d = 0.1, 0.1
     nan
     """
-    d = x - y
-    if d.size < 2:
+    if x.size < 2:
         return math.nan
-    if float(d.max() - d.min()) <= SAME_WITHIN * max(1.0, float(np.abs(x).max()), float(np.abs(y).max())):
-        return math.nan
+    with np.errstate(over="ignore", invalid="ignore"):  # (a difference past the float64 maximum: see _result)
+        d = x - y
+        spread = float(d.max() - d.min())
     scale = stats.overflow_scale(x, y)  # exact: the ratio does not change
     scaled = x / scale - y / scale
-    return float(scaled.mean() / stats.std(scaled))
+    largest = max(float(np.abs(x).max()), float(np.abs(y).max()))
+    return effect_size_from_moments(d.size, scaled.mean(), stats.std(scaled), spread, largest)
 
 
 @_frames.engine_call
@@ -501,35 +445,12 @@ def compare(
     schema = native.collect_schema()
     user = user_column_of(schema, user, keys)
     chosen = metric_columns_of(schema, keys, user, metrics)
-    key_dtype = schema[keys[0]]
-    columns: list[tuple[str, Any]] = [(k, schema[k]) for k in keys[1:]]
-    if baseline is None:
-        out_schema = pl.Schema(
-            columns
-            + [("model_a", key_dtype), ("model_b", key_dtype), ("metric", pl.String)]
-            + [(c, pl.Int64 if c in _PAIR_COUNTS else pl.Float64) for c in PAIR_COLUMNS[3:-1]]
-            + [("significant", pl.Boolean)]
-        )
-    else:
-        out_schema = pl.Schema(
-            columns
-            + [("baseline", key_dtype), ("model", key_dtype), ("metric", pl.String)]
-            + [(c, pl.Int64) for c in ("n_pairs", "n_dropped_baseline", "n_dropped_model")]
-            + [(c, pl.Float64) for c in COLUMNS[6:-1]]
-            + [("significant", pl.Boolean)]
-        )
+    pair_schema = _pair_schema([(k, schema[k]) for k in keys[1:]], schema[keys[0]])
+    out_schema = pair_schema if baseline is None else _as_baseline(pl.DataFrame(schema=pair_schema), keys).schema
 
     def run(df: pl.DataFrame) -> pl.DataFrame:
-        if baseline is None:
-            rows = _pair_rows(df, keys, user, chosen, test, correction, alpha, n_resamples, seed)
-            out = pl.DataFrame(rows, schema=out_schema)
-            stats.refuse_overflow(out, [*keys[1:], "model_a", "model_b"], "means of the models")
-        else:
-            rows = _rows(df, keys, baseline, user, chosen, test, correction, alpha, n_resamples, seed)
-            out = pl.DataFrame(rows, schema=out_schema)
-            stats.refuse_overflow(out, [*keys[1:], "model"], "model and baseline means")
-        # NaN marks an undefined value here: make it null, like a mean over no users
-        return out.with_columns(pl.col(pl.Float64).fill_nan(None))
+        rows = _rows(df, keys, baseline, user, chosen, test, correction, alpha, n_resamples, seed)
+        return _result(pl.DataFrame(rows, schema=pair_schema), keys, baseline)
 
     result = without_skipped(native, schema).select(*keys, user, *chosen).map_batches(run, schema=out_schema, streamable=False)
     return _frames.from_lazy(nw.from_native(result), kind)
@@ -569,21 +490,39 @@ def _compare_in_engine(
         lf = lf.filter(
             ~((nw.col("n_relevant") == 0) & nw.any_horizontal(*(nw.col(c).is_null() for c in every_metric), ignore_nulls=False))
         )
-    found: dict[str, list[Any]] = {name: [] for name in [*keys[1:], *COLUMNS[:-2]]}
+    found: dict[str, list[Any]] = {name: [] for name in [*keys[1:], *PAIR_COLUMNS[:-2]]}
     for pair in _paired_engine.paired_t(lf, keys, baseline, user, chosen, alpha):
-        append_row(found, baseline, pair)
-    rows = _with_adjusted(found, correction, alpha)
-    key_dtype = lf.select(keys[0]).head(0).collect("polars").to_native().schema[keys[0]]
-    strata = lf.select(*keys[1:]).head(0).collect("polars").to_native().schema if keys[1:] else {}
-    out_schema = pl.Schema(
-        [(k, strata[k]) for k in keys[1:]]
-        + [("baseline", key_dtype), ("model", key_dtype), ("metric", pl.String)]
-        + [(c, pl.Int64) for c in ("n_pairs", "n_dropped_baseline", "n_dropped_model")]
-        + [(c, pl.Float64) for c in COLUMNS[6:-1]]
+        for name, value in pair_row(pair).items():
+            found[name].append(value)
+    empty = lf.select(*keys).head(0).collect("polars").to_native().schema
+    pair_schema = _pair_schema([(k, empty[k]) for k in keys[1:]], empty[keys[0]])
+    return _result(pl.DataFrame(_with_adjusted(found, correction, alpha), schema=pair_schema), keys, baseline)
+
+
+def _pair_schema(strata: list[tuple[str, Any]], key_dtype: Any) -> pl.Schema:
+    """The schema of :data:`PAIR_COLUMNS` after the `strata` keys, the models of `key_dtype`."""
+    return pl.Schema(
+        strata
+        + [("model_a", key_dtype), ("model_b", key_dtype), ("metric", pl.String)]
+        + [(c, pl.Int64 if c in _PAIR_COUNTS else pl.Float64) for c in PAIR_COLUMNS[3:-1]]
         + [("significant", pl.Boolean)]
     )
-    out = pl.DataFrame(rows, schema=out_schema)
-    stats.refuse_overflow(out, [*keys[1:], "model"], "model and baseline means")
+
+
+def _as_baseline(out: pl.DataFrame, keys: list[str]) -> pl.DataFrame:
+    """Pairs (model, baseline) named and ordered as a comparison with a baseline (:data:`COLUMNS`)."""
+    return out.rename(_AS_BASELINE).select(*keys[1:], *COLUMNS)
+
+
+def _result(out: pl.DataFrame, keys: list[str], baseline: Any) -> pl.DataFrame:
+    """The rows of every pair as the result: against a baseline named as :data:`COLUMNS`; a
+    difference past the float64 maximum refused; NaN, which marks an undefined value here, made
+    null like a mean over no users."""
+    if baseline is None:
+        stats.refuse_overflow(out, [*keys[1:], "model_a", "model_b"], "means of the models")
+    else:
+        out = _as_baseline(out, keys)
+        stats.refuse_overflow(out, [*keys[1:], "model"], "model and baseline means")
     return out.with_columns(pl.col(pl.Float64).fill_nan(None))
 
 
@@ -603,8 +542,8 @@ compare.__doc__ = """Compare models user by user, with a paired test per metric:
         (``["model", "segment"]``, ``["model", "fold"]``): models are compared within each
         combination of the other keys, never across them.
     baseline : value of ``by``, optional
-        The model the others are compared with. Without it, every pair of models is
-        compared (all pairs, with an effect size and wins, ties and losses).
+        The model the others are compared with: the pairs (model, baseline). Without it,
+        every pair of models is compared.
     metrics : list of str, optional
         Metric columns to compare (``["ndcg@10"]``). Default: every metric column.
     user : str, optional
@@ -641,7 +580,9 @@ compare.__doc__ = """Compare models user by user, with a paired test per metric:
         ``n_dropped_baseline`` / ``n_dropped_model`` (users with a value under only that one,
         left out), ``baseline_mean``, ``model_mean`` (means over the pairs), ``delta``
         (model - baseline), ``delta_lo`` / ``delta_hi``, ``rel_delta`` (delta / baseline
-        mean), ``p_value``, ``p_adjusted`` and ``significant``.
+        mean), ``d_z``, ``wins``, ``ties``, ``losses`` (the model against the baseline, as
+        model a against b below), ``p_value``, ``p_adjusted`` and ``significant``: the pair
+        (model, baseline) of the comparison without a baseline, its columns renamed.
         Without: one row per (other keys, pair of models, metric), pairs in sorted order:
         the other keys, ``model_a``, ``model_b`` (``model_a`` sorts first), ``metric``,
         ``n_pairs``, ``n_dropped_a``, ``n_dropped_b``, ``mean_a``, ``mean_b``, ``delta``
@@ -671,13 +612,14 @@ compare.__doc__ = """Compare models user by user, with a paired test per metric:
     and its interval are null. Null p-values stay out of the correction's family and are
     not significant.
 
-    All pairs: with d_i = a_i - b_i, ``d_z = mean(d) / s_d`` (Cohen's d_z, s_d with
-    ddof=1; null with fewer than two pairs or when every d_i is the same, to 12 significant
-    digits of the values, the tolerance of a tie below). ``wins``,
-    ``ties`` and ``losses`` count the users for whom model a is better than, equal to
-    (the same value, to 12 significant digits) or worse than model b, "better" meaning higher unless the metric's
-    registry entry says lower is better (the name before ``@``; a column of no registered
-    metric counts as higher-is-better). A stratum with one model, or two models without a
+    Every pair, against a baseline (a the model, b the baseline) or not: with d_i = a_i -
+    b_i, ``d_z = mean(d) / s_d`` (Cohen's d_z, s_d with ddof=1; null with fewer than two
+    pairs or when every d_i is the same, to 12 significant digits of the values, the
+    tolerance of a tie below). ``wins``, ``ties`` and ``losses`` count the users for whom
+    model a is better than, equal to (the same value, to 12 significant digits) or worse
+    than model b, "better" meaning higher unless the metric's registry entry says lower is
+    better (the name before ``@``; a column of no registered metric counts as
+    higher-is-better). Without a baseline, a stratum with one model, or two models without a
     user in common, is an error. Under ``test="tukey_hsd"`` the test permutes the models
     within each user, so it uses the users with a value under every model of the stratum
     (per metric): ``n_pairs`` counts them, every statistic of the row is computed on them
