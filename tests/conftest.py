@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import atexit
+import contextlib
+import io
 import itertools
 import os
 import shutil
@@ -10,7 +12,7 @@ import sys
 import warnings
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import narwhals as nw
 import pandas as pd
@@ -110,6 +112,38 @@ def assert_values_close(got: list[Any], want: list[Any], *, rel: float = 1e-12, 
             assert _missing(g) and _missing(w), f"{label}[{place}]: got {g!r}, expected {w!r}"
         else:
             assert g == pytest.approx(w, rel=rel, abs=abs), f"{label}[{place}]: got {g!r}, expected {w!r}"
+
+
+class CliResult(NamedTuple):
+    """What one run of the command line gave: its exit code and what it printed."""
+
+    code: int
+    out: str
+    err: str
+
+
+def run_cli(*args: str | os.PathLike[str]) -> CliResult:
+    """Run ``recframe ARGS`` in this process (``recframe.cli.main``) and capture stdout and
+    stderr. Arguments may be paths; each is passed as its ``str``. (test_cli.py runs most of
+    its cases as ``python -m recframe`` in a subprocess instead: there the process's own exit
+    and streams are what is tested.)"""
+    from recframe import cli
+
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = cli.main([str(arg) for arg in args])
+    return CliResult(code, out.getvalue(), err.getvalue())
+
+
+def assert_refused(code: int, err: str, *fragments: str) -> None:
+    """A usage error of the command line: exit 2 and one line on stderr, with a hint and every
+    fragment in it."""
+    assert code == 2, err
+    lines = err.strip().splitlines()
+    assert len(lines) == 1, err
+    assert "Hint:" in lines[0] and "Traceback" not in err
+    for fragment in fragments:
+        assert fragment in lines[0], lines[0]
 
 
 @pytest.fixture(params=list(BACKENDS))

@@ -12,7 +12,7 @@ import pytest
 from polars.testing import assert_frame_equal
 
 import recframe
-from conftest import assert_values_close, to_polars
+from conftest import assert_values_close, run_cli, to_polars
 from recframe import RecframeError
 
 RECS = pl.DataFrame(
@@ -171,23 +171,17 @@ def test_a_null_model_is_refused_by_name_on_every_backend(constructor) -> None:
 
 
 def test_the_command_line_writes_the_agreement_table(tmp_path) -> None:
-    import contextlib
     import io
-
-    from recframe import cli
 
     path = tmp_path / "recs.csv"
     random_lists(5).write_csv(path)
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        code = cli.main(["agreement", str(path), "--by", "model", "--k", "4", "--p", "0.8", "--format", "csv", "--quiet"])
-    assert code == 0, err.getvalue()
+    code, out, err = run_cli("agreement", str(path), "--by", "model", "--k", "4", "--p", "0.8", "--format", "csv", "--quiet")
+    assert code == 0, err
     want = recframe.agreement(random_lists(5), k=4, p=0.8, by="model")
-    got = pl.read_csv(io.StringIO(out.getvalue()))
+    got = pl.read_csv(io.StringIO(out))
     assert_values_close(got["rbo"].to_list(), want["rbo"].to_list(), rel=1e-6, abs=1e-12, label="rbo")
-    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(err := io.StringIO()):
-        code = cli.main(["agreement", str(path), "--by", "model", "--k", "4,5"])
-    assert code == 2 and "one depth" in err.getvalue()
+    code, _, err = run_cli("agreement", str(path), "--by", "model", "--k", "4,5")
+    assert code == 2 and "one depth" in err
 
 
 def test_a_tiny_p_gives_the_limit_x1_on_every_backend(constructor_or_ibis) -> None:
@@ -248,19 +242,14 @@ def test_k_past_the_longest_list_reads_the_whole_list_at_once(constructor_or_ibi
 def test_the_command_line_compares_at_a_depth_of_300(tmp_path) -> None:
     """Issue 58, item 10: `recframe agreement --k 300` exited 1 ("a bug in recframe") on a
     RecursionError; it writes the table, equal to the function's."""
-    import contextlib
     import io
-
-    from recframe import cli
 
     path = tmp_path / "recs.csv"
     df = long_lists(2, 320)
     df.write_csv(path)
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        code = cli.main(["agreement", str(path), "--by", "model", "--k", "300", "--format", "csv", "--quiet"])
-    assert code == 0, err.getvalue()
-    got = pl.read_csv(io.StringIO(out.getvalue()))
+    code, out, err = run_cli("agreement", str(path), "--by", "model", "--k", "300", "--format", "csv", "--quiet")
+    assert code == 0, err
+    got = pl.read_csv(io.StringIO(out))
     want = reference(df, 300, 0.9)
     assert got["rbo"].to_list() == pytest.approx([want[("A", "B", u)]["rbo"] for u in got["user_id"]], rel=1e-12)
 

@@ -6,7 +6,6 @@ scheduler would; quick cases call :func:`recframe.cli.main` in-process.
 
 from __future__ import annotations
 
-import contextlib
 import io
 import json
 import os
@@ -22,6 +21,7 @@ from hypothesis import strategies as st
 from polars.testing import assert_frame_equal
 
 import recframe
+from conftest import assert_refused, run_cli
 from recframe import RecframeError, cli
 from recframe.conventions import CHOICES, TABLE
 
@@ -341,16 +341,31 @@ def test_a_quoted_line_break_is_one_record_rfc_4180(tmp_path):
     header = "user_id,item_id,rank,relevance,note\n"
     good = tmp_path / "good.csv"
     good.write_text(header + '1,a,1,1,"two\nlines, and a comma"\n1,b,2,0,plain\n')
-    out = io.StringIO()
-    with contextlib.redirect_stdout(out):
-        code = cli.main(["evaluate", str(good), "--k", "2", "--metrics", "precision,recall", "--format", "csv", "--quiet"])
-    assert code == 0 and out.getvalue().splitlines()[1].endswith(",0.5,1.0")  # a@1 relevant: precision@2 1/2, recall 1/1
+    code, out, _ = run_cli("evaluate", good, "--k", "2", "--metrics", "precision,recall", "--format", "csv", "--quiet")
+    assert code == 0 and out.splitlines()[1].endswith(",0.5,1.0")  # a@1 relevant: precision@2 1/2, recall 1/1
     ragged = tmp_path / "ragged.csv"
     ragged.write_text(header + '1,a,1,1,"two\nlines"\n1,b,2\n')
     assert_usage_error(run("evaluate", ragged), "ragged.csv, line 4: 3 field(s) where the header has 5")
     unclosed = tmp_path / "unclosed.csv"
     unclosed.write_text(header + '1,a,1,1,"open\n1,b,2,0,x\n')
     assert_usage_error(run("evaluate", unclosed), "unclosed.csv, line 2: a quoted field opens here and is never closed")
+
+
+@pytest.mark.parametrize("lines", [1, 2, 3])
+def test_stray_quotes_in_a_csv_are_a_usage_error_naming_the_line(tmp_path: Path, lines: int) -> None:
+    path = tmp_path / "quotes.csv"
+    path.write_text("model,user_id,item_id,rank,relevance\n" + 'A,1,""x",1,1\n' * lines)
+    code, out, err = run_cli("evaluate", path, "--k", "1")
+    assert_refused(code, err, "quotes.csv, line 2" if lines < 3 else "quotes.csv, line ")
+    assert out == ""
+
+
+def test_well_quoted_csv_fields_still_read(tmp_path: Path) -> None:
+    path = tmp_path / "quoted.csv"
+    path.write_text('model,user_id,item_id,rank,relevance\nA,1,"x, y",1,1\nA,2,"multi\nline",1,1\nA,3,"a ""q"" b",1,1\n')
+    code, out, err = run_cli("evaluate", path, "--k", "1", "--format", "csv", "--quiet")
+    assert code == 0, err
+    assert out.splitlines()[1].startswith("3,")  # n_users: three users, each with its item
 
 
 def test_failing_run_leaves_no_file_and_keeps_the_old_one(files, tmp_path):
@@ -574,11 +589,9 @@ def test_malformed_files_exit_2_with_one_line_and_no_output(tmp_path_factory, mu
     else:
         path.write_text(text)
     out = folder / "metrics.csv"
-    stderr = io.StringIO()
-    with contextlib.redirect_stderr(stderr), contextlib.redirect_stdout(io.StringIO()):
-        code = cli.main(["evaluate", str(path), "--relevance", "rating", "--threshold", "4", "--out", str(out), "--quiet"])
-    lines_out = stderr.getvalue().splitlines()
-    assert code == 2, (mutation, stderr.getvalue())
+    code, _, err = run_cli("evaluate", path, "--relevance", "rating", "--threshold", "4", "--out", out, "--quiet")
+    lines_out = err.splitlines()
+    assert code == 2, (mutation, err)
     assert len(lines_out) == 1 and lines_out[0].startswith("recframe: error: ") and name in lines_out[0], lines_out
     assert not out.exists()
 
@@ -587,26 +600,12 @@ def test_a_failed_write_is_blamed_on_the_output(files, tmp_path, monkeypatch):
     def full(path: Path) -> None:
         raise OSError(28, "No space left on device")
 
-    stderr = io.StringIO()
     monkeypatch.setattr(pl.DataFrame, "write_parquet", lambda self, path: full(path))
-    with contextlib.redirect_stderr(stderr):
-        code = cli.main(
-            [
-                "evaluate",
-                str(files / "joined.csv"),
-                "--relevance",
-                "rating",
-                "--by",
-                "model",
-                "--out",
-                str(tmp_path / "m.parquet"),
-                "--quiet",
-            ]
-        )
-    assert code == 2
-    assert (
-        "--out" in stderr.getvalue() and "No space left on device" in stderr.getvalue() and "joined.csv" not in stderr.getvalue()
+    code, _, err = run_cli(
+        "evaluate", files / "joined.csv", "--relevance", "rating", "--by", "model", "--out", tmp_path / "m.parquet", "--quiet"
     )
+    assert code == 2
+    assert "--out" in err and "No space left on device" in err and "joined.csv" not in err
     assert list(tmp_path.iterdir()) == []  # no temporary file left behind
 
 

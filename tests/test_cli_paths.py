@@ -10,8 +10,6 @@ bundled sample once per case.
 
 from __future__ import annotations
 
-import contextlib
-import io
 import os
 import stat
 import threading
@@ -19,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from recframe import cli
+from conftest import run_cli
 from recframe.data import HERE
 
 FLAGS = ["--relevance", "rating", "--threshold", "4", "--by", "model", "--k", "3", "--metrics", "ndcg", "--quiet"]
@@ -44,13 +42,6 @@ def inputs(tmp_path: Path) -> dict[str, Path]:
     return files
 
 
-def main(argv: list[str]) -> tuple[int, str]:
-    err = io.StringIO()
-    with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
-        code = cli.main(argv)
-    return code, err.getvalue()
-
-
 def spelled(path: Path, how: str) -> str:
     """Another name for the same file."""
     if how == "dotted":
@@ -71,7 +62,7 @@ def test_no_command_writes_over_one_of_its_inputs(inputs, command, extra, out_fl
         for how in SPELLINGS:
             target = spelled(path, how)
             argv = [command, str(inputs["recs"]), "--truth", str(inputs["--truth"]), "--train", str(inputs["--train"])]
-            code, err = main([*argv, *FLAGS, *extra, out_flag, target])
+            code, _, err = run_cli(*argv, *FLAGS, *extra, out_flag, target)
             assert code == 2, (role, how, err)
             input_flag = "RECS" if role == "recs" else role
             assert f"{out_flag} {target!r} is the input file of {input_flag}" in err, err
@@ -84,13 +75,14 @@ def test_trec_inputs_are_guarded_too(tmp_path):
     run_file.write_text("q1 Q0 d1 1 2.0 tag\n")
     qrels.write_text("q1 0 d1 1\n")
     for out in (run_file, qrels):
-        code, err = main(["evaluate", "--format", "trec", "--run", str(run_file), "--qrels", str(qrels), "--out", str(out)])
+        code, _, err = run_cli("evaluate", "--format", "trec", "--run", run_file, "--qrels", qrels, "--out", out)
         assert code == 2 and "is the input file of --" in err
     assert run_file.read_text() == "q1 Q0 d1 1 2.0 tag\n" and qrels.read_text() == "q1 0 d1 1\n"
 
 
 def evaluate_to(inputs: dict[str, Path], out: str, *extra: str) -> tuple[int, str]:
-    return main(["evaluate", str(inputs["recs"]), "--truth", str(inputs["--truth"]), *FLAGS, "--out", out, *extra])
+    code, _, err = run_cli("evaluate", inputs["recs"], "--truth", inputs["--truth"], *FLAGS, "--out", out, *extra)
+    return code, err
 
 
 def test_a_symlink_stays_a_link_and_its_target_gets_the_output(inputs, tmp_path):

@@ -17,7 +17,7 @@ import polars as pl
 import pytest
 
 import recframe
-from conftest import BACKENDS, WITH_IBIS, ibis_table, to_polars
+from conftest import BACKENDS, WITH_IBIS, ibis_table, run_cli, to_polars
 from recframe import RecframeError
 from recframe.data import load_sample
 
@@ -136,21 +136,11 @@ def test_bad_cohort_arguments_are_refused(kwargs: dict[str, object], message: st
 
 
 def test_the_command_line_writes_a_users_file_for_by_cohort(tmp_path) -> None:
-    import contextlib
-    import io
-
-    from recframe import cli
-
     RECS.write_csv(tmp_path / "recs.csv")
     TRAIN.write_csv(tmp_path / "train.csv")
 
-    def main(*argv: str) -> tuple[int, str]:
-        err = io.StringIO()
-        with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(err):
-            return cli.main(list(argv)), err.getvalue()
-
     users = tmp_path / "users.parquet"
-    code, err = main(
+    code, _, err = run_cli(
         "cohorts",
         str(tmp_path / "recs.csv"),
         "--train",
@@ -163,13 +153,13 @@ def test_the_command_line_writes_a_users_file_for_by_cohort(tmp_path) -> None:
     )
     assert code == 0, err
     assert pl.read_parquet(users).rows() == recframe.user_cohorts(RECS, TRAIN, edges=[2, 4]).rows()
-    code, err = main("evaluate", str(tmp_path / "recs.csv"), "--users", str(users), "--by", "cohort", "--k", "2", "--quiet")
+    code, _, err = run_cli("evaluate", str(tmp_path / "recs.csv"), "--users", str(users), "--by", "cohort", "--k", "2", "--quiet")
     assert code == 0, err
     for bad, words in (
         (["--edges", "4,2"], "--edges 4,2 is not increasing"),
         (["--bins", "2", "--edges", "3"], "--bins and --edges"),
     ):
-        code, err = main("cohorts", str(tmp_path / "recs.csv"), "--train", str(tmp_path / "train.csv"), *bad)
+        code, _, err = run_cli("cohorts", str(tmp_path / "recs.csv"), "--train", str(tmp_path / "train.csv"), *bad)
         assert code == 2 and words in err
 
 
@@ -230,17 +220,12 @@ def test_a_thousand_edges_are_a_lookup_not_a_chain_of_conditions(backend: str) -
 
 
 def test_the_command_line_takes_a_bins_past_a_64_bit_integer(tmp_path: Path) -> None:
-    import io
-
-    from recframe import cli
-
     RECS.write_csv(tmp_path / "recs.csv")
     TRAIN.write_csv(tmp_path / "train.csv")
     args = ["cohorts", str(tmp_path / "recs.csv"), "--train", str(tmp_path / "train.csv"), "--bins", "99999999999999999999"]
-    err = io.StringIO()
-    with _within(30), contextlib.redirect_stderr(err):
-        code = cli.main([*args, "--out", str(tmp_path / "users.csv"), "--quiet"])
-    assert code == 0, err.getvalue()
+    with _within(30):
+        code, _, err = run_cli(*args, "--out", tmp_path / "users.csv", "--quiet")
+    assert code == 0, err
     assert pl.read_csv(tmp_path / "users.csv").sort("user_id")["cohort"].to_list() == ["1", "3-5", "2", "cold", "6+"]
 
 

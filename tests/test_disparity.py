@@ -130,6 +130,12 @@ def test_refusals_name_the_argument(change: pl.Expr, kwargs: dict, fragment: str
         recframe.disparity(frame, **{"group": "segment", **kwargs})
 
 
+def test_disparity_group_that_is_a_metric_column_says_so() -> None:
+    with pytest.raises(recframe.RecframeError, match="is a metric column: group must be a column that groups users") as caught:
+        recframe.disparity(HAND, group="recall@10")
+    assert caught.value.argument == "group" and "segment" in str(caught.value)
+
+
 def test_a_group_without_values_is_left_out_of_the_gap() -> None:
     frame = HAND.with_columns(pl.when(pl.col("segment") == "b").then(None).otherwise(pl.col("recall@10")).alias("recall@10"))
     row = recframe.disparity(frame, group="segment", seed=0).row(0, named=True)

@@ -24,8 +24,8 @@ from conftest import BACKENDS, to_polars
 from recframe import _frames
 from recframe.data import load_sample
 from recframe.metrics import REGISTRY
-from test_hardening import SCORE_POSITIONS, check_score_positions
 from test_properties import call_options, check_against_reference, draw_truth, long_frames, reference_per_user
+from test_ties import SCORE_POSITIONS, check_score_positions
 
 Constructor = Callable[[pl.DataFrame], Any]
 

@@ -425,3 +425,49 @@ def test_report_lays_out_an_item_groups_table() -> None:
     assert lines[3] == f"| jazz | 2 | 0.40 | 0.67 | 0.25 | 0.19 | **{ratio:.2f}** | 0.50 |"
     assert lines[2].startswith("| folk | 1 | 0.20 | 0.00 | 0.00 | 0.00 |  |  |")  # no relevant item: no ratio, no recall
     assert "<table>" in recframe.report(table, format="html")
+
+
+# ---------------------------------------------------------------------------- NaN groups and n_items
+
+GROUP_RECS = pl.DataFrame(
+    {
+        "user_id": [1, 1, 1, 2, 2],
+        "item_id": ["a", "b", "c", "a", "c"],
+        "rank": [1, 2, None, 1, 2],
+        "relevance": [1, None, 1, None, 1],
+    }
+)
+
+
+@pytest.mark.parametrize("backend", ["polars", "lazy", "pandas"])
+def test_a_nan_item_group_is_refused_alike_on_every_backend(backend: str) -> None:
+    items = pl.DataFrame({"item_id": ["a", "b", "c"], "genre": [1.0, float("nan"), 2.0]})
+    recs: object = GROUP_RECS
+    side: object = items
+    if backend == "lazy":
+        recs, side = GROUP_RECS.lazy(), items.lazy()
+    elif backend == "pandas":
+        recs, side = GROUP_RECS.to_pandas(), items.to_pandas()
+    with pytest.raises(RecframeError, match=r"column 'genre' of items= \(item_group=\) has 1 null or NaN value") as caught:
+        out = recframe.item_groups(recs, k=2, items=side, item_group="genre")
+        if isinstance(out, pl.LazyFrame):
+            out.collect()
+    assert caught.value.argument == "items"
+
+
+def test_a_nan_inside_a_label_list_group_is_refused() -> None:
+    items = pl.DataFrame({"item_id": ["a", "b", "c"], "genre": [[1.0, float("nan")], [1.0], [2.0]]})
+    with pytest.raises(RecframeError, match="null or NaN group inside a list"):
+        recframe.item_groups(GROUP_RECS, k=2, items=items, item_group="genre")
+
+
+def test_n_items_is_a_whole_count_and_a_weighted_one_only_for_label_lists() -> None:
+    plain = pl.DataFrame({"item_id": ["a", "b", "c"], "genre": ["pop", "pop", "jazz"]})
+    out = recframe.item_groups(GROUP_RECS, k=2, items=plain, item_group="genre")
+    assert out.schema["n_items"] == pl.Int64 and out["n_items"].to_list() == [1, 2]
+    assert "171.000" not in recframe.report(out.with_columns(pl.lit(171).alias("n_items")), format="markdown")
+    popularity = recframe.item_groups(GROUP_RECS, k=2, train=GROUP_RECS.select("user_id", "item_id"), item_group="popularity")
+    assert popularity.schema["n_items"] == pl.Int64
+    lists = pl.DataFrame({"item_id": ["a", "b", "c"], "genre": [["x", "y"], ["x"], ["y"]]})
+    weighted = recframe.item_groups(GROUP_RECS, k=2, items=lists, item_group="genre")
+    assert weighted.schema["n_items"] == pl.Float64 and weighted["n_items"].to_list() == [1 / 2 + 1, 1 / 2 + 1]

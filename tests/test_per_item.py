@@ -11,7 +11,7 @@ import polars as pl
 import pytest
 
 import recframe
-from conftest import assert_values_close, to_polars
+from conftest import assert_values_close, run_cli, to_polars
 from recframe import RecframeError
 
 RECS = pl.DataFrame(
@@ -120,25 +120,19 @@ def test_the_same_checks_and_options_as_per_user() -> None:
 
 
 def test_the_command_line_writes_the_per_item_table(tmp_path) -> None:
-    import contextlib
     import io
-
-    from recframe import cli
 
     path = tmp_path / "recs.csv"
     RECS.write_csv(path)
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        code = cli.main(["per-item", str(path), "--k", "1,2", "--by", "model", "--format", "csv", "--quiet"])
-    assert code == 0, err.getvalue()
-    got = pl.read_csv(io.StringIO(out.getvalue()))
+    code, out, err = run_cli("per-item", str(path), "--k", "1,2", "--by", "model", "--format", "csv", "--quiet")
+    assert code == 0, err
+    got = pl.read_csv(io.StringIO(out))
     want = recframe.per_item(RECS, k=[1, 2], by="model")
     assert (
         got.select("model", "item_id", "n_users", "hits@2").rows() == want.select("model", "item_id", "n_users", "hits@2").rows()
     )
-    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(err := io.StringIO()):
-        code = cli.main(["per-item", str(path), "--metrics", "ndcg"])
-    assert code == 2 and "--metrics" in err.getvalue()
+    code, _, err = run_cli("per-item", str(path), "--metrics", "ndcg")
+    assert code == 2 and "--metrics" in err
 
 
 @pytest.mark.parametrize("column", ["n_users", "n_relevant", "recall@3", "exposure@3"])

@@ -337,7 +337,7 @@ def test_the_reference_covers_every_metric_and_convention():
         "idcg": "test_seed_examples / test_profiles (rectools golden)",
         "discount": "test_profiles (lenskit golden)",
         "rr_cutoff": "test_peers (trec_eval)",
-        "ties": "test_hardening / test_engines",
+        "ties": "test_ties / test_engines",
         "score_dtype": "test_engines / test_golden (trec_eval)",
         "unranked_users": "test_context / test_profiles",
         "unjudged_users": "test_ir_measures (pytrec_eval's queries) / test_trec",

@@ -10,7 +10,7 @@ import pytest
 from polars.testing import assert_frame_equal
 
 import recframe
-from conftest import to_polars
+from conftest import run_cli, to_polars
 from recframe import RecframeError
 
 # recall@2 per user, one relevant item each: users 1-4 hit it (rank <= 2) or not
@@ -133,28 +133,19 @@ def test_a_t_interval_of_a_quantile_is_refused() -> None:
 
 
 def test_the_command_line_takes_aggregate(tmp_path) -> None:
-    import contextlib
     import io
-
-    from recframe import cli
 
     path = tmp_path / "recs.csv"
     FRAME.write_csv(path)
 
-    def main(*argv: str) -> tuple[int, str, str]:
-        out, err = io.StringIO(), io.StringIO()
-        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-            code = cli.main(list(argv))
-        return code, out.getvalue(), err.getvalue()
-
     common = ["--k", "2", "--metrics", "recall", "--by", "model", "--rank-gaps", "keep", "--quiet"]
-    code, out, err = main("evaluate", str(path), *common, "--aggregate", "mean,p10", "--format", "csv")
+    code, out, err = run_cli("evaluate", str(path), *common, "--aggregate", "mean,p10", "--format", "csv")
     assert code == 0, err
     assert pl.read_csv(io.StringIO(out)).sort("model")["recall@2_p10"].to_list() == pytest.approx([0.0, 0.2])
     for extra, words in ((["--aggregate", "p101"], "--aggregate p101"), (["--aggregate", "median", "--per-user"], "--per-user")):
-        code, _, err = main("evaluate", str(path), *common, *extra)
+        code, _, err = run_cli("evaluate", str(path), *common, *extra)
         assert code == 2 and words in err and "Hint:" in err
-    code, _, err = main("report", str(path), *common, "--aggregate", "median", "--out", str(tmp_path / "page.html"))
+    code, _, err = run_cli("report", str(path), *common, "--aggregate", "median", "--out", str(tmp_path / "page.html"))
     assert code == 2 and "--aggregate goes with the report table" in err
 
 

@@ -16,7 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import recframe
-from conftest import BACKENDS, tied_frame, to_polars
+from conftest import BACKENDS, run_cli, tied_frame, to_polars
 from recframe.errors import RecframeError
 from reference import metrics_of_list
 
@@ -262,20 +262,13 @@ def test_one_plan_gives_the_frame_and_the_tie_table(per_user_rows: bool) -> None
 
 
 def test_the_command_line_prints_one_line_on_ties(tmp_path) -> None:
-    import contextlib
-    import io
-
-    from recframe import cli
-
     path = tmp_path / "recs.csv"
     TIED.write_csv(path)
     for scores, noted in ((TIED, True), (TIED.with_columns(score=pl.Series([0.9, 0.6, 0.5, 0.4, 0.1])), False)):
         scores.write_csv(path)
-        out, err = io.StringIO(), io.StringIO()
-        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-            code = cli.main(["evaluate", str(path), "--score", "score", "--k", "1,2", "--metrics", "precision", "--quiet"])
-        assert code == 0, err.getvalue()
-        lines = [line for line in err.getvalue().splitlines() if "ties:" in line]
+        code, out, err = run_cli("evaluate", str(path), "--score", "score", "--k", "1,2", "--metrics", "precision", "--quiet")
+        assert code == 0, err
+        lines = [line for line in err.splitlines() if "ties:" in line]
         if noted:
             assert lines == [lines[0]] and "of 1 lists" in lines[0] and "0 at k=1, 1 at k=2" in lines[0]
         else:

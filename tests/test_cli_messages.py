@@ -1,9 +1,8 @@
-"""The command line, round 4 (issue 58): exit codes that blame the input only when it is at
+"""The command line's messages (issue 58): exit codes that blame the input only when it is at
 fault, messages in the command line's words, the help of each subcommand about itself."""
 
 from __future__ import annotations
 
-import contextlib
 import io
 from pathlib import Path
 
@@ -11,18 +10,10 @@ import polars as pl
 import pytest
 
 import recframe
-from recframe import cli
+from conftest import run_cli
 
 DATA = Path(__file__).parent / "data" / "trec_eval"
 TREC = ["evaluate", "--qrels", str(DATA / "qrels.test"), "--run", str(DATA / "results.test"), "--format", "trec", "--quiet"]
-
-
-def call(args: list[str]) -> tuple[int, str, str]:
-    """cli.main in-process: the exit code, stdout and stderr."""
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        code = cli.main(args)
-    return code, out.getvalue(), err.getvalue()
 
 
 # ---------------------------------------------------------------------------- item 14: exit codes
@@ -32,9 +23,9 @@ def call(args: list[str]) -> tuple[int, str, str]:
 def test_a_measure_without_parameters_ignores_those_given_as_trec_eval(given: str, printed: str) -> None:
     """trec_eval's te_init_meas_s_float (and kin) ignore parameters: -m set_P.5 prints set_P.
     The drop-in looked up a column "set_P_5" and failed (exit 2, blaming the files)."""
-    code, plain, err = call([*TREC, "-m", printed])
+    code, plain, err = run_cli(*TREC, "-m", printed)
     assert code == 0, err
-    code, text, err = call([*TREC, "-m", given])
+    code, text, err = run_cli(*TREC, "-m", given)
     assert (code, err) == (0, "")
     assert text == plain and text.startswith(f"{printed} ")
 
@@ -48,7 +39,7 @@ def test_a_polars_error_on_files_that_read_is_a_defect_exit_1(monkeypatch: pytes
         raise pl.exceptions.ColumnNotFoundError('"set_P_5" not found')
 
     monkeypatch.setattr(trec_eval, "evaluate", broken)
-    code, out, err = call([*TREC, "-m", "set_P"])
+    code, out, err = run_cli(*TREC, "-m", "set_P")
     assert code == 1 and out == ""
     assert err.startswith('recframe: error: unexpected ColumnNotFoundError: "set_P_5" not found')
     assert "bug in recframe" in err and "well-formed" not in err and len(err.splitlines()) == 1
@@ -64,7 +55,7 @@ def test_a_polars_error_of_the_evaluation_on_csv_files_that_read_is_exit_1(
         raise pl.exceptions.InvalidOperationError("a cast recframe should not have made")
 
     monkeypatch.setattr(recframe, "summary", broken)
-    code, _, err = call(["evaluate", str(recs), "--quiet"])
+    code, _, err = run_cli("evaluate", str(recs), "--quiet")
     assert code == 1 and "unexpected InvalidOperationError" in err and "bug in recframe" in err
 
 
@@ -74,7 +65,7 @@ def test_a_csv_that_does_not_parse_past_the_inferred_rows_is_exit_2_naming_it(tm
     recs = tmp_path / "recs.csv"
     rows = "".join(f"{u},{u},1,1\n" for u in range(20_000))
     recs.write_text("user_id,item_id,rank,relevance\n" + rows + "20000,1,first,1\n")
-    code, out, err = call(["evaluate", str(recs), "--quiet"])
+    code, out, err = run_cli("evaluate", str(recs), "--quiet")
     assert code == 2 and out == ""
     assert err.startswith(f"recframe: error: could not read RECS {recs}: could not parse `first`")
     assert "Hint: check that the files are well-formed" in err and len(err.splitlines()) == 1
@@ -94,7 +85,7 @@ def test_two_models_without_by_name_the_flag(tmp_path: Path) -> None:
             "relevance": [1, 0, 0, 1],
         }
     ).write_csv(recs)
-    code, out, err = call(["evaluate", str(recs), "--quiet"])
+    code, out, err = run_cli("evaluate", str(recs), "--quiet")
     assert code == 2 and out == "" and len(err.splitlines()) == 1
     assert "differ in column 'model'" in err and "Hint: did you mean --by model?" in err and "df.unique" not in err
 
@@ -105,9 +96,9 @@ def test_two_models_without_by_name_the_flag(tmp_path: Path) -> None:
 def test_a_scored_file_without_rank_is_told_to_pass_score(tmp_path: Path) -> None:
     recs = tmp_path / "recs.csv"
     pl.DataFrame({"user_id": [1, 1], "item_id": [1, 2], "score": [0.9, 0.8], "relevance": [1, 0]}).write_csv(recs)
-    code, _, err = call(["evaluate", str(recs), "--quiet"])
+    code, _, err = run_cli("evaluate", str(recs), "--quiet")
     assert code == 2 and err.rstrip().endswith("Hint: pass --score score to rank by that score, highest first.")
-    code, out, err = call(["evaluate", str(recs), "--quiet", "--score", "score", "--k", "1", "--metrics", "precision"])
+    code, out, err = run_cli("evaluate", str(recs), "--quiet", "--score", "score", "--k", "1", "--metrics", "precision")
     assert code == 0 and "1.0" in out, err
 
 
@@ -123,16 +114,16 @@ def _graded(tmp_path: Path, grades: list[int]) -> Path:
 
 def test_ratings_without_threshold_say_the_rule_on_one_line(tmp_path: Path) -> None:
     recs = _graded(tmp_path, [1, 5, 3, 2])
-    code, out, err = call(["evaluate", str(recs), "--relevance", "rating", "--k", "2", "--metrics", "precision", "--quiet"])
+    code, out, err = run_cli("evaluate", str(recs), "--relevance", "rating", "--k", "2", "--metrics", "precision", "--quiet")
     assert code == 0 and "1.0" in out  # both of the top 2 are rated > 0: precision@2 = 2/2
     assert err == (
         "recframe: note: relevance: no --threshold, so every item with rating > 0 counted as relevant, and 'rating' "
         "holds more than two values (from 1 to 5); pass --threshold T to count only rating >= T\n"
     )
     # with --threshold, or with two values (0/1 labels), nothing to say
-    assert call(["evaluate", str(recs), "--relevance", "rating", "--threshold", "4", "--quiet"])[2] == ""
+    assert run_cli("evaluate", str(recs), "--relevance", "rating", "--threshold", "4", "--quiet")[2] == ""
     binary = _graded(tmp_path, [0, 1, 1, 0])
-    assert call(["evaluate", str(binary), "--relevance", "rating", "--quiet"])[2] == ""
+    assert run_cli("evaluate", str(binary), "--relevance", "rating", "--quiet")[2] == ""
 
 
 def test_the_rule_is_read_from_the_truth_when_given(tmp_path: Path) -> None:
@@ -141,7 +132,7 @@ def test_the_rule_is_read_from_the_truth_when_given(tmp_path: Path) -> None:
     truth = tmp_path / "truth.csv"
     pl.DataFrame({"user_id": [1, 1, 1], "item_id": [1, 2, 3], "rating": [0, 2, 4]}).write_csv(truth)
     for command in ("evaluate", "curve", "per-item"):
-        code, _, err = call([command, str(recs), "--truth", str(truth), "--relevance", "rating", "--quiet"])
+        code, _, err = run_cli(command, str(recs), "--truth", str(truth), "--relevance", "rating", "--quiet")
         assert code == 0 and "'rating' holds more than two values (from 0 to 4)" in err, (command, err)
 
 
@@ -152,7 +143,7 @@ COMMANDS += ["inspect", "demo", "schema"]
 
 
 def help_of(command: str) -> str:
-    code, out, err = call([command, "--help"])
+    code, out, err = run_cli(command, "--help")
     assert code == 0 and err == ""
     return out
 
@@ -187,12 +178,12 @@ def test_yes_no_conventions_read_on_and_off_and_the_old_true_false(tmp_path: Pat
     pl.DataFrame({"user_id": [1, 1, 1], "item_id": [1, 2, 3], "rank": [1, 2, 3], "relevance": [0, 0, 1]}).write_csv(recs)
     args = ["evaluate", str(recs), "--k", "1", "--metrics", "rr", "--format", "csv", "--quiet"]
     # the first hit at rank 3: rr@1 is 0 with the cut-off on, 1/3 with it off
-    on, off, old_off = (call([*args, "--rr-cutoff", value]) for value in ("on", "off", "false"))
+    on, off, old_off = (run_cli(*args, "--rr-cutoff", value) for value in ("on", "off", "false"))
     assert on[0] == off[0] == old_off[0] == 0
     assert pl.read_csv(io.StringIO(on[1]))["rr@1"].item() == 0.0
     assert pl.read_csv(io.StringIO(off[1]))["rr@1"].item() == pytest.approx(1 / 3)
     assert off[1] == old_off[1]
-    code, _, err = call([*args, "--rr-cutoff", "maybe"])
+    code, _, err = run_cli(*args, "--rr-cutoff", "maybe")
     assert code == 2 and "'maybe' is not on or off" in err
     # an API error that names the option says it in the same words
     from recframe.cli._messages import words
@@ -206,9 +197,9 @@ def test_report_names_the_table_fragment_table_html_and_still_reads_html(tmp_pat
     recs = tmp_path / "recs.csv"
     pl.DataFrame({"user_id": [1, 1], "item_id": [1, 2], "rank": [1, 2], "relevance": [1, 0]}).write_csv(recs)
     args = ["report", str(recs), "--k", "2", "--metrics", "precision", "--quiet"]
-    code, table, err = call([*args, "--format", "table-html"])
+    code, table, err = run_cli(*args, "--format", "table-html")
     assert code == 0 and err == "" and table.startswith("<table>")
-    code, old, err = call([*args, "--format", "html"])
+    code, old, err = run_cli(*args, "--format", "html")
     assert code == 0 and old == table
     assert err.startswith("recframe: note: --format html writes the report table alone, an HTML fragment, now called")
 
@@ -229,11 +220,11 @@ def test_rbp_rescales_grades_0_to_3_by_the_highest_as_docs_ir_says(tmp_path: Pat
     qrels.write_text("1 0 d1 3\n1 0 d2 1\n1 0 d3 0\n1 0 d4 2\n")
     run.write_text("1 Q0 d2 1 4.0 r\n1 Q0 d3 2 3.0 r\n1 Q0 d1 3 2.0 r\n1 Q0 d4 4 1.0 r\n")
     args = ["evaluate", "--run", str(run), "--qrels", str(qrels), "--format", "trec", "--precision", "10", "--quiet"]
-    code, out, err = call([*args, "-m", "rbp"])
+    code, out, err = run_cli(*args, "-m", "rbp")
     assert code == 0, err
     expected = 0.1 * (1 / 3 + 0.9**2 * 1 + 0.9**3 * 2 / 3)
     assert float(out.split()[-1]) == pytest.approx(expected, abs=1e-10)
     # 0/1 grades: nothing rescaled, 0.1 * (0.9**0 + 0.9**2)
     qrels.write_text("1 0 d1 1\n1 0 d2 1\n1 0 d3 0\n")
-    code, out, _ = call([*args, "-m", "rbp"])
+    code, out, _ = run_cli(*args, "-m", "rbp")
     assert float(out.split()[-1]) == pytest.approx(0.1 * (1 + 0.9**2), abs=1e-10)

@@ -1,4 +1,4 @@
-"""Issue 38, the trec_eval drop-in's items: a signed utility count (2), scores ranked as doubles
+"""The trec_eval drop-in's inputs (issue 38): a signed utility count (2), scores ranked as doubles
 under both profiles (3), ``-l`` that is not a whole number (9), qrels without a judgement under
 ``-c`` (11), files that are not TREC text named in TREC words (12), and ``inf`` / ``-inf``
 scores ranked as numbers (17). Expected values are worked by hand from trec_eval's definitions."""
@@ -13,7 +13,7 @@ import polars as pl
 import pytest
 
 import recframe
-from recframe import cli
+from conftest import CliResult, run_cli
 from recframe.trec import read_trec_qrels, read_trec_run
 from recframe.trec_eval import Request, evaluate
 
@@ -27,11 +27,9 @@ def write(tmp_path: Path, name: str, text: str | bytes) -> Path:
     return path
 
 
-def trec(capsys: pytest.CaptureFixture[str], *args: str | Path) -> tuple[int, str, str]:
+def trec(*args: str | Path) -> CliResult:
     """`recframe evaluate --format trec ARGS`: exit code, stdout, stderr."""
-    code = cli.main(["evaluate", "--format", "trec", *(str(a) for a in args)])
-    captured = capsys.readouterr()
-    return code, captured.out, captured.err
+    return run_cli("evaluate", "--format", "trec", *args)
 
 
 def files(tmp_path: Path, run: str | bytes, qrels: str | bytes) -> list[str]:
@@ -67,10 +65,8 @@ UTILITY_QRELS = "1 0 a 1\n1 0 b 0\n"
         (["-N", "10"], "-8.0000"),
     ],
 )
-def test_utility_counts_the_documents_neither_relevant_nor_retrieved_signed(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], flags: list[str], value: str
-) -> None:
-    code, out, err = trec(capsys, "-q", "-m", "utility.0,0,1,-1", *flags, *files(tmp_path, UTILITY_RUN, UTILITY_QRELS))
+def test_utility_counts_the_documents_neither_relevant_nor_retrieved_signed(tmp_path: Path, flags: list[str], value: str) -> None:
+    code, out, err = trec("-q", "-m", "utility.0,0,1,-1", *flags, *files(tmp_path, UTILITY_RUN, UTILITY_QRELS))
     assert code == 0, err
     assert out == line("utility_0,0,1,-1", "1", value) + line("utility_0,0,1,-1", "all", value)
 
@@ -91,13 +87,11 @@ NEAR_QRELS = "1 0 a 1\n"
 
 
 @pytest.mark.parametrize("profile", ["trec_eval", "trec_eval9"])
-def test_scores_equal_in_float32_but_not_in_double_do_not_tie(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], profile: str
-) -> None:
+def test_scores_equal_in_float32_but_not_in_double_do_not_tie(tmp_path: Path, profile: str) -> None:
     # a (relevant) scores higher as a double: rank 1, so recip_rank 1/1 and P_1 1/1; tied
     # (as float32 would make them) the document numbers decide, decreasing: b first, 1/2 and 0/1
     args = ["--profile", profile, "-m", "recip_rank", "-m", "P.1", *files(tmp_path, NEAR_RUN, NEAR_QRELS)]
-    code, out, err = trec(capsys, *args)
+    code, out, err = trec(*args)
     assert code == 0, err
     assert out == line("recip_rank", "all", "1.0000") + line("P_1", "all", "1.0000")
 
@@ -121,10 +115,8 @@ def test_double_scores_on_both_paths_and_exact_ties_still_by_docno(
 
 
 @pytest.mark.parametrize("level", ["nan", "inf", "-inf", "1e300", "1.5", "NaN"])
-def test_a_relevance_level_that_is_not_a_whole_number_exits_2(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], level: str
-) -> None:
-    code, out, err = trec(capsys, f"-l={level}", *files(tmp_path, UTILITY_RUN, UTILITY_QRELS))
+def test_a_relevance_level_that_is_not_a_whole_number_exits_2(tmp_path: Path, level: str) -> None:
+    code, out, err = trec(f"-l={level}", *files(tmp_path, UTILITY_RUN, UTILITY_QRELS))
     assert code == 2 and out == ""
     err = one_line_error(err)
     shown = f"{float(level):g}"  # as the message prints it
@@ -144,9 +136,9 @@ def test_request_refuses_levels_and_counts_that_are_not_whole_numbers_a_c_long_h
     assert Request(level=-3, docs_in_collection=2**63 - 1).level == -3
 
 
-def test_a_collection_size_past_a_c_long_exits_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_collection_size_past_a_c_long_exits_2(tmp_path: Path) -> None:
     # it was read as 0: utility.0,0,0,1 printed 0.0000
-    code, out, err = trec(capsys, "-m", "utility.0,0,0,1", "-N", str(2**70), *files(tmp_path, UTILITY_RUN, UTILITY_QRELS))
+    code, out, err = trec("-m", "utility.0,0,0,1", "-N", str(2**70), *files(tmp_path, UTILITY_RUN, UTILITY_QRELS))
     assert code == 2 and out == ""
     assert f"-N {2**70}: trec_eval reads a whole number there" in one_line_error(err)
 
@@ -156,11 +148,9 @@ def test_a_collection_size_past_a_c_long_exits_2(tmp_path: Path, capsys: pytest.
 
 @pytest.mark.parametrize("qrels", ["", "# judged later\n\n   \n# nothing yet\n"])
 @pytest.mark.parametrize("flags", [["-c"], ["-c", "--profile", "trec_eval9"], [], ["-c", "-q", "-m", "all_trec"]])
-def test_qrels_without_a_judgement_exit_2_naming_the_file(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], qrels: str, flags: list[str]
-) -> None:
+def test_qrels_without_a_judgement_exit_2_naming_the_file(tmp_path: Path, qrels: str, flags: list[str]) -> None:
     given = files(tmp_path, UTILITY_RUN, qrels)
-    code, out, err = trec(capsys, *flags, *given)
+    code, out, err = trec(*flags, *given)
     assert code == 2 and out == ""
     err = one_line_error(err)
     assert f"--qrels {given[3]}: the qrels hold no judgement" in err and "Hint:" in err
@@ -181,12 +171,10 @@ def random_bytes(seed: int, size: int, top: int = 256) -> bytes:
 
 
 @pytest.mark.parametrize("side", ["run", "qrels"])
-def test_random_bytes_are_named_in_trec_words_with_their_line(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], side: str
-) -> None:
+def test_random_bytes_are_named_in_trec_words_with_their_line(tmp_path: Path, side: str) -> None:
     garbage = bytes(range(256)) * 3 + random_bytes(0, 3000)  # every byte, 0x1F too
     run, qrels = (garbage, UTILITY_QRELS) if side == "run" else (UTILITY_RUN, garbage)
-    code, out, err = trec(capsys, *files(tmp_path, run, qrels))
+    code, out, err = trec(*files(tmp_path, run, qrels))
     assert code == 2 and out == ""
     err = one_line_error(err)
     # (line 2: the first line ends at byte 0x0A)
@@ -199,23 +187,21 @@ def test_random_bytes_are_named_in_trec_words_with_their_line(
     ("side", "layout", "n"),
     [("run", "qid Q0 docno rank score tag", 6), ("qrels", "qid iter docno relevance", 4)],
 )
-def test_ascii_garbage_with_every_control_byte_names_the_first_bad_line(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], side: str, layout: str, n: int
-) -> None:
+def test_ascii_garbage_with_every_control_byte_names_the_first_bad_line(tmp_path: Path, side: str, layout: str, n: int) -> None:
     # UTF-8, but holding every byte the line reader could split lines on: one line, 0x01 to 0x7F
     garbage = b"# a comment\n" + bytes(b for b in range(1, 128) if b != 0x0A) + b"\n"
     run, qrels = (garbage, UTILITY_QRELS) if side == "run" else (UTILITY_RUN, garbage)
-    code, out, err = trec(capsys, *files(tmp_path, run, qrels))
+    code, out, err = trec(*files(tmp_path, run, qrels))
     assert code == 2 and out == ""
     err = one_line_error(err)
     assert f"{side} file " in err and ", line 2: '\\x01\\x02" in err and f"is not '{layout}': " in err
     assert f"expected {n} (1 malformed line(s) in all)" in err
 
 
-def test_a_docno_holding_byte_0x1f_is_a_document_number_like_any(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_docno_holding_byte_0x1f_is_a_document_number_like_any(tmp_path: Path) -> None:
     # 0x1F is no blank for trec_eval (C's isspace): a\x1fb is one document number, relevant here
     run = "1 Q0 a\x1fb 1 2 r\n1 Q0 c 2 1 r\n"
-    code, out, err = trec(capsys, "-q", "-m", "recip_rank", "-m", "num_rel_ret", *files(tmp_path, run, "1 0 a\x1fb 1\n1 0 c 0\n"))
+    code, out, err = trec("-q", "-m", "recip_rank", "-m", "num_rel_ret", *files(tmp_path, run, "1 0 a\x1fb 1\n1 0 c 0\n"))
     assert code == 0, err
     assert out == (
         line("num_rel_ret", "1", "1") + line("recip_rank", "1", "1.0000")
@@ -252,23 +238,21 @@ def test_a_malformed_line_says_what_is_wrong(tmp_path: Path, eager: bool, label:
 # ----------------------------------------------------------- 17: inf and -inf are numbers
 
 
-def test_minus_inf_is_ranked_as_a_number(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_minus_inf_is_ranked_as_a_number(tmp_path: Path) -> None:
     # a, the one relevant document, retrieved at rank 1 of 1: P_5 = 1/5
-    code, out, err = trec(capsys, "-m", "P.5", *files(tmp_path, "1 Q0 a 1 -inf r\n", "1 0 a 1\n"))
+    code, out, err = trec("-m", "P.5", *files(tmp_path, "1 Q0 a 1 -inf r\n", "1 0 a 1\n"))
     assert code == 0, err
     assert out == line("P_5", "all", "0.2000")
 
 
 @pytest.mark.parametrize("profile", ["trec_eval", "trec_eval9"])
-def test_infinite_scores_rank_first_and_last_ties_by_docno(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], profile: str
-) -> None:
+def test_infinite_scores_rank_first_and_last_ties_by_docno(tmp_path: Path, profile: str) -> None:
     # order: b (inf) and e (inf) tie, by docno decreasing: e, b; then c (1), d (-1e300), a (-inf).
     # relevant: b (at 2) and a (at 5): relstring '01001', recip_rank 1/2, map (1/2 + 2/5) / 2
     run = "1 Q0 a 1 -inf r\n1 Q0 b 2 inf r\n1 Q0 c 3 1 r\n1 Q0 d 4 -1e300 r\n1 Q0 e 5 +Infinity r\n"
     qrels = "1 0 a 1\n1 0 b 1\n1 0 c 0\n1 0 d 0\n1 0 e 0\n"
     args = ["--profile", profile, "-m", "relstring", "-m", "recip_rank", "-m", "map", "-q", "--precision", "6"]
-    code, out, err = trec(capsys, *args, *files(tmp_path, run, qrels))
+    code, out, err = trec(*args, *files(tmp_path, run, qrels))
     assert code == 0, err
     assert out.splitlines()[:3] == [
         line("map", "1", f"{(1 / 2 + 2 / 5) / 2:.6f}").strip("\n"),
@@ -287,7 +271,7 @@ def test_the_library_ranks_a_run_with_infinite_scores(tmp_path: Path, eager: boo
     assert out["rr@3"].to_list() == [1 / 3, 1 / 1]  # a after b (inf) and c (1); alone in list 2
 
 
-def test_nan_scores_stay_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, err = trec(capsys, *files(tmp_path, "1 Q0 a 1 2 r\n1 Q0 b 2 nan r\n", "1 0 a 1\n"))
+def test_nan_scores_stay_refused(tmp_path: Path) -> None:
+    code, out, err = trec(*files(tmp_path, "1 Q0 a 1 2 r\n1 Q0 b 2 nan r\n", "1 0 a 1\n"))
     assert code == 2 and out == ""
     assert "line 2: '1 Q0 b 2 nan r' is not 'qid Q0 docno rank score tag': the score 'nan' is NaN" in one_line_error(err)
