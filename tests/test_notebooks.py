@@ -11,9 +11,11 @@ from pathlib import Path
 
 import pytest
 
-nbformat = pytest.importorskip("nbformat", reason="nbformat is needed to read the notebooks")
-nbclient = pytest.importorskip("nbclient", reason="nbclient is needed to execute the notebooks")
-pytest.importorskip("ipykernel", reason="ipykernel is needed for the notebooks' python3 kernel")
+nbformat = pytest.importorskip(
+    "nbformat", reason="nbformat (the test-slow extra) is needed to read the notebooks: they run in the slow pass"
+)
+nbclient = pytest.importorskip("nbclient", reason="nbclient (the test-slow extra) is needed to execute the notebooks")
+pytest.importorskip("ipykernel", reason="ipykernel (the test-slow extra) is needed for the notebooks' python3 kernel")
 
 NOTEBOOK_DIR = Path(__file__).parent.parent / "notebooks"
 NOTEBOOKS = sorted(NOTEBOOK_DIR.glob("*.ipynb"))
