@@ -152,6 +152,26 @@ def constructor(request: pytest.FixtureRequest) -> Callable[[pl.DataFrame], Any]
     return BACKENDS[request.param]
 
 
+# two models' lists of two users (each model ranks a relevant item), for the tests of the
+# command line's options and output files; `recs_csv` is it as a CSV file
+TWO_MODELS_RECS = pl.DataFrame(
+    {
+        "model": ["A", "A", "A", "B", "B", "B"],
+        "user_id": [1, 1, 2, 1, 1, 2],
+        "item_id": [10, 11, 20, 11, 10, 20],
+        "rank": [1, 2, 1, 1, 2, 1],
+        "relevance": [4, None, 5, None, 4, 5],
+    }
+)
+
+
+@pytest.fixture
+def recs_csv(tmp_path: Path) -> Path:
+    path = tmp_path / "recs.csv"
+    TWO_MODELS_RECS.write_csv(path)
+    return path
+
+
 def ibis_table(df: pl.DataFrame) -> Any:
     """The frame as an Ibis table on its default backend (DuckDB): the plan compiles to SQL."""
     ibis = pytest.importorskip(

@@ -7,29 +7,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import polars as pl
 import pytest
 
 import recframe
+from conftest import TWO_MODELS_RECS as RECS
 from conftest import assert_refused, run_cli
 from recframe import RecframeError
-
-RECS = pl.DataFrame(
-    {
-        "model": ["A", "A", "A", "B", "B", "B"],
-        "user_id": [1, 1, 2, 1, 1, 2],
-        "item_id": [10, 11, 20, 11, 10, 20],
-        "rank": [1, 2, 1, 1, 2, 1],
-        "relevance": [4, None, 5, None, 4, 5],
-    }
-)
-
-
-@pytest.fixture
-def recs_csv(tmp_path: Path) -> Path:
-    path = tmp_path / "recs.csv"
-    RECS.write_csv(path)
-    return path
 
 
 @pytest.mark.parametrize(
