@@ -106,6 +106,23 @@ def engine_call(function: Callable[_P, _R]) -> Callable[_P, _R]:
 IN_MEMORY: tuple[Kind, ...] = ("polars", "pandas", "pyarrow")
 
 
+def numbers_below(one_row: nw.LazyFrame, count: int, name: str) -> nw.LazyFrame:
+    """Rows ``0 .. count - 1`` in an int64 column `name`, made inside the engine of `one_row`
+    (one row, an integer column ``__rf_one``) from a table of the ten digits crossed with itself:
+    about log10(count) joins, never one expression per number."""
+    # a digit is the count times 0 plus the digit, an int64 on every engine: Ibis writes an
+    # int64 literal as a bare number, which DuckDB reads as an int32 (too narrow for some uses)
+    zero = nw.col("__rf_one").cast(nw.Int64) * 0
+    digits = nw.concat([one_row.select((zero + d).alias(name)) for d in range(10)])
+    table, scale = digits, 10
+    while scale < count:
+        table = table.join(digits.rename({name: "__rf_digit"}), how="cross").select(
+            (nw.col(name) * 10 + nw.col("__rf_digit")).alias(name)
+        )
+        scale *= 10
+    return table.filter(nw.col(name) < count)
+
+
 def cache(lf: nw.LazyFrame) -> nw.LazyFrame:
     """`lf` as an explicit cache node on Polars, which every reader of the plan shares (Polars'
     own common-subplan elimination does not nest); as it is elsewhere."""

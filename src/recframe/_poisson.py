@@ -152,19 +152,9 @@ def _weight_expr() -> nw.Expr:
 
 def resample_numbers(one_row: nw.LazyFrame, n_resamples: int, keys: tuple[int, int]) -> nw.LazyFrame:
     """The resamples ``0 .. n_resamples - 1`` and their ``y_b``, made inside the engine of
-    `one_row` (one row, an integer column ``__rf_one``) from a table of the ten digits crossed
-    with itself."""
-    # a digit is the count times 0 plus the digit, an int64 on every engine: Ibis writes an
-    # int64 literal as a bare number, which DuckDB reads as an int32 that mix() would overflow
-    zero = nw.col("__rf_one").cast(nw.Int64) * 0
-    digits = nw.concat([one_row.select((zero + d).alias(RESAMPLE)) for d in range(10)])
-    table, scale = digits, 10
-    while scale < n_resamples:
-        table = table.join(digits.rename({RESAMPLE: "__rf_digit"}), how="cross").select(
-            (nw.col(RESAMPLE) * 10 + nw.col("__rf_digit")).alias(RESAMPLE)
-        )
-        scale *= 10
-    return _mixed(table.filter(nw.col(RESAMPLE) < n_resamples), _Y, nw.col(RESAMPLE), *keys)
+    `one_row` (one row, an integer column ``__rf_one``): :func:`recframe._frames.numbers_below`
+    (int64 on every engine, which mix() needs not to overflow)."""
+    return _mixed(_frames.numbers_below(one_row, n_resamples, RESAMPLE), _Y, nw.col(RESAMPLE), *keys)
 
 
 def resample_means(

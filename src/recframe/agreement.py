@@ -43,22 +43,16 @@ def _depth_table(one_row: nw.LazyFrame, depth: int, p: float) -> nw.LazyFrame:
     """Rows m = 1..depth + 1 (``__rf_depth``) with G(m) = sum_{d=m..depth} p^(d - 1) / d (0 at
     depth + 1, ``__rf_g``): the depth table of the RBO sums, H(m) / p in Webber et al.'s terms
     (H(m) = sum p^d / d), so that no sum is divided by p (``p=1e-310``: 1 / p overflows).
-    Made inside the engine of `one_row` (one row, an integer column ``__rf_one``) from a table of
-    the ten digits crossed with itself, and joined on positions: depth + 1 rows, however large
-    the depth (a chain of one condition per depth ran into Python's recursion limit at 250);
-    the suffix sums are one window, from the deepest term up."""
-    zero = nw.col(n.ONE).cast(nw.Int64) * 0  # an int64 on every engine (as _poisson's digits)
-    digits = nw.concat([one_row.select((zero + d).alias("__rf_depth")) for d in range(10)])
-    table, scale = digits, 10
-    while scale < depth + 2:
-        table = table.join(digits.rename({"__rf_depth": "__rf_digit"}), how="cross").select(
-            (nw.col("__rf_depth") * 10 + nw.col("__rf_digit")).alias("__rf_depth")
-        )
-        scale *= 10
+    Made inside the engine of `one_row` (one row, an integer column ``__rf_one``) by
+    :func:`recframe._frames.numbers_below`, and joined on positions: depth + 1 rows, however
+    large the depth (a chain of one condition per depth ran into Python's recursion limit at
+    250); the suffix sums are one window, from the deepest term up."""
     m = nw.col("__rf_depth")
     term = nw.when(m <= depth).then(nw.lit(p, dtype=nw.Float64) ** (m - 1).cast(nw.Float64) / m.cast(nw.Float64))
-    table = table.filter((m >= 1) & (m <= depth + 1)).with_columns(
-        term.otherwise(0.0).cast(nw.Float64).alias("__rf_term"), (-m).alias("__rf_neg_depth")
+    table = (
+        _frames.numbers_below(one_row, depth + 2, "__rf_depth")
+        .filter(m >= 1)
+        .with_columns(term.otherwise(0.0).cast(nw.Float64).alias("__rf_term"), (-m).alias("__rf_neg_depth"))
     )
     return table.select(m, nw.col("__rf_term").cum_sum().over(order_by="__rf_neg_depth").alias("__rf_g"))
 
