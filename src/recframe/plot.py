@@ -13,11 +13,13 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
-import polars as pl
 
-from recframe import _tables
+from recframe import _charts, _tables, stats
+from recframe._charts import key_label
 from recframe.errors import RecframeError
 from recframe.report import MARKER
+
+__all__ = ["compare", "curve", "distribution", "exposure", "group_means", "groups", "key_label", "long_tail", "tradeoff"]
 
 
 def _pyplot() -> Any:
@@ -40,13 +42,50 @@ def _axes(ax: Any, n: int = 1) -> tuple[Any, list[Any]]:
     return fig, list(axes[0])
 
 
-def key_label(key: Any) -> str:
-    """A group's name in a legend: its key values joined ("cold, A"), or the one value.
+def _numbers(values: Sequence[Any]) -> Any:
+    """The values as floats, None as NaN (what matplotlib leaves out)."""
+    return np.array([np.nan if v is None else v for v in values], dtype=float)
 
-    >>> key_label(("cold", "A")), key_label("A")
-    ('cold, A', 'A')
-    """
-    return ", ".join(str(k) for k in key) if isinstance(key, tuple) else str(key)
+
+def _lines(axis: Any, panel: _charts.Panel) -> None:
+    """A panel of lines: a reference series dashed in black, a band where the series has one, a
+    legend where there are several series."""
+    for s in panel.series:
+        x, y = _numbers([p[0] for p in s.points]), _numbers([p[1] for p in s.points])
+        style = {"color": "black", "linestyle": "--"} if s.reference else {"marker": "." if s.dots else None}
+        (drawn,) = axis.plot(x, y, label=s.name, **style)
+        if s.band is not None:
+            axis.fill_between(x, _numbers([b[0] for b in s.band]), _numbers([b[1] for b in s.band]), alpha=0.2,
+                              color=drawn.get_color())  # fmt: skip
+    if panel.log_x:
+        axis.set_xscale("log")
+    axis.set_xlabel(panel.xlabel)
+    axis.set_ylabel(panel.ylabel)
+    axis.set_title(panel.title)
+    if len(panel.series) > 1:
+        axis.legend()
+
+
+def _clusters(axis: Any, chart: _charts.Clusters) -> None:
+    """Clustered bars (a reference series in grey), their intervals, and a legend beside the
+    plot where there are several series (never over a bar)."""
+    width = 0.8 / len(chart.series)
+    for j, s in enumerate(chart.series):
+        heights = _numbers(s.heights)
+        errors = None
+        if s.intervals is not None:
+            lows, highs = _numbers([i[0] for i in s.intervals]), _numbers([i[1] for i in s.intervals])
+            errors = [heights - lows, highs - heights]
+        places = np.arange(len(chart.categories)) + (j - (len(chart.series) - 1) / 2) * width
+        axis.bar(places, heights, width, yerr=errors, capsize=3 if errors else 0, color="0.75" if s.reference else None,
+                 label=s.name)  # fmt: skip
+    slanted = len(chart.categories) > 6
+    axis.set_xticks(np.arange(len(chart.categories)), chart.categories, rotation=45 if slanted else 0,
+                    ha="right" if slanted else "center")  # fmt: skip
+    axis.set_xlabel(chart.xlabel)
+    axis.set_ylabel(chart.ylabel)
+    if len(chart.series) > 1:
+        axis.legend(title=chart.legend_title or None, loc="center left", bbox_to_anchor=(1.01, 0.5), frameon=False)
 
 
 def curve(curve_frame: Any, metrics: str | Sequence[str] = "ndcg", *, by: Sequence[str] | None = None, ax: Any = None) -> Any:
@@ -83,34 +122,11 @@ def curve(curve_frame: Any, metrics: str | Sequence[str] = "ndcg", *, by: Sequen
     >>> [line.get_label() for line in fig.axes[0].get_lines()]
     ['A', 'B']
     """
-    df = _tables.eager(curve_frame, "curve_frame")
-    if "k" not in df.columns:
-        raise RecframeError(f"curve_frame has no column 'k' (columns: {df.columns}). Hint: pass the output of recframe.curve.")
     names = [metrics] if isinstance(metrics, str) else list(metrics)
-    for name in names:
-        needed = ["precision", "recall"] if name == "pr" else [name]
-        for column in needed:
-            if column not in df.columns:
-                available = _tables.metric_columns(df.columns)
-                raise RecframeError(
-                    f"metrics= names {name!r}, but curve_frame has no column {column!r}. Hint: pass one of {available} or 'pr'."
-                )
-    keys = list(by) if by is not None else df.columns[: df.columns.index("k")]
-    groups = df.sort([*keys, "k"]).partition_by(keys, as_dict=True, maintain_order=True) if keys else {(): df.sort("k")}
-    fig, axes = _axes(ax, len(names))
-    for axis, name in zip(axes, names):
-        x, y = ("recall", "precision") if name == "pr" else ("k", name)
-        for key, group in groups.items():
-            line = axis.plot(group[x].to_numpy(), group[y].to_numpy(), marker="." if name == "pr" else None)
-            line[0].set_label(key_label(key) if keys else y)
-            if f"{y}_lo" in group.columns and name != "pr":
-                axis.fill_between(group[x].to_numpy(), group[f"{y}_lo"].to_numpy(), group[f"{y}_hi"].to_numpy(),
-                                  alpha=0.2, color=line[0].get_color())  # fmt: skip
-        axis.set_xlabel(x)
-        axis.set_ylabel(y)
-        axis.set_title("precision-recall" if name == "pr" else f"{name} by k")
-        if len(groups) > 1:
-            axis.legend()
+    chart = _charts.curves(_tables.eager(curve_frame, "curve_frame"), names, by)
+    fig, axes = _axes(ax, len(chart.panels))
+    for axis, panel in zip(axes, chart.panels):
+        _lines(axis, panel)
     fig.tight_layout()
     return fig
 
@@ -158,43 +174,29 @@ def compare(compare_frame: Any, *, ax: Any = None) -> Any:
     >>> [t.get_text() for t in fig.axes[0].get_yticklabels()]
     ['B: rr@10']
     """
-    df = _tables.eager(compare_frame, "compare_frame")
-    missing = [c for c in ("model", "metric", "delta", "delta_lo", "delta_hi", "significant", "baseline") if c not in df.columns]
-    if missing:
-        raise RecframeError(f"compare_frame lacks the columns {missing}. Hint: pass the output of recframe.compare.")
+    chart = _charts.comparison(_tables.eager(compare_frame, "compare_frame"))
     fig, (axis,) = _axes(ax, 1)
-    # compare(by=[model, segment, ...]) puts the other keys first: they lead each label
-    strata = df.columns[: df.columns.index("baseline")]
-    labels = [
-        ", ".join(str(v) for v in row[:-2]) + (" / " if strata else "") + f"{row[-2]}: {row[-1]}"
-        for row in df.select(*strata, "model", "metric").iter_rows()
-    ]
-    rows = list(range(len(df)))[::-1]  # first row at the top
-    delta = df["delta"].cast(pl.Float64).fill_null(float("nan")).to_numpy()
-    lo = df["delta_lo"].cast(pl.Float64).fill_null(float("nan")).to_numpy()
-    hi = df["delta_hi"].cast(pl.Float64).fill_null(float("nan")).to_numpy()
-    # the fill says what the drawn interval shows (NaN compares false: no interval, hollow)
-    excludes_zero = (lo > 0) | (hi < 0)
-    for flag, face, name in ((True, "C0", "interval excludes 0"), (False, "white", "interval includes 0")):
-        chosen = [i for i in range(len(df)) if bool(excludes_zero[i]) == flag]
+    rows = list(range(len(chart.rows)))[::-1]  # first row at the top
+    delta, lo, hi = (_numbers([getattr(r, name) for r in chart.rows]) for name in ("delta", "lo", "hi"))
+    for (kind, words), face in zip(chart.legend[:2], ("C0", "white")):
+        chosen = [i for i, r in enumerate(chart.rows) if r.filled == (kind == "filled")]
         if chosen:
             axis.errorbar(delta[chosen], [rows[i] for i in chosen], xerr=[delta[chosen] - lo[chosen], hi[chosen] - delta[chosen]],
-                          fmt="o", color="C0", markerfacecolor=face, capsize=3, label=name)  # fmt: skip
-    # the test after the multiple-testing correction, marked apart from the fill: a dagger
-    marked = [i for i in range(len(df)) if df["significant"][i] is True and not np.isnan(delta[i])]
+                          fmt="o", color="C0", markerfacecolor=face, capsize=3, label=words)  # fmt: skip
+    # significant after the correction (either direction): a dagger after the interval
+    marked = [i for i, r in enumerate(chart.rows) if r.better is not None]
     for i in marked:
         end = hi[i] if not np.isnan(hi[i]) else delta[i]
         axis.annotate(MARKER, (end, rows[i]), xytext=(6, 0), textcoords="offset points", va="center", ha="left",
                       fontsize=11, color="C3")  # fmt: skip
     if marked:
-        axis.plot([], [], linestyle="none", marker=f"${MARKER}$", color="C3", label="significant after correction")
+        axis.plot([], [], linestyle="none", marker=f"${MARKER}$", color="C3", label=_charts.SIGNIFICANT)
     axis.axvline(0.0, color="grey", linewidth=1)
-    axis.set_yticks(rows, labels)
-    baselines = df["baseline"].unique().to_list()
-    axis.set_title(f"difference from {baselines[0]}" if len(baselines) == 1 else "difference from baseline")
-    axis.set_xlabel("delta (model - baseline)")
+    axis.set_yticks(rows, [r.label for r in chart.rows])
+    axis.set_title(chart.title)
+    axis.set_xlabel(chart.xlabel)
     handles, names = axis.get_legend_handles_labels()
-    order = sorted(range(len(names)), key=lambda j: names[j] == "significant after correction")  # the dagger last
+    order = sorted(range(len(names)), key=lambda j: names[j] == _charts.SIGNIFICANT)  # the dagger last
     axis.legend([handles[j] for j in order], [names[j] for j in order])
     fig.tight_layout()
     return fig
@@ -232,23 +234,14 @@ def distribution(per_user_frame: Any, metric: str, *, by: str | None = "model", 
     >>> fig.axes[0].get_xlabel(), [t.get_text() for t in fig.axes[0].get_legend().get_texts()]
     ('rr@10', ['A', 'B'])
     """
-    df = _tables.eager(per_user_frame, "per_user_frame")
-    for arg, name in (("metric", metric), ("by", by)):
-        if name is not None and name not in df.columns:
-            raise RecframeError(
-                f"{arg}={name!r} is not a column of per_user_frame (columns: {df.columns}). Hint: pass {arg}= one of them."
-            )
-    values = df.filter(pl.col(metric).is_not_null() & pl.col(metric).is_not_nan())
+    chart = _charts.distribution(_tables.eager(per_user_frame, "per_user_frame"), metric, by, bins)
     fig, (axis,) = _axes(ax, 1)
-    all_values = values[metric].to_numpy()
-    edges = np.histogram_bin_edges(all_values, bins=bins) if len(all_values) else bins
-    groups = values.sort(by).partition_by(by, as_dict=True, maintain_order=True) if by else {(metric,): values}
-    for key, group in groups.items():
-        axis.hist(group[metric].to_numpy(), bins=edges, histtype="step", linewidth=1.5, label=key_label(key[0]))
-    axis.set_xlabel(metric)
-    axis.set_ylabel("users")
-    axis.set_title(f"per-user {metric}")
-    if groups:  # (no value at all: an empty plot, and no legend to warn about)
+    for name, counts in chart.groups:  # each bin's count, weighted at its left edge: the same steps as hist of the values
+        axis.hist(chart.edges[:-1], bins=chart.edges, weights=counts, histtype="step", linewidth=1.5, label=name)
+    axis.set_xlabel(chart.xlabel)
+    axis.set_ylabel(chart.ylabel)
+    axis.set_title(chart.title)
+    if chart.groups:  # (no value at all: an empty plot, and no legend to warn about)
         axis.legend()
     fig.tight_layout()
     return fig
@@ -289,23 +282,14 @@ def tradeoff(
     >>> [t.get_text() for t in fig.axes[0].texts], fig.axes[0].get_xlabel()
     (['popular', 'knn'], 'catalog_coverage@10 (higher is better)')
     """
-    df = _tables.eager(summary_frame, "summary_frame")
-    for arg, name in (("x", x), ("y", y)):
-        if name not in df.columns:
-            metrics = [c for c in df.columns if _tables.is_metric_column(c)]
-            raise RecframeError(
-                f"{arg}={name!r} is not a column of summary_frame (metric columns: {metrics}). Hint: pass {arg}= one of "
-                "them, or ask summary for that metric."
-            )
-    keys = list(by) if by is not None else df.columns[: df.columns.index("n_users")] if "n_users" in df.columns else []
+    chart = _charts.tradeoff(_tables.eager(summary_frame, "summary_frame"), x, y, by)
     fig, (axis,) = _axes(ax, 1)
-    axis.scatter(df[x].to_numpy(), df[y].to_numpy())
-    for row in df.iter_rows(named=True):
-        name = ", ".join(str(row[k]) for k in keys) if keys else "all"
-        axis.annotate(name, (row[x], row[y]), textcoords="offset points", xytext=(4, 4))
-    for setter, column in ((axis.set_xlabel, x), (axis.set_ylabel, y)):
-        setter(f"{column} ({'higher' if _tables.higher_is_better(column) else 'lower'} is better)")
-    axis.set_title(f"{y} against {x}")
+    axis.scatter(_numbers([p[1] for p in chart.points]), _numbers([p[2] for p in chart.points]))
+    for name, px, py in chart.points:
+        axis.annotate(name, (px, py), textcoords="offset points", xytext=(4, 4))
+    axis.set_xlabel(chart.xlabel)
+    axis.set_ylabel(chart.ylabel)
+    axis.set_title(chart.title)
     fig.tight_layout()
     return fig
 
@@ -366,48 +350,9 @@ def long_tail(
     >>> [line.get_label() for line in fig.axes[0].get_lines()]
     ['training', 'pop', 'tail']
     """
-    rec = _tables.eager(recs, "recs")
-    seen = _tables.eager(train, "train")
-    order = score if score is not None else rank
-    for frame, arg, columns in ((rec, "recs", [user, item, order, by]), (seen, "train", [user, item])):
-        missing = [c for c in columns if c is not None and c not in frame.columns]
-        if missing:
-            raise RecframeError(
-                f"{arg} has no column {missing[0]!r} (columns: {frame.columns}). Hint: name it with user=, item=, rank=, score= or by=."
-            )
-    if order is None:
-        raise RecframeError("long_tail needs rank= or score= to find the top k. Hint: pass rank='rank' or score='score'.")
-    lists = [c for c in (by, user) if c is not None]
-    if score is not None:  # highest score first, ties by item; a null score is not recommended
-        scored = rec.filter(pl.col(score).is_not_null())
-        top = scored.filter(pl.struct(-pl.col(score), pl.col(item)).rank("ordinal").over(lists) <= k)
-    else:
-        top = rec.filter(pl.col(order) <= k)
-    popularity = seen.group_by(item).agg(pl.col(user).n_unique().alias("users")).sort(["users", item], descending=[True, False])
-    places = popularity.with_row_index("place", offset=1).select(item, "place", "users")
-    cold = top.select(item).unique().join(places, on=item, how="anti").sort(item)
-    places = pl.concat(
-        [places, cold.with_row_index("place", offset=places.height + 1).with_columns(users=pl.lit(0, pl.UInt32))],
-        how="diagonal_relaxed",
-    )
+    chart = _charts.long_tail(_tables.eager(recs, "recs"), _tables.eager(train, "train"), k, by, user, item, rank, score)
     fig, (axis,) = _axes(ax, 1)
-    train_curve = places.filter(pl.col("users") > 0)
-    axis.plot(
-        train_curve["place"].to_numpy(),
-        (train_curve["users"].cum_sum() / train_curve["users"].sum()).to_numpy(),
-        label="training",
-        color="black",
-        linestyle="--",
-    )
-    groups = top.sort(by).partition_by(by, as_dict=True, maintain_order=True) if by else {("all",): top}
-    for key, group in groups.items():
-        counts = group.group_by(item).len("n").join(places, on=item).sort("place")
-        axis.plot(counts["place"].to_numpy(), (counts["n"].cum_sum() / counts["n"].sum()).to_numpy(), label=key_label(key[0]))
-    axis.set_xscale("log")
-    axis.set_xlabel("items by training popularity (1 = most popular)")
-    axis.set_ylabel(f"cumulative share (recommendations: top {k})")
-    axis.set_title("exposure against training popularity")
-    axis.legend()
+    _lines(axis, chart.panels[0])
     fig.tight_layout()
     return fig
 
@@ -419,7 +364,7 @@ def groups(
     *,
     by: str | None = "model",
     ci: float = 0.95,
-    n_resamples: int = 1000,
+    n_resamples: int = stats.INTERVAL_RESAMPLES,
     seed: int | None = None,
     ax: Any = None,
 ) -> Any:
@@ -462,20 +407,10 @@ def groups(
     >>> [round(float(bar.get_height()), 2) for bar in fig.axes[0].patches]
     [0.3, 0.7]
     """
-    group_values, models, cells = group_means(per_user_frame, group, metric, by=by, ci=ci, n_resamples=n_resamples, seed=seed)
+    df = _tables.eager(per_user_frame, "per_user_frame")
+    chart = _charts.groups(df, group, metric, by=by, ci=ci, n_resamples=n_resamples, seed=seed)
     fig, (axis,) = _axes(ax)
-    width = 0.8 / len(models)
-    for j, model in enumerate(models):
-        means = [mean for mean, _, _ in cells[j]]
-        lows = [mean - low for mean, low, _ in cells[j]]
-        highs = [high - mean for mean, _, high in cells[j]]
-        places = np.arange(len(group_values)) + (j - (len(models) - 1) / 2) * width
-        axis.bar(places, means, width, yerr=[lows, highs], capsize=3, label=None if model is None else str(model))
-    axis.set_xticks(np.arange(len(group_values)), [str(v) for v in group_values])
-    axis.set_xlabel(group)
-    axis.set_ylabel(f"mean {metric} ({ci:.0%} interval)")
-    if by is not None and len(models) > 1:
-        axis.legend(title=by, loc="center left", bbox_to_anchor=(1.01, 0.5), frameon=False)  # never over a bar
+    _clusters(axis, chart)
     fig.tight_layout()
     return fig
 
@@ -487,7 +422,7 @@ def group_means(
     *,
     by: str | None = "model",
     ci: float = 0.95,
-    n_resamples: int = 1000,
+    n_resamples: int = stats.INTERVAL_RESAMPLES,
     seed: int | None = None,
 ) -> tuple[list[Any], list[Any], list[list[tuple[float, float, float]]]]:
     """The numbers :func:`groups` draws: the groups (sorted), the models (sorted; ``[None]``
@@ -503,31 +438,8 @@ def group_means(
     >>> groups, models, [round(mean, 3) for mean, _, _ in cells[0]]
     (['x', 'y'], ['A'], [0.3, 0.7])
     """
-    from recframe import stats
-
     df = _tables.eager(per_user_frame, "per_user_frame")
-    for name, column in (("group", group), ("metric", metric), *((("by", by),) if by is not None else ())):
-        if column not in df.columns:
-            raise RecframeError(
-                f"{name}={column!r} is not a column of per_user_frame (columns: {df.columns}). Hint: pass one of them."
-            )
-    if df.get_column(group).null_count():
-        raise RecframeError(f"group={group!r} has null values. Hint: fill them first, e.g. fill_null('unknown').")
-    level = stats.check_level("ci", ci)
-    group_values = df.get_column(group).unique().sort().to_list()
-    models = df.get_column(by).unique().sort().to_list() if by is not None else [None]
-    rng = np.random.default_rng(seed)
-    cells = []
-    for model in models:
-        part = df if by is None else df.filter(pl.col(by) == model)
-        row = []
-        for value in group_values:
-            values = part.filter(pl.col(group) == value).get_column(metric).drop_nulls().cast(pl.Float64).to_numpy()
-            mean = float(values.mean()) if values.size else np.nan
-            low, high = stats.bootstrap_ci(values, level, n_resamples, rng) if values.size else (np.nan, np.nan)
-            row.append((mean, float(low), float(high)))
-        cells.append(row)
-    return group_values, models, cells
+    return _charts.group_means(df, group, metric, by=by, ci=ci, n_resamples=n_resamples, seed=seed)
 
 
 def exposure(
@@ -574,51 +486,11 @@ def exposure(
     >>> [round(float(bar.get_height()), 2) for bar in fig.axes[0].patches]
     [0.3, 0.7, 0.9, 0.1]
     """
-    df = _tables.eager(item_groups_frame, "item_groups_frame")
-    if share not in ("exposure_share", "rec_share"):
-        raise RecframeError(f'share={share!r} is not a share item_groups gives. Hint: pass "exposure_share" or "rec_share".')
-    found = sorted(int(c.split("@")[1]) for c in df.columns if c.startswith(f"{share}@"))
-    if not found or "n_items" not in df.columns or "relevant_share" not in df.columns:
-        raise RecframeError(
-            f"item_groups_frame has no {share}@k, n_items and relevant_share columns (columns: {df.columns}). "
-            "Hint: pass the output of recframe.item_groups."
-        )
-    if k is None and len(found) > 1:
-        raise RecframeError(f"item_groups_frame has the cut-offs {found}. Hint: pass k=, one of them.")
-    k = found[0] if k is None else k
-    if k not in found:
-        raise RecframeError(f"k={k} is not a cut-off of item_groups_frame ({found}). Hint: pass one of them.")
-    if by is not None and by not in df.columns:
-        raise RecframeError(f"by={by!r} is not a column of item_groups_frame (columns: {df.columns}). Hint: by=None.")
-    # the item-group column is the one just before n_items
-    group = df.columns[df.columns.index("n_items") - 1]
-    values = df.get_column(group).unique(maintain_order=True).to_list()
-    labels = ["(not in the catalog)" if v is None else str(v) for v in values]
-    models = df.get_column(by).unique(maintain_order=True).to_list() if by is not None else [None]
-    if ax is None:  # as wide as the bars need (a cluster per group, a bar per model)
-        ax = _pyplot().subplots(figsize=(min(16.0, max(5.5, 3.0 + 0.22 * len(values) * (len(models) + 1))), 3.8))[1]
+    chart = _charts.exposure(_tables.eager(item_groups_frame, "item_groups_frame"), k, by, share)
+    if ax is None:  # as wide as the bars need (a cluster per group, a bar per model and the grey one)
+        bars = len(chart.categories) * len(chart.series)
+        ax = _pyplot().subplots(figsize=(min(16.0, max(5.5, 3.0 + 0.22 * bars)), 3.8))[1]
     fig, (axis,) = _axes(ax)
-    width = 0.8 / (len(models) + 1)
-    places = np.arange(len(values))
-
-    def heights(part: pl.DataFrame, column: str) -> list[float]:
-        got = dict(zip(part.get_column(group).to_list(), part.get_column(column).to_list()))
-        return [np.nan if got.get(v) is None else float(got[v]) for v in values]
-
-    first = df if by is None else df.filter(pl.col(by) == models[0])
-    left = places - 0.4 + width / 2
-    axis.bar(left, heights(first, "relevant_share"), width, color="0.75", label="relevant items")
-    for j, model in enumerate(models, 1):
-        part = df if by is None else df.filter(pl.col(by) == model)
-        axis.bar(
-            left + j * width,
-            heights(part, f"{share}@{k}"),
-            width,
-            label=f"{'exposure' if share == 'exposure_share' else 'slots'}: {key_label(model) if model is not None else 'recommended'}",
-        )
-    axis.set_xticks(places, labels, rotation=45 if len(values) > 6 else 0, ha="right" if len(values) > 6 else "center")
-    axis.set_xlabel(group)
-    axis.set_ylabel(f"share of the {'exposure' if share == 'exposure_share' else 'slots'} (k = {k})")
-    axis.legend(loc="center left", bbox_to_anchor=(1.01, 0.5), frameon=False)
+    _clusters(axis, chart)
     fig.tight_layout()
     return fig

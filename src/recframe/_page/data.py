@@ -19,7 +19,7 @@ from typing import Any
 import narwhals as nw
 import polars as pl
 
-from recframe import _atomic, _call, _checks, _engine, _frames, _inspect, _intervals, _tables, conventions, profiles
+from recframe import _atomic, _call, _charts, _checks, _engine, _frames, _inspect, _intervals, _tables, conventions, profiles
 from recframe import _names as n
 from recframe import _validate as v
 from recframe import options as options_table
@@ -235,12 +235,9 @@ class PageData:
         the model is better than the baseline (by the metric's direction), False where worse."""
         if self.comparison is None:
             return {}
-        rows = self.comparison.filter(pl.col("significant")).iter_rows(named=True)
-        return {
-            (row["model"], *(row[t] for t in self.request.truth_keys), row["metric"]): (row["delta"] > 0)
-            == _tables.higher_is_better(row["metric"])
-            for row in rows
-        }
+        rows = zip(self.comparison.iter_rows(named=True), _charts.marks(self.comparison))
+        return {(row["model"], *(row[t] for t in self.request.truth_keys), row["metric"]): better
+                for row, better in rows if better is not None}  # fmt: skip
 
     @property
     def models(self) -> list[Any]:

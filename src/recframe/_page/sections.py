@@ -10,7 +10,7 @@ from typing import Any
 
 import polars as pl
 
-from recframe import _tables
+from recframe import _charts, _tables
 from recframe._page import figures
 from recframe._page import glossary as registry_docs
 from recframe._page.data import EXAMPLES, INPUT_KEYS, PER_SEGMENT, PageData
@@ -323,10 +323,9 @@ def _directed(report_html: str, frame: pl.DataFrame) -> str:
     head, _, _ = report_html.partition("</table>")
     top, _, body = head.partition("<tbody>")
     rows = body.split("</tr>")
-    for i, row in enumerate(frame.iter_rows(named=True)):
-        if row["significant"]:
-            better = (row["delta"] > 0) == _tables.higher_is_better(row["metric"])
-            rows[i] = rows[i].replace(f"<sup>{MARKER}</sup>", _mark(better, row["baseline"]), 1)
+    for i, (baseline, better) in enumerate(zip(frame.get_column("baseline").to_list(), _charts.marks(frame))):
+        if better is not None:  # the figure's mark, read from the same decision
+            rows[i] = rows[i].replace(f"<sup>{MARKER}</sup>", _mark(better, baseline), 1)
     return f"{top}<tbody>{'</tr>'.join(rows)}</table>"
 
 
@@ -349,15 +348,7 @@ def comparison(data: PageData) -> Section | None:
     drawn = frame.filter(~pl.col("metric").is_in(wide))
     if wide:
         caption += f" {', '.join(wide)} (not bounded by 1): in the table only."
-    if drawn.height:
-        marked = drawn.with_row_index("__row").filter(pl.col("significant"))
-        directions = {
-            i: (delta > 0) == _tables.higher_is_better(metric)
-            for i, delta, metric in marked.select("__row", "delta", "metric").iter_rows()
-        }
-        body = figures.figure(caption, figures.compare(drawn, directions))
-    else:
-        body = ""
+    body = figures.figure(caption, _charts.comparison(drawn)) if drawn.height else ""
     test_name = "paired t test" if data.test == "paired_t" else "randomization test (scipy is not installed)"
     body += f"<p>{escape(test_name.capitalize())}, Holm's correction over every row, alpha 0.05.</p>\n"
     body += wrap(link_cells(_directed(report(frame, format="html", precision=data.request.precision), frame)))
@@ -394,10 +385,9 @@ def pairs(data: PageData) -> Section | None:
     header = [*keys, "model_a", "model_b", "metric", "n_pairs", "mean_a", "mean_b", "delta", "d_z", "wins / ties / losses",
               "p_value", "p_adjusted"]  # fmt: skip
     lines = []
-    for row in frame.iter_rows(named=True):
+    for row, better in zip(frame.iter_rows(named=True), _charts.marks(frame)):
         delta = escape(format_number(row["delta"], precision))
-        if row["significant"]:
-            better = (row["delta"] > 0) == _tables.higher_is_better(row["metric"])
+        if better is not None:
             delta += f'<sup class="mark" title="{escape(row["model_a"])} significantly {"better" if better else "worse"}">' \
                      f"{BETTER if better else WORSE}</sup>"  # fmt: skip
         if row["delta_lo"] is not None and row["delta_hi"] is not None:
@@ -433,7 +423,7 @@ def curves(data: PageData) -> Section:
         f"Precision against recall at k = 1..{kmax} (one point per k)"
         + (", and nDCG by k" if data.curve_metrics else "")
         + ": recframe.curve, the means of summary at every cut-off.",
-        figures.curves(frame, keys, data.curve_metrics),
+        _charts.curves(frame, ["pr", *data.curve_metrics], keys),
     )
     shown = frame.filter(pl.col("k").is_in([x for x in (1, 5, 10, 20, 50) if x <= kmax]))
     metrics = [m for m in ("precision", "recall", "ndcg") if m in frame.columns]
@@ -479,7 +469,7 @@ def distributions(data: PageData) -> Section:
         body += figures.figure(
             f"Per-user {primary}" + (f" by {model_by}" if model_by else "")
             + ": the users the mean counts (skipped users left out); the table has the other metrics.",
-            figures.distribution(data.per_user, primary, model_by),
+            _charts.distribution(data.per_user, primary, model_by),
         )  # fmt: skip
     return "distributions", "Per-user values", body
 
@@ -550,7 +540,7 @@ def _groups(data: PageData, key: str, caption: str) -> str:
     if data.primary is None:
         return ""
     model = r.model_keys[0] if r.model_keys else None
-    return figures.figure(caption, figures.groups(data.per_user, key, data.primary, model, r.seed, r.n_resamples))
+    return figures.figure(caption, _charts.groups(data.per_user, key, data.primary, by=model, seed=r.seed, n_resamples=r.n_resamples))
 
 
 #: what each agreement measure says, in the page's caption
@@ -619,7 +609,7 @@ def beyond(data: PageData) -> Section | None:
     y = f"ndcg@{kmax}"
     for x in (f"catalog_coverage@{kmax}", f"novelty@{kmax}"):
         if x in frame.columns and y in frame.columns:
-            body += figures.figure(f"{y} against {x}, one point per group.", figures.tradeoff(frame, data.request.main_by, x, y))
+            body += figures.figure(f"{y} against {x}, one point per group.", _charts.tradeoff(frame, x, y, data.request.main_by))
     body += '<p class="note">catalog_coverage: the share of the catalog recommended within k; gini: how unequally the ' \
             "recommendations spread over the catalog (0: evenly, 1: one item); novelty: the mean self-information of the " \
             "recommended items (training popularity).</p>\n"  # fmt: skip
@@ -643,7 +633,7 @@ def item_groups(data: PageData) -> Section | None:
         body += figures.figure(
             f"Each item group's share of the exposure within the top {kmax} per group, beside its share of the "
             "relevant items (grey).",
-            figures.exposure(frame, kmax, keys[0] if keys else None),
+            _charts.exposure(frame, kmax, keys[0] if keys else None),
         )
     return "fairness", f"Item groups: {data.request.item_group}", body
 

@@ -14,6 +14,8 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from recframe import _charts
+
 #: matplotlib's ten default colours, so that the page's models look as recframe.plot draws them
 PALETTE = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf")
 FONT = 12
@@ -191,27 +193,17 @@ def _limits(values: Sequence[float | None], *, zero: bool = False) -> list[float
 # ---------------------------------------------------------------------------- the charts
 
 
-@dataclass(frozen=True)
-class Delta:
-    """One row of the comparison figure: its label, the delta and its interval, and its mark
-    (``"better"``, ``"worse"`` or ``""``: significant after the correction, by the metric's direction)."""
-
-    label: str
-    delta: float | None
-    lo: float | None
-    hi: float | None
-    mark: str = ""
+#: how each mark of the comparison is drawn (its meaning: :mod:`recframe._charts`)
+MARKS = {"filled": "dot:" + PALETTE[0], "hollow": "ring:" + PALETTE[0], "better": f"glyph:{BETTER_COLOUR}:▲",
+         "worse": f"glyph:{WORSE_COLOUR}:▼"}  # fmt: skip
 
 
-def deltas(rows: Sequence[Delta], title: str, xlabel: str) -> str:
-    """One row per delta: a point with its interval, filled when the interval excludes 0,
-    hollow when it includes 0 (or is missing), and ▲/▼ after it where significant."""
+def deltas(chart: _charts.Comparison) -> str:
+    """One row per delta: a point with its interval, filled or hollow, and ▲/▼ after it where
+    significant (better or worse), as the chart's data says."""
+    rows, title, xlabel = chart.rows, chart.title, chart.xlabel
     label_room = max((text_width(r.label) for r in rows), default=0.0) + 16
-    entries = [("dot:" + PALETTE[0], "interval excludes 0"), ("ring:" + PALETTE[0], "interval includes 0")]
-    if any(r.mark == "better" for r in rows):
-        entries.append((f"glyph:{BETTER_COLOUR}:▲", "significantly better (after correction)"))
-    if any(r.mark == "worse" for r in rows):
-        entries.append((f"glyph:{WORSE_COLOUR}:▼", "significantly worse (after correction)"))
+    entries = [(MARKS[kind], words) for kind, words in chart.legend]
     row_height, plot_width = 20.0, 360.0
     axes = Axes(label_room, 34, plot_width, row_height * max(len(rows), 1),
                 _limits([v for r in rows for v in (r.delta, r.lo, r.hi)], zero=True), [0, 1])  # fmt: skip
@@ -229,11 +221,10 @@ def deltas(rows: Sequence[Delta], title: str, xlabel: str) -> str:
             x1, x2 = axes.x(r.lo), axes.x(r.hi)
             parts += [line(x1, y, x2, y, PALETTE[0], 1.4), line(x1, y - 4, x1, y + 4, PALETTE[0], 1.4),
                       line(x2, y - 4, x2, y + 4, PALETTE[0], 1.4)]  # fmt: skip
-        excludes = has_interval and ((r.lo or 0) > 0 or (r.hi or 0) < 0)
-        parts.append(circle(axes.x(r.delta), y, 4.5, PALETTE[0], PALETTE[0] if excludes else "#fff"))
-        if r.mark:
+        parts.append(circle(axes.x(r.delta), y, 4.5, PALETTE[0], PALETTE[0] if r.filled else "#fff"))
+        if r.better is not None:
             end = axes.x(r.hi if has_interval and r.hi is not None else r.delta) + 12
-            glyph, fill = ("▲", BETTER_COLOUR) if r.mark == "better" else ("▼", WORSE_COLOUR)
+            glyph, fill = ("▲", BETTER_COLOUR) if r.better else ("▼", WORSE_COLOUR)
             parts.append(text(end, y + 5, glyph, "middle", fill=fill, size=13))
     legend_x = axes.left + axes.width + 28
     parts += legend(legend_x, axes.top + 8, entries)
@@ -241,43 +232,41 @@ def deltas(rows: Sequence[Delta], title: str, xlabel: str) -> str:
     return document(width, axes.bottom + 48, parts)
 
 
-@dataclass(frozen=True)
-class Series:
-    """A named line: its points (x, y), drawn in `colour`; with `dots`, a dot at each point."""
-
-    name: str
-    points: Sequence[tuple[float, float]]
-    colour: str
-    dots: bool = False
-
-
-@dataclass(frozen=True)
-class Panel:
-    title: str
-    xlabel: str
-    ylabel: str
-    series: Sequence[Series]
+def _colours(series: Sequence[_charts.Series | _charts.Bars], reference: str) -> list[str]:
+    """Each series' colour: the palette in order, a reference series apart in `reference`."""
+    found, count = [], 0
+    for s in series:
+        found.append(reference if s.reference else colour(count))
+        count += not s.reference
+    return found
 
 
-def lines(panels: Sequence[Panel], legend_title: str = "") -> str:
-    """Panels side by side, one line per series, and one legend (the series' names of the first
-    panel) at the right."""
+def lines(chart: _charts.Lines) -> str:
+    """Panels side by side, one line per series (its band shaded), and one legend (the series'
+    names of the first panel) at the right. (No log scale: the long tail is matplotlib's only.)"""
+    panels, legend_title = chart.panels, chart.legend_title
     width, height, gap = 300.0, 220.0, 78.0
     parts: list[str] = []
     left = LEFT
     for panel in panels:
         xs = _limits([x for s in panel.series for x, _ in s.points])
-        ys = _limits([y for s in panel.series for _, y in s.points], zero=True)
+        ys = _limits([y for s in panel.series for _, y in s.points] + [v for s in panel.series for b in s.band or () for v in b],
+                     zero=True)  # fmt: skip
         axes = Axes(left, 30, width, height, xs, ys)
         parts += axes.frame(panel.xlabel, panel.ylabel, panel.title)
-        for s in panel.series:
+        for s, ink in zip(panel.series, _colours(panel.series, INK)):
+            if s.band is not None:  # the interval's band: along its highs, back along its lows
+                kept = [(x, lo, hi) for (x, _), (lo, hi) in zip(s.points, s.band) if finite(x) and finite(lo) and finite(hi)]
+                outline = [(axes.x(x), axes.y(hi)) for x, _, hi in kept] + [(axes.x(x), axes.y(lo)) for x, lo, _ in kept[::-1]]
+                drawn_band = " ".join(f"{_n(x)},{_n(y)}" for x, y in outline)
+                parts.append(f'<polygon points="{drawn_band}" fill="{ink}" fill-opacity="0.2"/>')
             drawn = [(axes.x(x), axes.y(y)) for x, y in s.points if finite(x) and finite(y)]
             if drawn:
-                parts.append(polyline(drawn, s.colour))
+                parts.append(polyline(drawn, ink))
             if s.dots:
-                parts += [circle(x, y, 2.4, s.colour, s.colour) for x, y in drawn]
+                parts += [circle(x, y, 2.4, ink, ink) for x, y in drawn]
         left += width + gap
-    entries = [("line:" + s.colour, s.name) for s in panels[0].series] if panels else []
+    entries = [("line:" + c, s.name) for s, c in zip(panels[0].series, _colours(panels[0].series, INK))] if panels else []
     legend_x = left - gap + 20
     if legend_title:
         parts.append(text(legend_x, 40, legend_title, bold=True))
@@ -285,11 +274,12 @@ def lines(panels: Sequence[Panel], legend_title: str = "") -> str:
     return document(legend_x + legend_width(entries) + 8, 30 + height + 48, parts)
 
 
-def histogram(edges: Sequence[float], groups: Sequence[tuple[str, Sequence[int]]], xlabel: str, title: str) -> str:
+def histogram(chart: _charts.Histogram) -> str:
     """Step histograms over shared bins (`edges`), one per group, overlaid."""
+    edges, groups = chart.edges, chart.groups
     top = max((c for _, counts in groups for c in counts), default=1)
     axes = Axes(LEFT, 30, 560, 220, ticks(edges[0], edges[-1]) if edges else [0, 1], ticks(0, max(top, 1)))
-    parts = axes.frame(xlabel, "users", title)
+    parts = axes.frame(chart.xlabel, chart.ylabel, chart.title)
     entries = []
     for i, (name, counts) in enumerate(groups):
         points: list[tuple[float, float]] = [(axes.x(edges[0]), axes.y(0))]
@@ -303,18 +293,11 @@ def histogram(edges: Sequence[float], groups: Sequence[tuple[str, Sequence[int]]
     return document(legend_x + legend_width(entries) + 8, axes.bottom + 48, parts)
 
 
-@dataclass(frozen=True)
-class Bars:
-    """A bar per category: its heights (None: no bar) and, optionally, intervals (lo, hi)."""
-
-    name: str
-    heights: Sequence[float | None]
-    colour: str
-    intervals: Sequence[tuple[float | None, float | None]] | None = None
-
-
-def bars(categories: Sequence[str], series: Sequence[Bars], xlabel: str, ylabel: str, title: str = "") -> str:
-    """Clustered bars: one cluster per category, one bar per series, with their intervals."""
+def bars(chart: _charts.Clusters, title: str = "") -> str:
+    """Clustered bars: one cluster per category, one bar per series (a reference one in grey),
+    with their intervals."""
+    categories, series, xlabel, ylabel = chart.categories, chart.series, chart.xlabel, chart.ylabel
+    inks = _colours(series, "#bfbfbf")
     values = [v for s in series for v in s.heights if v is not None]
     values += [v for s in series for pair in (s.intervals or []) for v in pair if v is not None]
     plot_width = max(260.0, max(28.0, 14.0 * len(series) + 12) * len(categories))
@@ -332,7 +315,7 @@ def bars(categories: Sequence[str], series: Sequence[Bars], xlabel: str, ylabel:
                 continue
             x = start + j * bar
             y0, y1 = axes.y(0), axes.y(value)
-            parts.append(rect(x + 1, min(y0, y1), bar - 2, abs(y0 - y1), s.colour))
+            parts.append(rect(x + 1, min(y0, y1), bar - 2, abs(y0 - y1), inks[j]))
             if s.intervals is not None:
                 lo, hi = s.intervals[c]
                 if lo is not None and hi is not None and finite(lo) and finite(hi):
@@ -346,17 +329,17 @@ def bars(categories: Sequence[str], series: Sequence[Bars], xlabel: str, ylabel:
             parts.append(text(middle, axes.bottom + 16, category, "middle"))
     if xlabel:
         parts.append(text(axes.left + axes.width / 2, axes.bottom + room + 16, xlabel, "middle"))
-    entries = [("box:" + s.colour, s.name) for s in series]
+    entries = [("box:" + ink, s.name) for s, ink in zip(series, inks)]
     legend_x = axes.left + axes.width + 20
     parts += legend(legend_x, axes.top + 10, entries)
     return document(legend_x + legend_width(entries) + 8, axes.bottom + room + 28, parts)
 
 
-def scatter(points: Sequence[tuple[str, float, float]], xlabel: str, ylabel: str, title: str) -> str:
+def scatter(chart: _charts.Scatter) -> str:
     """Labelled points: (label, x, y)."""
-    shown = [(label, x, y) for label, x, y in points if finite(x) and finite(y)]
+    shown = [(label, x, y) for label, x, y in chart.points if finite(x) and finite(y)]
     axes = Axes(LEFT, 30, 420, 240, _limits([x for _, x, _ in shown]), _limits([y for _, _, y in shown]))
-    parts = axes.frame(xlabel, ylabel, title)
+    parts = axes.frame(chart.xlabel, chart.ylabel, chart.title)
     right = axes.left + axes.width + 16
     for i, (label, x, y) in enumerate(shown):
         parts += [circle(axes.x(x), axes.y(y), 5, colour(i), colour(i)), text(axes.x(x) + 8, axes.y(y) - 6, label)]
