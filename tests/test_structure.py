@@ -4,6 +4,7 @@ metric list written once (the registry), statistics defaults written once."""
 from __future__ import annotations
 
 import inspect
+import re
 import typing
 
 import pandas as pd
@@ -64,6 +65,15 @@ def test_the_statistics_defaults_are_declared_once() -> None:
         doc = function.__doc__ or ""
         assert "_RESAMPLES}" not in doc and "{ALPHA}" not in doc and "{CORRECTION}" not in doc
     assert f"n_resamples : int, default {stats.TEST_RESAMPLES}" in (recframe.compare.__doc__ or "")
+    # the charts' bootstrap (recframe.plot.groups, its data step, the page's figures) reads the same default
+    from recframe import _charts, plot
+    from recframe._page import figures, sections
+
+    for function in (plot.groups, plot.group_means, _charts.groups, _charts.group_means):
+        assert inspect.signature(function).parameters["n_resamples"].default == stats.INTERVAL_RESAMPLES
+    for module in (plot, _charts, figures, sections):
+        source = inspect.getsource(module)
+        assert not re.search(r"n_resamples\b[^,)\n]*?\b1_?000\b", source), module.__name__
 
 
 def test_the_cut_off_and_test_defaults_are_declared_once() -> None:

@@ -82,7 +82,7 @@ def _number(value: Any) -> float | None:
 def comparison(frame: pl.DataFrame) -> Comparison:
     """recframe.compare's rows, first at the top: each labelled ``"model: metric"`` (led by the
     other keys' values, ``"cold / B: ndcg@10"``), its delta and interval."""
-    missing = [c for c in ("model", "metric", "delta", "delta_lo", "delta_hi", "significant", "baseline") if c not in frame.columns]
+    missing = [c for c in ("model", "metric", "delta", "delta_lo", "delta_hi", "significant", "baseline") if c not in frame]
     if missing:
         raise RecframeError(f"compare_frame lacks the columns {missing}. Hint: pass the output of recframe.compare.")
     strata = frame.columns[: frame.columns.index("baseline")]  # compare(by=[model, segment]) puts the other keys first
@@ -324,9 +324,8 @@ def groups(
         return None if np.isnan(value) else value
 
     series = tuple(
-        Bars("all" if model is None else str(model), tuple(kept(m) for m, _, _ in cells[j]),
-             tuple((kept(lo), kept(hi)) for _, lo, hi in cells[j]))  # fmt: skip
-        for j, model in enumerate(models)
+        Bars("all" if m is None else str(m), tuple(kept(x) for x, _, _ in row), tuple((kept(lo), kept(hi)) for _, lo, hi in row))
+        for m, row in zip(models, cells)
     )
     return Clusters(tuple(str(v) for v in values), series, group, f"mean {metric} ({ci:.0%} interval)", by or "")
 

@@ -540,7 +540,9 @@ def _groups(data: PageData, key: str, caption: str) -> str:
     if data.primary is None:
         return ""
     model = r.model_keys[0] if r.model_keys else None
-    return figures.figure(caption, _charts.groups(data.per_user, key, data.primary, by=model, seed=r.seed, n_resamples=r.n_resamples))
+    return figures.figure(
+        caption, _charts.groups(data.per_user, key, data.primary, by=model, seed=r.seed, n_resamples=r.n_resamples)
+    )
 
 
 #: what each agreement measure says, in the page's caption
