@@ -49,7 +49,7 @@ def _numbers(values: Sequence[Any]) -> Any:
 
 def _lines(axis: Any, panel: _charts.Panel) -> None:
     """A panel of lines: a reference series dashed in black, a band where the series has one, a
-    legend where there are several series."""
+    legend where there are several series or a reference."""
     for s in panel.series:
         x, y = _numbers([p[0] for p in s.points]), _numbers([p[1] for p in s.points])
         style = {"color": "black", "linestyle": "--"} if s.reference else {"marker": "." if s.dots else None}
@@ -62,7 +62,7 @@ def _lines(axis: Any, panel: _charts.Panel) -> None:
     axis.set_xlabel(panel.xlabel)
     axis.set_ylabel(panel.ylabel)
     axis.set_title(panel.title)
-    if len(panel.series) > 1:
+    if len(panel.series) > 1 or any(s.reference for s in panel.series):  # (a reference line is always named)
         axis.legend()
 
 
