@@ -42,11 +42,12 @@ COMPARISON = pl.DataFrame({
 def test_the_comparison_is_decided_once_as_data():
     chart = _charts.comparison(COMPARISON)
     assert [r.label for r in chart.rows] == ["x / B: ndcg@10", "x / B: gini@10", "y / C: ndcg@10", "y / C: gini@10"]
-    assert [r.filled for r in chart.rows] == [True, True, True, False]  # the drawn (unadjusted) interval excludes 0
+    # filled: significant after the correction, as the mark (C's ndcg: its unadjusted interval excludes 0, hollow)
+    assert [r.filled for r in chart.rows] == [True, True, False, False]
     assert [r.better for r in chart.rows] == [True, False, None, None]  # significant after the correction, by direction
     assert (chart.rows[3].lo, chart.rows[3].hi) == (None, None)
     assert chart.title == "difference from A" and "not adjusted" in chart.xlabel
-    assert chart.legend == [("filled", "interval excludes 0"), ("hollow", "interval includes 0"),
+    assert chart.legend == [("filled", "significant after correction"), ("hollow", "not significant after correction"),
                             ("better", "significantly better (after correction)"),
                             ("worse", "significantly worse (after correction)")]  # fmt: skip
     assert _charts.marks(COMPARISON) == [True, False, None, None]
@@ -61,7 +62,7 @@ def test_both_renderers_draw_the_comparisons_fill_and_marks_from_the_data():
     # the SVG: a circle per row and the legend's two; ▲ / ▼ per marked row and the legend's one each
     svg_filled = svg_count(drawn, r'<circle [^>]*fill="#1f77b4"') - 1
     svg_marks = svg_count(drawn, r">▲</text>") + svg_count(drawn, r">▼</text>") - 2
-    assert filled_points == svg_filled == sum(r.filled for r in chart.rows) == 3
+    assert filled_points == svg_filled == sum(r.filled for r in chart.rows) == 2
     assert len(daggers) == svg_marks == sum(r.better is not None for r in chart.rows) == 2
     assert ax.get_xlabel() == chart.xlabel and f">{chart.xlabel}</text>" in drawn
 

@@ -1,6 +1,7 @@
-"""How a comparison's significance is marked (issue 38): the comparison figure fills a point
-exactly when its drawn interval excludes 0 and puts the dagger on what is significant after
-correction, the page's caption says so, and the text report compares within each segment, as
+"""How a comparison's significance is marked (issues 38 and 60): the comparison figure has one
+meaning of significance, after the correction: a point is filled and daggered exactly when its
+row is significant after it, its interval drawn is the unadjusted one and named so, the page's
+caption says so, and the text report compares within each segment, as
 the page does, with its dagger per (model, segment).
 """
 
@@ -59,16 +60,15 @@ def drawn_points(fig) -> list[dict]:
 def assert_consistent(fig, comparison: pl.DataFrame) -> list[dict]:
     points = drawn_points(fig)
     assert len(points) == comparison.filter(pl.col("delta").is_not_null()).height
-    for p in points:
-        excludes_zero = p["lo"] > 0 or p["hi"] < 0
-        assert p["filled"] == excludes_zero, p
     significant = {f"{m}: {x}" for m, x in comparison.filter(pl.col("significant")).select("model", "metric").iter_rows()}
     assert {p["label"] for p in points if p["dagger"]} == significant
+    assert {p["label"] for p in points if p["filled"]} == significant  # one meaning: the fill is the dagger's
+    assert "not adjusted" in fig.axes[0].get_xlabel()
     return points
 
 
 @needs_matplotlib
-def test_the_comparison_figure_fills_a_point_exactly_when_its_drawn_interval_excludes_0():
+def test_the_comparison_figure_fills_a_point_exactly_when_it_is_significant_after_correction():
     # B's ndcg: its 95% interval excludes 0 (p = 0.02), but Holm over the three rows makes it
     # 0.06, not significant; C's ndcg is significant after the correction; C's rr holds 0
     comparison = pl.DataFrame({
@@ -79,11 +79,13 @@ def test_the_comparison_figure_fills_a_point_exactly_when_its_drawn_interval_exc
         "p_value": [0.02, 0.0001, 0.7], "p_adjusted": [0.06, 0.0003, 0.7], "significant": [False, True, False],
     })  # fmt: skip
     points = {p["label"]: p for p in assert_consistent(recframe.plot.compare(comparison), comparison)}
-    assert points["B: ndcg@10"]["filled"] and not points["B: ndcg@10"]["dagger"]
+    # B's ndcg: its unadjusted interval excludes 0, but it is not significant after Holm: hollow
+    assert not points["B: ndcg@10"]["filled"] and not points["B: ndcg@10"]["dagger"]
+    assert points["B: ndcg@10"]["lo"] > 0
     assert points["C: ndcg@10"]["filled"] and points["C: ndcg@10"]["dagger"]
     assert not points["C: rr@10"]["filled"] and not points["C: rr@10"]["dagger"]
     legend = [t.get_text() for t in recframe.plot.compare(comparison).axes[0].get_legend().get_texts()]
-    assert legend == ["interval excludes 0", "interval includes 0", "significant after correction"]
+    assert legend == ["significant after correction", "not significant after correction"]
 
 
 @needs_matplotlib
@@ -100,20 +102,20 @@ def test_the_figure_of_a_real_comparison_agrees_with_itself():
     unadjusted_only = comparison.filter((pl.col("p_value") < 0.05) & ~pl.col("significant"))
     assert unadjusted_only.height >= 1  # the case the figure got wrong
     points = assert_consistent(recframe.plot.compare(comparison), comparison)
-    # under the t test the interval excludes 0 exactly when p < alpha: a dagger is on a filled point
-    assert all(p["filled"] for p in points if p["dagger"])
+    # the case of two meanings before: a hollow point whose unadjusted interval excludes 0
+    assert any(not p["filled"] and (p["lo"] > 0 or p["hi"] < 0) for p in points)
 
 
-def test_the_page_caption_says_what_the_fill_and_the_marks_mean():
+def test_the_page_caption_gives_the_fill_and_the_marks_one_meaning():
     page = recframe.report_page(RECS.filter(pl.col("user_id") <= 300), baseline="popular", k=10, seed=0, n_resamples=200,
                                 **OPTIONS)  # fmt: skip
     comparison = re.search(r'<section id="comparison">(.*?)</section>', page, re.S)
     assert comparison is not None
     caption = re.sub(r"\s+", " ", html.unescape(comparison.group(1)))
     assert "not adjusted for multiple testing" in caption
-    assert "filled when that interval excludes 0" in caption
-    assert "significant after Holm's correction" in caption
-    assert "filled points are significant" not in caption
+    assert "A filled point" in caption and "is significant after Holm's correction" in caption
+    assert "A hollow point is not, even where its unadjusted interval excludes 0" in caption
+    assert "filled when that interval excludes 0" not in caption
 
 
 def test_the_text_report_compares_within_each_segment_as_the_page_does(files):

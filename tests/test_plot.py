@@ -56,12 +56,12 @@ def test_plot_compare_marks_significance():
     # the first row at the top
     assert {t.get_text(): t.get_position()[1] for t in ax.get_yticklabels()} == {"B: ndcg@10": 1, "B: rr@10": 0}
     assert ax.get_title() == "difference from A"
-    # filled: the drawn interval excludes 0; the dagger: significant after the correction
+    # filled, and the dagger: significant after the correction (one meaning); the interval unadjusted
     assert [t.get_text() for t in ax.get_legend().get_texts()] == [
-        "interval excludes 0",
-        "interval includes 0",
         "significant after correction",
+        "not significant after correction",
     ]
+    assert "not adjusted" in ax.get_xlabel()
     filled, hollow = ax.containers
     assert filled.lines[0].get_xdata().tolist() == [0.25]
     assert filled.lines[0].get_markerfacecolor() != "white" and hollow.lines[0].get_markerfacecolor() == "white"

@@ -16,10 +16,10 @@ import polars as pl
 from recframe import _tables, stats
 from recframe.errors import RecframeError
 
-#: the comparison's marks, in words: a point's fill says what its drawn interval (the
-#: unadjusted one) shows; the mark after it says the test after the frame's correction
-FILLED, HOLLOW = "interval excludes 0", "interval includes 0"
-SIGNIFICANT = "significant after correction"
+#: the comparison's marks, in words: one meaning, the test after the frame's correction, for the
+#: fill and the mark after it; the interval drawn is each row's own (unadjusted), and says so
+FILLED, HOLLOW = "significant after correction", "not significant after correction"
+SIGNIFICANT = FILLED
 BETTER, WORSE = "significantly better (after correction)", "significantly worse (after correction)"
 
 
@@ -50,8 +50,8 @@ def marks(frame: pl.DataFrame) -> list[bool | None]:
 
 @dataclass(frozen=True)
 class Delta:
-    """One row of the comparison chart: the delta, its unadjusted interval, whether that interval
-    excludes 0 (a filled point) and its mark (:func:`better`)."""
+    """One row of the comparison chart: the delta, its unadjusted interval, whether it is
+    significant after the frame's correction (a filled point) and its mark (:func:`better`)."""
 
     label: str
     delta: float | None
@@ -90,11 +90,11 @@ def comparison(frame: pl.DataFrame) -> Comparison:
     for row, mark in zip(frame.iter_rows(named=True), marks(frame)):
         lead = ", ".join(str(row[c]) for c in strata) + " / " if strata else ""
         lo, hi = _number(row["delta_lo"]), _number(row["delta_hi"])
-        filled = lo is not None and hi is not None and (lo > 0 or hi < 0)  # no interval: hollow
-        rows.append(Delta(f"{lead}{row['model']}: {row['metric']}", _number(row["delta"]), lo, hi, filled, mark))
+        # filled: significant after the correction, as the mark; never by the unadjusted interval
+        rows.append(Delta(f"{lead}{row['model']}: {row['metric']}", _number(row["delta"]), lo, hi, mark is not None, mark))
     baselines = frame.get_column("baseline").unique().to_list()
     title = f"difference from {baselines[0]}" if len(baselines) == 1 else "difference from the baseline"
-    return Comparison(tuple(rows), title, "delta (model − baseline), interval not adjusted")
+    return Comparison(tuple(rows), title, "delta (model − baseline), interval not adjusted for multiple testing")
 
 
 # ---------------------------------------------------------------------------- lines

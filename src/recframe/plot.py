@@ -146,21 +146,16 @@ def compare(compare_frame: Any, *, ax: Any = None) -> Any:
     matplotlib.figure.Figure
         One horizontal row per (model, metric), labelled ``"model: metric"`` (led by the
         other keys' values when compare had several, ``"cold / itemknn: ndcg@10"``): a point at
-        ``delta`` with an error bar from ``delta_lo`` to ``delta_hi``, filled when that drawn
-        interval excludes 0 and hollow when it includes 0 (or is null), a dagger (†) after the
-        interval where ``significant`` (the adjusted p-value below alpha), and a vertical line
-        at 0.
+        ``delta`` with an error bar from ``delta_lo`` to ``delta_hi``, filled and followed by a
+        dagger (†) where ``significant`` (the p-value adjusted by the frame's correction below
+        alpha), hollow otherwise, and a vertical line at 0.
 
     Notes
     -----
-    The fill and the dagger are two statements, each true of what it marks: compare's interval
-    is not adjusted for multiple testing (its coverage is ``1 - alpha`` for each row alone),
-    while ``significant`` is the test after the correction (Holm by default). A point filled
-    because its own interval excludes 0 may so have no dagger; the fill never disagrees with the
-    interval drawn. Under the paired t test a dagger is only ever on a filled point (the t
-    interval excludes 0 exactly when the unadjusted p-value is below alpha, and the adjusted
-    p-value is never smaller); under the other tests the interval is a bootstrap one, which
-    may disagree with the test near the edge.
+    The fill and the dagger have one meaning: significant after the correction (Holm by
+    default). The error bar is compare's interval, which is not adjusted for multiple testing
+    (its coverage is ``1 - alpha`` for each row alone), and the x-axis title says so: a hollow
+    point's interval may exclude 0 when the correction over every row makes it not significant.
 
     Examples
     --------
@@ -183,21 +178,16 @@ def compare(compare_frame: Any, *, ax: Any = None) -> Any:
         if chosen:
             axis.errorbar(delta[chosen], [rows[i] for i in chosen], xerr=[delta[chosen] - lo[chosen], hi[chosen] - delta[chosen]],
                           fmt="o", color="C0", markerfacecolor=face, capsize=3, label=words)  # fmt: skip
-    # significant after the correction (either direction): a dagger after the interval
-    marked = [i for i, r in enumerate(chart.rows) if r.better is not None]
-    for i in marked:
+    # significant after the correction (either direction), as the fill: a dagger after the interval
+    for i in (i for i, r in enumerate(chart.rows) if r.better is not None):
         end = hi[i] if not np.isnan(hi[i]) else delta[i]
         axis.annotate(MARKER, (end, rows[i]), xytext=(6, 0), textcoords="offset points", va="center", ha="left",
                       fontsize=11, color="C3")  # fmt: skip
-    if marked:
-        axis.plot([], [], linestyle="none", marker=f"${MARKER}$", color="C3", label=_charts.SIGNIFICANT)
     axis.axvline(0.0, color="grey", linewidth=1)
     axis.set_yticks(rows, [r.label for r in chart.rows])
     axis.set_title(chart.title)
     axis.set_xlabel(chart.xlabel)
-    handles, names = axis.get_legend_handles_labels()
-    order = sorted(range(len(names)), key=lambda j: names[j] == _charts.SIGNIFICANT)  # the dagger last
-    axis.legend([handles[j] for j in order], [names[j] for j in order])
+    axis.legend()  # (the dagger means what the fill means: no entry of its own)
     fig.tight_layout()
     return fig
 

@@ -335,12 +335,13 @@ def comparison(data: PageData) -> Section | None:
     if frame is None:
         return None
     caption = (
-        f"Each model minus {data.baseline}, user by user: the delta of each metric with its {1 - 0.05:.0%} interval, "
-        "not adjusted for multiple testing; a point is filled when that interval excludes 0, hollow when it "
-        f"includes 0; {BETTER} / {WORSE} after a point: significant after Holm's correction over every row (adjusted "
-        "p-value below 0.05"
+        f"Each model minus {data.baseline}, user by user: the delta of each metric with its own {1 - 0.05:.0%} "
+        "interval, not adjusted for multiple testing. A filled point, with "
+        f"{BETTER} / {WORSE} after it, is significant after Holm's correction over every row (adjusted p-value below "
+        "0.05"
         + (f"; compared within each {', '.join(keys)}" if keys else "")
-        + f"), better / worse than {data.baseline} by the metric's direction, which a filled point may not be."
+        + f"): better / worse than {data.baseline} by the metric's direction. A hollow point is not, even where its "
+        "unadjusted interval excludes 0."
     )
     # a metric beyond [0, 1] (dcg) would squash the others' deltas: it is in the table only
     wide = sorted({m for m, b, x in frame.select("metric", "baseline_mean", "model_mean").iter_rows()
