@@ -19,7 +19,7 @@ import narwhals as nw
 import numpy as np
 import polars as pl
 
-from recframe import _call, _engine, _frames
+from recframe import _call, _engine, _frames, _relevance
 from recframe import _names as n
 from recframe import _validate as v
 from recframe.errors import RecframeError, fix, ref
@@ -407,7 +407,7 @@ def frame_ties(
 
 def _relevant_out(spec: v.Spec) -> nw.Expr:
     """True or false where the row is judged (a relevance), null where it is not."""
-    return nw.when(~nw.col(n.REL).is_null()).then(_engine.is_relevant(spec)).cast(nw.Boolean).alias(_RELEVANT)
+    return nw.when(~nw.col(n.REL).is_null()).then(_relevance.is_relevant(spec)).cast(nw.Boolean).alias(_RELEVANT)
 
 
 def _ordered(lf: nw.LazyFrame, spec: v.Spec, lists: list[str], score: nw.Expr) -> nw.LazyFrame:

@@ -13,7 +13,16 @@ import numpy as np
 import polars as pl
 
 from recframe import _frames, _paired_engine, _tables, _validate, stats
-from recframe._paired_engine import SAME_WITHIN, Pair, effect_size_from_moments
+from recframe._paired_engine import (
+    SAME_WITHIN,
+    Pair,
+    baseline_error,
+    duplicates_error,
+    effect_size_from_moments,
+    infinite_error,
+    no_rows_error,
+    null_key_error,
+)
 from recframe.errors import RecframeError, fix, ref
 from recframe.options import DEFAULT_K, ListOptions, Unpack
 from recframe.stats import Correction, Test
@@ -79,37 +88,6 @@ def refuse_infinite(df: pl.DataFrame, metrics: list[str], user: str, by: str) ->
         if count:
             first = df.filter(pl.col(metric).cast(pl.Float64).is_infinite()).row(0, named=True)
             raise infinite_error(metric, count, first, user, by)
-
-
-def infinite_error(metric: str, count: int, first: dict[str, Any], user: str, by: str) -> RecframeError:
-    """`count` infinite values in column `metric`, the row `first` the first of them (in Python
-    and inside an engine alike)."""
-    return RecframeError(
-        f"column {metric!r} of per_user_frame has {count} infinite value(s), first {user}={first[user]!r} "
-        f"({by}={first[by]!r}): a mean and its interval are undefined. Hint: pass the output of "
-        "recframe.per_user, whose values are finite, or drop those rows."
-    )
-
-
-def no_rows_error(by: str, missing: str) -> RecframeError:
-    """A per-user frame with no row, so no `missing` (a baseline, two models): what per_user
-    leaves out, and where to look."""
-    return RecframeError(
-        f"per_user_frame has no row to compare, so {missing}: recframe.per_user leaves out the lists every metric "
-        f"skips, such as users without any truth or, with {fix('empty_users', 'skip')}, without a relevant item. "
-        "Hint: check that the truth reaches the recommendations (the threshold, the join keys): the counts "
-        f"n_no_truth and n_no_relevant of recframe.summary(..., by={by!r}) say how many."
-    )
-
-
-def baseline_error(baseline: Any, models: list[Any], by: str) -> RecframeError:
-    """The baseline is not among the models (in Python and inside an engine alike); with no
-    model at all, the frame has no row, which is what to say."""
-    if not models:
-        return no_rows_error(by, f"no model {ref('baseline', baseline)}")
-    return RecframeError(
-        f"{ref('baseline', baseline)} is not a value of column {by!r} (values: {models}). Hint: pass {ref('baseline')} one of them."
-    )
 
 
 def by_keys(by: Any) -> list[str]:
@@ -193,17 +171,6 @@ def refuse_duplicates(df: pl.DataFrame, keys: list[str], user: str) -> None:
     duplicated = df.select(pl.struct(*keys, user).is_duplicated().sum()).item()
     if duplicated:
         raise duplicates_error(duplicated, df.filter(pl.struct(*keys, user).is_duplicated()).row(0, named=True), keys, user)
-
-
-def duplicates_error(count: int, first: dict[str, Any], keys: list[str], user: str) -> RecframeError:
-    """`count` rows sharing their (keys, user) values, `first` the first of them (in Python and
-    inside an engine alike)."""
-    where = ", ".join(f"{k}={first[k]!r}" for k in [*keys, user])
-    return RecframeError(
-        f"per_user_frame has {count} rows that share their ({', '.join(map(repr, [*keys, user]))}) values, "
-        f"first {where}: a paired comparison needs one row per model and user in each group. "
-        f"Hint: the frame has other key columns: pass them too, by=[{keys[0]!r}, ...], to compare within each."
-    )
 
 
 def paired_statistics(
@@ -462,17 +429,6 @@ def refuse_null_keys(df: pl.DataFrame, by: str, user: str) -> None:
     for arg, column in (("by", by), ("user", user)):
         if nulls[arg]:
             raise null_key_error(column, int(nulls[arg]), arg)
-
-
-def null_key_error(column: str, count: int, arg: str) -> RecframeError:
-    """`count` null values in the model column (``arg`` "by") or the user column (``arg``
-    "user"): refused on every backend, by the comparison with a baseline and of every pair alike
-    (a join pairs no null key, an index of the users would pair them: two answers for one pair)."""
-    what, why = ("model", "compared with another model") if arg == "by" else ("user", "paired with its user under another model")
-    return RecframeError(
-        f"column {column!r} of per_user_frame ({ref(arg)}) has {count} null value(s): a row without a {what} cannot be "
-        f"{why}. Hint: drop those rows or fill them first (recframe.per_user gives every row a {what})."
-    )
 
 
 def _compare_in_engine(
