@@ -98,6 +98,98 @@ def test_no_module_reaches_into_another_modules_private_functions() -> None:
     assert not found, found
 
 
+def _import_graph() -> dict[str, dict[str, int]]:
+    """Module -> {imported recframe module: line}, from every ``import`` and ``from ... import``
+    of src/recframe, at module level and inside functions (those under ``if TYPE_CHECKING:`` are
+    left out: they never run). ``from recframe import x`` is an arrow to ``recframe.x`` when x
+    is a module; ``recframe`` itself is the package face."""
+    import ast
+    from pathlib import Path
+
+    source = Path(recframe.__file__).parent
+    files = {}
+    for path in source.rglob("*.py"):
+        parts = path.relative_to(source.parent).with_suffix("").parts
+        files[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = path
+    graph: dict[str, dict[str, int]] = {}
+    for name, path in files.items():
+        package = name.split(".") if path.name == "__init__.py" else name.split(".")[:-1]
+        tree = ast.parse(path.read_text())
+        checking_only = {
+            id(inner)
+            for node in ast.walk(tree)
+            if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test)
+            for inner in ast.walk(node)
+        }
+        arrows = graph.setdefault(name, {})
+        for node in ast.walk(tree):
+            if id(node) in checking_only:
+                continue
+            if isinstance(node, ast.Import):
+                targets = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                relative = [*package[: len(package) - node.level + 1], *([node.module] if node.module else [])]
+                base = ".".join(relative) if node.level else node.module or ""
+                targets = [f"{base}.{a.name}" if f"{base}.{a.name}" in files else base for a in node.names]
+            else:
+                continue
+            for target in targets:
+                if target in files and target != name:
+                    arrows.setdefault(target, node.lineno)
+    return graph
+
+
+def _cycle(graph: dict[str, dict[str, int]]) -> list[str]:
+    """One circle of imports (the first module repeated at its end), or [] when there is none."""
+    state: dict[str, str] = {}
+
+    def visit(module: str, path: list[str]) -> list[str]:
+        state[module] = "open"
+        for target in sorted(graph[module]):
+            if state.get(target) == "open":
+                return [*path[path.index(target) :], target]
+            if target not in state and (found := visit(target, [*path, target])):
+                return found
+        state[module] = "done"
+        return []
+
+    for module in sorted(graph):
+        if module not in state and (found := visit(module, [module])):
+            return found
+    return []
+
+
+def test_the_import_graph_of_src_has_no_circle() -> None:
+    graph = _import_graph()
+    assert graph["recframe._engine"] and graph["recframe"], "the graph reads the imports"
+    assert "recframe.api" in graph["recframe.compare"], "imports inside functions count"
+    cycle = _cycle(graph)
+    lines = [f"{a} -> {b} (line {graph[a][b]})" for a, b in zip(cycle, cycle[1:])]
+    assert not cycle, "a circle of imports:\n" + "\n".join(lines)
+
+
+def test_the_cycle_finder_names_a_circle() -> None:
+    graph = {"a": {"b": 1}, "b": {"c": 2}, "c": {"b": 3}, "d": {}}
+    assert _cycle(graph) == ["b", "c", "b"]
+    assert _cycle({"a": {"b": 1}, "b": {}}) == []
+
+
+def test_only_the_cli_imports_the_package_face() -> None:
+    """Nothing below the face imports it (it would be an arrow back up, and a circle through
+    the modules the face imports). The CLI is the face's client: it calls the public functions
+    through ``recframe.X`` (its tests replace ``recframe.summary``), and the face never imports it."""
+    graph = _import_graph()
+    importers = sorted(module for module, arrows in graph.items() if "recframe" in arrows)
+    assert all(module.startswith(("recframe.cli.", "recframe.__main__")) for module in importers), importers
+    reached, todo = set(), ["recframe"]
+    while todo:
+        for target in graph[todo.pop()]:
+            if target not in reached:
+                reached.add(target)
+                todo.append(target)
+    assert not reached & set(importers), sorted(reached & set(importers))
+
+
 def test_no_function_in_src_is_longer_than_100_lines() -> None:
     """A function reads on one screen or two: its docstring, when long, is assigned beside it."""
     import ast
