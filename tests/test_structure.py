@@ -3,6 +3,7 @@ metric list written once (the registry), statistics defaults written once."""
 
 from __future__ import annotations
 
+import ast
 import inspect
 import typing
 
@@ -103,7 +104,6 @@ def _import_graph() -> dict[str, dict[str, int]]:
     of src/recframe, at module level and inside functions (those under ``if TYPE_CHECKING:`` are
     left out: they never run). ``from recframe import x`` is an arrow to ``recframe.x`` when x
     is a module; ``recframe`` itself is the package face."""
-    import ast
     from pathlib import Path
 
     source = Path(recframe.__file__).parent
@@ -190,14 +190,66 @@ def test_only_the_cli_imports_the_package_face() -> None:
     assert not reached & set(importers), sorted(reached & set(importers))
 
 
-def test_no_function_in_src_is_longer_than_100_lines() -> None:
-    """A function reads on one screen or two: its docstring, when long, is assigned beside it."""
-    import ast
+def _code_lines(source: str) -> set[int]:
+    """The lines of `source` that hold code: not blank, not only a comment (a string over
+    several lines counts on each)."""
+    import io
+    import tokenize
+
+    layout = {tokenize.COMMENT, tokenize.NL, tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT, tokenize.ENDMARKER}
+    lines: set[int] = set()
+    for token in tokenize.generate_tokens(io.StringIO(source).readline):
+        if token.type not in layout:
+            lines.update(range(token.start[0], token.end[0] + 1))
+    return lines
+
+
+def _lines_of_code(node: ast.FunctionDef | ast.AsyncFunctionDef, code: set[int]) -> int:
+    """A function's lines of code: its lines (the def line to the last) that hold code, less
+    its docstrings (its own and those of the functions and classes inside it)."""
+    docs: set[int] = set()
+    for inner in ast.walk(node):
+        if isinstance(inner, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and ast.get_docstring(inner) is not None:
+            first = inner.body[0]
+            docs.update(range(first.lineno, first.end_lineno + 1))  # type: ignore[operator]
+    return len((code & set(range(node.lineno, node.end_lineno + 1))) - docs)  # type: ignore[operator]
+
+
+def test_lines_of_code_leave_out_docstrings_blank_lines_and_comments() -> None:
+    source = 'def f(x):\n    """Doc,\n\n    long."""\n    # why\n\n    y = """a\n\nb"""\n    return (x,\n            y)  # end\n'
+    node = ast.parse(source).body[0]
+    assert isinstance(node, ast.FunctionDef)
+    assert _lines_of_code(node, _code_lines(source)) == 6  # def, the string's 3 lines, return's 2
+
+
+def test_no_function_in_src_has_more_than_80_lines_of_code() -> None:
+    """A function reads on one screen: its docstring stands inside it and is not counted, nor
+    are blank and comment lines."""
     from pathlib import Path
 
     long = []
     for path in Path(recframe.__file__).parent.rglob("*.py"):
-        for node in ast.walk(ast.parse(path.read_text())):
-            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.end_lineno - node.lineno + 1 > 100:  # type: ignore[operator]
-                long.append(f"{path.name}:{node.name} ({node.end_lineno - node.lineno + 1} lines)")  # type: ignore[operator]
+        source = path.read_text()
+        code = _code_lines(source)
+        for node in ast.walk(ast.parse(source)):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and _lines_of_code(node, code) > 80:
+                long.append(f"{path.name}:{node.name} ({_lines_of_code(node, code)} lines of code)")
     assert not long, long
+
+
+def test_every_docstring_stands_inside_its_function() -> None:
+    """No module assigns a function's ``__doc__`` beside it (recframe._docs.filled writes the
+    declared values into a docstring written in the function)."""
+    from pathlib import Path
+
+    assigned = [
+        f"{path.name}:{node.lineno}"
+        for path in Path(recframe.__file__).parent.rglob("*.py")
+        for node in ast.parse(path.read_text()).body
+        if isinstance(node, (ast.Assign, ast.AugAssign))
+        and any(
+            isinstance(t, ast.Attribute) and t.attr == "__doc__"
+            for t in (node.targets if isinstance(node, ast.Assign) else [node.target])
+        )
+    ]
+    assert not assigned, assigned
