@@ -378,6 +378,20 @@ def inputs(frame: Any, kwargs: dict[str, Any]) -> Inputs:
         _check_broadcast_once(spec, lf, truth_lf, (frame, kwargs["truth"]))
     key_schema = {**schema, **{b: users_schema[b] for b in attr}} if users_schema else schema
     v.check_dtypes(key_schema, spec)
+    spec = _with_facts(spec, schema, items_schema)
+    if _numbers_runs(spec, kind, truth_lf, exclude_lf):
+        runs = _frames.list_runs(lf, [*spec.columns.list_keys, str(spec.columns.user)], n.LIST)
+        if runs is not None:
+            lf = runs
+            spec = dataclasses.replace(spec, facts=dataclasses.replace(spec.facts, list_runs=True))
+    sources = (frame, kwargs["truth"], kwargs["users"], kwargs["exclude"])
+    warn_unchecked(spec)
+    return Inputs(lf, spec, kind, truth_lf, users_lf, exclude_lf, train_lf, items_lf, side, sources)
+
+
+def _with_facts(spec: v.Spec, schema: dict[str, Any], items_schema: dict[str, Any]) -> v.Spec:
+    """`spec` with the facts its inputs' dtypes tell: whole ranks, a categorical item, label
+    lists among the item features and groups."""
     facts = dataclasses.replace(
         spec.facts,
         # 64-bit unsigned ranks go the checked way: values past 2**63 do not fit an Int64
@@ -388,15 +402,7 @@ def inputs(frame: Any, kwargs: dict[str, Any]) -> Inputs:
         label_groups=str(spec.selection.item_group) in items_schema
         and _side.is_label_list(items_schema[str(spec.selection.item_group)]),
     )
-    spec = dataclasses.replace(spec, facts=facts)
-    if _numbers_runs(spec, kind, truth_lf, exclude_lf):
-        runs = _frames.list_runs(lf, [*spec.columns.list_keys, str(spec.columns.user)], n.LIST)
-        if runs is not None:
-            lf = runs
-            spec = dataclasses.replace(spec, facts=dataclasses.replace(spec.facts, list_runs=True))
-    sources = (frame, kwargs["truth"], kwargs["users"], kwargs["exclude"])
-    warn_unchecked(spec)
-    return Inputs(lf, spec, kind, truth_lf, users_lf, exclude_lf, train_lf, items_lf, side, sources)
+    return dataclasses.replace(spec, facts=facts)
 
 
 def _numbers_runs(spec: v.Spec, kind: str, truth: nw.LazyFrame | None, exclude: nw.LazyFrame | None) -> bool:

@@ -41,7 +41,7 @@ from typing import Any, Literal
 
 import narwhals as nw
 
-from recframe import _engine, _frames, _side  # _engine: the relevance and gain rules the checks read
+from recframe import _frames, _relevance, _side
 from recframe import _names as n
 from recframe._validate import MAX_EXP2_GRADE, MAX_LINEAR_GRADE, Spec, fail
 from recframe.errors import fix, ref
@@ -110,7 +110,7 @@ def plan(spec: Spec) -> CheckPlan:
         # gains past 2**1000 overflow float64 sums (exp2: 2**grade - 1; linear: the grade; a
         # gaining grade is > 0, as thresholds <= 0 are refused): refuse rather than give inf or NaN
         huge = rel > (MAX_EXP2_GRADE if spec.conventions.gain == "exp2" else MAX_LINEAR_GRADE)
-        flags[n.BAD_GAIN] = _engine.gains(spec) & huge
+        flags[n.BAD_GAIN] = _relevance.gains(spec) & huge
     sums = list(flags)
     if spec.columns.rank is not None and not spec.facts.integer_rank:
         sums.append(n.BAD_RANK)  # set by the engine's prepare, where float ranks are cast

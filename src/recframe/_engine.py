@@ -43,7 +43,7 @@ from typing import Any, NamedTuple
 import narwhals as nw
 import polars as pl
 
-from recframe import _checks, _frames, _item_groups, _side
+from recframe import _checks, _frames, _item_groups, _relevance, _side
 from recframe import _names as n
 from recframe import _validate as v
 from recframe.metrics import FEATURES, REGISTRY, TERMS, Rows, Term, term
@@ -265,37 +265,12 @@ def _bound_order(spec: v.Spec, relevant_first: int) -> dict[str, nw.Expr]:
     at once: a bound of the metrics of relevance and of gain alike (issue 58: ordered by the
     relevant flag alone, a grade 2 item before a grade 3 one of equal score, nDCG@1 was 2/3
     under both bounds)."""
-    relevant = nw.when(is_relevant(spec)).then(relevant_first).otherwise(1 - relevant_first)
+    relevant = nw.when(_relevance.is_relevant(spec)).then(relevant_first).otherwise(1 - relevant_first)
     grade = nw.col(n.REL).cast(nw.Float64)
     # (the grade 0 is +0.0 in both orders: Polars' row encoding tells -0.0 apart)
     signed = grade * (1.0 if relevant_first else -1.0)
-    by_grade = nw.when(gains(spec) & (grade != 0)).then(signed).otherwise(0.0)
+    by_grade = nw.when(_relevance.gains(spec) & (grade != 0)).then(signed).otherwise(0.0)
     return {"__rf_rel_order": relevant.cast(nw.Int64), "__rf_grade_order": by_grade.cast(nw.Float64)}
-
-
-def is_relevant(spec: v.Spec) -> nw.Expr:
-    """relevance >= threshold (or > 0 without one); null relevance is not relevant."""
-    return _relevance_rule(spec).fill_null(False)
-
-
-def _relevance_rule(spec: v.Spec) -> nw.Expr:
-    """relevance >= threshold (or > 0 without one), null where relevance is: as a filter, a
-    comparison with the column that DuckDB and Polars push into a parquet scan."""
-    rel = nw.col(n.REL)
-    return rel >= spec.selection.threshold if spec.selection.threshold is not None else rel > 0
-
-
-def gains(spec: v.Spec) -> nw.Expr:
-    """Whether a row gains in DCG: relevant, or graded above 0 (``gain_threshold="positive"``)."""
-    if spec.conventions.gain_threshold == "positive":
-        return (nw.col(n.REL) > 0).fill_null(False)
-    return is_relevant(spec)
-
-
-def gain(spec: v.Spec) -> nw.Expr:
-    """The gain of a relevant row under the call's ``gain`` convention."""
-    rel = nw.col(n.REL)
-    return {"linear": rel, "binary": nw.lit(1.0), "exp2": nw.lit(2.0) ** rel - 1.0}[spec.conventions.gain]
 
 
 def flag_rows(lf: nw.LazyFrame, spec: v.Spec) -> nw.LazyFrame:
@@ -306,7 +281,7 @@ def flag_rows(lf: nw.LazyFrame, spec: v.Spec) -> nw.LazyFrame:
         lf = lf.with_columns((~rel.is_null()).cast(nw.Int64).alias(n.POOLED)).with_columns(
             nw.when(rel >= 0).then(rel).otherwise(None).alias(n.REL)
         )
-    lf = lf.with_columns(is_relevant(spec).cast(nw.Int64).alias(n.RELEVANT))
+    lf = lf.with_columns(_relevance.is_relevant(spec).cast(nw.Int64).alias(n.RELEVANT))
     return _with_near_top(lf, spec) if spec.conventions.ties == "average" else lf
 
 
@@ -354,7 +329,7 @@ def _with_tie_shares(lf: nw.LazyFrame, spec: v.Spec) -> nw.LazyFrame:
     # groupings: bench/ties.py, 11M rows without ties, summary 4.0 s -> 3.1 s)
     lf = lf.with_columns(
         nw.col(n.RELEVANT).cast(nw.Float64).alias(hit),
-        nw.when(gains(spec)).then(gain(spec)).otherwise(0.0).cast(nw.Float64).alias(row_gain),
+        nw.when(_relevance.gains(spec)).then(_relevance.gain(spec)).otherwise(0.0).cast(nw.Float64).alias(row_gain),
         nw.col(n.RANK).alias(rank),
     )
     # each window once (an engine may not share equal windows), and only those the terms read
@@ -388,7 +363,7 @@ def with_position(lf: nw.LazyFrame, spec: v.Spec) -> nw.LazyFrame:
     """Add the gain (0.0 on rows that do not gain) and the position (NOT_RANKED for a row
     never recommended) the terms read: after a pass's filter, on its rows only."""
     return lf.with_columns(
-        nw.when(gains(spec)).then(gain(spec)).otherwise(0.0).cast(nw.Float64).alias(n.GAIN),
+        nw.when(_relevance.gains(spec)).then(_relevance.gain(spec)).otherwise(0.0).cast(nw.Float64).alias(n.GAIN),
         nw.col(n.RANK).cast(nw.Int64).fill_null(NOT_RANKED).alias(n.POSITION),
     )
 
@@ -432,14 +407,14 @@ def _in_domain(domain: str, spec: v.Spec, near: bool = True) -> nw.Expr:
     averaged = spec.conventions.ties == "average" and near
     if domain == "relevant":
         # the rule, not the RELEVANT flag, so that the filter reaches the scan (a null selects no row)
-        relevant = _relevance_rule(spec)
+        relevant = _relevance.relevance_rule(spec)
         return relevant | nw.col(n.TIE_NEAR) if averaged else relevant
     if domain == "top_k":  # a null rank (not recommended) is outside
         return nw.col(n.TIE_NEAR) if averaged else (nw.col(n.RANK) <= position_cut(max(spec.selection.ks))).fill_null(False)
     if domain == "judged":  # the pool: the judged rows, and the unjudged pooled rows infAP reads
         return nw.col(n.POOLED) == 1 if spec.conventions.negative_relevance == "unjudged" else ~nw.col(n.REL).is_null()
     if domain == "graded":  # (the relevant rows unless gain_threshold="positive": see domain_of)
-        return gains(spec) | nw.col(n.TIE_NEAR) if averaged else gains(spec)
+        return _relevance.gains(spec) | nw.col(n.TIE_NEAR) if averaged else _relevance.gains(spec)
     return nw.lit(True)
 
 

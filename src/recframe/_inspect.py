@@ -19,7 +19,7 @@ import narwhals as nw
 import numpy as np
 import polars as pl
 
-from recframe import _call, _engine, _frames
+from recframe import _call, _docs, _engine, _frames, _relevance
 from recframe import _names as n
 from recframe import _validate as v
 from recframe.errors import RecframeError, fix, ref
@@ -407,7 +407,7 @@ def frame_ties(
 
 def _relevant_out(spec: v.Spec) -> nw.Expr:
     """True or false where the row is judged (a relevance), null where it is not."""
-    return nw.when(~nw.col(n.REL).is_null()).then(_engine.is_relevant(spec)).cast(nw.Boolean).alias(_RELEVANT)
+    return nw.when(~nw.col(n.REL).is_null()).then(_relevance.is_relevant(spec)).cast(nw.Boolean).alias(_RELEVANT)
 
 
 def _ordered(lf: nw.LazyFrame, spec: v.Spec, lists: list[str], score: nw.Expr) -> nw.LazyFrame:
@@ -539,6 +539,7 @@ def _parameters_doc() -> str:
 
 # users= is a keyword of inspect's own (it also takes a list of ids), so it overlaps the options
 @_frames.engine_call
+@_docs.filled(flush_left=True, ORDERED_USERS=_ORDERED_USERS, parameters=_parameters_doc())
 def inspect(  # type: ignore[misc]
     frame: FrameT,
     k: int = 10,
@@ -551,6 +552,140 @@ def inspect(  # type: ignore[misc]
     show_images: str | None = None,
     **options: Unpack[Options],
 ) -> FrameT:
+    """The lists of a few users, in one long frame: what each model recommended them, what
+    they had (``train=``) and what they went on to like (``truth=``).
+
+    Parameters
+    ----------
+    frame : a frame :func:`recframe.per_user` takes
+        The recommendations (with ``truth=``), or the one long frame of ranks and relevance.
+    k : int, default 10
+        The length of the recommended lists shown: each model's top k.
+    select : {"random", "given", "worst", "best", "disagree", "overlap"}, default "random"
+        Which users: ``"random"``, ``n`` users drawn with ``seed``; ``"given"``, the users of
+        ``users=``; ``"worst"`` / ``"best"``, the ``n`` users with the lowest / highest ``metric``
+        (its mean over the user's lists: the models, the folds); ``"disagree"``, the ``n`` users
+        where the models disagree most: the largest gap max - min of ``metric`` across the model
+        keys of ``by`` (over the users' lists where two models or more have a value; the largest
+        over the folds); ``"overlap"``, the ``n`` users whose models' top k overlap least: the
+        mean over pairs of models of |A & B| / k (0 when no two models share an item; the least
+        over the folds). When ``users=`` names users (a list of ids, or a frame of the user column
+        alone) and ``select`` is left at ``"random"``, it is read as ``"given"``; a frame of users
+        with attribute columns is the universe the users are drawn or chosen from, as in
+        :func:`recframe.summary`. Every selection picks ``n`` users per segment when a ``by`` key is
+        a user attribute (a column of ``users=``).
+    n : int, default 5
+        Users chosen (per segment); not read by ``"given"``. A number larger than the users there
+        are (``2**70``) chooses all of them.
+    seed : int, default 0
+        Seed of the random order: of ``"random"``, and of the ties of ``"worst"``, ``"best"`` and
+        ``"disagree"`` (many users score 0). The candidates are sorted by user id and permuted by
+        ``numpy.random.default_rng(seed)``, so the same data give the same users on every engine.
+    metric : str, optional
+        The column users are chosen by (``"worst"``, ``"best"``, ``"disagree"``), as
+        :func:`recframe.per_user` names it: ``"ndcg@10"``, ``"recall@20"``, ``"r_precision"``; a name
+        without ``@`` takes ``k``. Default: nDCG at ``k``, or the first metric of the profile's
+        default list when it has no nDCG. Users without a value (skipped by ``empty_users``) are
+        never chosen by it.
+    users : list of ids or frame, optional
+        A list of user ids (or a frame of the user column alone): only these users are read, and
+        shown (or chosen among, with ``"worst"``, ``"best"``, ``"disagree"``). A frame of users
+        with attribute columns, as in :func:`recframe.summary`: the user universe, with the
+        attributes ``by`` may name (a segment); ``select="given"`` shows all of them. A given id
+        with no row in the recommendations, the truth or the history raises, naming it.
+    show_images : str, optional
+        The column of ``items=`` holding image URLs (posters, thumbnails): checked here; pass the
+        same name to :func:`side_by_side` as ``image=`` to show the images. Images need the
+        network, so they are never shown unless asked for.
+    {parameters}
+
+    Returns
+    -------
+    frame of the same type as ``frame``
+        One row per (user, list, position): the ``by`` keys (a model key is null on the history
+        and held-out rows, which are not a model's; a truth key such as a fold is null on the
+        history rows), the user, ``source``, ``rank``, the item, ``relevant``, ``relevance`` (the
+        item's relevance value as a float, null where it is not judged), then, for users chosen by
+        a metric (``"worst"``, ``"best"``, ``"disagree"``), the three columns that say why (below),
+        then the columns of ``items=`` joined on the item. ``source`` is:
+
+        - ``"recommended"``: each model's top ``k``, exactly as :func:`recframe.per_user` ranks and
+          cuts them (``score=`` ranked highest first, ties by item; ``exclude=`` removed and the
+          lists re-ranked); ``rank`` is the position, 1 to k;
+        - ``"history"``: the user's ``train=`` items (none for a cold-start user), one row per item, ordered by the
+          ``relevance`` column when ``train=`` has it (highest first; ``relevant`` then marks the
+          items at or above the threshold), else by item (``relevant`` null); ``rank`` is that order;
+        - ``"held_out"``: the judged items (the rows of ``truth=``, or without it the rows with a
+          relevance), after ``exclude=``, highest relevance first, ties by item; ``rank`` is that order.
+
+        ``relevant`` is true or false where the item is judged, by the call's threshold (so the
+        hits of a recommended list are the ones per_user counts), and null where it is not.
+
+        With ``select="worst"``, ``"best"`` or ``"disagree"`` (not with the other selections), after
+        ``relevance``:
+
+        - the metric's column, named as :func:`recframe.per_user` names it (``ndcg@10``): its value
+          for each model's (and fold's) list, on that list's recommended rows, computed by one
+          per_user pass over the chosen users' rows; null on the history and held-out rows, which
+          are no model's;
+        - ``<metric>_mean`` (``"worst"``, ``"best"``: the mean over the user's lists) or
+          ``<metric>_gap`` (``"disagree"``: the largest gap between two models): the value the
+          user was chosen by, on every row of the user;
+        - ``tied_users``: how many users (of the user's segment, when users are chosen per
+          segment) share that value at 12 digits, the user included, on every row of the user.
+          Where it exceeds the users shown at that value, the seeded order of ``seed`` chose among
+          a tie (many users score 0): :func:`side_by_side` and ``recframe inspect`` say so in a
+          sentence ("201 users tie at ndcg@10 = 0; 3 of them shown, chosen with seed 0."), the
+          one the report page writes.
+
+        Rows
+        are sorted by user, in the order the users were chosen (lowest metric first for "worst",
+        highest for "best", largest gap first for "disagree", ids as given, or by id past
+        {ORDERED_USERS} users), then history, recommended, held out, then model and rank.
+        Lazy in, lazy out.
+
+    Notes
+    -----
+    Cost: for ``"given"`` and ``"random"`` users only their rows are read: every input is filtered
+    by ``is_in`` on the user column before the plan is built, so a ``pl.scan_parquet``, DuckDB or
+    Spark input reads only those users' rows (``"random"`` first reads the distinct users, one
+    column). ``train=`` is the exception: it is checked whole (one small query: its rows and null
+    ids), item popularity (novelty) counts every training user, and only the history shown is
+    the chosen users'. A user with no training row (a cold-start user) has no history row; its
+    history column in :func:`side_by_side` is empty. ``"worst"``, ``"best"`` and ``"disagree"`` cost one :func:`recframe.per_user` pass
+    of the one metric (its data checks run then), ``"overlap"`` one pass over the rows ranked
+    within k (counts per item, no pair of models joined), then the same filter. The data checks
+    of :func:`recframe.per_user` run on the chosen users' rows: a defect in a list shown (a
+    duplicate item or rank, an item outside ``items=``) is refused. The users are chosen when
+    inspect is called (those queries run then); the rows of a lazy input are returned uncomputed.
+
+    See Also
+    --------
+    side_by_side : the result as HTML, a column per list.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> import recframe
+    >>> recs = pl.DataFrame({
+    ...     "model": ["A", "A", "B", "B", "A", "B"],
+    ...     "user_id": [1, 1, 1, 1, 2, 2],
+    ...     "item_id": ["x", "y", "y", "z", "x", "x"],
+    ...     "score": [0.9, 0.5, 0.8, 0.7, 0.3, 0.6],
+    ... })
+    >>> truth = pl.DataFrame({"user_id": [1, 2], "item_id": ["y", "x"], "rating": [5, 2]})
+    >>> out = recframe.inspect(recs, k=2, users=[1], truth=truth, score="score", relevance="rating",
+    ...                        threshold=4, by="model")
+    >>> out.rows()
+    [('A', 1, 'recommended', 1, 'x', None, None), ('A', 1, 'recommended', 2, 'y', True, 5.0), ('B', 1, 'recommended', 1, 'y', True, 5.0), ('B', 1, 'recommended', 2, 'z', None, None), (None, 1, 'held_out', 1, 'y', True, 5.0)]
+    >>> worst = recframe.inspect(recs, k=2, select="worst", n=1, truth=truth, score="score", relevance="rating",
+    ...                          threshold=4, by="model")
+    >>> worst["user_id"].unique().to_list(), worst.columns[7:]
+    ([1], ['ndcg@2', 'ndcg@2_mean', 'tied_users'])
+    >>> worst.filter(pl.col("source") == "recommended").group_by("model", maintain_order=True).agg(
+    ...     pl.col("ndcg@2", "ndcg@2_mean", "tied_users").first().round(3)).rows()
+    [('A', 0.631, 0.815, 1), ('B', 1.0, 0.815, 1)]
+    """
     return _inspect(frame, k, select, n, seed, metric, users, show_images, dict(options))
 
 
@@ -771,142 +906,6 @@ def _result(rows: nw.LazyFrame, spec: v.Spec, ids: list[Any], item_columns: list
         *(nw.col(c).alias(name) for c, name in zip((_LIST_VALUE, _USER_VALUE, TIED), metric_columns)),
         *item_columns,
     )
-
-
-inspect.__doc__ = f"""The lists of a few users, in one long frame: what each model recommended them, what
-they had (``train=``) and what they went on to like (``truth=``).
-
-Parameters
-----------
-frame : a frame :func:`recframe.per_user` takes
-    The recommendations (with ``truth=``), or the one long frame of ranks and relevance.
-k : int, default 10
-    The length of the recommended lists shown: each model's top k.
-select : {{"random", "given", "worst", "best", "disagree", "overlap"}}, default "random"
-    Which users: ``"random"``, ``n`` users drawn with ``seed``; ``"given"``, the users of
-    ``users=``; ``"worst"`` / ``"best"``, the ``n`` users with the lowest / highest ``metric``
-    (its mean over the user's lists: the models, the folds); ``"disagree"``, the ``n`` users
-    where the models disagree most: the largest gap max - min of ``metric`` across the model
-    keys of ``by`` (over the users' lists where two models or more have a value; the largest
-    over the folds); ``"overlap"``, the ``n`` users whose models' top k overlap least: the
-    mean over pairs of models of |A & B| / k (0 when no two models share an item; the least
-    over the folds). When ``users=`` names users (a list of ids, or a frame of the user column
-    alone) and ``select`` is left at ``"random"``, it is read as ``"given"``; a frame of users
-    with attribute columns is the universe the users are drawn or chosen from, as in
-    :func:`recframe.summary`. Every selection picks ``n`` users per segment when a ``by`` key is
-    a user attribute (a column of ``users=``).
-n : int, default 5
-    Users chosen (per segment); not read by ``"given"``. A number larger than the users there
-    are (``2**70``) chooses all of them.
-seed : int, default 0
-    Seed of the random order: of ``"random"``, and of the ties of ``"worst"``, ``"best"`` and
-    ``"disagree"`` (many users score 0). The candidates are sorted by user id and permuted by
-    ``numpy.random.default_rng(seed)``, so the same data give the same users on every engine.
-metric : str, optional
-    The column users are chosen by (``"worst"``, ``"best"``, ``"disagree"``), as
-    :func:`recframe.per_user` names it: ``"ndcg@10"``, ``"recall@20"``, ``"r_precision"``; a name
-    without ``@`` takes ``k``. Default: nDCG at ``k``, or the first metric of the profile's
-    default list when it has no nDCG. Users without a value (skipped by ``empty_users``) are
-    never chosen by it.
-users : list of ids or frame, optional
-    A list of user ids (or a frame of the user column alone): only these users are read, and
-    shown (or chosen among, with ``"worst"``, ``"best"``, ``"disagree"``). A frame of users
-    with attribute columns, as in :func:`recframe.summary`: the user universe, with the
-    attributes ``by`` may name (a segment); ``select="given"`` shows all of them. A given id
-    with no row in the recommendations, the truth or the history raises, naming it.
-show_images : str, optional
-    The column of ``items=`` holding image URLs (posters, thumbnails): checked here; pass the
-    same name to :func:`side_by_side` as ``image=`` to show the images. Images need the
-    network, so they are never shown unless asked for.
-{_parameters_doc()}
-
-Returns
--------
-frame of the same type as ``frame``
-    One row per (user, list, position): the ``by`` keys (a model key is null on the history
-    and held-out rows, which are not a model's; a truth key such as a fold is null on the
-    history rows), the user, ``source``, ``rank``, the item, ``relevant``, ``relevance`` (the
-    item's relevance value as a float, null where it is not judged), then, for users chosen by
-    a metric (``"worst"``, ``"best"``, ``"disagree"``), the three columns that say why (below),
-    then the columns of ``items=`` joined on the item. ``source`` is:
-
-    - ``"recommended"``: each model's top ``k``, exactly as :func:`recframe.per_user` ranks and
-      cuts them (``score=`` ranked highest first, ties by item; ``exclude=`` removed and the
-      lists re-ranked); ``rank`` is the position, 1 to k;
-    - ``"history"``: the user's ``train=`` items (none for a cold-start user), one row per item, ordered by the
-      ``relevance`` column when ``train=`` has it (highest first; ``relevant`` then marks the
-      items at or above the threshold), else by item (``relevant`` null); ``rank`` is that order;
-    - ``"held_out"``: the judged items (the rows of ``truth=``, or without it the rows with a
-      relevance), after ``exclude=``, highest relevance first, ties by item; ``rank`` is that order.
-
-    ``relevant`` is true or false where the item is judged, by the call's threshold (so the
-    hits of a recommended list are the ones per_user counts), and null where it is not.
-
-    With ``select="worst"``, ``"best"`` or ``"disagree"`` (not with the other selections), after
-    ``relevance``:
-
-    - the metric's column, named as :func:`recframe.per_user` names it (``ndcg@10``): its value
-      for each model's (and fold's) list, on that list's recommended rows, computed by one
-      per_user pass over the chosen users' rows; null on the history and held-out rows, which
-      are no model's;
-    - ``<metric>_mean`` (``"worst"``, ``"best"``: the mean over the user's lists) or
-      ``<metric>_gap`` (``"disagree"``: the largest gap between two models): the value the
-      user was chosen by, on every row of the user;
-    - ``tied_users``: how many users (of the user's segment, when users are chosen per
-      segment) share that value at 12 digits, the user included, on every row of the user.
-      Where it exceeds the users shown at that value, the seeded order of ``seed`` chose among
-      a tie (many users score 0): :func:`side_by_side` and ``recframe inspect`` say so in a
-      sentence ("201 users tie at ndcg@10 = 0; 3 of them shown, chosen with seed 0."), the
-      one the report page writes.
-
-    Rows
-    are sorted by user, in the order the users were chosen (lowest metric first for "worst",
-    highest for "best", largest gap first for "disagree", ids as given, or by id past
-    {_ORDERED_USERS} users), then history, recommended, held out, then model and rank.
-    Lazy in, lazy out.
-
-Notes
------
-Cost: for ``"given"`` and ``"random"`` users only their rows are read: every input is filtered
-by ``is_in`` on the user column before the plan is built, so a ``pl.scan_parquet``, DuckDB or
-Spark input reads only those users' rows (``"random"`` first reads the distinct users, one
-column). ``train=`` is the exception: it is checked whole (one small query: its rows and null
-ids), item popularity (novelty) counts every training user, and only the history shown is
-the chosen users'. A user with no training row (a cold-start user) has no history row; its
-history column in :func:`side_by_side` is empty. ``"worst"``, ``"best"`` and ``"disagree"`` cost one :func:`recframe.per_user` pass
-of the one metric (its data checks run then), ``"overlap"`` one pass over the rows ranked
-within k (counts per item, no pair of models joined), then the same filter. The data checks
-of :func:`recframe.per_user` run on the chosen users' rows: a defect in a list shown (a
-duplicate item or rank, an item outside ``items=``) is refused. The users are chosen when
-inspect is called (those queries run then); the rows of a lazy input are returned uncomputed.
-
-See Also
---------
-side_by_side : the result as HTML, a column per list.
-
-Examples
---------
->>> import polars as pl
->>> import recframe
->>> recs = pl.DataFrame({{
-...     "model": ["A", "A", "B", "B", "A", "B"],
-...     "user_id": [1, 1, 1, 1, 2, 2],
-...     "item_id": ["x", "y", "y", "z", "x", "x"],
-...     "score": [0.9, 0.5, 0.8, 0.7, 0.3, 0.6],
-... }})
->>> truth = pl.DataFrame({{"user_id": [1, 2], "item_id": ["y", "x"], "rating": [5, 2]}})
->>> out = recframe.inspect(recs, k=2, users=[1], truth=truth, score="score", relevance="rating",
-...                        threshold=4, by="model")
->>> out.rows()
-[('A', 1, 'recommended', 1, 'x', None, None), ('A', 1, 'recommended', 2, 'y', True, 5.0), ('B', 1, 'recommended', 1, 'y', True, 5.0), ('B', 1, 'recommended', 2, 'z', None, None), (None, 1, 'held_out', 1, 'y', True, 5.0)]
->>> worst = recframe.inspect(recs, k=2, select="worst", n=1, truth=truth, score="score", relevance="rating",
-...                          threshold=4, by="model")
->>> worst["user_id"].unique().to_list(), worst.columns[7:]
-([1], ['ndcg@2', 'ndcg@2_mean', 'tied_users'])
->>> worst.filter(pl.col("source") == "recommended").group_by("model", maintain_order=True).agg(
-...     pl.col("ndcg@2", "ndcg@2_mean", "tied_users").first().round(3)).rows()
-[('A', 0.631, 0.815, 1), ('B', 1.0, 0.815, 1)]
-"""
 
 
 __all__ = ["SOURCES", "inspect"]

@@ -17,7 +17,7 @@ import polars as pl
 
 from recframe import _frames, stats
 from recframe._intervals import ENGINE_VALUE_LIMIT
-from recframe.errors import RecframeError, ref
+from recframe.errors import RecframeError, fix, ref
 
 _ALL = "__rf_all"
 
@@ -68,6 +68,62 @@ def effect_size_from_moments(n: int, mean: float, sd: float, spread: float, larg
     return float(mean / sd)
 
 
+# compare's refusals, worded once for Python (recframe.compare) and the engine (_check below)
+
+
+def infinite_error(metric: str, count: int, first: dict[str, Any], user: str, by: str) -> RecframeError:
+    """`count` infinite values in column `metric`, the row `first` the first of them (in Python
+    and inside an engine alike)."""
+    return RecframeError(
+        f"column {metric!r} of per_user_frame has {count} infinite value(s), first {user}={first[user]!r} "
+        f"({by}={first[by]!r}): a mean and its interval are undefined. Hint: pass the output of "
+        "recframe.per_user, whose values are finite, or drop those rows."
+    )
+
+
+def no_rows_error(by: str, missing: str) -> RecframeError:
+    """A per-user frame with no row, so no `missing` (a baseline, two models): what per_user
+    leaves out, and where to look."""
+    return RecframeError(
+        f"per_user_frame has no row to compare, so {missing}: recframe.per_user leaves out the lists every metric "
+        f"skips, such as users without any truth or, with {fix('empty_users', 'skip')}, without a relevant item. "
+        "Hint: check that the truth reaches the recommendations (the threshold, the join keys): the counts "
+        f"n_no_truth and n_no_relevant of recframe.summary(..., by={by!r}) say how many."
+    )
+
+
+def baseline_error(baseline: Any, models: list[Any], by: str) -> RecframeError:
+    """The baseline is not among the models (in Python and inside an engine alike); with no
+    model at all, the frame has no row, which is what to say."""
+    if not models:
+        return no_rows_error(by, f"no model {ref('baseline', baseline)}")
+    return RecframeError(
+        f"{ref('baseline', baseline)} is not a value of column {by!r} (values: {models}). Hint: pass {ref('baseline')} one of them."
+    )
+
+
+def duplicates_error(count: int, first: dict[str, Any], keys: list[str], user: str) -> RecframeError:
+    """`count` rows sharing their (keys, user) values, `first` the first of them (in Python and
+    inside an engine alike)."""
+    where = ", ".join(f"{k}={first[k]!r}" for k in [*keys, user])
+    return RecframeError(
+        f"per_user_frame has {count} rows that share their ({', '.join(map(repr, [*keys, user]))}) values, "
+        f"first {where}: a paired comparison needs one row per model and user in each group. "
+        f"Hint: the frame has other key columns: pass them too, by=[{keys[0]!r}, ...], to compare within each."
+    )
+
+
+def null_key_error(column: str, count: int, arg: str) -> RecframeError:
+    """`count` null values in the model column (``arg`` "by") or the user column (``arg``
+    "user"): refused on every backend, by the comparison with a baseline and of every pair alike
+    (a join pairs no null key, an index of the users would pair them: two answers for one pair)."""
+    what, why = ("model", "compared with another model") if arg == "by" else ("user", "paired with its user under another model")
+    return RecframeError(
+        f"column {column!r} of per_user_frame ({ref(arg)}) has {count} null value(s): a row without a {what} cannot be "
+        f"{why}. Hint: drop those rows or fill them first (recframe.per_user gives every row a {what})."
+    )
+
+
 def _counted(lf: nw.LazyFrame, keys: list[str], *exprs: nw.Expr) -> pl.DataFrame:
     """`exprs` per group of `keys` (one group without, keyed `_ALL`), collected (a few rows).
     Without keys it is one aggregate, which has its row on an empty frame too (a group-by on a
@@ -81,8 +137,6 @@ def _check(lf: nw.LazyFrame, keys: list[str], user: str, metrics: list[str], by:
     """compare's refusals, asked of the engine: a null model or user (worded as in Python), two
     rows of one (keys, user), a null stratum key, an infinite value, and values too large for an
     engine's variance to hold exactly."""
-    from recframe.compare import duplicates_error, infinite_error, null_key_error  # worded once (compare imports this module)
-
     values = {m: nw.col(m).cast(nw.Float64) for m in metrics}
     infinite = {m: (~values[m].is_finite() & ~values[m].is_nan()).fill_null(False) for m in metrics}
     found = _counted(
@@ -167,8 +221,6 @@ def paired_t(lf: nw.LazyFrame, keys: list[str], baseline: Any, user: str, metric
     _check(lf, keys, user, metrics, by)
     models = sorted(lf.select(by).unique().collect("polars").to_native().get_column(by).to_list())
     if baseline not in models:
-        from recframe.compare import baseline_error  # worded once (compare imports this module)
-
         raise baseline_error(baseline, models, by)
 
     # the strata (every combination of the other keys), with the baseline's users with a value of each metric

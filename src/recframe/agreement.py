@@ -17,7 +17,7 @@ from typing import Any, TypeVar
 
 import narwhals as nw
 
-from recframe import _call, _frames
+from recframe import _call, _docs, _frames
 from recframe import _names as n
 from recframe import _validate as v
 from recframe.errors import RecframeError, fix, ref
@@ -74,6 +74,7 @@ def _held(lf: nw.LazyFrame, kind: str) -> nw.LazyFrame:
 
 
 @_frames.engine_call
+@_docs.filled(DEFAULT_K=DEFAULT_K)
 def agreement(
     frame: FrameT,
     k: int = DEFAULT_K,
@@ -311,7 +312,3 @@ def _measures(k: int, p: float) -> list[nw.Expr]:
         .cast(nw.Float64)
         .alias("kendall_tau"),
     ]
-
-
-assert agreement.__doc__ is not None
-agreement.__doc__ = agreement.__doc__.replace("{DEFAULT_K}", str(DEFAULT_K))  # declared once, in recframe.options

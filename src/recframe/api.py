@@ -8,7 +8,7 @@ from typing import Any, TypeVar
 
 import narwhals as nw
 
-from recframe import _call, _engine, _frames, _intervals, _item_groups, _partitions, _poisson
+from recframe import _call, _docs, _engine, _frames, _intervals, _item_groups, _partitions, _poisson
 from recframe import _names as n
 from recframe import _validate as v
 from recframe import options as options_table
@@ -120,14 +120,52 @@ _NOTES = """
     missing value and is read as null.
 """
 
+#: summary's options that per_user does not take
+_SUMMARY_ONLY = [name for name in SUMMARY_NAMES if name not in PER_USER_NAMES]
+
 
 @_frames.engine_call
+@_docs.filled(parameters=_PARAMETERS.strip(), notes=_NOTES.strip())
 def per_user(
     frame: FrameT,
     k: int | Sequence[int] = DEFAULT_K,
     metrics: Sequence[str] | None = None,
     **options: Unpack[Options],
 ) -> FrameT:
+    """Ranking metrics for every user (and ``by`` group): one row per list.
+
+    {parameters}
+
+    Returns
+    -------
+    frame of the same type as ``frame``
+        The ``by`` columns, the user column (unless ``user=None``), ``n_relevant`` (R), then
+        one float column per metric and k (``"precision@10"``; ``"r_precision"`` also has a
+        bare column), sorted by the keys. Lazy in, lazy out: a LazyFrame, DuckDB relation or
+        Spark/SQLFrame DataFrame comes back uncomputed.
+
+    See Also
+    --------
+    summary : the means of these columns by ``by`` group.
+
+    {notes}
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> import recframe
+    >>> df = pl.DataFrame({
+    ...     "user_id": [1, 1, 1, 2, 2],
+    ...     "item_id": ["a", "b", "c", "a", "d"],
+    ...     "rank": [1, 2, None, 1, 2],
+    ...     "relevance": [1, 0, 1, 0, 1],
+    ... })
+    >>> out = recframe.per_user(df, k=2, metrics=["precision", "recall", "rr"])
+    >>> out.columns
+    ['user_id', 'n_relevant', 'precision@2', 'recall@2', 'rr@2']
+    >>> out.rows()
+    [(1, 2, 0.5, 0.5, 1.0), (2, 1, 0.5, 1.0, 0.5)]
+    """
     kwargs = _call.resolve(k, metrics, dict(options), PER_USER_NAMES, "per_user")
     v.check_per_user_metrics(kwargs["metrics"])
     plan, spec, kind = _call.prepare(frame, kwargs)
@@ -141,12 +179,82 @@ def _per_user_frame(plan: _engine.Plan, spec: v.Spec) -> nw.LazyFrame:
 
 
 @_frames.engine_call
+@_docs.filled(parameters=(_PARAMETERS + options_table.parameters(_SUMMARY_ONLY)).strip(), notes=_NOTES.strip())
 def summary(
     frame: FrameT,
     k: int | Sequence[int] = DEFAULT_K,
     metrics: Sequence[str] | None = None,
     **options: Unpack[SummaryOptions],
 ) -> FrameT:
+    """Mean ranking metrics by ``by`` group (one row when ``by`` is None).
+
+    {parameters}
+
+    Returns
+    -------
+    frame of the same type as ``frame``
+        The ``by`` columns, then the counts, then the mean of each :func:`per_user` metric
+        column over the counted users, sorted by the keys. The counts, per group:
+        ``n_users``, the lists counted in every mean; ``n_skipped``, the other lists (so
+        ``n_users + n_skipped`` is every list of the group); ``n_unranked``, users with
+        relevant items but nothing recommended (counted, scoring 0, under
+        ``unranked_users="zero"``; skipped under ``"skip"``); ``n_no_relevant``, users with
+        judged items but none relevant, and ``n_no_truth``, users recommended to but absent
+        from the truth (no relevance at all): both have no relevant item, so they are
+        skipped under ``empty_users="skip"`` and counted under ``"zero"``. When metrics count
+        different users (a profile's per-metric rule), a metric counting more than
+        ``n_users`` has its own ``n_users_<metric>`` column after ``n_users``. An empty
+        input gives an empty result. Lazy in, lazy out: a LazyFrame, DuckDB relation or
+        Spark/SQLFrame DataFrame comes back uncomputed.
+
+    See Also
+    --------
+    per_user : the per-user values these are the means of.
+    recframe.stats.bootstrap_ci, recframe.stats.t_ci : the interval formulas.
+
+    {notes}
+
+    The means are plain means of the :func:`per_user` columns over the counted users, so
+    ``summary`` never weights a user differently from the per-user frame it summarises. The
+    intervals (``ci=``) resample exactly those users: a user left out of the means is left
+    out of the intervals too. With fewer than two counted users ``_std`` is null, and so are
+    ``_lo``/``_hi`` by any method: one user has no spread to report. ``ci_method="poisson"``
+    (the Poisson bootstrap) runs inside the engine, SQL engines included, and gives the same
+    interval on each for a seed (docs/reporting.md).
+    On a LazyFrame the intervals are computed when the result is collected, on the whole
+    per-user frame at once (one row per user, not per item).
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> import recframe
+    >>> df = pl.DataFrame({
+    ...     "model": ["A", "A", "B", "B", "A", "B"],
+    ...     "user_id": [1, 1, 1, 1, 2, 2],
+    ...     "item_id": ["a", "b", "a", "b", "c", "c"],
+    ...     "rank": [1, 2, 2, 1, 1, 1],
+    ...     "relevance": [1, 0, 1, 0, 0, 0],
+    ... })
+    >>> out = recframe.summary(df, k=1, metrics=["precision", "rr"], by="model")
+    >>> out.columns
+    ['model', 'n_users', 'n_skipped', 'n_unranked', 'n_no_relevant', 'n_no_truth', 'precision@1', 'rr@1']
+    >>> out.rows()  # user 2 has no relevant item: skipped, counted in n_no_relevant
+    [('A', 1, 1, 0, 1, 0, 1.0, 1.0), ('B', 1, 1, 0, 1, 0, 0.0, 0.0)]
+
+    With a 95% bootstrap interval (columns ``_std``, ``_lo``, ``_hi`` after each mean):
+
+    >>> df = pl.DataFrame({
+    ...     "user_id": [1, 1, 2, 2, 3, 3],
+    ...     "item_id": ["a", "b", "a", "b", "a", "b"],
+    ...     "rank": [1, 2, 1, 2, 1, 2],
+    ...     "relevance": [1, 0, 0, 1, 1, 1],
+    ... })
+    >>> out = recframe.summary(df, k=1, metrics=["precision"], ci=0.95, seed=0)
+    >>> out.columns[5:]
+    ['precision@1', 'precision@1_std', 'precision@1_lo', 'precision@1_hi']
+    >>> out["precision@1_std"].round(4).to_list()  # values 1, 0, 1: sqrt(((1/3)^2 * 2 + (2/3)^2) / 2)
+    [0.5774]
+    """
     return summary_of(frame, _call.resolve(k, metrics, dict(options), SUMMARY_NAMES, "summary"))
 
 
@@ -197,11 +305,68 @@ def summary_of(frame: FrameT, call: dict[str, Any]) -> FrameT:
 
 
 @_frames.engine_call
+@_docs.filled(flush_left=True, DEFAULT_K=DEFAULT_K, parameters=options_table.parameters(PER_USER_NAMES))
 def item_groups(
     frame: FrameT,
     k: int | Sequence[int] = DEFAULT_K,
     **options: Unpack[Options],
 ) -> FrameT:
+    """What each item group gets, against what it has and what users liked: one row per
+    (``by`` group, item group).
+
+    The groups are the values of ``item_group=``, a column of ``items=`` (a category, a provider;
+    an item of a list column such as genres spreads its weight evenly over its groups), or
+    ``"popularity"``: the head and tail of ``train=`` by ``head_share``. The call takes the options
+    of :func:`per_user` (``truth=``, ``score=``, ``exclude=``, ``users=``, thresholds, profiles) and
+    runs the same data checks; every recommended item within k must be in the catalog.
+
+    Long format, one row per item group, because the groups are values of the data: their number
+    is unknown before the data are read (a lazy engine must know its columns first), a group name
+    would make an awkward column name, and one row per group is what a bar chart or a join wants.
+    Its columns, per ``by`` group:
+
+    - ``<item_group>``: the group (null on the row of relevant items outside the catalog, when
+      there are any: they belong to no group and are shown, not dropped);
+    - ``n_items``: the catalog items in the group, an integer; with a list column, an item counts
+      1 / (its number of groups) in each of its groups, so the count is weighted and a float; and
+      ``catalog_share``, the group's share of the catalog;
+    - ``relevant_share``: the group's share of the relevant (user, item) pairs;
+    - per k: ``rec_share@k``, the share of the recommendation slots (rows ranked <= k);
+      ``exposure_share@k``, the share of the exposure, sum of 1 / log2(1 + rank) over the slots
+      (Singh & Joachims 2018); ``group_recall@k``, the hits on the group's relevant items over
+      them (null where the group has none: undefined); with ``train=``, ``p_rec@k`` =
+      slots / (lists served x n_items - the training pairs of their users in the group), the
+      chance an untrained item of the group is recommended (what ``pop_rsp`` compares).
+
+    The group-level summaries of these columns are the metrics ``pop_rsp``, ``pop_reo`` and
+    ``exposure_disparity`` of :func:`summary`; :mod:`recframe.metrics.item_groups` has the formulas.
+
+    Parameters
+    ----------
+    frame : a frame :func:`per_user` takes
+    k : int or list of int, default {DEFAULT_K}
+    {parameters}
+
+    Returns
+    -------
+    frame of the same type as ``frame``
+        Sorted by the ``by`` keys and the group. Lazy in, lazy out.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> import recframe
+    >>> recs = pl.DataFrame({
+    ...     "user_id": [1, 1, 1, 2, 2],
+    ...     "item_id": ["a", "b", "c", "a", "c"],
+    ...     "rank": [1, 2, None, 1, 2],
+    ...     "relevance": [1, None, 1, None, 1],
+    ... })
+    >>> items = pl.DataFrame({"item_id": ["a", "b", "c"], "genre": ["pop", "pop", "jazz"]})
+    >>> out = recframe.item_groups(recs, k=2, items=items, item_group="genre")
+    >>> out.select("genre", "catalog_share", "relevant_share", "rec_share@2", "group_recall@2").rows()
+    [('jazz', 0.3333333333333333, 0.6666666666666666, 0.25, 0.5), ('pop', 0.6666666666666666, 0.3333333333333333, 0.75, 1.0)]
+    """
     kwargs = _call.resolve(k, ["hit_rate"], dict(options), PER_USER_NAMES, "item_groups")
     if kwargs["item_group"] is None:
         raise RecframeError(
@@ -227,11 +392,53 @@ def _checked(table: nw.LazyFrame, plan: _engine.Plan, kind: str) -> nw.LazyFrame
 
 
 @_frames.engine_call
+@_docs.filled(flush_left=True, DEFAULT_K=DEFAULT_K, parameters=options_table.parameters(PER_USER_NAMES))
 def per_item(
     frame: FrameT,
     k: int | Sequence[int] = DEFAULT_K,
     **options: Unpack[Options],
 ) -> FrameT:
+    """Who each item reaches: one row per (``by`` group, item), the per-item view of the
+    same evaluation as :func:`per_user` (the same options, data checks and engines).
+
+    Its columns, after the ``by`` keys and the item:
+
+    - ``n_users``: the lists that rank the item (at any rank);
+    - ``n_relevant``: the users for whom the item is relevant (ranked or not);
+    - per k: ``recommended@k``, the lists that rank it within k; ``hits@k``, those of them whose
+      user finds it relevant; ``recall@k`` = hits@k / n_relevant, the item's recall (null where
+      it is relevant to nobody: undefined); ``exposure@k``, the sum over the lists that rank it
+      within k of 1 / log2(1 + rank).
+
+    An item that is only relevant (never ranked) has a row with ``n_users`` 0; one that is
+    neither ranked nor relevant to anybody has none. With ``users=``,
+    only the listed users count; with ``exclude=``, the lists are re-ranked first.
+
+    Parameters
+    ----------
+    frame : a frame :func:`per_user` takes
+    k : int or list of int, default {DEFAULT_K}
+    {parameters}
+
+    Returns
+    -------
+    frame of the same type as ``frame``
+        Sorted by the ``by`` keys and the item. Lazy in, lazy out.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> import recframe
+    >>> recs = pl.DataFrame({
+    ...     "user_id": [1, 1, 1, 2, 2],
+    ...     "item_id": ["a", "b", "c", "a", "c"],
+    ...     "rank": [1, 2, None, 2, 1],
+    ...     "relevance": [1, None, 1, 1, None],
+    ... })
+    >>> out = recframe.per_item(recs, k=1)
+    >>> out.select("item_id", "n_users", "n_relevant", "recommended@1", "hits@1", "recall@1").rows()
+    [('a', 2, 2, 1, 1, 0.5), ('b', 1, 0, 0, 0, None), ('c', 1, 1, 1, 0, 0.0)]
+    """
     kwargs = _call.resolve(k, ["hit_rate"], dict(options), PER_USER_NAMES, "per_item")
     v.refuse_average_ties(kwargs, "per_item", "which items each list holds within k")
     given = v.check_arguments(kwargs)
@@ -245,11 +452,49 @@ def per_item(
 
 
 @_frames.engine_call
+@_docs.filled(flush_left=True, DEFAULT_K=DEFAULT_K, parameters=options_table.parameters(PER_USER_NAMES))
 def tied_cutoffs(
     frame: FrameT,
     k: int | Sequence[int] = DEFAULT_K,
     **options: Unpack[Options],
 ) -> FrameT:
+    """Where ties could move a number: per ``by`` group, the lists whose cut-off at k
+    falls inside a group of equal scores.
+
+    A list is tied at k when its items at positions k and k + 1 have the same score: which of them
+    is in the top k is then the tie-break's choice (``ties=``), and every @k metric may move with
+    it. Where ``n_tied@k`` is 0, no tie-break can change a number at k; elsewhere,
+    ``ties="optimistic"`` and ``"pessimistic"`` bound what it can do and ``ties="average"`` gives the
+    expected value over the orderings. Needs ``score=``; the same options, data checks and engines
+    as :func:`per_user` (``score_threshold=`` and ``score_dtype="float32"`` apply first).
+
+    Its columns, after the ``by`` keys: ``n_lists``, the lists with a ranked item; per k,
+    ``n_tied@k``.
+
+    Parameters
+    ----------
+    frame : a frame :func:`per_user` takes
+    k : int or list of int, default {DEFAULT_K}
+    {parameters}
+
+    Returns
+    -------
+    frame of the same type as ``frame``
+        One row per ``by`` group, sorted by the keys. Lazy in, lazy out.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> import recframe
+    >>> recs = pl.DataFrame({
+    ...     "user_id": [1, 1, 1, 2, 2, 2],
+    ...     "item_id": ["a", "b", "c", "a", "b", "c"],
+    ...     "score": [0.9, 0.5, 0.5, 0.9, 0.8, 0.5],
+    ...     "relevance": [1, 0, 1, 0, 1, 0],
+    ... })
+    >>> recframe.tied_cutoffs(recs, k=[1, 2], score="score").rows()
+    [(2, 0, 1)]
+    """
     kwargs = _call.resolve(k, ["hit_rate"], dict(options), PER_USER_NAMES, "tied_cutoffs")
     _refuse_ranks(kwargs)
     plan, spec, kind = _call.prepare(frame, kwargs)
@@ -292,242 +537,3 @@ def with_tied_cutoffs(
     plan, spec, kind = _call.prepare(frame, kwargs)
     main = _per_user_frame(plan, spec) if per_user_rows else _engine.summary_plan(plan, spec, aggregate)
     return _frames.from_lazy(main, kind), _frames.from_lazy(_tie_table(plan, spec, None), kind)
-
-
-tied_cutoffs.__doc__ = f"""Where ties could move a number: per ``by`` group, the lists whose cut-off at k
-falls inside a group of equal scores.
-
-A list is tied at k when its items at positions k and k + 1 have the same score: which of them
-is in the top k is then the tie-break's choice (``ties=``), and every @k metric may move with
-it. Where ``n_tied@k`` is 0, no tie-break can change a number at k; elsewhere,
-``ties="optimistic"`` and ``"pessimistic"`` bound what it can do and ``ties="average"`` gives the
-expected value over the orderings. Needs ``score=``; the same options, data checks and engines
-as :func:`per_user` (``score_threshold=`` and ``score_dtype="float32"`` apply first).
-
-Its columns, after the ``by`` keys: ``n_lists``, the lists with a ranked item; per k,
-``n_tied@k``.
-
-Parameters
-----------
-frame : a frame :func:`per_user` takes
-k : int or list of int, default {DEFAULT_K}
-{options_table.parameters(PER_USER_NAMES)}
-
-Returns
--------
-frame of the same type as ``frame``
-    One row per ``by`` group, sorted by the keys. Lazy in, lazy out.
-
-Examples
---------
->>> import polars as pl
->>> import recframe
->>> recs = pl.DataFrame({{
-...     "user_id": [1, 1, 1, 2, 2, 2],
-...     "item_id": ["a", "b", "c", "a", "b", "c"],
-...     "score": [0.9, 0.5, 0.5, 0.9, 0.8, 0.5],
-...     "relevance": [1, 0, 1, 0, 1, 0],
-... }})
->>> recframe.tied_cutoffs(recs, k=[1, 2], score="score").rows()
-[(2, 0, 1)]
-"""
-
-
-per_item.__doc__ = f"""Who each item reaches: one row per (``by`` group, item), the per-item view of the
-same evaluation as :func:`per_user` (the same options, data checks and engines).
-
-Its columns, after the ``by`` keys and the item:
-
-- ``n_users``: the lists that rank the item (at any rank);
-- ``n_relevant``: the users for whom the item is relevant (ranked or not);
-- per k: ``recommended@k``, the lists that rank it within k; ``hits@k``, those of them whose
-  user finds it relevant; ``recall@k`` = hits@k / n_relevant, the item's recall (null where
-  it is relevant to nobody: undefined); ``exposure@k``, the sum over the lists that rank it
-  within k of 1 / log2(1 + rank).
-
-An item that is only relevant (never ranked) has a row with ``n_users`` 0; one that is
-neither ranked nor relevant to anybody has none. With ``users=``,
-only the listed users count; with ``exclude=``, the lists are re-ranked first.
-
-Parameters
-----------
-frame : a frame :func:`per_user` takes
-k : int or list of int, default {DEFAULT_K}
-{options_table.parameters(PER_USER_NAMES)}
-
-Returns
--------
-frame of the same type as ``frame``
-    Sorted by the ``by`` keys and the item. Lazy in, lazy out.
-
-Examples
---------
->>> import polars as pl
->>> import recframe
->>> recs = pl.DataFrame({{
-...     "user_id": [1, 1, 1, 2, 2],
-...     "item_id": ["a", "b", "c", "a", "c"],
-...     "rank": [1, 2, None, 2, 1],
-...     "relevance": [1, None, 1, 1, None],
-... }})
->>> out = recframe.per_item(recs, k=1)
->>> out.select("item_id", "n_users", "n_relevant", "recommended@1", "hits@1", "recall@1").rows()
-[('a', 2, 2, 1, 1, 0.5), ('b', 1, 0, 0, 0, None), ('c', 1, 1, 1, 0, 0.0)]
-"""
-
-
-item_groups.__doc__ = f"""What each item group gets, against what it has and what users liked: one row per
-(``by`` group, item group).
-
-The groups are the values of ``item_group=``, a column of ``items=`` (a category, a provider;
-an item of a list column such as genres spreads its weight evenly over its groups), or
-``"popularity"``: the head and tail of ``train=`` by ``head_share``. The call takes the options
-of :func:`per_user` (``truth=``, ``score=``, ``exclude=``, ``users=``, thresholds, profiles) and
-runs the same data checks; every recommended item within k must be in the catalog.
-
-Long format, one row per item group, because the groups are values of the data: their number
-is unknown before the data are read (a lazy engine must know its columns first), a group name
-would make an awkward column name, and one row per group is what a bar chart or a join wants.
-Its columns, per ``by`` group:
-
-- ``<item_group>``: the group (null on the row of relevant items outside the catalog, when
-  there are any: they belong to no group and are shown, not dropped);
-- ``n_items``: the catalog items in the group, an integer; with a list column, an item counts
-  1 / (its number of groups) in each of its groups, so the count is weighted and a float; and
-  ``catalog_share``, the group's share of the catalog;
-- ``relevant_share``: the group's share of the relevant (user, item) pairs;
-- per k: ``rec_share@k``, the share of the recommendation slots (rows ranked <= k);
-  ``exposure_share@k``, the share of the exposure, sum of 1 / log2(1 + rank) over the slots
-  (Singh & Joachims 2018); ``group_recall@k``, the hits on the group's relevant items over
-  them (null where the group has none: undefined); with ``train=``, ``p_rec@k`` =
-  slots / (lists served x n_items - the training pairs of their users in the group), the
-  chance an untrained item of the group is recommended (what ``pop_rsp`` compares).
-
-The group-level summaries of these columns are the metrics ``pop_rsp``, ``pop_reo`` and
-``exposure_disparity`` of :func:`summary`; :mod:`recframe.metrics.item_groups` has the formulas.
-
-Parameters
-----------
-frame : a frame :func:`per_user` takes
-k : int or list of int, default {DEFAULT_K}
-{options_table.parameters(PER_USER_NAMES)}
-
-Returns
--------
-frame of the same type as ``frame``
-    Sorted by the ``by`` keys and the group. Lazy in, lazy out.
-
-Examples
---------
->>> import polars as pl
->>> import recframe
->>> recs = pl.DataFrame({{
-...     "user_id": [1, 1, 1, 2, 2],
-...     "item_id": ["a", "b", "c", "a", "c"],
-...     "rank": [1, 2, None, 1, 2],
-...     "relevance": [1, None, 1, None, 1],
-... }})
->>> items = pl.DataFrame({{"item_id": ["a", "b", "c"], "genre": ["pop", "pop", "jazz"]}})
->>> out = recframe.item_groups(recs, k=2, items=items, item_group="genre")
->>> out.select("genre", "catalog_share", "relevant_share", "rec_share@2", "group_recall@2").rows()
-[('jazz', 0.3333333333333333, 0.6666666666666666, 0.25, 0.5), ('pop', 0.6666666666666666, 0.3333333333333333, 0.75, 1.0)]
-"""
-
-
-per_user.__doc__ = f"""Ranking metrics for every user (and ``by`` group): one row per list.
-{_PARAMETERS}
-    Returns
-    -------
-    frame of the same type as ``frame``
-        The ``by`` columns, the user column (unless ``user=None``), ``n_relevant`` (R), then
-        one float column per metric and k (``"precision@10"``; ``"r_precision"`` also has a
-        bare column), sorted by the keys. Lazy in, lazy out: a LazyFrame, DuckDB relation or
-        Spark/SQLFrame DataFrame comes back uncomputed.
-
-    See Also
-    --------
-    summary : the means of these columns by ``by`` group.
-{_NOTES}
-    Examples
-    --------
-    >>> import polars as pl
-    >>> import recframe
-    >>> df = pl.DataFrame({{
-    ...     "user_id": [1, 1, 1, 2, 2],
-    ...     "item_id": ["a", "b", "c", "a", "d"],
-    ...     "rank": [1, 2, None, 1, 2],
-    ...     "relevance": [1, 0, 1, 0, 1],
-    ... }})
-    >>> out = recframe.per_user(df, k=2, metrics=["precision", "recall", "rr"])
-    >>> out.columns
-    ['user_id', 'n_relevant', 'precision@2', 'recall@2', 'rr@2']
-    >>> out.rows()
-    [(1, 2, 0.5, 0.5, 1.0), (2, 1, 0.5, 1.0, 0.5)]
-"""
-
-summary.__doc__ = f"""Mean ranking metrics by ``by`` group (one row when ``by`` is None).
-{_PARAMETERS}{options_table.parameters([n for n in SUMMARY_NAMES if n not in PER_USER_NAMES])}
-
-    Returns
-    -------
-    frame of the same type as ``frame``
-        The ``by`` columns, then the counts, then the mean of each :func:`per_user` metric
-        column over the counted users, sorted by the keys. The counts, per group:
-        ``n_users``, the lists counted in every mean; ``n_skipped``, the other lists (so
-        ``n_users + n_skipped`` is every list of the group); ``n_unranked``, users with
-        relevant items but nothing recommended (counted, scoring 0, under
-        ``unranked_users="zero"``; skipped under ``"skip"``); ``n_no_relevant``, users with
-        judged items but none relevant, and ``n_no_truth``, users recommended to but absent
-        from the truth (no relevance at all): both have no relevant item, so they are
-        skipped under ``empty_users="skip"`` and counted under ``"zero"``. When metrics count
-        different users (a profile's per-metric rule), a metric counting more than
-        ``n_users`` has its own ``n_users_<metric>`` column after ``n_users``. An empty
-        input gives an empty result. Lazy in, lazy out: a LazyFrame, DuckDB relation or
-        Spark/SQLFrame DataFrame comes back uncomputed.
-
-    See Also
-    --------
-    per_user : the per-user values these are the means of.
-    recframe.stats.bootstrap_ci, recframe.stats.t_ci : the interval formulas.
-{_NOTES}
-    The means are plain means of the :func:`per_user` columns over the counted users, so
-    ``summary`` never weights a user differently from the per-user frame it summarises. The
-    intervals (``ci=``) resample exactly those users: a user left out of the means is left
-    out of the intervals too. With fewer than two counted users ``_std`` is null, and so are
-    ``_lo``/``_hi`` by any method: one user has no spread to report. ``ci_method="poisson"``
-    (the Poisson bootstrap) runs inside the engine, SQL engines included, and gives the same
-    interval on each for a seed (docs/reporting.md).
-    On a LazyFrame the intervals are computed when the result is collected, on the whole
-    per-user frame at once (one row per user, not per item).
-
-    Examples
-    --------
-    >>> import polars as pl
-    >>> import recframe
-    >>> df = pl.DataFrame({{
-    ...     "model": ["A", "A", "B", "B", "A", "B"],
-    ...     "user_id": [1, 1, 1, 1, 2, 2],
-    ...     "item_id": ["a", "b", "a", "b", "c", "c"],
-    ...     "rank": [1, 2, 2, 1, 1, 1],
-    ...     "relevance": [1, 0, 1, 0, 0, 0],
-    ... }})
-    >>> out = recframe.summary(df, k=1, metrics=["precision", "rr"], by="model")
-    >>> out.columns
-    ['model', 'n_users', 'n_skipped', 'n_unranked', 'n_no_relevant', 'n_no_truth', 'precision@1', 'rr@1']
-    >>> out.rows()  # user 2 has no relevant item: skipped, counted in n_no_relevant
-    [('A', 1, 1, 0, 1, 0, 1.0, 1.0), ('B', 1, 1, 0, 1, 0, 0.0, 0.0)]
-
-    With a 95% bootstrap interval (columns ``_std``, ``_lo``, ``_hi`` after each mean):
-
-    >>> df = pl.DataFrame({{
-    ...     "user_id": [1, 1, 2, 2, 3, 3],
-    ...     "item_id": ["a", "b", "a", "b", "a", "b"],
-    ...     "rank": [1, 2, 1, 2, 1, 2],
-    ...     "relevance": [1, 0, 0, 1, 1, 1],
-    ... }})
-    >>> out = recframe.summary(df, k=1, metrics=["precision"], ci=0.95, seed=0)
-    >>> out.columns[5:]
-    ['precision@1', 'precision@1_std', 'precision@1_lo', 'precision@1_hi']
-    >>> out["precision@1_std"].round(4).to_list()  # values 1, 0, 1: sqrt(((1/3)^2 * 2 + (2/3)^2) / 2)
-    [0.5774]
-"""

@@ -13,7 +13,16 @@ import numpy as np
 import polars as pl
 
 from recframe import _frames, _paired_engine, _tables, _validate, stats
-from recframe._paired_engine import SAME_WITHIN, Pair, effect_size_from_moments
+from recframe._paired_engine import (
+    SAME_WITHIN,
+    Pair,
+    baseline_error,
+    duplicates_error,
+    effect_size_from_moments,
+    infinite_error,
+    no_rows_error,
+    null_key_error,
+)
 from recframe.errors import RecframeError, fix, ref
 from recframe.options import DEFAULT_K, ListOptions, Unpack
 from recframe.stats import Correction, Test
@@ -79,37 +88,6 @@ def refuse_infinite(df: pl.DataFrame, metrics: list[str], user: str, by: str) ->
         if count:
             first = df.filter(pl.col(metric).cast(pl.Float64).is_infinite()).row(0, named=True)
             raise infinite_error(metric, count, first, user, by)
-
-
-def infinite_error(metric: str, count: int, first: dict[str, Any], user: str, by: str) -> RecframeError:
-    """`count` infinite values in column `metric`, the row `first` the first of them (in Python
-    and inside an engine alike)."""
-    return RecframeError(
-        f"column {metric!r} of per_user_frame has {count} infinite value(s), first {user}={first[user]!r} "
-        f"({by}={first[by]!r}): a mean and its interval are undefined. Hint: pass the output of "
-        "recframe.per_user, whose values are finite, or drop those rows."
-    )
-
-
-def no_rows_error(by: str, missing: str) -> RecframeError:
-    """A per-user frame with no row, so no `missing` (a baseline, two models): what per_user
-    leaves out, and where to look."""
-    return RecframeError(
-        f"per_user_frame has no row to compare, so {missing}: recframe.per_user leaves out the lists every metric "
-        f"skips, such as users without any truth or, with {fix('empty_users', 'skip')}, without a relevant item. "
-        "Hint: check that the truth reaches the recommendations (the threshold, the join keys): the counts "
-        f"n_no_truth and n_no_relevant of recframe.summary(..., by={by!r}) say how many."
-    )
-
-
-def baseline_error(baseline: Any, models: list[Any], by: str) -> RecframeError:
-    """The baseline is not among the models (in Python and inside an engine alike); with no
-    model at all, the frame has no row, which is what to say."""
-    if not models:
-        return no_rows_error(by, f"no model {ref('baseline', baseline)}")
-    return RecframeError(
-        f"{ref('baseline', baseline)} is not a value of column {by!r} (values: {models}). Hint: pass {ref('baseline')} one of them."
-    )
 
 
 def by_keys(by: Any) -> list[str]:
@@ -193,17 +171,6 @@ def refuse_duplicates(df: pl.DataFrame, keys: list[str], user: str) -> None:
     duplicated = df.select(pl.struct(*keys, user).is_duplicated().sum()).item()
     if duplicated:
         raise duplicates_error(duplicated, df.filter(pl.struct(*keys, user).is_duplicated()).row(0, named=True), keys, user)
-
-
-def duplicates_error(count: int, first: dict[str, Any], keys: list[str], user: str) -> RecframeError:
-    """`count` rows sharing their (keys, user) values, `first` the first of them (in Python and
-    inside an engine alike)."""
-    where = ", ".join(f"{k}={first[k]!r}" for k in [*keys, user])
-    return RecframeError(
-        f"per_user_frame has {count} rows that share their ({', '.join(map(repr, [*keys, user]))}) values, "
-        f"first {where}: a paired comparison needs one row per model and user in each group. "
-        f"Hint: the frame has other key columns: pass them too, by=[{keys[0]!r}, ...], to compare within each."
-    )
 
 
 def paired_statistics(
@@ -414,6 +381,7 @@ def effect_size(x: np.ndarray, y: np.ndarray) -> float:
 
 
 @_frames.engine_call
+@stats.with_defaults
 def compare(
     per_user_frame: FrameT,
     by: str | Sequence[str] = "model",
@@ -427,106 +395,7 @@ def compare(
     seed: int | None = None,
     n_resamples: int = stats.TEST_RESAMPLES,
 ) -> FrameT:
-    alpha = stats.check_level("alpha", alpha)
-    stats.check_choice("test", test, stats.TESTS)
-    stats.check_choice("correction", correction, stats.CORRECTIONS)
-    n_resamples, _ = stats.check_resampling(n_resamples, seed)
-    keys = by_keys(by)
-    if baseline is not None and test == "tukey_hsd":
-        raise RecframeError(
-            f"{ref('test', test)} compares every pair of models at once, and {ref('baseline', baseline)} asks for the "
-            f"pairs with one model. Hint: drop {ref('baseline')} (the rows with {baseline!r} are those where it is "
-            f"model_a or model_b), or pass {fix('test', 'randomization')}."
-        )
-    lf, kind = _frames.to_lazy(per_user_frame, "per_user_frame")
-    if kind == "engine" and baseline is not None and test == "paired_t":
-        return _compare_in_engine(lf, keys, baseline, user, metrics, correction, alpha)  # type: ignore[return-value]
-    native, kind = polars_per_user(per_user_frame)
-    schema = native.collect_schema()
-    user = user_column_of(schema, user, keys)
-    chosen = metric_columns_of(schema, keys, user, metrics)
-    pair_schema = _pair_schema([(k, schema[k]) for k in keys[1:]], schema[keys[0]])
-    out_schema = pair_schema if baseline is None else _as_baseline(pl.DataFrame(schema=pair_schema), keys).schema
-
-    def run(df: pl.DataFrame) -> pl.DataFrame:
-        rows = _rows(df, keys, baseline, user, chosen, test, correction, alpha, n_resamples, seed)
-        return _result(pl.DataFrame(rows, schema=pair_schema), keys, baseline)
-
-    result = without_skipped(native, schema).select(*keys, user, *chosen).map_batches(run, schema=out_schema, streamable=False)
-    return _frames.from_lazy(nw.from_native(result), kind)
-
-
-def refuse_null_keys(df: pl.DataFrame, by: str, user: str) -> None:
-    """Refuse a null model or user: the two paths of compare would read them apart."""
-    nulls = df.select(pl.col(by).null_count().alias("by"), pl.col(user).null_count().alias("user")).row(0, named=True)
-    for arg, column in (("by", by), ("user", user)):
-        if nulls[arg]:
-            raise null_key_error(column, int(nulls[arg]), arg)
-
-
-def null_key_error(column: str, count: int, arg: str) -> RecframeError:
-    """`count` null values in the model column (``arg`` "by") or the user column (``arg``
-    "user"): refused on every backend, by the comparison with a baseline and of every pair alike
-    (a join pairs no null key, an index of the users would pair them: two answers for one pair)."""
-    what, why = ("model", "compared with another model") if arg == "by" else ("user", "paired with its user under another model")
-    return RecframeError(
-        f"column {column!r} of per_user_frame ({ref(arg)}) has {count} null value(s): a row without a {what} cannot be "
-        f"{why}. Hint: drop those rows or fill them first (recframe.per_user gives every row a {what})."
-    )
-
-
-def _compare_in_engine(
-    lf: nw.LazyFrame, keys: list[str], baseline: Any, user: str | None, metrics: Sequence[str] | None,
-    correction: Correction | None, alpha: float,
-) -> pl.DataFrame:  # fmt: skip
-    """compare on a SQL engine's per-user frame (baseline, paired t test): the engine computes
-    each pair's counts and moments (recframe._paired_engine); the result, a few rows, is a
-    Polars DataFrame."""
-    schema = nw.Schema(_frames.schema_of(lf, "per_user_frame"))  # names() and dtypes' is_numeric(), as Polars'
-    user = user_column_of(schema, user, keys)  # type: ignore[arg-type]
-    chosen = metric_columns_of(schema, keys, user, metrics)  # type: ignore[arg-type]
-    every_metric = _tables.metric_columns(list(schema))
-    if "n_relevant" in schema and every_metric:  # the users summary counts (see without_skipped)
-        lf = lf.filter(
-            ~((nw.col("n_relevant") == 0) & nw.any_horizontal(*(nw.col(c).is_null() for c in every_metric), ignore_nulls=False))
-        )
-    found: dict[str, list[Any]] = {name: [] for name in [*keys[1:], *PAIR_COLUMNS[:-2]]}
-    for pair in _paired_engine.paired_t(lf, keys, baseline, user, chosen, alpha):
-        for name, value in pair_row(pair).items():
-            found[name].append(value)
-    empty = lf.select(*keys).head(0).collect("polars").to_native().schema
-    pair_schema = _pair_schema([(k, empty[k]) for k in keys[1:]], empty[keys[0]])
-    return _result(pl.DataFrame(_with_adjusted(found, correction, alpha), schema=pair_schema), keys, baseline)
-
-
-def _pair_schema(strata: list[tuple[str, Any]], key_dtype: Any) -> pl.Schema:
-    """The schema of :data:`PAIR_COLUMNS` after the `strata` keys, the models of `key_dtype`."""
-    return pl.Schema(
-        strata
-        + [("model_a", key_dtype), ("model_b", key_dtype), ("metric", pl.String)]
-        + [(c, pl.Int64 if c in _PAIR_COUNTS else pl.Float64) for c in PAIR_COLUMNS[3:-1]]
-        + [("significant", pl.Boolean)]
-    )
-
-
-def _as_baseline(out: pl.DataFrame, keys: list[str]) -> pl.DataFrame:
-    """Pairs (model, baseline) named and ordered as a comparison with a baseline (:data:`COLUMNS`)."""
-    return out.rename(_AS_BASELINE).select(*keys[1:], *COLUMNS)
-
-
-def _result(out: pl.DataFrame, keys: list[str], baseline: Any) -> pl.DataFrame:
-    """The rows of every pair as the result: against a baseline named as :data:`COLUMNS`; a
-    difference past the float64 maximum refused; NaN, which marks an undefined value here, made
-    null like a mean over no users."""
-    if baseline is None:
-        stats.refuse_overflow(out, [*keys[1:], "model_a", "model_b"], "means of the models")
-    else:
-        out = _as_baseline(out, keys)
-        stats.refuse_overflow(out, [*keys[1:], "model"], "model and baseline means")
-    return out.with_columns(pl.col(pl.Float64).fill_nan(None))
-
-
-compare.__doc__ = """Compare models user by user, with a paired test per metric: every model with a
+    """Compare models user by user, with a paired test per metric: every model with a
     baseline, or every pair of models.
 
     Parameters
@@ -653,7 +522,92 @@ compare.__doc__ = """Compare models user by user, with a paired test per metric:
     d = 0, -0.5, -0.5, -0.5: mean -0.375, s_d = 0.25, d_z = -1.5; the 16 permutations
     (A and B swapped or not, per user) give the p-value of the randomization test.
     """
-stats.with_defaults(compare)  # the defaults, written into the docs
+    alpha = stats.check_level("alpha", alpha)
+    stats.check_choice("test", test, stats.TESTS)
+    stats.check_choice("correction", correction, stats.CORRECTIONS)
+    n_resamples, _ = stats.check_resampling(n_resamples, seed)
+    keys = by_keys(by)
+    if baseline is not None and test == "tukey_hsd":
+        raise RecframeError(
+            f"{ref('test', test)} compares every pair of models at once, and {ref('baseline', baseline)} asks for the "
+            f"pairs with one model. Hint: drop {ref('baseline')} (the rows with {baseline!r} are those where it is "
+            f"model_a or model_b), or pass {fix('test', 'randomization')}."
+        )
+    lf, kind = _frames.to_lazy(per_user_frame, "per_user_frame")
+    if kind == "engine" and baseline is not None and test == "paired_t":
+        return _compare_in_engine(lf, keys, baseline, user, metrics, correction, alpha)  # type: ignore[return-value]
+    native, kind = polars_per_user(per_user_frame)
+    schema = native.collect_schema()
+    user = user_column_of(schema, user, keys)
+    chosen = metric_columns_of(schema, keys, user, metrics)
+    pair_schema = _pair_schema([(k, schema[k]) for k in keys[1:]], schema[keys[0]])
+    out_schema = pair_schema if baseline is None else _as_baseline(pl.DataFrame(schema=pair_schema), keys).schema
+
+    def run(df: pl.DataFrame) -> pl.DataFrame:
+        rows = _rows(df, keys, baseline, user, chosen, test, correction, alpha, n_resamples, seed)
+        return _result(pl.DataFrame(rows, schema=pair_schema), keys, baseline)
+
+    result = without_skipped(native, schema).select(*keys, user, *chosen).map_batches(run, schema=out_schema, streamable=False)
+    return _frames.from_lazy(nw.from_native(result), kind)
+
+
+def refuse_null_keys(df: pl.DataFrame, by: str, user: str) -> None:
+    """Refuse a null model or user: the two paths of compare would read them apart."""
+    nulls = df.select(pl.col(by).null_count().alias("by"), pl.col(user).null_count().alias("user")).row(0, named=True)
+    for arg, column in (("by", by), ("user", user)):
+        if nulls[arg]:
+            raise null_key_error(column, int(nulls[arg]), arg)
+
+
+def _compare_in_engine(
+    lf: nw.LazyFrame, keys: list[str], baseline: Any, user: str | None, metrics: Sequence[str] | None,
+    correction: Correction | None, alpha: float,
+) -> pl.DataFrame:  # fmt: skip
+    """compare on a SQL engine's per-user frame (baseline, paired t test): the engine computes
+    each pair's counts and moments (recframe._paired_engine); the result, a few rows, is a
+    Polars DataFrame."""
+    schema = nw.Schema(_frames.schema_of(lf, "per_user_frame"))  # names() and dtypes' is_numeric(), as Polars'
+    user = user_column_of(schema, user, keys)  # type: ignore[arg-type]
+    chosen = metric_columns_of(schema, keys, user, metrics)  # type: ignore[arg-type]
+    every_metric = _tables.metric_columns(list(schema))
+    if "n_relevant" in schema and every_metric:  # the users summary counts (see without_skipped)
+        lf = lf.filter(
+            ~((nw.col("n_relevant") == 0) & nw.any_horizontal(*(nw.col(c).is_null() for c in every_metric), ignore_nulls=False))
+        )
+    found: dict[str, list[Any]] = {name: [] for name in [*keys[1:], *PAIR_COLUMNS[:-2]]}
+    for pair in _paired_engine.paired_t(lf, keys, baseline, user, chosen, alpha):
+        for name, value in pair_row(pair).items():
+            found[name].append(value)
+    empty = lf.select(*keys).head(0).collect("polars").to_native().schema
+    pair_schema = _pair_schema([(k, empty[k]) for k in keys[1:]], empty[keys[0]])
+    return _result(pl.DataFrame(_with_adjusted(found, correction, alpha), schema=pair_schema), keys, baseline)
+
+
+def _pair_schema(strata: list[tuple[str, Any]], key_dtype: Any) -> pl.Schema:
+    """The schema of :data:`PAIR_COLUMNS` after the `strata` keys, the models of `key_dtype`."""
+    return pl.Schema(
+        strata
+        + [("model_a", key_dtype), ("model_b", key_dtype), ("metric", pl.String)]
+        + [(c, pl.Int64 if c in _PAIR_COUNTS else pl.Float64) for c in PAIR_COLUMNS[3:-1]]
+        + [("significant", pl.Boolean)]
+    )
+
+
+def _as_baseline(out: pl.DataFrame, keys: list[str]) -> pl.DataFrame:
+    """Pairs (model, baseline) named and ordered as a comparison with a baseline (:data:`COLUMNS`)."""
+    return out.rename(_AS_BASELINE).select(*keys[1:], *COLUMNS)
+
+
+def _result(out: pl.DataFrame, keys: list[str], baseline: Any) -> pl.DataFrame:
+    """The rows of every pair as the result: against a baseline named as :data:`COLUMNS`; a
+    difference past the float64 maximum refused; NaN, which marks an undefined value here, made
+    null like a mean over no users."""
+    if baseline is None:
+        stats.refuse_overflow(out, [*keys[1:], "model_a", "model_b"], "means of the models")
+    else:
+        out = _as_baseline(out, keys)
+        stats.refuse_overflow(out, [*keys[1:], "model"], "model and baseline means")
+    return out.with_columns(pl.col(pl.Float64).fill_nan(None))
 
 
 def _comparison(frame: Any, arg: str) -> tuple[pl.LazyFrame, _frames.Kind, pl.Schema]:
@@ -785,68 +739,11 @@ def compare_letters(comparison: FrameT) -> FrameT:
 
 
 @_frames.engine_call
+@stats.with_defaults
 def combine_folds(
     comparison: FrameT, fold: str = "fold", *, alpha: float = stats.ALPHA, correction: Correction | None = stats.CORRECTION
 ) -> FrameT:
-    alpha = stats.check_level("alpha", alpha)
-    stats.check_choice("correction", correction, stats.CORRECTIONS)
-    native, kind, schema = _comparison(comparison, "comparison")
-    names = schema.names()
-    if "model_a" in names:
-        pair, means = ["model_a", "model_b"], ["mean_a", "mean_b"]
-    elif "baseline" in names:
-        pair, means = ["baseline", "model"], ["baseline_mean", "model_mean"]
-    else:
-        raise RecframeError(
-            f"comparison has neither model_a/model_b nor baseline/model columns (columns: {names}). "
-            "Hint: pass the output of recframe.compare."
-        )
-    missing = [c for c in ["metric", *means, "delta"] if c not in names]
-    strata = names[: names.index(pair[0])]
-    if missing or fold not in strata:
-        raise RecframeError(
-            f"{ref('fold', fold)} is not one of the comparison's key columns {strata}"
-            + (f" (and it lacks {missing})" if missing else "")
-            + f". Hint: compare within folds, recframe.compare(per_user, by=['model', {fold!r}]), and pass "
-            f"{fix('fold', fold)} the fold column."
-        )
-    keys = [k for k in strata if k != fold]
-    out_schema = pl.Schema(
-        [(k, schema[k]) for k in [*keys, *pair]]
-        + [("metric", pl.String), ("n_folds", pl.Int64)]
-        + [(c, pl.Float64) for c in [*means, "delta", "delta_lo", "delta_hi", "p_value", "p_adjusted"]]
-        + [("significant", pl.Boolean)]
-    )
-
-    def run(df: pl.DataFrame) -> pl.DataFrame:
-        out: dict[str, list[Any]] = {name: [] for name in out_schema.names()}
-        for group_keys, rows in df.group_by([*keys, *pair, "metric"], maintain_order=True):
-            rows = rows.filter(pl.col("delta").is_not_null() & pl.col("delta").is_not_nan())
-            deltas = rows.get_column("delta").cast(pl.Float64).to_numpy()
-            n = deltas.size
-            lo, hi = stats.t_ci(deltas, 1 - alpha) if n >= 2 else (math.nan, math.nan)
-            p_value = stats.paired_t_test(deltas, np.zeros(n)).p_value if n >= 2 else math.nan
-            values = {
-                **dict(zip([*keys, *pair, "metric"], group_keys)),
-                "n_folds": n,
-                **{c: stats.mean(rows.get_column(c).cast(pl.Float64).to_numpy()) for c in means},
-                "delta": stats.mean(deltas),
-                "delta_lo": lo,
-                "delta_hi": hi,
-                "p_value": p_value,
-            }
-            for name, value in values.items():
-                out[name].append(value)
-        adjusted = stats.adjust_pvalues(np.array(out["p_value"], dtype=float), correction)
-        out["p_adjusted"] = adjusted.tolist()
-        out["significant"] = [bool(p < alpha) for p in adjusted]
-        return pl.DataFrame(out, schema=out_schema).with_columns(pl.col(pl.Float64).fill_nan(None))
-
-    result = native.map_batches(run, schema=out_schema, streamable=False)
-    return _frames.from_lazy(nw.from_native(result), kind)
-
-
-combine_folds.__doc__ = """The deltas of a comparison made within each fold, combined over the folds: their mean
+    """The deltas of a comparison made within each fold, combined over the folds: their mean
     with a t interval and a t test over the folds.
 
     Parameters
@@ -920,7 +817,62 @@ combine_folds.__doc__ = """The deltas of a comparison made within each fold, com
     >>> recframe.combine_folds(two, correction=None)["significant"].to_list()
     [True, True]
     """
-stats.with_defaults(combine_folds)  # the defaults, written into the docs
+    alpha = stats.check_level("alpha", alpha)
+    stats.check_choice("correction", correction, stats.CORRECTIONS)
+    native, kind, schema = _comparison(comparison, "comparison")
+    names = schema.names()
+    if "model_a" in names:
+        pair, means = ["model_a", "model_b"], ["mean_a", "mean_b"]
+    elif "baseline" in names:
+        pair, means = ["baseline", "model"], ["baseline_mean", "model_mean"]
+    else:
+        raise RecframeError(
+            f"comparison has neither model_a/model_b nor baseline/model columns (columns: {names}). "
+            "Hint: pass the output of recframe.compare."
+        )
+    missing = [c for c in ["metric", *means, "delta"] if c not in names]
+    strata = names[: names.index(pair[0])]
+    if missing or fold not in strata:
+        raise RecframeError(
+            f"{ref('fold', fold)} is not one of the comparison's key columns {strata}"
+            + (f" (and it lacks {missing})" if missing else "")
+            + f". Hint: compare within folds, recframe.compare(per_user, by=['model', {fold!r}]), and pass "
+            f"{fix('fold', fold)} the fold column."
+        )
+    keys = [k for k in strata if k != fold]
+    out_schema = pl.Schema(
+        [(k, schema[k]) for k in [*keys, *pair]]
+        + [("metric", pl.String), ("n_folds", pl.Int64)]
+        + [(c, pl.Float64) for c in [*means, "delta", "delta_lo", "delta_hi", "p_value", "p_adjusted"]]
+        + [("significant", pl.Boolean)]
+    )
+
+    def run(df: pl.DataFrame) -> pl.DataFrame:
+        out: dict[str, list[Any]] = {name: [] for name in out_schema.names()}
+        for group_keys, rows in df.group_by([*keys, *pair, "metric"], maintain_order=True):
+            rows = rows.filter(pl.col("delta").is_not_null() & pl.col("delta").is_not_nan())
+            deltas = rows.get_column("delta").cast(pl.Float64).to_numpy()
+            n = deltas.size
+            lo, hi = stats.t_ci(deltas, 1 - alpha) if n >= 2 else (math.nan, math.nan)
+            p_value = stats.paired_t_test(deltas, np.zeros(n)).p_value if n >= 2 else math.nan
+            values = {
+                **dict(zip([*keys, *pair, "metric"], group_keys)),
+                "n_folds": n,
+                **{c: stats.mean(rows.get_column(c).cast(pl.Float64).to_numpy()) for c in means},
+                "delta": stats.mean(deltas),
+                "delta_lo": lo,
+                "delta_hi": hi,
+                "p_value": p_value,
+            }
+            for name, value in values.items():
+                out[name].append(value)
+        adjusted = stats.adjust_pvalues(np.array(out["p_value"], dtype=float), correction)
+        out["p_adjusted"] = adjusted.tolist()
+        out["significant"] = [bool(p < alpha) for p in adjusted]
+        return pl.DataFrame(out, schema=out_schema).with_columns(pl.col(pl.Float64).fill_nan(None))
+
+    result = native.map_batches(run, schema=out_schema, streamable=False)
+    return _frames.from_lazy(nw.from_native(result), kind)
 
 
 @_frames.engine_call

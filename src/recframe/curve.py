@@ -9,7 +9,7 @@ from typing import Any, TypeVar, cast
 import narwhals as nw
 import polars as pl
 
-from recframe import _call, _frames, _validate, api, profiles
+from recframe import _call, _docs, _frames, _validate, api, profiles
 from recframe.errors import RecframeError, fix, ref
 from recframe.metrics import REGISTRY
 from recframe.options import CURVE_NAMES, IntervalOptions, Unpack
@@ -47,13 +47,67 @@ def _longest_list(frame: Any, options: dict[str, Any]) -> int | None:
 PR_METRICS = ("precision", "recall")
 
 
+# the options' names, from their one declaration (numpydoc: names sharing one entry, one line)
 @_frames.engine_call
+@_docs.filled(options="    " + ", ".join(CURVE_NAMES) + " : keyword options")
 def curve(
     frame: FrameT,
     metrics: Sequence[str] | None = None,
     k_max: int = DEFAULT_K_MAX,
     **options: Unpack[IntervalOptions],
 ) -> FrameT:
+    """Mean metrics at every cut-off k = 1..k_max, by group, in long format.
+
+        Parameters
+        ----------
+        frame : pandas.DataFrame, polars.DataFrame, polars.LazyFrame or pyarrow.Table
+            As for :func:`recframe.summary`.
+        metrics : list of str, optional
+            Metric names (``["ndcg", "ap"]``); ``"precision"`` and ``"recall"`` are always added,
+            so that every row is also a precision-recall point. Default: every metric (with a
+            profile, every metric its peer has at a cut-off: not trec_eval's or ranx's R-precision).
+        k_max : int, default 50
+            The largest cut-off: the curve has one row per k in 1..k_max (per group).
+    {options}
+            As for :func:`recframe.summary`.
+
+        Returns
+        -------
+        frame of the same type as ``frame``
+            The ``by`` columns, ``k``, the counts of :func:`recframe.summary` (``n_users``,
+            ``n_skipped``, ``n_unranked``, ``n_no_relevant``, ``n_no_truth``), then one column per metric
+            named by the metric (``"ndcg"``: the mean of ``ndcg@k``), each followed by ``_std``,
+            ``_lo`` and ``_hi`` when ``ci`` is given; sorted by the keys and k. Lazy in, lazy out.
+
+        See Also
+        --------
+        summary : the same means at chosen cut-offs, in wide format.
+        recframe.plot.curve : draws this frame.
+
+        Notes
+        -----
+        The value at k is exactly ``summary(frame, k=k)``'s column ``<metric>@<k>``: the same
+        formulas, conventions and undefined-case policy (see :func:`recframe.per_user`). All
+        cut-offs come from one ``summary`` call with ``k=[1, ..., k_max]``, so the data are read,
+        checked and grouped once, not once per k. ``r_precision`` gives its capped form
+        ``r_precision@k`` (the bare column does not depend on k and is left out).
+
+        Examples
+        --------
+        >>> import polars as pl
+        >>> import recframe
+        >>> df = pl.DataFrame({
+        ...     "user_id": [1, 1, 1],
+        ...     "item_id": ["a", "b", "c"],
+        ...     "rank": [1, 2, 3],
+        ...     "relevance": [0, 1, 1],
+        ... })
+        >>> out = recframe.curve(df, metrics=["rr"], k_max=3)
+        >>> out.columns
+        ['k', 'n_users', 'n_skipped', 'n_unranked', 'n_no_relevant', 'n_no_truth', 'rr', 'precision', 'recall']
+        >>> out.select("k", "precision", "recall").rows()  # hits 0, 1, 2 of R = 2
+        [(1, 0.0, 0.0), (2, 0.5, 0.5), (3, 0.6666666666666666, 1.0)]
+    """
     k_max = _validate.whole_at_least("k_max", k_max, 1, "is not a positive integer.", f"pass {fix('k_max', 50)}.")
     call = _call.resolve(1, metrics, dict(options), CURVE_NAMES, "curve")
     profile, ci, no_cutoff = call["profile"], call["ci"], set(call["no_cutoff"])
@@ -106,60 +160,6 @@ def curve(
     return long.to_native()
 
 
-curve.__doc__ = """Mean metrics at every cut-off k = 1..k_max, by group, in long format.
-
-        Parameters
-        ----------
-        frame : pandas.DataFrame, polars.DataFrame, polars.LazyFrame or pyarrow.Table
-            As for :func:`recframe.summary`.
-        metrics : list of str, optional
-            Metric names (``["ndcg", "ap"]``); ``"precision"`` and ``"recall"`` are always added,
-            so that every row is also a precision-recall point. Default: every metric (with a
-            profile, every metric its peer has at a cut-off: not trec_eval's or ranx's R-precision).
-        k_max : int, default 50
-            The largest cut-off: the curve has one row per k in 1..k_max (per group).
-    {options}
-            As for :func:`recframe.summary`.
-
-        Returns
-        -------
-        frame of the same type as ``frame``
-            The ``by`` columns, ``k``, the counts of :func:`recframe.summary` (``n_users``,
-            ``n_skipped``, ``n_unranked``, ``n_no_relevant``, ``n_no_truth``), then one column per metric
-            named by the metric (``"ndcg"``: the mean of ``ndcg@k``), each followed by ``_std``,
-            ``_lo`` and ``_hi`` when ``ci`` is given; sorted by the keys and k. Lazy in, lazy out.
-
-        See Also
-        --------
-        summary : the same means at chosen cut-offs, in wide format.
-        recframe.plot.curve : draws this frame.
-
-        Notes
-        -----
-        The value at k is exactly ``summary(frame, k=k)``'s column ``<metric>@<k>``: the same
-        formulas, conventions and undefined-case policy (see :func:`recframe.per_user`). All
-        cut-offs come from one ``summary`` call with ``k=[1, ..., k_max]``, so the data are read,
-        checked and grouped once, not once per k. ``r_precision`` gives its capped form
-        ``r_precision@k`` (the bare column does not depend on k and is left out).
-
-        Examples
-        --------
-        >>> import polars as pl
-        >>> import recframe
-        >>> df = pl.DataFrame({
-        ...     "user_id": [1, 1, 1],
-        ...     "item_id": ["a", "b", "c"],
-        ...     "rank": [1, 2, 3],
-        ...     "relevance": [0, 1, 1],
-        ... })
-        >>> out = recframe.curve(df, metrics=["rr"], k_max=3)
-        >>> out.columns
-        ['k', 'n_users', 'n_skipped', 'n_unranked', 'n_no_relevant', 'n_no_truth', 'rr', 'precision', 'recall']
-        >>> out.select("k", "precision", "recall").rows()  # hits 0, 1, 2 of R = 2
-        [(1, 0.0, 0.0), (2, 0.5, 0.5), (3, 0.6666666666666666, 1.0)]
-    """
-
-
 def _long(wide: Any, names: list[str], k_max: int, suffixes: tuple[str, ...]) -> Any:
     """The wide summary (one column per metric and k) as one row per (group, k)."""
     columns = wide.columns
@@ -175,8 +175,3 @@ def _long(wide: Any, names: list[str], k_max: int, suffixes: tuple[str, ...]) ->
     ]
     order = [*keys, "k", *counts, *(f"{m}{s}" for m in names for s in suffixes)]
     return nw.concat(parts, how="vertical").select(order).sort([*keys, "k"])
-
-
-# the options' names, from their one declaration (numpydoc: names sharing one entry, one line)
-assert curve.__doc__ is not None
-curve.__doc__ = curve.__doc__.replace("{options}", "    " + ", ".join(CURVE_NAMES) + " : keyword options")

@@ -138,6 +138,7 @@ def _rows(
 
 
 @_frames.engine_call
+@stats.with_defaults
 def disparity(
     per_user_frame: FrameT,
     group: str = "segment",
@@ -152,44 +153,7 @@ def disparity(
     seed: int | None = None,
     n_resamples: int = stats.TEST_RESAMPLES,
 ) -> FrameT:
-    alpha = stats.check_level("alpha", alpha)
-    stats.check_choice("test", test, stats.UNPAIRED_TESTS)
-    stats.check_choice("pairs", pairs, PAIRS)
-    stats.check_choice("correction", correction, stats.CORRECTIONS)
-    n_resamples, _ = stats.check_resampling(n_resamples, seed)
-    keys = by_keys(by)
-    if not isinstance(group, str):
-        raise RecframeError(f"{ref('group', group)} must name one column. Hint: pass {fix('group', 'segment')}.")
-    if group in keys:
-        raise RecframeError(
-            f"{ref('group', group)} is also in {ref('by', keys)}: the groups are compared within each by key. "
-            f"Hint: leave {group!r} out of by."
-        )
-    native, kind = polars_per_user(per_user_frame)
-    schema = native.collect_schema()
-    if group not in schema.names():
-        raise RecframeError(
-            f"{ref('group', group)} is not a column of per_user_frame (columns: {schema.names()}). Hint: evaluate with "
-            f"recframe.per_user(..., users=users, by=[..., {group!r}]) so that each row carries its group."
-        )
-    if _tables.is_metric_column(group) or group == "n_relevant" or (metrics is not None and group in metrics):
-        segments = [c for c in schema.names() if c not in keys and not _tables.is_metric_column(c) and c != "n_relevant"]
-        raise RecframeError(
-            f"{ref('group', group)} is a metric column: group must be a column that groups users (a segment, a market, "
-            f"a cohort), whose values are compared. Hint: pass one of the other columns ({segments}), or add one with "
-            "recframe.per_user(..., users=users, by=[..., 'segment'])."
-        )
-    user = user_column_of(schema, user, [*keys, group])
-    chosen = metric_columns_of(schema, keys, user, metrics)
-    df = without_skipped(native, schema).select(*keys, group, user, *chosen).collect()
-    refuse_infinite(df, chosen, user, keys[0])
-    out = _rows(df, keys, group, chosen, test, pairs, correction, alpha, n_resamples, seed)
-    order = [*keys, *(ALL_PAIRS if pairs == "all" else EXTREMES)]
-    out = out.select(*order, *(c for c in out.columns if c not in order))
-    return _frames.from_lazy(nw.from_native(out.lazy()), kind)
-
-
-disparity.__doc__ = """How a metric differs between groups of users (segments, markets, cohorts), per model.
+    """How a metric differs between groups of users (segments, markets, cohorts), per model.
 
     Parameters
     ----------
@@ -264,4 +228,38 @@ disparity.__doc__ = """How a metric differs between groups of users (segments, m
     three, 2 reach a gap of 0.5 (0.5 is in both groups: either can go with 1 and 0.75), so
     p = 2 x 2 / 20 = 0.2 (exact).
     """
-stats.with_defaults(disparity)  # the defaults, written into the docs
+    alpha = stats.check_level("alpha", alpha)
+    stats.check_choice("test", test, stats.UNPAIRED_TESTS)
+    stats.check_choice("pairs", pairs, PAIRS)
+    stats.check_choice("correction", correction, stats.CORRECTIONS)
+    n_resamples, _ = stats.check_resampling(n_resamples, seed)
+    keys = by_keys(by)
+    if not isinstance(group, str):
+        raise RecframeError(f"{ref('group', group)} must name one column. Hint: pass {fix('group', 'segment')}.")
+    if group in keys:
+        raise RecframeError(
+            f"{ref('group', group)} is also in {ref('by', keys)}: the groups are compared within each by key. "
+            f"Hint: leave {group!r} out of by."
+        )
+    native, kind = polars_per_user(per_user_frame)
+    schema = native.collect_schema()
+    if group not in schema.names():
+        raise RecframeError(
+            f"{ref('group', group)} is not a column of per_user_frame (columns: {schema.names()}). Hint: evaluate with "
+            f"recframe.per_user(..., users=users, by=[..., {group!r}]) so that each row carries its group."
+        )
+    if _tables.is_metric_column(group) or group == "n_relevant" or (metrics is not None and group in metrics):
+        segments = [c for c in schema.names() if c not in keys and not _tables.is_metric_column(c) and c != "n_relevant"]
+        raise RecframeError(
+            f"{ref('group', group)} is a metric column: group must be a column that groups users (a segment, a market, "
+            f"a cohort), whose values are compared. Hint: pass one of the other columns ({segments}), or add one with "
+            "recframe.per_user(..., users=users, by=[..., 'segment'])."
+        )
+    user = user_column_of(schema, user, [*keys, group])
+    chosen = metric_columns_of(schema, keys, user, metrics)
+    df = without_skipped(native, schema).select(*keys, group, user, *chosen).collect()
+    refuse_infinite(df, chosen, user, keys[0])
+    out = _rows(df, keys, group, chosen, test, pairs, correction, alpha, n_resamples, seed)
+    order = [*keys, *(ALL_PAIRS if pairs == "all" else EXTREMES)]
+    out = out.select(*order, *(c for c in out.columns if c not in order))
+    return _frames.from_lazy(nw.from_native(out.lazy()), kind)

@@ -25,6 +25,7 @@ from typing import Any, Literal, NamedTuple, TypeVar
 
 import numpy as np
 
+from recframe import _docs
 from recframe._validate import whole, whole_at_least
 from recframe.errors import RecframeError, fix, ref
 
@@ -61,19 +62,14 @@ def with_defaults(function: _F) -> _F:
     """Write the defaults above into `function`'s docstring, where it names one in braces
     (``{ALPHA}``, ``{CORRECTION}``, ``{PAIRED_TEST}``, ``{TEST_RESAMPLES}``, ...): the docs
     cannot drift from the values."""
-    shown = {
-        "ALPHA": ALPHA,
-        "CORRECTION": f'"{CORRECTION}"',
-        "PAIRED_TEST": f'"{PAIRED_TEST}"',
-        "UNPAIRED_TEST": f'"{UNPAIRED_TEST}"',
-        "INTERVAL_RESAMPLES": INTERVAL_RESAMPLES,
-        "TEST_RESAMPLES": TEST_RESAMPLES,
-    }
-    doc = function.__doc__ or ""
-    for name, value in shown.items():
-        doc = doc.replace("{" + name + "}", str(value))
-    function.__doc__ = doc
-    return function
+    return _docs.filled(
+        ALPHA=ALPHA,
+        CORRECTION=f'"{CORRECTION}"',
+        PAIRED_TEST=f'"{PAIRED_TEST}"',
+        UNPAIRED_TEST=f'"{UNPAIRED_TEST}"',
+        INTERVAL_RESAMPLES=INTERVAL_RESAMPLES,
+        TEST_RESAMPLES=TEST_RESAMPLES,
+    )(function)
 
 
 #: Upper bound on the entries of one resampling matrix (resamples x users): memory stays
@@ -687,7 +683,56 @@ class TukeyResult(NamedTuple):
 PERMUTATION_TABLE_MAX_MODELS = 7
 
 
+@with_defaults
 def tukey_hsd_test(values: Any, n_resamples: int = TEST_RESAMPLES, seed: Any = None, ci: float = 1 - ALPHA) -> TukeyResult:
+    """Randomized paired Tukey HSD test of every pair of m models (Carterette 2012).
+
+    Parameters
+    ----------
+    values : array of shape (n, m)
+        One row per user, one column per model. A row with a NaN (a user missing a value
+        under some model) is left out: the test permutes the models within each user, so it
+        uses the users with a value under every model.
+    n_resamples : int, default {TEST_RESAMPLES}
+        Random permutations drawn per user; when ``(m!)**n <= n_resamples``, every one of
+        the ``(m!)**n`` assignments is used and the p-values are exact.
+    seed : int, numpy.random.Generator or None
+        Seed for ``numpy.random.default_rng``.
+    ci : float, default 0.95
+        Coverage of the honestly significant difference ``hsd``.
+
+    Returns
+    -------
+    TukeyResult
+        ``means`` (m,) over the n complete rows, ``p_values`` (m, m), symmetric, 1 on the
+        diagonal, ``hsd`` the ``ci`` quantile of the resampled range (simultaneous interval
+        of every pair's difference: ``mean_a - mean_b -/+ hsd``) and ``n``.
+
+    Notes
+    -----
+    Under the null hypothesis that no model differs from another, the m values of a user
+    are exchangeable: one resample permutes them within each user independently, takes
+    each model's mean over the users and keeps the range ``max - min`` of the m means. The
+    p-value of a pair is ``(#{range >= |mean_a - mean_b|} + a) / (B + a)`` over B
+    resamples, with a = 1 for drawn resamples (the observed assignment counts) and a = 0
+    when all are enumerated, with the relative tolerance of :func:`randomization_test`.
+    Every pair is compared with the distribution of the largest difference, so the
+    family-wise error rate over the pairs is controlled by the test itself: no further
+    correction is needed (Smucker, Allan and Carterette 2007; Carterette 2012). With two
+    models a permutation is a sign flip of the difference and the p-value is that of
+    :func:`randomization_test`. A permutation is drawn as an index into the table of all m!
+    (up to :data:`PERMUTATION_TABLE_MAX_MODELS` models; beyond, by sorting random keys),
+    users and resamples in chunks of at most :data:`CHUNK_ELEMENTS` values: memory beyond
+    the resampled sums (B x m floats) does not grow with `n_resamples`, and there is no
+    Python loop over users or resamples. No complete row: NaN p-values and means; fewer
+    than two: NaN ``hsd``.
+
+    Examples
+    --------
+    >>> r = tukey_hsd_test([[1.0, 0.0], [2.0, 0.0], [3.0, 0.0]])  # exact: 2**3 assignments
+    >>> r.means.tolist(), float(r.p_values[0, 1])   # only (+,+,+) and (-,-,-) reach a range of 2
+    ([2.0, 0.0], 0.25)
+    """
     level = check_level("ci", ci)
     n_resamples, rng = check_resampling(n_resamples, seed)
     matrix = np.asarray(values, dtype=float)
@@ -746,57 +791,6 @@ def tukey_hsd_test(values: Any, n_resamples: int = TEST_RESAMPLES, seed: Any = N
     np.fill_diagonal(p_values, 1.0)
     hsd = float(np.quantile(ranges, level)) * scale if n >= 2 else math.nan
     return TukeyResult(means * scale, p_values, hsd, n)
-
-
-tukey_hsd_test.__doc__ = """Randomized paired Tukey HSD test of every pair of m models (Carterette 2012).
-
-    Parameters
-    ----------
-    values : array of shape (n, m)
-        One row per user, one column per model. A row with a NaN (a user missing a value
-        under some model) is left out: the test permutes the models within each user, so it
-        uses the users with a value under every model.
-    n_resamples : int, default {TEST_RESAMPLES}
-        Random permutations drawn per user; when ``(m!)**n <= n_resamples``, every one of
-        the ``(m!)**n`` assignments is used and the p-values are exact.
-    seed : int, numpy.random.Generator or None
-        Seed for ``numpy.random.default_rng``.
-    ci : float, default 0.95
-        Coverage of the honestly significant difference ``hsd``.
-
-    Returns
-    -------
-    TukeyResult
-        ``means`` (m,) over the n complete rows, ``p_values`` (m, m), symmetric, 1 on the
-        diagonal, ``hsd`` the ``ci`` quantile of the resampled range (simultaneous interval
-        of every pair's difference: ``mean_a - mean_b -/+ hsd``) and ``n``.
-
-    Notes
-    -----
-    Under the null hypothesis that no model differs from another, the m values of a user
-    are exchangeable: one resample permutes them within each user independently, takes
-    each model's mean over the users and keeps the range ``max - min`` of the m means. The
-    p-value of a pair is ``(#{range >= |mean_a - mean_b|} + a) / (B + a)`` over B
-    resamples, with a = 1 for drawn resamples (the observed assignment counts) and a = 0
-    when all are enumerated, with the relative tolerance of :func:`randomization_test`.
-    Every pair is compared with the distribution of the largest difference, so the
-    family-wise error rate over the pairs is controlled by the test itself: no further
-    correction is needed (Smucker, Allan and Carterette 2007; Carterette 2012). With two
-    models a permutation is a sign flip of the difference and the p-value is that of
-    :func:`randomization_test`. A permutation is drawn as an index into the table of all m!
-    (up to :data:`PERMUTATION_TABLE_MAX_MODELS` models; beyond, by sorting random keys),
-    users and resamples in chunks of at most :data:`CHUNK_ELEMENTS` values: memory beyond
-    the resampled sums (B x m floats) does not grow with `n_resamples`, and there is no
-    Python loop over users or resamples. No complete row: NaN p-values and means; fewer
-    than two: NaN ``hsd``.
-
-    Examples
-    --------
-    >>> r = tukey_hsd_test([[1.0, 0.0], [2.0, 0.0], [3.0, 0.0]])  # exact: 2**3 assignments
-    >>> r.means.tolist(), float(r.p_values[0, 1])   # only (+,+,+) and (-,-,-) reach a range of 2
-    ([2.0, 0.0], 0.25)
-    """
-with_defaults(tukey_hsd_test)  # the defaults, written into the docs
 
 
 def _groups(a: Any, b: Any) -> tuple[np.ndarray, np.ndarray]:

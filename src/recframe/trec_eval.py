@@ -35,7 +35,7 @@ import narwhals as nw
 import numpy as np
 import polars as pl
 
-from recframe import _call, _engine
+from recframe import _call, _engine, _relevance
 from recframe import _names as n
 from recframe import _validate as v
 from recframe.errors import RecframeError
@@ -1230,7 +1230,7 @@ def _spec(call: dict[str, Any]) -> v.Spec:
 
 
 def _flags(grades: pl.Series, spec: v.Spec, *names: str) -> pl.DataFrame:
-    """Per grade (null: not in the qrels), the engine's rules (recframe._engine.flag_rows, gains
+    """Per grade (null: not in the qrels), the engine's rules (recframe._engine.flag_rows, _relevance.gains
     and gain, read as the registry's rows read them), the `names` of: relevant, judged, pooled,
     graded (above 0, the term n_graded) and gain."""
     rows = _engine.rows_of(spec)
@@ -1239,7 +1239,7 @@ def _flags(grades: pl.Series, spec: v.Spec, *names: str) -> pl.DataFrame:
         "judged": rows.judged == 1,
         "pooled": rows.pooled == 1,
         "graded": TERMS["n_graded"].value(rows, None) == 1,
-        "gain": nw.when(_engine.gains(spec)).then(_engine.gain(spec)).otherwise(0.0).cast(nw.Float64),
+        "gain": nw.when(_relevance.gains(spec)).then(_relevance.gain(spec)).otherwise(0.0).cast(nw.Float64),
     }
     flagged = _engine.flag_rows(nw.from_native(pl.LazyFrame({n.REL: grades})), spec)
     return flagged.select(flags[name].alias(name) for name in names).collect().to_native()

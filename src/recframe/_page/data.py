@@ -730,14 +730,18 @@ def _call_text(r: Request, rows: dict[str, int]) -> str:
     return f"recframe.report_page({', '.join(parts)})"
 
 
+def recframe_version() -> str:
+    """recframe's version, read from the installed package's metadata (built from
+    ``recframe.__version__``): the package face imports the page, so the page does not import it."""
+    return importlib.metadata.version("recframe")
+
+
 def _versions(r: Request) -> list[list[Any]]:
     """(software, version) of what made the page: Python, recframe, Polars, narwhals, the engine."""
-    import recframe
-
     converted = r.engine.split()[0] in ("pandas", "pyarrow")
     return [
         ["Python", platform.python_version()],
-        ["recframe", recframe.__version__],
+        ["recframe", recframe_version()],
         ["Polars", pl.__version__],
         ["narwhals", nw.__version__],
         ["engine of recs", r.engine + (" (read into Polars once for the page)" if converted else "")],

@@ -13,7 +13,7 @@ import polars as pl
 from recframe import _charts, _tables
 from recframe._page import figures
 from recframe._page import glossary as registry_docs
-from recframe._page.data import EXAMPLES, INPUT_KEYS, PER_SEGMENT, PageData
+from recframe._page.data import EXAMPLES, INPUT_KEYS, PER_SEGMENT, PageData, recframe_version
 from recframe._page.html import escape, halves, label, note, table, wrap
 from recframe._page.inspect_html import side_by_side
 from recframe.report import MARKER, best_rows, format_number, report
@@ -50,11 +50,9 @@ def made_at(stage: str, data: PageData) -> list[Section]:
 
 def lead(data: PageData) -> str:
     """The line under the title: recframe's version, the time, the models."""
-    import recframe
-
     r = data.request
     text = (
-        f'<p class="note">recframe {escape(recframe.__version__)} · {escape(r.started.strftime("%Y-%m-%d %H:%M:%S UTC"))}'
+        f'<p class="note">recframe {escape(recframe_version())} · {escape(r.started.strftime("%Y-%m-%d %H:%M:%S UTC"))}'
         + (f" · {escape(', '.join(map(str, data.models)))}" if r.model_keys else "")
         + "</p>\n"
     )

@@ -204,6 +204,13 @@ def _add_inputs(p: argparse.ArgumentParser, cutoffs: bool = True, baseline: bool
         help="the --items column grouping the items (a category, a provider), or 'popularity' (head and tail of --train): "
         "for miscalibration, calibration_js, pop_rsp, pop_reo, exposure_disparity and the item-groups command",
     )  # fmt: skip
+    _add_conventions(p)
+    _add_checks(p)
+
+
+def _add_conventions(p: argparse.ArgumentParser) -> None:
+    """--profile and one option per convention (recframe.conventions.CHOICES), each defaulting
+    to None so that only the options given reach the API."""
     conventions = p.add_argument_group("conventions (see recframe.conventions)")
     conventions.add_argument(
         "--profile",
@@ -231,7 +238,6 @@ def _add_inputs(p: argparse.ArgumentParser, cutoffs: bool = True, baseline: bool
         conventions.add_argument(
             flag(name), dest=name, choices=values, default=None, help=f"{_convention_help(name)} (default: {default})"
         )
-    _add_checks(p)
 
 
 def _add_checks(p: argparse.ArgumentParser) -> None:
