@@ -55,6 +55,14 @@ def _spread(c: str) -> dict[str, nw.Expr]:
     return {**_n_sum(c), f"{c}:std": nw.col(c).std(ddof=1)}
 
 
+def _scaled_std(c: str) -> nw.Expr:
+    """The sample standard deviation, the values divided first by a power of two near the
+    largest where their squares could overflow (exact, as stats.std scales them): Polars' own."""
+    largest = nw.col(c).abs().max()
+    scale = nw.when(largest > _intervals.ENGINE_VALUE_LIMIT).then(nw.lit(2.0) ** largest.log(2).floor()).otherwise(nw.lit(1.0))
+    return (nw.col(c) / scale).std(ddof=1) * scale
+
+
 def _log(c: str) -> str:
     """The column the geometric mean reads: the log of each value, floored (GMEAN_FLOOR)."""
     return f"__rf_log:{c}"
@@ -204,6 +212,8 @@ def parts(per_user: nw.LazyFrame, spec: v.Spec, a: Asked) -> SetParts:
     lf, keys = counted_lists(per_user, spec, a)
     cols = user_columns(spec)
     exprs = {name: e for x in declared(a) for c in cols for name, e in x.parts(c).items()}
+    if per_user.implementation is nw.Implementation.POLARS:  # Polars scales the values past the limit first
+        exprs |= {name: _scaled_std(name.removesuffix(":std")) for name in exprs if name.endswith(":std")}
     rows = _frames.group_agg(lf, keys, *list_counts(spec), *(e.alias(name) for name, e in exprs.items()))
     quantiled = [c for c in cols if any(kind_of(x) == "quantile" for x in a.values)]
     values = None
@@ -224,7 +234,7 @@ def add(sets: list[SetParts], spec: v.Spec) -> SetParts:
     squared deviation from the mean of all), the lists of each value added."""
     keys = list(spec.columns.by) or [n.GROUP]
     rows = pl.concat([s.rows.to_native() for s in sets], how="vertical")
-    spread = [c.removesuffix(":std") for c in rows.columns if c.endswith(":std")]
+    spread = [c.removesuffix(":std") for c in rows.collect_schema().names() if c.endswith(":std")]
     # the mean of all users per group beside each set's row; a set without a value adds nothing
     rows = rows.with_columns(
         (pl.col(f"{c}:sum").sum().over(keys) / pl.col(f"{c}:n").sum().over(keys)).alias(f"__rf_all:{c}") for c in spread
@@ -242,7 +252,7 @@ def add(sets: list[SetParts], spec: v.Spec) -> SetParts:
         squares, total = (within + between).sum(), count.sum()
         return pl.when(total >= 2).then((squares / (total - 1)).sqrt()).alias(column)
 
-    columns = [c for c in rows.columns if c not in keys and not c.startswith("__rf_all:")]
+    columns = [c for c in rows.collect_schema().names() if c not in keys and not c.startswith("__rf_all:")]
     total = rows.group_by(keys).agg(added(c) for c in columns)
     values = None
     if sets[0].values is not None:
@@ -307,17 +317,19 @@ def summary(plan: _engine.Plan, spec: v.Spec, a: Asked, source: Any = None) -> n
     if a.interval in ("poisson", "bootstrap"):
         on_polars = per_user.implementation is nw.Implementation.POLARS
         per_user = _frames.cache(per_user) if on_polars else _frames.materialize(per_user)
-    hint = f"pass {fix('ci_method', 'bootstrap')}" if source is None else "evaluate the same data with Polars"
+    # (on Polars the t interval's spreads are scaled: nothing to refuse)
+    hint = None if per_user.implementation is nw.Implementation.POLARS else "evaluate the same data with Polars"
     return finish(parts(per_user, spec, a), plan.groups, spec, a, source, hint)
 
 
 def finish(
-    s: SetParts, groups: nw.LazyFrame | None, spec: v.Spec, a: Asked, source: Any = None, past_limit: str = ""
+    s: SetParts, groups: nw.LazyFrame | None, spec: v.Spec, a: Asked, source: Any = None, past_limit: str | None = None
 ) -> nw.LazyFrame:
     """The summary from the parts of its users (one set, or many added): per group the list
     counts typed, each value and interval from its aggregate's parts, the group-level metrics
     finished from their group terms (`groups`), in the order asked, sorted by the keys.
-    `past_limit`: the hint of the t interval's refusal of values past ENGINE_VALUE_LIMIT."""
+    `past_limit`: the hint of the t interval's refusal of values past ENGINE_VALUE_LIMIT (None:
+    none refused, the spreads were scaled)."""
     keys = list(spec.columns.by) or [n.GROUP]
     cols = user_columns(spec)
     table = s.rows
@@ -411,7 +423,7 @@ def _quantiles(values: nw.LazyFrame, rows: nw.LazyFrame, keys: list[str], cols: 
     return found
 
 
-def _with_t(table: nw.LazyFrame, cols: list[str], a: Asked, past_limit: str) -> nw.LazyFrame:
+def _with_t(table: nw.LazyFrame, cols: list[str], a: Asked, past_limit: str | None) -> nw.LazyFrame:
     """`table` (the rows) with each metric's t quantile of its n - 1 degrees of freedom
     (``__rf_t:<col>``), values past ENGINE_VALUE_LIMIT refused: on Polars when the rows are
     computed (a LazyFrame stays lazy), elsewhere by one small query now."""
@@ -419,7 +431,8 @@ def _with_t(table: nw.LazyFrame, cols: list[str], a: Asked, past_limit: str) -> 
     level = a.level
 
     def quantiles(small: pl.DataFrame) -> pl.DataFrame:
-        _intervals.refuse_past_limit(small.select(pl.col(f"{c}:max").alias(c) for c in cols), past_limit)
+        if past_limit is not None:
+            _intervals.refuse_past_limit(small.select(pl.col(f"{c}:max").alias(c) for c in cols), past_limit)
         sizes = sorted({int(x) for c in cols for x in small[f"{c}:n"].to_list() if x is not None and x >= 2})
         found = dict(zip(sizes, stats.t_quantiles(sizes, level)))
         # the t quantile of each group's n - 1 degrees of freedom, a constant per distinct n
