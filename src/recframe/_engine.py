@@ -22,7 +22,7 @@ Shape of the plan (design.md section 4):
      default the graded rows are the relevant ones, and their terms join that pass.
 
    The per-list tables are left-joined: one row per list (by keys, user).
-4. ``finish``: each metric from its terms, with the empty-user policy; ``summary_plan``
+4. ``finish``: each metric from its terms, with the empty-user policy; ``recframe._summary``
    averages them by group and adds group-level metrics, whose terms are aggregated over the
    rows of each group.
 
@@ -646,7 +646,7 @@ def metric_columns(spec: v.Spec, level: str | None = None) -> list[tuple[str, st
 @dataclass(frozen=True)
 class Plan:
     """The per-user frame (internal key names, unsorted: by..., user, n_relevant, user-level
-    metrics, then the list facts N_RANKED and N_JUDGED that summary_plan counts users by) and,
+    metrics, then the list facts N_RANKED and N_JUDGED that the summary counts users by) and,
     when group-level metrics are asked for, their terms per group of ``by`` keys."""
 
     per_user: nw.LazyFrame
@@ -954,7 +954,7 @@ def evaluate(
 
 
 # ---- the user policies (empty_users, unranked_users, unjudged_users), applied here alone:
-# user_value shapes each value where it is undefined, per_user_rows and summary_plan count the
+# user_value shapes each value where it is undefined, per_user_rows and the summary (recframe._summary) count the
 # lists by _counted_base and counted_value
 
 
@@ -994,7 +994,7 @@ def user_value(spec: v.Spec, name: str, k: int | None) -> nw.Expr:
 
 def per_user_rows(plan: nw.LazyFrame, spec: v.Spec) -> nw.LazyFrame:
     """The public per-user frame: lists every metric skips left out, list facts dropped, and
-    each metric null where :func:`summary_plan` does not count the list, so that a plain mean
+    each metric null where the summary (:func:`recframe._summary.counted_lists`) does not count the list, so that a plain mean
     of a column equals the summary's mean (a user without relevant items under
     ``empty_users="skip"`` has a precision of 0 by its formula, but no row of the means)."""
     if set(spec.selection.unranked_skip) >= set(spec.selection.metrics):
@@ -1023,7 +1023,7 @@ def counted_flags(spec: v.Spec) -> dict[str, nw.Expr]:
 
 
 def counted_value(spec: v.Spec, column: str, name: str) -> nw.Expr:
-    """The metric column where the list counts for metric `name`, else null (see summary_plan),
+    """The metric column where the list counts for metric `name`, else null (see recframe._summary.counted_lists),
     read from the columns of :func:`counted_flags` (the caller adds them)."""
     counts = nw.col(n.COUNTS_RANKED if name in spec.selection.unranked_skip else n.COUNTS)
     return nw.when(counts).then(nw.col(column)).otherwise(None).alias(column)
