@@ -29,8 +29,9 @@ def test_a_changed_finish_of_the_mean_reaches_one_pass_partitions_and_duckdb(mon
     duckdb = pytest.importorskip("duckdb")
     df = _frame(30)
     want = recframe.summary(df, **OPTIONS)
-    # the mean's finish, doubled: every path finishes through the one declaration
-    monkeypatch.setattr(_summary, "_mean", lambda c: nw.col(f"{c}:sum") / nw.col(f"{c}:n") * 2)
+    # the mean's declared finish, doubled: every path finishes through the one declaration
+    doubled = _summary.AGGREGATES["mean"]._replace(finish=lambda c, out: nw.col(f"{c}:sum") / nw.col(f"{c}:n") * 2)
+    monkeypatch.setitem(_summary.AGGREGATES, "mean", doubled)
     one_pass = recframe.summary(df, **OPTIONS)
     in_sets = recframe.summary(df, partitions=3, **OPTIONS)
     in_duckdb = pl.from_arrow(recframe.summary(duckdb.from_arrow(df.to_arrow()), **OPTIONS).arrow()).sort("model")

@@ -32,16 +32,22 @@ from recframe.metrics import REGISTRY
 GMEAN_FLOOR = _engine.GMEAN_FLOOR
 
 Parts = Callable[[str], dict[str, nw.Expr]]
+#: (metric column, output column) -> the value; an interval's: (column, output, value) -> std, lo, hi
+Finish = Callable[..., Any]
 
 
 class Aggregate(NamedTuple):
     """One statistic of the summary: `parts` (metric column -> {part column: aggregate over the
-    group's counted values}), whether the parts of disjoint sets of users add up to those of
-    their union (`adds_up`), whether it runs inside a SQL engine (`in_engine`) and, for an
+    group's counted values}), how each part of two sets adds (`add`: part suffix -> ``sum``,
+    ``max``, or ``chan``: a standard deviation by Chan, Golub and LeVeque's update), its
+    `finish` on the added parts, whether the parts of disjoint sets of users add up to those
+    of their union (`adds_up`), whether it runs inside a SQL engine (`in_engine`) and, for an
     interval, the values it gives an interval of (`covers`: "mean", "quantile")."""
 
     name: str
     parts: Parts
+    finish: Finish
+    add: dict[str, str] = {"n": "sum", "sum": "sum"}
     adds_up: bool = True
     in_engine: bool = True
     covers: tuple[str, ...] = ()
@@ -68,17 +74,45 @@ def _log(c: str) -> str:
     return f"__rf_log:{c}"
 
 
+def _mean(c: str) -> nw.Expr:
+    """sum / n, null where no value is counted (as a mean of none)."""
+    return nw.when(nw.col(f"{c}:n") > 0).then(nw.col(f"{c}:sum") / nw.col(f"{c}:n"))
+
+
+def _t(c: str, out: str, value: nw.Expr) -> tuple[nw.Expr, ...]:
+    """The t interval of the mean: ``mean -/+ t s / sqrt(n)`` (``__rf_t:<col>``: see _with_t)."""
+    half = nw.col(f"__rf_t:{c}") * nw.col(f"{c}:std") / nw.col(f"{c}:n").cast(nw.Float64).sqrt()
+    return nw.col(f"{c}:std"), value - half, value + half
+
+
+def _poisson_finish(c: str, out: str, value: nw.Expr) -> tuple[nw.Expr, ...]:
+    """The percentiles of the resamples' means (joined: see _poisson_bounds); fewer than two
+    values: no spread, no interval."""
+    enough = nw.col(f"{c}:n") >= 2
+    return tuple(nw.when(enough).then(e) for e in (nw.col(f"{c}:std"), nw.col(f"{c}_lo"), nw.col(f"{c}_hi")))
+
+
+SPREAD_ADDS = {"n": "sum", "sum": "sum", "std": "chan", "max": "max"}
 AGGREGATES: dict[str, Aggregate] = {
-    "mean": Aggregate("mean", _n_sum),
-    "gmean": Aggregate("gmean", lambda c: _n_sum(_log(c))),
-    # the lists of each value are a table of their own (_value_counts); n per column here
-    "quantile": Aggregate("quantile", lambda c: {f"{c}:n": nw.col(c).count()}),
+    "mean": Aggregate("mean", _n_sum, lambda c, out: _mean(c)),
+    "gmean": Aggregate("gmean", lambda c: _n_sum(_log(c)), lambda c, out: _mean(_log(c)).exp()),
+    # the lists of each value are a table of their own (parts' values, added by add and read by
+    # _quantiles); n per column here
+    "quantile": Aggregate("quantile", lambda c: {f"{c}:n": nw.col(c).count()}, lambda c, out: nw.col(out), {"n": "sum"}),
     # (the largest magnitude: past ENGINE_VALUE_LIMIT an engine's variance overflows)
-    "t": Aggregate("t", lambda c: {**_spread(c), f"{c}:max": nw.col(c).abs().max()}, covers=("mean",)),
+    "t": Aggregate("t", lambda c: {**_spread(c), f"{c}:max": nw.col(c).abs().max()}, _t, SPREAD_ADDS, covers=("mean",)),
     # a user's number is its dense rank among the call's counted users: a set's would differ
-    "poisson": Aggregate("poisson", _spread, adds_up=False, covers=("mean",)),
-    # the per-user values, resampled in Python (stats.bootstrap_ci)
-    "bootstrap": Aggregate("bootstrap", lambda c: {}, adds_up=False, in_engine=False, covers=("mean", "quantile")),
+    "poisson": Aggregate("poisson", _spread, _poisson_finish, SPREAD_ADDS, adds_up=False, covers=("mean",)),
+    # the per-user values, resampled in Python (stats.bootstrap_ci): see _bootstrap
+    "bootstrap": Aggregate(
+        "bootstrap",
+        lambda c: {},
+        lambda c, out, value: (nw.col(f"{c}_std"), nw.col(f"{out}_lo"), nw.col(f"{out}_hi")),
+        {},
+        adds_up=False,
+        in_engine=False,
+        covers=("mean", "quantile"),
+    ),
 }
 
 
@@ -240,11 +274,12 @@ def add(sets: list[SetParts], spec: v.Spec) -> SetParts:
         (pl.col(f"{c}:sum").sum().over(keys) / pl.col(f"{c}:n").sum().over(keys)).alias(f"__rf_all:{c}") for c in spread
     )
 
+    hows = {part: how for x in AGGREGATES.values() for part, how in x.add.items()}
+
     def added(column: str) -> pl.Expr:
-        if column.endswith(":max"):
-            return pl.col(column).max()
-        if not column.endswith(":std"):
-            return pl.col(column).sum()
+        how = hows[column.rsplit(":", 1)[1]] if ":" in column else "sum"  # (the list counts: sums)
+        if how != "chan":
+            return pl.col(column).max() if how == "max" else pl.col(column).sum()
         c = column.removesuffix(":std")
         count, mean = pl.col(f"{c}:n"), pl.col(f"{c}:sum") / pl.col(f"{c}:n")
         within = ((count - 1) * pl.col(column) ** 2).fill_null(0.0)
@@ -366,26 +401,15 @@ def finish(
     return out if spec.columns.by else out.drop(n.GROUP)
 
 
-def _mean(c: str) -> nw.Expr:
-    """sum / n, null where no value is counted (as a mean of none)."""
-    return nw.when(nw.col(f"{c}:n") > 0).then(nw.col(f"{c}:sum") / nw.col(f"{c}:n"))
-
-
 def _value(c: str, x: str, a: Asked, first: bool) -> dict[str, nw.Expr]:
-    """The output columns of value `x` of metric column `c`: the value, then, with an interval,
-    the metric's standard deviation (after its first value), low and high."""
+    """The output columns of value `x` of metric column `c`, each its aggregate's finish: the
+    value, then, with an interval, the metric's standard deviation (after its first value),
+    low and high."""
     out = column_of(c, x, a.suffixed)
-    value = _mean(c) if x == "mean" else _mean(_log(c)).exp() if x == "gmean" else nw.col(out)
+    value = AGGREGATES[kind_of(x)].finish(c, out)
     if a.interval is None:
         return {out: value}
-    enough = nw.col(f"{c}:n") >= 2  # fewer than two values: no spread, no interval
-    if a.interval == "t":
-        half = nw.col(f"__rf_t:{c}") * nw.col(f"{c}:std") / nw.col(f"{c}:n").cast(nw.Float64).sqrt()
-        std, lo, hi = nw.col(f"{c}:std"), value - half, value + half
-    elif a.interval == "poisson":
-        std, lo, hi = (nw.when(enough).then(e) for e in (nw.col(f"{c}:std"), nw.col(f"{c}_lo"), nw.col(f"{c}_hi")))
-    else:
-        std, lo, hi = nw.col(f"{c}_std"), nw.col(f"{out}_lo"), nw.col(f"{out}_hi")
+    std, lo, hi = AGGREGATES[a.interval].finish(c, out, value)
     return {out: value, **({f"{c}_std": std} if first else {}), f"{out}_lo": lo, f"{out}_hi": hi}
 
 
