@@ -22,7 +22,7 @@ Shape of the plan (design.md section 4):
      default the graded rows are the relevant ones, and their terms join that pass.
 
    The per-list tables are left-joined: one row per list (by keys, user).
-4. ``finish``: each metric from its terms, with the empty-user policy; ``summary_plan``
+4. ``finish``: each metric from its terms, with the empty-user policy; ``recframe._summary``
    averages them by group and adds group-level metrics, whose terms are aggregated over the
    rows of each group.
 
@@ -621,7 +621,7 @@ def metric_columns(spec: v.Spec, level: str | None = None) -> list[tuple[str, st
 @dataclass(frozen=True)
 class Plan:
     """The per-user frame (internal key names, unsorted: by..., user, n_relevant, user-level
-    metrics, then the list facts N_RANKED and N_JUDGED that summary_plan counts users by) and,
+    metrics, then the list facts N_RANKED and N_JUDGED that the summary counts users by) and,
     when group-level metrics are asked for, their terms per group of ``by`` keys."""
 
     per_user: nw.LazyFrame
@@ -929,7 +929,7 @@ def evaluate(
 
 
 # ---- the user policies (empty_users, unranked_users, unjudged_users), applied here alone:
-# user_value shapes each value where it is undefined, per_user_rows and summary_plan count the
+# user_value shapes each value where it is undefined, per_user_rows and the summary (recframe._summary) count the
 # lists by _counted_base and counted_value
 
 
@@ -969,7 +969,7 @@ def user_value(spec: v.Spec, name: str, k: int | None) -> nw.Expr:
 
 def per_user_rows(plan: nw.LazyFrame, spec: v.Spec) -> nw.LazyFrame:
     """The public per-user frame: lists every metric skips left out, list facts dropped, and
-    each metric null where :func:`summary_plan` does not count the list, so that a plain mean
+    each metric null where the summary (:func:`recframe._summary.counted_lists`) does not count the list, so that a plain mean
     of a column equals the summary's mean (a user without relevant items under
     ``empty_users="skip"`` has a precision of 0 by its formula, but no row of the means)."""
     if set(spec.selection.unranked_skip) >= set(spec.selection.metrics):
@@ -998,7 +998,7 @@ def counted_flags(spec: v.Spec) -> dict[str, nw.Expr]:
 
 
 def counted_value(spec: v.Spec, column: str, name: str) -> nw.Expr:
-    """The metric column where the list counts for metric `name`, else null (see summary_plan),
+    """The metric column where the list counts for metric `name`, else null (see recframe._summary.counted_lists),
     read from the columns of :func:`counted_flags` (the caller adds them)."""
     counts = nw.col(n.COUNTS_RANKED if name in spec.selection.unranked_skip else n.COUNTS)
     return nw.when(counts).then(nw.col(column)).otherwise(None).alias(column)
@@ -1007,199 +1007,3 @@ def counted_value(spec: v.Spec, column: str, name: str) -> nw.Expr:
 #: The floor trec_eval puts under a value before its log in a geometric mean (gm_map, gm_bpref):
 #: a user scoring 0 pulls the mean down without making it 0.
 GMEAN_FLOOR = 1e-5
-
-
-def _aggregated(column: str, aggregate: str) -> nw.Expr:
-    """One aggregate of a metric column over the counted users (nulls left out): the mean,
-    the mean of the logs (``gmean``, exponentiated after), or a quantile by numpy's default
-    linear interpolation (``median`` = ``p50``)."""
-    if aggregate in ("mean", "gmean"):
-        return nw.col(column).mean()
-    return nw.col(column).quantile(quantile_of(aggregate), interpolation="linear")
-
-
-def quantile_of(aggregate: str) -> float:
-    """``"median"`` -> 0.5, ``"p90"`` -> 0.9."""
-    return 0.5 if aggregate == "median" else float(aggregate[1:]) / 100
-
-
-def aggregate_column(column: str, aggregate: str, suffixed: bool) -> str:
-    """The output column of `aggregate` of metric `column`: its name alone for the mean (and
-    for a single aggregate), else suffixed (``ndcg@10_median``)."""
-    return f"{column}_{aggregate}" if suffixed and aggregate != "mean" else column
-
-
-def summary_plan(plan: Plan, spec: v.Spec, aggregate: str | Sequence[str] = "mean") -> nw.LazyFrame:
-    """Means (or the asked aggregates) over counted users, by group: by..., the counts,
-    metrics (group-level ones finished from their group terms, in the order asked).
-
-    `aggregate` is one aggregate (the columns keep the metrics' names) or a list of them (the
-    mean keeps the names, the others are suffixed: ``ndcg@10_p90``; a group-level metric has
-    its one value, under its name).
-
-    A list is counted by a metric unless its user has no relevant item
-    (``empty_users="skip"``), no judged item (``unjudged_users="skip"``) or nothing
-    recommended (``unranked_users="skip"`` for that metric). ``n_users`` counts the lists every metric counts; where a metric counts more (a
-    profile's per-metric rule), its own count is ``n_users_<metric>``. ``n_skipped`` is the
-    other lists; ``n_unranked``, ``n_no_relevant`` and ``n_no_truth`` say what the users of the
-    group lacked, counted or not.
-    """
-    lf, keys, named = _counted_lists(plan, spec, aggregate)
-    means = [out for (c, a), out in named.items() if a == "mean" and out == c]  # (one expression: see _aggregates)
-    agg = _frames.group_agg(
-        lf,
-        keys,
-        *_list_counts(spec),
-        *([nw.col(*means).mean()] if means else []),
-        *(_aggregated(_source(c, a), a).alias(out) for (c, a), out in named.items() if out not in means),
-    )
-    return _finish_summary(agg, plan.groups, spec, named)
-
-
-def summary_sums(plan: Plan, spec: v.Spec, aggregate: str | Sequence[str] = "mean") -> nw.LazyFrame:
-    """What :func:`summary_plan` takes its means from, as sums that add up across users: per
-    group, the list counts and, per metric column and aggregate (``"mean"`` or ``"gmean"``),
-    the sum of the counted values (of their logs) and how many there are. The sums of
-    disjoint sets of users, added up by :func:`summary_of_sums`, give the summary of them all
-    (``summary(partitions=)``)."""
-    lf, keys, named = _counted_lists(plan, spec, aggregate)
-    sources = sorted({_source(c, a) for (c, a) in named})
-    return _frames.group_agg(
-        lf,
-        keys,
-        *_list_counts(spec),
-        *(nw.col(c).sum().alias(f"{c}:sum") for c in sources),
-        *(nw.col(c).count().alias(f"{c}:count") for c in sources),
-    )
-
-
-def summary_values(plan: Plan, spec: v.Spec, aggregate: str | Sequence[str]) -> nw.LazyFrame | None:
-    """What :func:`summary_plan` takes its quantiles from, as counts that add up across users:
-    per group, metric column with a quantile among `aggregate` (``__rf_metric``) and counted
-    value (``__rf_value``), how many lists have it (``__rf_n``); None without a quantile. One
-    frame for every such column (each frame collected beside the sums costs a pass over the
-    rows), as many rows as distinct values, which the counts of disjoint sets of users, added
-    up, keep (see :func:`recframe._partitions.quantiles`)."""
-    lf, keys, named = _counted_lists(plan, spec, aggregate)
-    columns = sorted({c for c, a in named if a not in ("mean", "gmean")})
-    if not columns:
-        return None
-    values = lf.select(*keys, *columns).unpivot(on=columns, index=keys, variable_name="__rf_metric", value_name="__rf_value")
-    return _frames.group_agg(
-        values.filter(~nw.col("__rf_value").is_null()), [*keys, "__rf_metric", "__rf_value"], nw.len().alias("__rf_n")
-    )
-
-
-def summary_of_sums(
-    sums: nw.LazyFrame,
-    spec: v.Spec,
-    aggregate: str | Sequence[str] = "mean",
-    groups: nw.LazyFrame | None = None,
-    quantiles: nw.LazyFrame | None = None,
-) -> nw.LazyFrame:
-    """The summary of the users whose :func:`summary_sums` are stacked in `sums` (one frame
-    per disjoint set of users): the counts and sums added per group, each mean their ratio
-    (null where no value is counted, as a mean of none); each quantile from `quantiles` (per
-    group, under the summary's column names); the group-level metrics finished from
-    `groups`, their terms for all the users (:func:`group_finish` of the sets' parts added
-    up)."""
-    keys = list(spec.columns.by) or [n.GROUP]
-    named = aggregate_names(spec, aggregate)
-    added = _frames.group_agg(sums, keys, nw.all().sum())
-    ratios = {
-        out: nw.when(nw.col(f"{_source(c, a)}:count") > 0).then(nw.col(f"{_source(c, a)}:sum") / nw.col(f"{_source(c, a)}:count"))
-        for (c, a), out in named.items()
-        if a in ("mean", "gmean")
-    }
-    if quantiles is not None:
-        added = added.join(quantiles, on=keys, how="left")
-    return _finish_summary(added.with_columns(**ratios) if ratios else added, groups, spec, named)
-
-
-def aggregate_names(spec: v.Spec, aggregate: str | Sequence[str]) -> dict[tuple[str, str], str]:
-    """(metric column, aggregate) -> the summary's column for it (see aggregate_column)."""
-    suffixed = not isinstance(aggregate, str)
-    aggregates = [aggregate] if isinstance(aggregate, str) else list(aggregate)
-    return {(c, a): aggregate_column(c, a, suffixed) for c, _, _ in metric_columns(spec, "user") for a in aggregates}
-
-
-def _source(column: str, aggregate: str) -> str:
-    """The column an aggregate of a metric column reads: the logs for ``gmean``."""
-    return f"__rf_log:{column}" if aggregate == "gmean" else column
-
-
-def _counted_lists(
-    plan: Plan, spec: v.Spec, aggregate: str | Sequence[str]
-) -> tuple[nw.LazyFrame, list[str], dict[tuple[str, str], str]]:
-    """The per-list frame summary_plan aggregates: the counted flags and facts as integer
-    columns, each metric null where its list is not counted (and its log for ``gmean``), with
-    the group keys (a constant group without ``by``, so that an empty input gives an empty
-    summary) and the (column, aggregate) -> output names."""
-    columns = metric_columns(spec, "user")
-    has_rel = nw.col("n_relevant") > 0
-    ranked = nw.col(n.N_RANKED) > 0
-    base = nw.col(n.COUNTS)  # (the columns of counted_flags)
-    counted_all = nw.col(n.COUNTS_RANKED) if spec.selection.unranked_skip else base
-    keys = list(spec.columns.by) or [n.GROUP]
-    lf = plan.per_user.with_columns(**counted_flags(spec)).with_columns(
-        counted_all.cast(nw.Int64).alias(n.COUNTED),
-        *((base.cast(nw.Int64)).alias(f"__rf_counted:{m}") for m in _own_counts(spec)),
-        (has_rel & ~ranked).cast(nw.Int64).alias("__rf_unranked"),
-        ((nw.col(n.N_JUDGED) > 0) & ~has_rel).cast(nw.Int64).alias("__rf_no_relevant"),
-        (nw.col(n.N_JUDGED) == 0).cast(nw.Int64).alias("__rf_no_truth"),
-        *(counted_value(spec, c, name) for c, name, _ in columns),
-        *([] if spec.columns.by else [nw.lit(0).alias(n.GROUP)]),
-    )
-    named = aggregate_names(spec, aggregate)
-    if any(a == "gmean" for _, a in named):
-        # exp(mean(log(max(value, floor)))): the mean of the logs, exponentiated in _finish_summary
-        lf = lf.with_columns(nw.col(c).clip(lower_bound=GMEAN_FLOOR).log().alias(_source(c, "gmean")) for c, _, _ in columns)
-    return lf, keys, named
-
-
-def _own_counts(spec: v.Spec) -> list[str]:
-    """The user-level metrics that count more lists than n_users (a per-metric rule for
-    unranked lists): each has its own n_users_<metric>."""
-    user_level = [m for m in spec.selection.metrics if REGISTRY[m].level == "user"]
-    return [m for m in user_level if spec.selection.unranked_skip and m not in spec.selection.unranked_skip]
-
-
-def _list_counts(spec: v.Spec) -> list[nw.Expr]:
-    """The counts of lists per group, as sums (so they add up across users too)."""
-    return [
-        nw.col(n.COUNTED).sum().alias("n_users"),
-        *(nw.col(f"__rf_counted:{m}").sum().alias(f"n_users_{m}") for m in _own_counts(spec)),
-        nw.len().alias(n.N_LISTS),
-        nw.col("__rf_unranked").sum().alias("n_unranked"),
-        nw.col("__rf_no_relevant").sum().alias("n_no_relevant"),
-        nw.col("__rf_no_truth").sum().alias("n_no_truth"),
-    ]
-
-
-def _finish_summary(
-    agg: nw.LazyFrame, groups: nw.LazyFrame | None, spec: v.Spec, named: dict[tuple[str, str], str]
-) -> nw.LazyFrame:
-    """The summary from its aggregated columns (`agg`: the list counts and each aggregate
-    under its output name, the mean of the logs for ``gmean``): the counts typed, the group-level
-    metrics finished from their group terms (`groups`), in the order asked, sorted by the keys."""
-    keys = list(spec.columns.by) or [n.GROUP]
-    values: dict[str, nw.Expr | None] = {}  # None: the aggregated column as it is
-    for column, name, _ in metric_columns(spec):
-        if REGISTRY[name].level == "user":
-            values.update({out: nw.col(out).exp() if a == "gmean" else None for (c, a), out in named.items() if c == column})
-        else:
-            values[column] = nw.lit(None)  # finished below, from its group terms
-    if groups is not None:
-        agg = agg.join(groups, on=keys, how="left")
-        for column, name, k in metric_columns(spec, "group"):
-            values[column] = REGISTRY[name].finish(k, spec.conventions)
-    out = agg.select(
-        *keys,
-        nw.col("n_users").cast(nw.Int64),
-        *(nw.col(f"n_users_{m}").cast(nw.Int64) for m in _own_counts(spec)),
-        (nw.col(n.N_LISTS) - nw.col("n_users")).cast(nw.Int64).alias("n_skipped"),
-        *(nw.col(c).cast(nw.Int64) for c in ("n_unranked", "n_no_relevant", "n_no_truth")),
-        *(nw.col(name) if value is None else value.alias(name) for name, value in values.items()),
-    ).sort(keys)
-    out = out.with_columns(nw.col(*values).cast(nw.Float64)) if values else out
-    return out if spec.columns.by else out.drop(n.GROUP)

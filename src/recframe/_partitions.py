@@ -6,8 +6,9 @@ the per-list table hold every list (Polars streaming, 1M users of 130 rows each:
 summary's numbers are means over users, and a mean is a sum divided by a count: so the users
 are split by a hash of their id into N disjoint sets, each set is evaluated alone (its rows
 filtered from every per-user input: the recommendations, ``truth=``, ``users=``,
-``exclude=``), its sums and counts are kept (:func:`recframe._engine.summary_sums`, one row
-per group), and the sums of all sets give the summary (:func:`recframe._engine.summary_of_sums`).
+``exclude=``), its parts are kept (:func:`recframe._summary.parts`, one row per group), and
+the parts of all sets, added (:func:`recframe._summary.add`), give the summary
+(:func:`recframe._summary.finish`, as one pass finishes its own).
 Memory is that of one set of users, for the cost of reading the input once per set. There
 are never more sets than distinct users (:func:`_capped`, one pass over the user columns): a
 larger N (``partitions=2**70``) is capped there, and each set's inputs are built when it is
@@ -27,19 +28,10 @@ set, memory holds a few rows per (group, item): one per term read per item. The 
 compare item groups (``item_group=``) read the counts per (group, item group), which add up
 too (:func:`recframe._item_groups.add_up`).
 
-The t interval of a mean (``ci=``, ``ci_method="t"``) needs the standard deviation of all
-users: each set's count, sum and standard deviation give it (:func:`_spreads`), and the
-interval is finished as the SQL engines' is (:func:`recframe._intervals.with_t_interval`).
-
-A quantile (``aggregate="median"``, ``"pNN"``) is exact too: each set counts the lists of each
-value (:func:`recframe._engine.summary_values`), the counts add up, and the quantile is read
-from the values in order (:func:`quantiles`). Besides a set, memory holds a row per distinct
-value of such a metric per group: for precision@10, eleven; for a metric with a value of its
-own for every user, a row per user. The counts are one frame for every quantile's metric,
-collected beside the sums, which reads the set's rows again: 10M rows in 8 sets, 4.6 s
-against 2.3 s for the means alone.
-
-What does not add up across users is refused: a bootstrap interval (``ci_method="bootstrap"``
+The t interval of a mean and a quantile add up too (their parts: n, sum and the standard
+deviation; the lists of each value: for precision@10, eleven rows per group; for a metric with
+a value of its own for every user, a row per user). What does not add up is refused, as
+:func:`recframe._summary.refuse` derives it: a bootstrap interval (``ci_method="bootstrap"``
 or ``"poisson"``: each resamples all users).
 """
 
@@ -51,10 +43,10 @@ from typing import Any
 import narwhals as nw
 import polars as pl
 
-from recframe import _call, _engine, _frames, _intervals, _item_groups
+from recframe import _call, _engine, _item_groups, _summary
 from recframe import _names as n
 from recframe import _validate as v
-from recframe.errors import RecframeError, fix, ref
+from recframe.errors import fix, ref
 
 #: the seed of the users' hash: any constant (the sets need only be the same for every input)
 _SEED = 0x5EED
@@ -74,166 +66,41 @@ def check(partitions: Any) -> int | None:
     )
 
 
-def refuse(frame: Any, call: dict[str, Any], level: float | None, method: str) -> None:
-    """Refuse what the sums of disjoint sets of users cannot give (see the module's text), and
-    a SQL engine's frame (before anything is asked of it)."""
-    engine = _frames.sql_engine(frame)
-    if engine is not None:
-        raise RecframeError(
-            f"{ref('partitions')} evaluates sets of users one after another in Polars, and the frame is a "
-            f"{engine} one, which holds its own memory.",
-            f"leave {ref('partitions')} out (set {engine}'s memory limit instead), or pass the export "
-            'to Polars: pl.scan_parquet("export/*.parquet").',
-        )
-    if level is not None and method != "t":
-        raise RecframeError(
-            f"{ref('ci', level)} with {fix('ci_method', method)} resamples the per-user values of all users, and "
-            f"{ref('partitions')} keeps only each set's sums.",
-            f"pass {fix('ci_method', 't')} for t intervals from each set's sums, counts and spreads, or leave "
-            f"{ref('partitions')} out for bootstrap intervals.",
-        )
-    if call["user"] is None:
-        raise RecframeError(
-            f"{ref('partitions')} splits the users by their id, and {fix('user', None)}: every group is one list.",
-            f"pass the column of user ids as {ref('user')}, or leave {ref('partitions')} out.",
-        )
-
-
-def summary(i: _call.Inputs, aggregate: str | tuple[str, ...], partitions: int, level: float | None = None) -> nw.LazyFrame:
+def summary(i: _call.Inputs, asked: _summary.Asked, partitions: int) -> nw.LazyFrame:
     """The summary of checked inputs `i` from `partitions` sets of users evaluated one after
-    another (each collected by Polars' streaming engine), as a lazy frame of its few rows;
-    with `level`, each mean's t interval (``ci_method="t"``: :func:`_spreads`)."""
-    assert i.kind != "engine", "refused by refuse()"
+    another (each set's parts collected by Polars' streaming engine, then added: see
+    :mod:`recframe._summary`), as a lazy frame of its few rows."""
+    assert i.kind != "engine", "refused by _summary.refuse()"
     partitions = _capped(i, partitions)
     models = _models(i, partitions)
-    sums: list[pl.DataFrame] = []
-    spreads: list[pl.DataFrame] = []
-    largest: list[pl.DataFrame] = []
+    sets: list[_summary.SetParts] = []
     groups: _engine.GroupParts | None = None
     # (the per-(summary group, item group) counts the item-group comparisons read, added up)
     compared = _item_groups.comparing_metrics(i.spec.selection.metrics)
     item_counts: nw.LazyFrame | None = None
-    values: pl.DataFrame | None = None  # the lists of each value of a quantile's metric, added up
     for p in range(partitions):  # (each set's inputs built when it is evaluated, never all at once)
         plan = _call.evaluated(_part(i, p, partitions), models)
-        wanted = {"sums": _engine.summary_sums(plan, i.spec, aggregate)}
-        if (counted := _engine.summary_values(plan, i.spec, aggregate)) is not None:
-            wanted["values"] = counted
-        if level is not None:
-            users, grouped, metric_cols = _intervals.counted_users(plan.per_user, i.spec)
-            wanted["spread"] = _intervals.spread(users, grouped, metric_cols)
-            wanted["largest"] = _intervals.largest_values(users, metric_cols)
+        own = _summary.parts(plan.per_user, i.spec, asked)
+        wanted = {"rows": own.rows, **({"values": own.values} if own.values is not None else {})}
         if compared and plan.item_groups is not None:
             wanted["item_counts"] = plan.item_groups
         if plan.group_parts is not None:
             wanted |= _named_frames(plan.group_parts)
         frames = pl.collect_all([frame.to_native() for frame in wanted.values()], engine="streaming")
         got = dict(zip(wanted, frames, strict=True))
-        sums.append(got["sums"])
-        if level is not None:
-            spreads.append(got["sums"].join(got["spread"], on=grouped, how="left"))
-            largest.append(got["largest"])
+        values = got.get("values")
+        sets.append(
+            _summary.SetParts(nw.from_native(got["rows"].lazy()), None if values is None else nw.from_native(values.lazy()))
+        )
         if "item_counts" in got:
             counts = nw.from_native(got["item_counts"].lazy())
             item_counts = counts if item_counts is None else _collected(_item_groups.add_up(item_counts, counts, i.spec))
         if plan.group_parts is not None:
             groups = _combined(groups, _parts_named(got), i.spec)
-        if "values" in got:
-            added = got["values"] if values is None else pl.concat([values, got["values"]])
-            keys = [*(i.spec.columns.by or [n.GROUP]), "__rf_metric", "__rf_value"]
-            values = added.group_by(keys).agg(pl.col("__rf_n").sum())
-    stacked = pl.concat(sums, how="vertical")
     finished = None if groups is None else _engine.group_finish(groups, i.spec, i.side)
     finished = _engine.with_comparing(finished, item_counts, i.spec)
-    found = None if values is None else quantiles(values, stacked, i.spec, aggregate)
-    means = _engine.summary_of_sums(nw.from_native(stacked.lazy()), i.spec, aggregate, finished, found)
-    if level is None:
-        return means
-    _intervals.refuse_past_limit(pl.concat(largest, how="vertical"), f"leave {ref('partitions')} out (one pass)")
-    return _intervals.with_t_interval(means, _spreads(pl.concat(spreads, how="vertical"), i.spec), i.spec, level)
-
-
-def quantiles(values: pl.DataFrame, sums: pl.DataFrame, spec: v.Spec, aggregate: str | tuple[str, ...]) -> nw.LazyFrame:
-    """Per group (GROUP without ``by``), each quantile the summary asks for, under its column
-    name, from the lists of each counted value of its metric (`values`: group keys, the
-    metric column ``__rf_metric``, the value ``__rf_value``, the lists ``__rf_n``) and the sets'
-    sums (`sums`: the number of lists and of values per set and group), as one pass gives
-    it: Polars' linear quantile of the metric's column over the group's lists, where a list
-    not counted is null. Polars indexes the
-    values as sorted with the nulls first, at ``h = nulls + (n - 1) q``, and interpolates
-    ``low + (high - low) (h - floor(h))`` between the values at ``floor(h)`` and the next one:
-    the same steps here give its number, to the bit, from the same values (a list's value
-    computed in a set may differ from one pass's in its last bit: the streaming engine adds
-    a list's rows in its own order)."""
-    keys = list(spec.columns.by) or [n.GROUP]
-    wanted = {(c, a): out for (c, a), out in _engine.aggregate_names(spec, aggregate).items() if a not in ("mean", "gmean")}
-    columns = sorted({c for c, _ in wanted})
-    totals = sums.group_by(keys).agg(pl.col(n.N_LISTS).sum(), *(pl.col(f"{c}:count").sum() for c in columns))
-    found = totals.select(keys)
-    # each value's last place among its group's values of the metric in order (0, 1, ...): the
-    # value at a place is the smallest whose last place reaches it (a min, not the first row:
-    # a join keeps no row order)
-    ordered = values.sort([*keys, "__rf_metric", "__rf_value"]).with_columns(
-        last=pl.col("__rf_n").cum_sum().over([*keys, "__rf_metric"]) - 1
-    )
-    for (c, a), out in wanted.items():
-        count, nulls = pl.col(f"{c}:count"), pl.col(n.N_LISTS) - pl.col(f"{c}:count")
-        h = nulls.cast(pl.Float64) + (count - 1).cast(pl.Float64) * _engine.quantile_of(a)
-        at = totals.filter(count > 0).select(
-            *keys, (h.floor() - nulls).cast(pl.Int64).alias("low"), (h - h.floor()).alias("fraction"), count.alias("n")
-        )
-        mine = ordered.filter(pl.col("__rf_metric") == c).select(*keys, pl.col("__rf_value").alias(c), "last")
-        picked = (
-            mine.join(at, on=keys)
-            .group_by(keys)
-            .agg(
-                low=pl.col(c).filter(pl.col("last") >= pl.col("low")).min(),
-                high=pl.col(c).filter(pl.col("last") >= pl.min_horizontal(pl.col("low") + 1, pl.col("n") - 1)).min(),
-                fraction=pl.col("fraction").first(),
-            )
-        )
-        value = (pl.col("low") + (pl.col("high") - pl.col("low")) * pl.col("fraction")).alias(out)
-        found = found.join(picked.select(*keys, value), on=keys, how="left")
-    return nw.from_native(found.lazy())
-
-
-def _spreads(sets: pl.DataFrame, spec: v.Spec) -> nw.LazyFrame:
-    """Per group (GROUP without ``by``), each metric's sample standard deviation over all users
-    (``<col>_std``) and count of values (``__rf_n:<col>``), from each set's (`sets`: one row per
-    set and group, its ``<col>:sum``, ``<col>:count`` and ``<col>_std``): the sum of squared
-    deviations is each set's about its own mean plus each set's count times its mean's squared
-    deviation from the mean of all (Chan, Golub and LeVeque's pairwise update)."""
-    keys = list(spec.columns.by) or [n.GROUP]
-    metric_cols = [c for c, _, _ in _engine.metric_columns(spec, "user")]
-
-    def count(c: str) -> pl.Expr:
-        return pl.col(f"{c}:count")
-
-    def total(c: str) -> pl.Expr:
-        return pl.col(f"{c}:sum")
-
-    # the mean of all users per group beside each set's row; a set without a value of the
-    # group adds nothing (its 0 / 0 and its null spread count 0)
-    sets = sets.with_columns((total(c).sum().over(keys) / count(c).sum().over(keys)).alias(f"__rf_mean:{c}") for c in metric_cols)
-    within = {c: ((count(c) - 1) * pl.col(f"{c}_std") ** 2).fill_null(0.0) for c in metric_cols}
-    between = {
-        c: (count(c) * (total(c) / count(c) - pl.col(f"__rf_mean:{c}")) ** 2).fill_nan(0.0).fill_null(0.0) for c in metric_cols
-    }
-    squares = sets.group_by(keys).agg(
-        *((within[c] + between[c]).sum().alias(f"__rf_ss:{c}") for c in metric_cols),
-        *(count(c).sum().cast(pl.Int64).alias(f"__rf_n:{c}") for c in metric_cols),
-    )
-    spread = squares.select(
-        *keys,
-        *(
-            pl.when(pl.col(f"__rf_n:{c}") >= 2)
-            .then((pl.col(f"__rf_ss:{c}") / (pl.col(f"__rf_n:{c}") - 1)).sqrt())
-            .alias(f"{c}_std")
-            for c in metric_cols
-        ),
-        *(pl.col(f"__rf_n:{c}") for c in metric_cols),
-    )
-    return nw.from_native(spread.lazy())
+    hint = f"pass {fix('ci_method', 'bootstrap')} and leave {ref('partitions')} out (one pass)"
+    return _summary.finish(_summary.add(sets, i.spec), finished, i.spec, asked, past_limit=hint)
 
 
 def _collected(frame: nw.LazyFrame) -> nw.LazyFrame:

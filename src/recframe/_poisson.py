@@ -48,9 +48,8 @@ from typing import Any
 import narwhals as nw
 import numpy as np
 
-from recframe import _engine, _frames, _intervals
+from recframe import _frames, _intervals
 from recframe import _names as n
-from recframe import _validate as v
 from recframe.errors import RecframeError, fix
 
 #: the modulus of the generator, a prime below 2**31: products of two residues stay below 2**62
@@ -225,7 +224,7 @@ def percentiles(means: nw.LazyFrame, grouped: list[str], metric_cols: list[str],
     return agg.select(*grouped, *(lerp(c, side) for c in metric_cols for side in bounds))
 
 
-def _refuse_huge(users: nw.LazyFrame, metric_cols: list[str], on_polars: bool) -> nw.LazyFrame:
+def refuse_huge(users: nw.LazyFrame, metric_cols: list[str], on_polars: bool) -> nw.LazyFrame:
     """`users`, refused where a value is past :data:`recframe._intervals.ENGINE_VALUE_LIMIT`: on Polars when it is collected (a
     LazyFrame stays lazy), on a SQL engine now (one row read back)."""
 
@@ -250,38 +249,3 @@ def _refuse_huge(users: nw.LazyFrame, metric_cols: list[str], on_polars: bool) -
     small = users.select(aggs).collect("polars").to_native()
     inspect(lambda c: small.item(0, f"__rf_max:{c}") if small.height else None)
     return users
-
-
-def summary_with_poisson(
-    plan: _engine.Plan, spec: v.Spec, level: float, n_resamples: int, seed: Any, source: Any = None
-) -> nw.LazyFrame:
-    """The summary of `plan` with ``<col>_std/_lo/_hi`` by the Poisson bootstrap, inside the
-    engine the plan runs on: the same columns as :func:`recframe._intervals.summary_with_ci`.
-    The resample numbers are made from one row of `source` (the call's native input on a SQL
-    engine, whose plan is short: SQLFrame's steps cost as much as the plan they extend), else
-    of the per-user table."""
-    keys = list(spec.columns.by)
-    on_polars = plan.per_user.implementation is nw.Implementation.POLARS
-    # one row per list, computed once: held by the engine (cached on Polars)
-    per_user = _frames.cache(plan.per_user) if on_polars else _frames.materialize(plan.per_user)
-    users, grouped, metric_cols = _intervals.counted_users(per_user, spec)
-    users = _refuse_huge(users, metric_cols, on_polars)
-    spread = _intervals.spread(users, grouped, metric_cols)
-    first = users if source is None else nw.from_native(source)
-    one_row = first.head(1).select(nw.len().alias("__rf_one"))  # one row, always
-    means = resample_means(users, one_row, metric_cols, n_resamples, seed_keys(seed_of(seed)))
-    bounds = percentiles(means, grouped, metric_cols, level)
-    summary = _engine.summary_plan(_engine.Plan(per_user), spec)
-    if not keys:
-        summary = summary.with_columns(nw.lit(0).alias(n.GROUP))
-    table = summary.join(spread, on=grouped, how="left").join(bounds, on=grouped, how="left")
-    names = [c for c in summary.columns if c not in metric_cols and c != n.GROUP]
-
-    def defined(c: str, name: str) -> nw.Expr:  # fewer than two values: no spread, no interval
-        return nw.when(nw.col(f"__rf_n:{c}") >= 2).then(nw.col(name)).cast(nw.Float64).alias(name)
-
-    out = table.select(
-        *names,
-        *(expr for c in metric_cols for expr in (nw.col(c), *(defined(c, f"{c}_{s}") for s in ("std", "lo", "hi")))),
-    )
-    return out.sort(keys) if keys else out

@@ -8,7 +8,7 @@ from typing import Any, TypeVar
 
 import narwhals as nw
 
-from recframe import _call, _docs, _engine, _frames, _intervals, _item_groups, _partitions, _poisson
+from recframe import _call, _docs, _engine, _frames, _item_groups, _partitions, _summary
 from recframe import _names as n
 from recframe import _validate as v
 from recframe import options as options_table
@@ -260,48 +260,20 @@ def summary(
 
 def summary_of(frame: FrameT, call: dict[str, Any]) -> FrameT:
     """:func:`summary` of a call resolved by :func:`recframe._call.resolve` (``aggregate`` and
-    the interval options included): what summary and curve compute."""
+    the interval options included): what summary and curve compute. One path: the options
+    checked, the refusals derived from the aggregates' declarations, then the parts of one set
+    of users (or of N, added: ``partitions=``), finished once (:mod:`recframe._summary`)."""
     partitions = _partitions.check(call.get("partitions"))
-    kwargs, (level, method, n_resamples, seed), aggregate = _call.summary_options({**call, "partitions": None})
-    if level is not None:
-        _intervals.check_aggregates(aggregate, method)
-        group = v.group_level(kwargs["metrics"])
-        if group:
-            raise RecframeError(
-                f"{ref('ci')} resamples per-user values, and metric {group[0]!r} has one value per group. Hint: ask "
-                f"for it in a summary without {ref('ci')}."
-            )
+    kwargs, interval, aggregate = _call.summary_options({**call, "partitions": None})
+    asked = _summary.asked(aggregate, *interval)
+    _summary.refuse(frame, kwargs, asked, partitions)
     if partitions is not None:
-        _partitions.refuse(frame, kwargs, level, method)
         i = _call.inputs(frame, kwargs)
-        return _frames.from_lazy(_partitions.summary(i, aggregate, partitions, level), i.kind)
-    if level is None:
-        plan, spec, kind = _call.prepare(frame, kwargs)
-        return _frames.from_lazy(_engine.summary_plan(plan, spec, aggregate), kind)
-    engine = _frames.sql_engine(frame)
-    # t of the mean alone (see check_aggregates), and the Poisson bootstrap (the mean alone), run in the engine
-    in_engine = method == "poisson" or (method == "t" and aggregate in ("mean", ("mean",)))
-    if engine is not None and not in_engine:  # refused before _plan, which would run the data-check query
-        # (the Poisson bootstrap and t give intervals of the mean only: a quantile's needs Polars)
-        in_it = (
-            f"pass {fix('ci_method', 'poisson')} for a bootstrap computed in {engine} (docs/reporting.md), or "
-            f"{fix('ci_method', 't')} for t intervals of the means; or "
-            if aggregate in ("mean", ("mean",))
-            else ""
-        )
-        raise RecframeError(
-            f"{ref('ci')} with {fix('ci_method', method)} resamples the per-user values in Python, which recframe does "
-            f"not pull out of {engine}. Hint: {in_it}evaluate the same data with Polars for bootstrap intervals"
-            f"{'' if in_it else ' of a quantile'}: "
-            'pl.scan_parquet("export/*.parquet") streams exports larger than memory.'
-        )
+        return _frames.from_lazy(_partitions.summary(i, asked, partitions), i.kind)
     plan, spec, kind = _call.prepare(frame, kwargs)
-    if method == "poisson":  # on every engine, Polars included: the same weights, so the same intervals
-        source = frame if engine is not None else None  # (its first row makes the resample numbers)
-        return _frames.from_lazy(_poisson.summary_with_poisson(plan, spec, level, n_resamples, seed, source), kind)
-    if engine is not None:
-        return _frames.from_lazy(_intervals.summary_with_t_in_engine(plan, spec, level), kind)
-    return _frames.from_lazy(_intervals.summary_with_ci(plan, spec, level, method, n_resamples, seed, aggregate), kind)
+    # (a SQL engine's first row makes the Poisson bootstrap's resample numbers)
+    source = frame if _frames.sql_engine(frame) is not None else None
+    return _frames.from_lazy(_summary.summary(plan, spec, asked, source), kind)
 
 
 @_frames.engine_call
@@ -532,8 +504,9 @@ def with_tied_cutoffs(
     if per_user_rows:
         v.check_per_user_metrics(kwargs["metrics"])
     else:
-        kwargs, (level, *_), aggregate = _call.summary_options(kwargs)
-        assert level is None, "an interval takes summary's own path"
+        kwargs, interval, aggregate = _call.summary_options(kwargs)
+        asked = _summary.asked(aggregate, *interval)
+        assert asked.interval is None, "an interval takes summary's own path"
     plan, spec, kind = _call.prepare(frame, kwargs)
-    main = _per_user_frame(plan, spec) if per_user_rows else _engine.summary_plan(plan, spec, aggregate)
+    main = _per_user_frame(plan, spec) if per_user_rows else _summary.summary(plan, spec, asked)
     return _frames.from_lazy(main, kind), _frames.from_lazy(_tie_table(plan, spec, None), kind)

@@ -19,7 +19,7 @@ from typing import Any
 import narwhals as nw
 import polars as pl
 
-from recframe import _atomic, _call, _charts, _checks, _engine, _frames, _inspect, _intervals, _tables, conventions, profiles
+from recframe import _atomic, _call, _charts, _checks, _engine, _frames, _inspect, _summary, _tables, conventions, profiles
 from recframe import _names as n
 from recframe import _validate as v
 from recframe import options as options_table
@@ -447,23 +447,20 @@ def _summary_and_per_user(
     """``per_user(frame, k, metrics, **options)`` and ``summary(frame, k, metrics, ci=ci,
     **options)`` by `summary_by` from one pass over the data: the per-user plan is computed
     once, then the summary with its intervals is taken from it as :func:`recframe.summary`
-    takes it (the same plan and the same code, :func:`recframe._intervals.summary_with_ci`),
+    takes it (the same plan and the same code, :func:`recframe._summary.summary`),
     and the public per-user frame as :func:`recframe.per_user` gives it. The summary's keys
     are the per-user frame's without the user attributes (segments): those only label a
     user's one list, so its rows are the same lists. Returns a function computing the summary
     (the bootstrap, which can run while the per-user frame is used), the per-user frame, and
     (`tied`) ``tied_cutoffs(frame, k, **options)`` by `summary_by` from the same prepared rows
     (:func:`recframe._engine.tie_table`, as tied_cutoffs takes it), else None.
-    None where the calls must run themselves (no interval, another aggregate, an interval
-    method other than those :func:`recframe._intervals.summary_with_ci` computes, group-level
+    None where the calls must run themselves (no interval, another aggregate, group-level
     metrics, a SQL engine): they check and refuse as usual."""
     call = _call.resolve(k, metrics, {**options, "ci": ci}, SUMMARY_NAMES, "summary")
     kwargs, (level, method, n_resamples, seed), aggregate = _call.summary_options(call)
     if level is None or aggregate != "mean" or _frames.sql_engine(frame) is not None:
         return None
     if v.group_level(kwargs["metrics"]):
-        return None
-    if method not in _intervals.FROM_PER_USER_ROWS:  # the Poisson bootstrap: the summary's own call
         return None
     v.check_per_user_metrics(kwargs["metrics"])
     plan, spec, _ = _call.prepare(frame, kwargs)
@@ -482,7 +479,8 @@ def _summary_and_per_user(
     rows = _engine.per_user_rows(once.per_user, spec).sort([*spec.columns.by, n.USER])
 
     def summary_with_ci() -> pl.DataFrame:
-        return _intervals.summary_with_ci(once, summary_spec, level, method, n_resamples, seed).to_native().collect()
+        asked = _summary.asked(aggregate, level, method, n_resamples, seed)
+        return _summary.summary(once, summary_spec, asked).to_native().collect()
 
     return summary_with_ci, _call.user_column(rows, spec).to_native().collect(), tie_table[0] if tie_table else None
 
