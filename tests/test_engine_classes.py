@@ -28,6 +28,8 @@ METHODS = (
     "cache",
     "hold",
     "check",
+    "after_checks",
+    "run_checks",
     "large",
     "group_agg",
     "over_groups",

@@ -369,6 +369,14 @@ class Engine:
         inspect(table)
         return table
 
+    def after_checks(self, table: nw.LazyFrame, per_list: nw.LazyFrame) -> nw.LazyFrame:
+        """`table`, computed after the call's data checks, which read the per-list table
+        `per_list`: a SQL engine ran them at the call (see :meth:`check`)."""
+        return table
+
+    def run_checks(self, per_list: nw.LazyFrame) -> None:
+        """Run the call's data checks now, before Python reads a result (see :meth:`after_checks`)."""
+
     def large(self, inputs: list[nw.LazyFrame | None], columns: int) -> bool:
         """Whether rows computed from `inputs` (`columns` wide) may strain the engine's memory,
         so that :meth:`materialize` takes the way it can spill: only DuckDB has two ways."""
@@ -436,6 +444,13 @@ class _Polars(Engine):
         self, table: nw.LazyFrame, inspect: Callable[[Any], None], large: bool = False, share_subplans: bool = True
     ) -> nw.LazyFrame:
         return when_collected(table, inspect, share_subplans=share_subplans)
+
+    def after_checks(self, table: nw.LazyFrame, per_list: nw.LazyFrame) -> nw.LazyFrame:
+        """The checks ride along the per-list table: one count of it makes them run first."""
+        return table.join(per_list.select(nw.len().alias("__rf_checked")), how="cross").drop("__rf_checked")
+
+    def run_checks(self, per_list: nw.LazyFrame) -> None:
+        per_list.select(nw.len()).collect()
 
     def rank_by_score(
         self, lf: nw.LazyFrame, lists: list[str], bound: list[str], descending: bool, cut: int | None

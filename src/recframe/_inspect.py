@@ -287,9 +287,7 @@ def _overlaps(frame: Any, options: dict[str, Any], k: int) -> tuple[pl.DataFrame
 def _check_rows(run: _call.Inputs) -> None:
     """The call's data checks on the chosen users' rows (duplicates, bad ranks, items outside
     items=): a defect in a list shown is refused, as per_user would refuse it."""
-    plan = _call.evaluated(run)
-    if not run.engine.checks_now:  # a SQL engine ran them while the plan was built
-        plan.per_user.select(nw.len()).collect()
+    run.engine.run_checks(_call.evaluated(run).per_user)  # (a SQL engine ran them while the plan was built)
 
 
 def choose(table: pl.DataFrame, groups: list[str], n_users: int, seed: int, by_value: str | None) -> list[Any]:

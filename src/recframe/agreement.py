@@ -158,10 +158,10 @@ def agreement(
     top, lists = _held(top, engine), _held(lists, engine)
     per_model = _frames.group_agg(lists, [model], nw.col("__rf_n", "__rf_last").max()).collect()
     values = per_model.get_column(model).to_list()
-    if None in values and not engine.checks_now:
+    if None in values:
         # a null model is refused by the data checks, which on Polars ride along the plan (a
         # SQL engine ran them at the call): run them now, before the models are ordered
-        plan.per_user.select(nw.len()).collect()
+        engine.run_checks(plan.per_user)
     models = sorted(x for x in values if x is not None)
     pairs = _pairs(models, baseline, model)
     # past the longest list (and its last position) a deeper k adds no item: the depth table
@@ -170,9 +170,7 @@ def agreement(
     top, lists = _weighted(top, lists, min(k, longest), p, engine)
     parts = [_pair(top, lists, strata, model, a, b) for a, b in pairs]
     out = _measured(nw.concat(parts, how="vertical") if len(parts) > 1 else parts[0], strata, k, p)
-    if not engine.checks_now:
-        # the data checks ride along the per-list table: one count of it makes them run first
-        out = out.join(plan.per_user.select(nw.len().alias("__rf_checked")), how="cross").drop("__rf_checked")
+    out = engine.after_checks(out, plan.per_user)
     return engine.from_lazy(_call.user_column(out.sort([*strata, "model_a", "model_b", n.USER]), spec))
 
 

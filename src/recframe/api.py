@@ -210,20 +210,8 @@ def item_groups(
         )
     plan, spec, engine = _call.prepare(frame, kwargs)
     assert plan.item_groups is not None  # item_group= is given
-    checked = None
-    if not engine.checks_now:
-        # on Polars the data checks ride along the per-list table (a SQL engine ran them
-        # already): one count of it makes them run before the groups are returned
-        checked = plan.per_user.select(nw.len().alias("__rf_checked"))
-    return engine.from_lazy(_item_groups.shares(plan.item_groups, spec, checked))
-
-
-def _checked(table: nw.LazyFrame, plan: _engine.Plan, engine: _frames.Engine) -> nw.LazyFrame:
-    """`table`, computed after the call's data checks: on Polars they ride along the per-list
-    table (a SQL engine ran them already), and one count of it makes them run first."""
-    if engine.checks_now:
-        return table
-    return table.join(plan.per_user.select(nw.len().alias("__rf_checked")), how="cross").drop("__rf_checked")
+    table = engine.after_checks(_item_groups.shares(plan.item_groups, spec), plan.per_user)
+    return engine.from_lazy(table.sort([*spec.columns.by, str(spec.selection.item_group)], nulls_last=True))
 
 
 @_frames.engine_call
@@ -239,7 +227,7 @@ def per_item(
     v.refuse_result_names("per_item", [("item", item, item, "item_id")], _engine.item_table_names(given.selection.ks))
     plan, spec, engine = _call.prepare(frame, kwargs)
     assert plan.rows is not None  # every plan has them
-    table = _checked(_engine.item_table(plan.rows, spec), plan, engine)
+    table = engine.after_checks(_engine.item_table(plan.rows, spec), plan.per_user)
     table = table.rename({n.ITEM: spec.columns.item}).sort([*spec.columns.by, spec.columns.item])
     return engine.from_lazy(table)
 
@@ -269,7 +257,7 @@ def _tie_table(plan: _engine.Plan, spec: v.Spec, engine: _frames.Engine | None) 
     `engine`, or as it is (None: another frame of the plan, collected with it, runs them)."""
     assert plan.rows is not None  # every plan has them
     table = _engine.tie_table(plan.rows, spec)
-    table = table if engine is None else _checked(table, plan, engine)
+    table = table if engine is None else engine.after_checks(table, plan.per_user)
     return table.sort(list(spec.columns.by)) if spec.columns.by else table
 
 
