@@ -248,6 +248,6 @@ def _cohorts(
     )
     points = _cut_points(distribution, bins, edges)
     counts = [int(c) for c in distribution["n"].to_list()]
-    out = _labelled(rows, counts, points, name, rows.implementation is nw.Implementation.POLARS)
+    out = _labelled(rows, counts, points, name, _frames.runs_on(rows).in_process)
     out = out.with_columns(nw.col("__rf_n").fill_null(0).alias(count)).select(key, count, name)
     return out.sort(key)
