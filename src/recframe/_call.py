@@ -75,7 +75,7 @@ _PACKAGE = os.path.dirname(os.path.abspath(__file__)) + os.sep
 def _side_frame(frame: Any, arg: str, main: nw.LazyFrame, wanted: list[tuple[str, str]]) -> tuple[nw.LazyFrame, dict[str, Any]]:
     """A side input (truth=, users=, exclude=) as a lazy frame on the engine of `main`, checked
     to have the `wanted` (argument, column) pairs; returns it with its schema."""
-    lf, _ = _frames.to_lazy(frame, arg)
+    lf, _ = _frames.lazy(frame, arg)
     _frames.same_engine(main, lf, arg)
     schema = _frames.schema_of(lf, ref(arg))
     v.check_columns(schema, wanted, f"{arg} frame")
@@ -165,11 +165,12 @@ def _refuse_list_keys(spec: v.Spec, arg: str, schema: dict[str, Any]) -> None:
 class Inputs:
     """One call's inputs, checked and aligned, before the plan is built: the recommendations
     (`lf`), the side frames as lazy frames on its engine (``train`` and ``items`` as given, with
-    every column; ``side`` holds them renamed), the spec and the kind of frame to return."""
+    every column; ``side`` holds them renamed), the spec and the engine (its traits, and the
+    type of frame to return)."""
 
     lf: nw.LazyFrame
     spec: v.Spec
-    kind: _frames.Kind
+    engine: _frames.Engine
     truth: nw.LazyFrame | None
     users: nw.LazyFrame | None
     exclude: nw.LazyFrame | None
@@ -198,9 +199,9 @@ def summary_options(call: dict[str, Any]) -> tuple[dict[str, Any], tuple[float |
     return kwargs, interval, aggregate
 
 
-def prepare(frame: Any, kwargs: dict[str, Any]) -> tuple[_engine.Plan, v.Spec, _frames.Kind]:
+def prepare(frame: Any, kwargs: dict[str, Any]) -> tuple[_engine.Plan, v.Spec, _frames.Engine]:
     i = inputs(frame, kwargs)
-    return evaluated(i), i.spec, i.kind
+    return evaluated(i), i.spec, i.engine
 
 
 class _Shared:
@@ -244,7 +245,7 @@ def _shared_rows(i: Inputs) -> nw.LazyFrame | None:
     """The prepared rows of `i`, computed once while shared_preparation is open (None outside
     it, on an engine, which holds its own data, and for a pandas or Arrow input, which another
     thread could change in place between two calls: the page passes Polars frames)."""
-    if i.kind == "engine" or i.lf.implementation is not nw.Implementation.POLARS or not _shareable(i.sources):
+    if not i.engine.in_process or not _shareable(i.sources):
         return None
     spec = i.spec
     facts = (spec.facts.list_runs, spec.facts.integer_rank, spec.facts.categorical_item)
@@ -300,11 +301,11 @@ def evaluated(i: Inputs, models: nw.LazyFrame | None = None) -> _engine.Plan:
     checks run then) raises a RecframeError that says why, as every call does. `models`: the
     model key values the truth is broadcast over, when `i` holds some users only."""
     try:
-        plan = _engine.evaluate(i.lf, i.truth, i.spec, i.kind == "engine", i.users, i.exclude, i.side, _shared_rows(i), models)
+        plan = _engine.evaluate(i.lf, i.truth, i.spec, i.engine, i.users, i.exclude, i.side, _shared_rows(i), models)
     except RecframeError:
         raise
     except Exception as error:  # a SQL engine refusing the plan while it is built or checked
-        known = _frames.engine_error(error) if i.kind == "engine" else None
+        known = i.engine.engine_error(error)
         if known is None:
             raise
         raise known from None
@@ -314,10 +315,9 @@ def evaluated(i: Inputs, models: nw.LazyFrame | None = None) -> _engine.Plan:
 def inputs(frame: Any, kwargs: dict[str, Any]) -> Inputs:
     """The checks and conversions of a call, up to the plan (see :class:`Inputs`)."""
     spec = v.check_arguments(kwargs)
-    lf, kind = _frames.to_lazy(frame, "frame", sorted_key=spec.columns.user if not spec.columns.by else None)
+    lf, engine = _frames.lazy(frame, "frame", sorted_key=spec.columns.user if not spec.columns.by else None)
     columns = spec.columns
-    _frames.check_names(
-        lf,
+    engine.check_names(
         [x for x in (columns.user, columns.item, columns.rank, columns.score, columns.relevance, *columns.by) if x is not None],
     )
     schema = _frames.schema_of(lf, "frame")
@@ -373,20 +373,20 @@ def inputs(frame: Any, kwargs: dict[str, Any]) -> Inputs:
     side = _side_inputs(spec, train_lf, items_lf, items_schema)
     if spec.selection.baseline is not None:
         _check_baseline(spec, lf)
-    if truth_lf is not None and spec.columns.model_keys and _frames.counts_cheaply(lf, kind):
+    if truth_lf is not None and spec.columns.model_keys and engine.counts_cheaply:
         # (a LazyFrame or a Spark job would pay a pass over the data first)
         _check_broadcast_once(spec, lf, truth_lf, (frame, kwargs["truth"]))
     key_schema = {**schema, **{b: users_schema[b] for b in attr}} if users_schema else schema
     v.check_dtypes(key_schema, spec)
     spec = _with_facts(spec, schema, items_schema)
-    if _numbers_runs(spec, kind, truth_lf, exclude_lf):
-        runs = _frames.list_runs(lf, [*spec.columns.list_keys, str(spec.columns.user)], n.LIST)
+    if _numbers_runs(spec, truth_lf, exclude_lf):
+        runs = engine.list_runs(lf, [*spec.columns.list_keys, str(spec.columns.user)], n.LIST)
         if runs is not None:
             lf = runs
             spec = dataclasses.replace(spec, facts=dataclasses.replace(spec.facts, list_runs=True))
     sources = (frame, kwargs["truth"], kwargs["users"], kwargs["exclude"])
     warn_unchecked(spec)
-    return Inputs(lf, spec, kind, truth_lf, users_lf, exclude_lf, train_lf, items_lf, side, sources)
+    return Inputs(lf, spec, engine, truth_lf, users_lf, exclude_lf, train_lf, items_lf, side, sources)
 
 
 def _with_facts(spec: v.Spec, schema: dict[str, Any], items_schema: dict[str, Any]) -> v.Spec:
@@ -405,15 +405,14 @@ def _with_facts(spec: v.Spec, schema: dict[str, Any], items_schema: dict[str, An
     return dataclasses.replace(spec, facts=facts)
 
 
-def _numbers_runs(spec: v.Spec, kind: str, truth: nw.LazyFrame | None, exclude: nw.LazyFrame | None) -> bool:
-    """Whether the per-list passes may group by the runs of rows of each list (see
-    recframe._frames.list_runs): an in-memory frame whose lists have keys besides the user (a
-    single user key is flagged sorted instead), ranked as given (a re-rank or a ranking by
-    score reads the keys in windows of its own), and no truth= (its truth-only rows, joined
+def _numbers_runs(spec: v.Spec, truth: nw.LazyFrame | None, exclude: nw.LazyFrame | None) -> bool:
+    """Whether the per-list passes may group by the runs of rows of each list where the engine
+    numbers them (recframe._frames.list_runs: a frame in memory): lists with keys besides the
+    user (a single user key is flagged sorted instead), ranked as given (a re-rank or a ranking
+    by score reads the keys in windows of its own), and no truth= (its truth-only rows, joined
     in later, belong to no run of the frame)."""
     return (
-        kind in _frames.IN_MEMORY
-        and bool(spec.columns.list_keys)
+        bool(spec.columns.list_keys)
         and spec.columns.user is not None
         and spec.columns.score is None
         and not spec.reranks

@@ -445,26 +445,20 @@ def attach(
     table: nw.LazyFrame,
     spec: Spec,
     checks: CheckPlan,
-    in_engine: bool,
+    engine: _frames.Engine,
     shared_input: bool = True,
     large: bool = False,
     source: nw.LazyFrame | None = None,
 ) -> nw.LazyFrame:
     """Run the checks on the per-list table, and return the table the metrics then read.
 
-    On a SQL engine the table is computed once (see ``_frames.materialize``) and checked now,
-    with one small query; the metrics read the same computed table (``large``: one the
-    engine may spill, see ``_frames.materialize``). On Polars the check rides
+    On a SQL engine the table is computed once (see ``_frames.Engine.materialize``) and checked
+    now, with one small query; the metrics read the same computed table (``large``: one the
+    engine may spill). On Polars the check rides
     along the plan and runs on the per-list rows as they are computed; ``shared_input`` says
     whether its passes share the prepared input (see ``_frames.when_collected``). `source`:
     the recommendations as given, read only to name a missing ``by`` key (:func:`missing_key`).
     """
     if not spec.selection.checks:
         return table  # checks=False: nothing to check, nothing computed now
-    if in_engine:
-        table = _frames.materialize(table, large)
-        raise_first_problem(table, spec, checks, source)
-        return table
-    return _frames.when_collected(
-        table, lambda rows: raise_first_problem(rows, spec, checks, source), share_subplans=shared_input
-    )
+    return engine.check(table, lambda rows: raise_first_problem(rows, spec, checks, source), large, shared_input)

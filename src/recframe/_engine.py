@@ -41,7 +41,6 @@ from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 import narwhals as nw
-import polars as pl
 
 from recframe import _checks, _frames, _item_groups, _relevance, _side
 from recframe import _names as n
@@ -201,58 +200,17 @@ def score_positions(lf: nw.LazyFrame, spec: v.Spec, lists: list[str]) -> nw.Lazy
     item (ascending, or descending under ``ties="item_desc"``; under ``"optimistic"`` and
     ``"pessimistic"`` first by relevance and grade, :func:`_bound_order`); null on the other rows.
 
-    The one engine-specific step of the plan. Polars' ordered window sorts every list by two
-    keys (some 1.2 s per 10M rows); ranking one struct of (score, item) costs a third of it.
-    DuckDB runs narwhals' ordered cum_sum as a running sum; a row number costs half of it.
-    Other engines run the portable running count. On every engine -0.0 ties 0.0 and
-    Enum/Categorical items are ordered by name (Polars would order them by category).
+    The one engine-specific step of the plan (:meth:`recframe._frames.Engine.rank_by_score`).
+    On every engine -0.0 ties 0.0 and Enum/Categorical items are ordered by name (Polars would
+    order them by category).
     """
     item_order = nw.col(n.ITEM).cast(nw.String) if spec.facts.categorical_item else nw.col(n.ITEM)
     relevant_first = {"optimistic": 0, "pessimistic": 1}.get(spec.conventions.ties)
     bound = _bound_order(spec, relevant_first) if relevant_first is not None else {}
     lf = lf.with_columns(item_order.alias("__rf_item_order"), *(e.alias(c) for c, e in bound.items()))
     descending = spec.conventions.ties == "item_desc"
-    if lf.implementation is nw.Implementation.POLARS:
-        score = pl.when(pl.col(n.SCORE) == 0).then(0.0).otherwise(pl.col(n.SCORE))  # -0.0: not left to the row encoding
-        # (the relevance order only where ties= reads it: a constant field costs 10% of the ranking)
-        key = pl.struct(
-            (score if descending else -score).alias("s"),
-            *(pl.col(c) for c in bound),
-            pl.col("__rf_item_order").alias("i"),
-        )
-        # a null key (a row not eligible) stays null and takes no position
-        ranked = pl.when(pl.col(n.ELIGIBLE) == 1).then(key).rank("ordinal", descending=descending).over(lists)
-        native = lf.to_native().with_columns(ranked.cast(pl.Int64).alias(n.RANK))
-        return nw.from_native(native).drop("__rf_item_order", *bound)
-    if lf.implementation is nw.Implementation.DUCKDB:
-        # the rows not eligible are a partition of their own
-        partition = ", ".join(_frames.sql_name(c) for c in [*lists, n.ELIGIBLE])
-        within = "".join(f"{_frames.sql_name(c)} ASC, " for c in bound)
-        order = (
-            f"{_frames.sql_name(n.SCORE)} DESC, {within}{_frames.sql_name('__rf_item_order')} {'DESC' if descending else 'ASC'}"
-        )
-        number = f"CAST(row_number() OVER (PARTITION BY {partition} ORDER BY {order}) AS BIGINT)"
-        floor, cut = "", _near_top_cut(spec)
-        if cut is not None:
-            # ties="average"'s score at the largest k (_with_near_top) from the ranking's own
-            # sort: a window of its own sorts every row again (bench/ties.py's frame in DuckDB:
-            # 1.9 s of a 6.4 s summary). On the rows past the k-th, the k-th score (null before)
-            frame = f"OVER (PARTITION BY {partition} ORDER BY {order} ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW)"
-            floor = f", nth_value({_frames.sql_name(n.SCORE)}, {cut}) {frame} AS {_frames.sql_name(n.TIE_FLOOR)}"
-        relation = lf.to_native().project(
-            f"*, CASE WHEN {_frames.sql_name(n.ELIGIBLE)} = 1 THEN {number} END AS {_frames.sql_name(n.RANK)}{floor}"
-        )
-        return nw.from_native(relation).drop("__rf_item_order", *bound)
-    # counting only eligible rows makes where null scores sort irrelevant
-    if descending:
-        # (score, item) descending = a cumulative sum from the end of the ascending order
-        position = nw.col(n.ELIGIBLE).cum_sum(reverse=True).over(*lists, order_by=[n.SCORE, "__rf_item_order"])
-    else:
-        lf = lf.with_columns((-nw.col(n.SCORE)).alias("__rf_neg_score"))
-        position = nw.col(n.ELIGIBLE).cum_sum().over(*lists, order_by=["__rf_neg_score", *bound, "__rf_item_order"])
-    # (cast: DuckDB sums integers to INT128, which SQLFrame cannot type)
-    lf = lf.with_columns(nw.when(nw.col(n.ELIGIBLE) == 1).then(position).otherwise(None).cast(nw.Int64).alias(n.RANK))
-    return lf.drop("__rf_item_order", *bound, *([] if descending else ["__rf_neg_score"]))
+    cut = _near_top_cut(spec)
+    return _frames.runs_on(lf).rank_by_score(lf, lists, list(bound), descending, cut).drop("__rf_item_order", *bound)
 
 
 def _bound_order(spec: v.Spec, relevant_first: int) -> dict[str, nw.Expr]:
@@ -731,7 +689,7 @@ def _item_group_rows(
     spec: v.Spec,
     users: nw.LazyFrame | None,
     side: _side.SideInputs | None,
-    in_engine: bool,
+    engine: _frames.Engine,
     large: bool = False,
 ) -> nw.LazyFrame | None:
     """With item_group=: the rows ranked within the largest k or relevant (of the users= users,
@@ -743,7 +701,7 @@ def _item_group_rows(
     assert side is not None  # item_group= needs items= or train=
     used = lf.filter(_in_domain("top_k", spec) | _in_domain("relevant", spec))
     grouped = _item_groups.joined(_group_rows(used, spec, users), spec, side)
-    return _frames.materialize(grouped, large) if in_engine else grouped
+    return engine.materialize(grouped, large)
 
 
 def _item_group_counts(grouped: nw.LazyFrame | None, spec: v.Spec, side: _side.SideInputs | None) -> nw.LazyFrame | None:
@@ -866,7 +824,7 @@ def evaluate(
     frame: nw.LazyFrame,
     truth: nw.LazyFrame | None,
     spec: v.Spec,
-    in_engine: bool,
+    engine: _frames.Engine,
     users: nw.LazyFrame | None = None,
     exclude: nw.LazyFrame | None = None,
     side: _side.SideInputs | None = None,
@@ -876,8 +834,8 @@ def evaluate(
     """The plan of one call (see :class:`Plan`).
 
     The data checks of :func:`_checks.plan` read the per-list table the metrics are finished
-    from (:func:`_checks.attach`): on a SQL engine (`in_engine`) they run now, on Polars when
-    the plan runs. Lists of users with nothing recommended that every metric skips
+    from (:func:`_checks.attach`): on a SQL engine they run now, on Polars when the plan runs
+    (`engine`'s ``checks_now``). Lists of users with nothing recommended that every metric skips
     (``unranked_users="skip"``) are still in ``per_user``: :func:`per_user_rows` drops them.
     """
     keys = [*spec.columns.list_keys, n.USER]
@@ -896,16 +854,16 @@ def evaluate(
     # on DuckDB, what is computed once (these rows, the checked per-list table, the item-group
     # rows) goes to a temporary table it can spill where it could strain its memory_limit
     computed_once = once or spec.selection.checks or spec.selection.item_group is not None
-    large = in_engine and computed_once and _frames.large_for_duckdb([frame, truth], len(lf.collect_schema()))
+    large = computed_once and engine.large([frame, truth], len(lf.collect_schema()))
     if once:
-        lf = _frames.materialize(lf, large) if in_engine else _frames.cache(lf)
+        lf = engine.hold(lf, large)
     table = _checks.attach(
-        list_table(lf, spec, checks, users, side), spec, checks, in_engine, shared_input=once, large=large, source=frame
+        list_table(lf, spec, checks, users, side), spec, checks, engine, shared_input=once, large=large, source=frame
     )
     if spec.facts.with_users:
         # users= fixes who is evaluated (recommended users it lacks were refused or dropped)
         table = table.filter(~nw.col(n.USER_ROWS).is_null())
-    grouped = _item_group_rows(lf, spec, users, side, in_engine, large)
+    grouped = _item_group_rows(lf, spec, users, side, engine, large)
     if _item_groups.calibration_metrics(spec.selection.metrics):
         assert side is not None and grouped is not None  # calibration needs item_group=, items= (or train=) and train=
         table = table.join(_item_groups.calibration(grouped, spec, side), on=keys, how="left")

@@ -158,7 +158,7 @@ def _restrict(frame: Any, user: str, ids: list[Any], arg: str) -> Any:
     the filter is a plain ``is_in`` on the input, which a scan or a SQL engine pushes down."""
     if frame is None:
         return None
-    lf, _ = _frames.to_lazy(frame, arg)
+    lf, _ = _frames.lazy(frame, arg)
     if user not in _frames.schema_of(lf, ref(arg)):
         return frame  # its own check (a missing user column) is made where the call is built
     return lf.filter(nw.col(user).is_in(ids)).to_native()
@@ -287,9 +287,7 @@ def _overlaps(frame: Any, options: dict[str, Any], k: int) -> tuple[pl.DataFrame
 def _check_rows(run: _call.Inputs) -> None:
     """The call's data checks on the chosen users' rows (duplicates, bad ranks, items outside
     items=): a defect in a list shown is refused, as per_user would refuse it."""
-    plan = _call.evaluated(run)
-    if run.kind != "engine":  # a SQL engine ran them while the plan was built
-        plan.per_user.select(nw.len()).collect()
+    run.engine.run_checks(_call.evaluated(run).per_user)  # (a SQL engine ran them while the plan was built)
 
 
 def choose(table: pl.DataFrame, groups: list[str], n_users: int, seed: int, by_value: str | None) -> list[Any]:
@@ -496,7 +494,7 @@ def _check_images(items: Any, item: str, show_images: str | None) -> None:
             f"{ref('show_images', show_images)} names a column of {ref('items')}, and the call has no {ref('items')}.",
             f"pass the catalog with its image URLs, e.g. items=catalog, {fix('show_images', show_images)}.",
         )
-    lf, _ = _frames.to_lazy(items, "items")
+    lf, _ = _frames.lazy(items, "items")
     others = [c for c in _frames.schema_of(lf, ref("items")) if c != item]
     if show_images not in others:
         raise RecframeError(
@@ -713,7 +711,7 @@ def _inspect(
             f"inspect shows the lists of chosen users, and {ref('user', None)} makes the whole frame one list.",
             f"pass the user column, e.g. {fix('user', 'user_id')}.",
         )
-    main, kind = _frames.to_lazy(frame, "frame")
+    main, engine = _frames.lazy(frame, "frame")
     recs_schema = _frames.schema_of(main, "frame")
     v.check_columns(recs_schema, [("user", user)], "frame")
     by = [kwargs["by"]] if isinstance(kwargs["by"], str) else list(kwargs["by"] or [])
@@ -752,7 +750,7 @@ def _inspect(
         rows = by_metric.attach(rows, restricted, {**options, **sides}, run.spec, ids)
     if select == "given":
         _check_found(rows, ids, user, recs_schema[user])
-    return _frames.from_lazy(_result(rows, run.spec, ids, item_columns, names), kind)
+    return engine.from_lazy(_result(rows, run.spec, ids, item_columns, names))
 
 
 @dataclass(frozen=True)
@@ -774,7 +772,7 @@ class _Given:
             ids = _id_list(users)
             _check_id_types(ids, dtype, user)
             return _Given(ids=ids)
-        lf, _ = _frames.to_lazy(users, "users")
+        lf, _ = _frames.lazy(users, "users")
         schema = _frames.schema_of(lf, ref("users"))
         v.check_columns(schema, [("user", user)], "users frame")
         return _Given(None, users, lf, tuple(b for b in by if b in schema and b != user), set(schema) == {user})
@@ -836,7 +834,7 @@ def _chosen(
         if given.lf is not None:
             table = _to_polars(given.lf.select(nw.col(user).alias(n.USER), *given.attrs).unique())
         else:
-            table = _to_polars(_frames.to_lazy(frame, "frame")[0].select(nw.col(user).alias(n.USER)).unique())
+            table = _to_polars(_frames.lazy(frame, "frame")[0].select(nw.col(user).alias(n.USER)).unique())
         return choose(table.filter(pl.col(n.USER).is_not_null()), list(given.attrs), n_users, seed, None), None
     by_metric = None
     if select == "overlap":

@@ -243,11 +243,11 @@ def _ratio(numerator: nw.Expr, denominator: nw.Expr) -> nw.Expr:
     return nw.when(denominator > 0).then(numerator / denominator).otherwise(None)
 
 
-def shares(table: nw.LazyFrame, spec: Spec, checked: nw.LazyFrame | None = None) -> nw.LazyFrame:
+def shares(table: nw.LazyFrame, spec: Spec) -> nw.LazyFrame:
     """The public per-group table from :func:`counts`: by keys, the item group (under the
     item_group= name), n_items, catalog_share, relevant_share, then per k rec_share,
-    exposure_share, group_recall and (with train=) p_rec. `checked`, a one-row frame whose
-    computing runs the data checks, is read first when given."""
+    exposure_share, group_recall and (with train=) p_rec, unsorted (the caller joins the data
+    checks first, then sorts)."""
     keys = list(spec.columns.by) or [n.GROUP]
     ks = spec.selection.ks
     totals = _frames.group_agg(
@@ -277,10 +277,7 @@ def shares(table: nw.LazyFrame, spec: Spec, checked: nw.LazyFrame | None = None)
     # a count of items, a whole number unless an item of a label list is shared by its groups
     size = nw.col("n_items").cast(nw.Float64 if spec.facts.label_groups else nw.Int64)
     out = table.select(*spec.columns.by, nw.col(n.ITEM_GROUP).alias(name), *(c.cast(nw.Float64) for c in columns))
-    out = out.with_columns(size)
-    if checked is not None:
-        out = out.join(checked, how="cross").drop(checked.columns)
-    return out.sort([*spec.columns.by, name], nulls_last=True)
+    return out.with_columns(size)
 
 
 def add_up(table: nw.LazyFrame, more: nw.LazyFrame, spec: Spec) -> nw.LazyFrame:

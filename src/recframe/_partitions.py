@@ -70,7 +70,7 @@ def summary(i: _call.Inputs, asked: _summary.Asked, partitions: int) -> nw.LazyF
     """The summary of checked inputs `i` from `partitions` sets of users evaluated one after
     another (each set's parts collected by Polars' streaming engine, then added: see
     :mod:`recframe._summary`), as a lazy frame of its few rows."""
-    assert i.kind != "engine", "refused by _summary.refuse()"
+    assert i.engine.in_process, "refused by _summary.refuse()"
     partitions = _capped(i, partitions)
     models = _models(i, partitions)
     sets: list[_summary.SetParts] = []

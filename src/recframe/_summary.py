@@ -183,7 +183,8 @@ def refuse(frame: Any, call: dict[str, Any], a: Asked, partitions: int | None) -
                 f"{ref('ci')} resamples per-user values, and metric {group[0]!r} has one value per group. Hint: ask "
                 f"for it in a summary without {ref('ci')}."
             )
-    engine = _frames.sql_engine(frame)
+    on = _frames.engine_of(frame)
+    engine = None if on.in_process else on.name  # (a SQL engine's name)
     if partitions is not None:
         _refuse_partitions(engine, call, a)
     elif engine is not None and not all(x.in_engine for x in declared(a)):
@@ -246,7 +247,7 @@ def parts(per_user: nw.LazyFrame, spec: v.Spec, a: Asked) -> SetParts:
     lf, keys = counted_lists(per_user, spec, a)
     cols = user_columns(spec)
     exprs = {name: e for x in declared(a) for c in cols for name, e in x.parts(c).items()}
-    if per_user.implementation is nw.Implementation.POLARS:  # Polars scales the values past the limit first
+    if _frames.runs_on(per_user).in_process:  # Polars scales the values past the limit first
         exprs |= {name: _scaled_std(name.removesuffix(":std")) for name in exprs if name.endswith(":std")}
     rows = _frames.group_agg(lf, keys, *list_counts(spec), *(e.alias(name) for name, e in exprs.items()))
     quantiled = [c for c in cols if any(kind_of(x) == "quantile" for x in a.values)]
@@ -350,10 +351,9 @@ def summary(plan: _engine.Plan, spec: v.Spec, a: Asked, source: Any = None) -> n
     the Poisson bootstrap's resample numbers (see :func:`recframe._poisson.resample_numbers`)."""
     per_user = plan.per_user
     if a.interval in ("poisson", "bootstrap"):
-        on_polars = per_user.implementation is nw.Implementation.POLARS
-        per_user = _frames.cache(per_user) if on_polars else _frames.materialize(per_user)
+        per_user = _frames.runs_on(per_user).hold(per_user)
     # (on Polars the t interval's spreads are scaled: nothing to refuse)
-    hint = None if per_user.implementation is nw.Implementation.POLARS else "evaluate the same data with Polars"
+    hint = None if _frames.runs_on(per_user).in_process else "evaluate the same data with Polars"
     return finish(parts(per_user, spec, a), plan.groups, spec, a, source, hint)
 
 
@@ -464,7 +464,7 @@ def _with_t(table: nw.LazyFrame, cols: list[str], a: Asked, past_limit: str | No
             pl.col(f"{c}:n").replace_strict(found, default=None, return_dtype=pl.Float64).alias(f"__rf_t:{c}") for c in cols
         )
 
-    if table.implementation is nw.Implementation.POLARS:
+    if _frames.runs_on(table).in_process:  # (Polars: the t quantiles when the plan runs)
         native = table.to_native()
         schema = pl.Schema({**native.collect_schema(), **{f"__rf_t:{c}": pl.Float64 for c in cols}})
         return nw.from_native(native.map_batches(quantiles, schema=schema, streamable=False))
@@ -482,7 +482,7 @@ def _poisson_bounds(users: nw.LazyFrame, keys: list[str], cols: list[str], a: As
     """The Poisson bootstrap's finish, in the engine: each resample's weighted sums per group
     (its parts, :func:`recframe._poisson.resample_means`), their ratios' percentiles."""
     assert a.level is not None
-    users = _poisson.refuse_huge(users, cols, users.implementation is nw.Implementation.POLARS)
+    users = _poisson.refuse_huge(users, cols, _frames.runs_on(users).in_process)
     first = users if source is None else nw.from_native(source)
     one_row = first.head(1).select(nw.len().alias("__rf_one"))  # one row, always
     means = _poisson.resample_means(users, one_row, cols, a.n_resamples, _poisson.seed_keys(_poisson.seed_of(a.seed)))

@@ -67,6 +67,6 @@ def eager(frame: Any, arg: str) -> pl.DataFrame:
     >>> eager(pl.DataFrame({"a": [1]}).lazy(), "frame").shape
     (1, 1)
     """
-    lf, _ = _frames.to_lazy(frame, arg)
+    lf, _ = _frames.lazy(frame, arg)
     # result tables are small (one row per group, or per user): a DuckDB or Spark one is fetched
     return lf.collect("polars").to_native()

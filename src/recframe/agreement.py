@@ -57,20 +57,22 @@ def _depth_table(one_row: nw.LazyFrame, depth: int, p: float) -> nw.LazyFrame:
     return table.select(m, nw.col("__rf_term").cum_sum().over(order_by="__rf_neg_depth").alias("__rf_g"))
 
 
-def _weighted(top: nw.LazyFrame, lists: nw.LazyFrame, depth: int, p: float, kind: str) -> tuple[nw.LazyFrame, nw.LazyFrame]:
+def _weighted(
+    top: nw.LazyFrame, lists: nw.LazyFrame, depth: int, p: float, engine: _frames.Engine
+) -> tuple[nw.LazyFrame, nw.LazyFrame]:
     """The top k with ``__rf_hpos`` = G(position), and the lists with ``__rf_hn`` = G(n + 1) in
     place of their last position: :func:`_depth_table` to `depth`, computed once and joined."""
-    table = _held(_depth_table(lists.select(nw.len().alias(n.ONE)), depth, p), kind)
+    table = _held(_depth_table(lists.select(nw.len().alias(n.ONE)), depth, p), engine)
     top = top.join(table.rename({"__rf_depth": n.POSITION, "__rf_g": "__rf_hpos"}), on=n.POSITION, how="left")
     lists = lists.with_columns((nw.col("__rf_n") + 1).cast(nw.Int64).alias("__rf_depth")).join(table, on="__rf_depth", how="left")
     return top, lists.drop("__rf_last", "__rf_depth").rename({"__rf_g": "__rf_hn"})
 
 
-def _held(lf: nw.LazyFrame, kind: str) -> nw.LazyFrame:
-    """`lf` computed once: in memory, as a Polars frame; on a SQL engine, materialized."""
-    if kind != "engine":
+def _held(lf: nw.LazyFrame, engine: _frames.Engine) -> nw.LazyFrame:
+    """`lf` computed once: in this process, as a Polars frame; on a SQL engine, materialized."""
+    if engine.in_process:
         return nw.from_native(lf.collect().to_native().lazy())
-    return _frames.materialize(lf)
+    return engine.materialize(lf)
 
 
 @_frames.engine_call
@@ -139,7 +141,7 @@ def agreement(
     call = _call.resolve([k], ["hit_rate"], given, PER_USER_NAMES, "agreement")
     v.refuse_average_ties(call, "agreement", "the items of each top k and their order")
     _refuse_result_names(v.check_arguments(call).columns)
-    plan, spec, kind = _call.prepare(_with_relevance(frame, call), call)
+    plan, spec, engine = _call.prepare(_with_relevance(frame, call), call)
     if not spec.columns.by:
         raise RecframeError(
             f"agreement compares models, and {ref('by', None)} names no model column. Hint: pass e.g. {fix('by', 'model')}: "
@@ -154,25 +156,23 @@ def agreement(
     lists = _frames.group_agg(
         top, [*strata, model, n.USER], nw.len().cast(nw.Int64).alias("__rf_n"), nw.col(n.POSITION).max().alias("__rf_last")
     )
-    top, lists = _held(top, kind), _held(lists, kind)
+    top, lists = _held(top, engine), _held(lists, engine)
     per_model = _frames.group_agg(lists, [model], nw.col("__rf_n", "__rf_last").max()).collect()
     values = per_model.get_column(model).to_list()
-    if None in values and kind != "engine":
+    if None in values:
         # a null model is refused by the data checks, which on Polars ride along the plan (a
         # SQL engine ran them at the call): run them now, before the models are ordered
-        plan.per_user.select(nw.len()).collect()
+        engine.run_checks(plan.per_user)
     models = sorted(x for x in values if x is not None)
     pairs = _pairs(models, baseline, model)
     # past the longest list (and its last position) a deeper k adds no item: the depth table
     # stops there, whatever k is (k=sys.maxsize is the whole list)
     longest = max(int(x) for x in (*per_model.get_column("__rf_n").to_list(), *per_model.get_column("__rf_last").to_list()))
-    top, lists = _weighted(top, lists, min(k, longest), p, kind)
+    top, lists = _weighted(top, lists, min(k, longest), p, engine)
     parts = [_pair(top, lists, strata, model, a, b) for a, b in pairs]
     out = _measured(nw.concat(parts, how="vertical") if len(parts) > 1 else parts[0], strata, k, p)
-    if kind != "engine":
-        # the data checks ride along the per-list table: one count of it makes them run first
-        out = out.join(plan.per_user.select(nw.len().alias("__rf_checked")), how="cross").drop("__rf_checked")
-    return _frames.from_lazy(_call.user_column(out.sort([*strata, "model_a", "model_b", n.USER]), spec), kind)
+    out = engine.after_checks(out, plan.per_user)
+    return engine.from_lazy(_call.user_column(out.sort([*strata, "model_a", "model_b", n.USER]), spec))
 
 
 def _refuse_result_names(columns: v.Columns) -> None:
@@ -191,7 +191,7 @@ def _with_relevance(frame: Any, call: dict[str, Any]) -> Any:
     the call's checks accept it (relevance plays no part in agreement)."""
     if call["truth"] is not None:
         return frame
-    lf, _ = _frames.to_lazy(frame, "frame")
+    lf, _ = _frames.lazy(frame, "frame")
     if call["relevance"] in lf.collect_schema().names():
         return frame
     return nw.to_native(nw.from_native(frame).with_columns(nw.lit(None, dtype=nw.Float64).alias(call["relevance"])))

@@ -168,8 +168,8 @@ def per_user(
     """
     kwargs = _call.resolve(k, metrics, dict(options), PER_USER_NAMES, "per_user")
     v.check_per_user_metrics(kwargs["metrics"])
-    plan, spec, kind = _call.prepare(frame, kwargs)
-    return _frames.from_lazy(_per_user_frame(plan, spec), kind)
+    plan, spec, engine = _call.prepare(frame, kwargs)
+    return engine.from_lazy(_per_user_frame(plan, spec))
 
 
 def _per_user_frame(plan: _engine.Plan, spec: v.Spec) -> nw.LazyFrame:
@@ -269,11 +269,11 @@ def summary_of(frame: FrameT, call: dict[str, Any]) -> FrameT:
     _summary.refuse(frame, kwargs, asked, partitions)
     if partitions is not None:
         i = _call.inputs(frame, kwargs)
-        return _frames.from_lazy(_partitions.summary(i, asked, partitions), i.kind)
-    plan, spec, kind = _call.prepare(frame, kwargs)
+        return i.engine.from_lazy(_partitions.summary(i, asked, partitions))
+    plan, spec, engine = _call.prepare(frame, kwargs)
     # (a SQL engine's first row makes the Poisson bootstrap's resample numbers)
-    source = frame if _frames.sql_engine(frame) is not None else None
-    return _frames.from_lazy(_summary.summary(plan, spec, asked, source), kind)
+    source = None if engine.in_process else frame
+    return engine.from_lazy(_summary.summary(plan, spec, asked, source))
 
 
 @_frames.engine_call
@@ -345,22 +345,10 @@ def item_groups(
             f"{ref('item_groups')} needs {ref('item_group')}: a column of {ref('items')} (a category, a provider), or "
             f'"popularity" (the head and tail of {ref("train")}). Hint: e.g. {fix("item_group", "genre")}.'
         )
-    plan, spec, kind = _call.prepare(frame, kwargs)
+    plan, spec, engine = _call.prepare(frame, kwargs)
     assert plan.item_groups is not None  # item_group= is given
-    checked = None
-    if kind != "engine":
-        # on Polars the data checks ride along the per-list table (a SQL engine ran them
-        # already): one count of it makes them run before the groups are returned
-        checked = plan.per_user.select(nw.len().alias("__rf_checked"))
-    return _frames.from_lazy(_item_groups.shares(plan.item_groups, spec, checked), kind)
-
-
-def _checked(table: nw.LazyFrame, plan: _engine.Plan, kind: str) -> nw.LazyFrame:
-    """`table`, computed after the call's data checks: on Polars they ride along the per-list
-    table (a SQL engine ran them already), and one count of it makes them run first."""
-    if kind == "engine":
-        return table
-    return table.join(plan.per_user.select(nw.len().alias("__rf_checked")), how="cross").drop("__rf_checked")
+    table = engine.after_checks(_item_groups.shares(plan.item_groups, spec), plan.per_user)
+    return engine.from_lazy(table.sort([*spec.columns.by, str(spec.selection.item_group)], nulls_last=True))
 
 
 @_frames.engine_call
@@ -416,11 +404,11 @@ def per_item(
     given = v.check_arguments(kwargs)
     item = given.columns.item
     v.refuse_result_names("per_item", [("item", item, item, "item_id")], _engine.item_table_names(given.selection.ks))
-    plan, spec, kind = _call.prepare(frame, kwargs)
+    plan, spec, engine = _call.prepare(frame, kwargs)
     assert plan.rows is not None  # every plan has them
-    table = _checked(_engine.item_table(plan.rows, spec), plan, kind)
+    table = engine.after_checks(_engine.item_table(plan.rows, spec), plan.per_user)
     table = table.rename({n.ITEM: spec.columns.item}).sort([*spec.columns.by, spec.columns.item])
-    return _frames.from_lazy(table, kind)
+    return engine.from_lazy(table)
 
 
 @_frames.engine_call
@@ -469,8 +457,8 @@ def tied_cutoffs(
     """
     kwargs = _call.resolve(k, ["hit_rate"], dict(options), PER_USER_NAMES, "tied_cutoffs")
     _refuse_ranks(kwargs)
-    plan, spec, kind = _call.prepare(frame, kwargs)
-    return _frames.from_lazy(_tie_table(plan, spec, kind), kind)
+    plan, spec, engine = _call.prepare(frame, kwargs)
+    return engine.from_lazy(_tie_table(plan, spec, engine))
 
 
 def _refuse_ranks(kwargs: dict[str, Any]) -> None:
@@ -481,12 +469,12 @@ def _refuse_ranks(kwargs: dict[str, Any]) -> None:
         )
 
 
-def _tie_table(plan: _engine.Plan, spec: v.Spec, kind: str | None) -> nw.LazyFrame:
-    """tied_cutoffs' table of `plan`, sorted by the keys: computed after the data checks on a
-    `kind` of input, or as it is (None: another frame of the plan, collected with it, runs them)."""
+def _tie_table(plan: _engine.Plan, spec: v.Spec, engine: _frames.Engine | None) -> nw.LazyFrame:
+    """tied_cutoffs' table of `plan`, sorted by the keys: computed after the data checks on
+    `engine`, or as it is (None: another frame of the plan, collected with it, runs them)."""
     assert plan.rows is not None  # every plan has them
     table = _engine.tie_table(plan.rows, spec)
-    table = table if kind is None else _checked(table, plan, kind)
+    table = table if engine is None else engine.after_checks(table, plan.per_user)
     return table.sort(list(spec.columns.by)) if spec.columns.by else table
 
 
@@ -507,6 +495,6 @@ def with_tied_cutoffs(
         kwargs, interval, aggregate = _call.summary_options(kwargs)
         asked = _summary.asked(aggregate, *interval)
         assert asked.interval is None, "an interval takes summary's own path"
-    plan, spec, kind = _call.prepare(frame, kwargs)
+    plan, spec, engine = _call.prepare(frame, kwargs)
     main = _per_user_frame(plan, spec) if per_user_rows else _summary.summary(plan, spec, asked)
-    return _frames.from_lazy(main, kind), _frames.from_lazy(_tie_table(plan, spec, None), kind)
+    return engine.from_lazy(main), engine.from_lazy(_tie_table(plan, spec, None))

@@ -175,21 +175,21 @@ def user_cohorts(
     [(1, 1, '1-2'), (2, 3, '3+'), (3, 1, '1-2'), (4, 0, 'cold')]
     """
     _check_name(name, user, "user_cohorts", "cohort")
-    lf, kind = _frames.to_lazy(frame, "frame")
-    trained, _ = _frames.to_lazy(train, "train")
+    lf, engine = _frames.lazy(frame, "frame")
+    trained, _ = _frames.lazy(train, "train")
     _frames.same_engine(lf, trained, "train")
     for arg, column, where in (("user", user, "frame"), ("user", user, "train"), ("item", item, "train")):
         _check_column(_frames.schema_of(lf if where == "frame" else trained, ref(where)), column, arg, where)
     _side.check_train_keys(trained, user, item)
     frames = {ref("frame"): lf.select(user), ref("train"): trained.select(user, item)}
     if truth is not None:
-        truth_lf, _ = _frames.to_lazy(truth, "truth")
+        truth_lf, _ = _frames.lazy(truth, "truth")
         _frames.same_engine(lf, truth_lf, "truth")
         _check_column(_frames.schema_of(truth_lf, ref("truth")), user, "user", "truth")
         frames[ref("truth")] = truth_lf.select(user)
     listed, trained, *more = _aligned(user, frames)
     listed = nw.concat([listed, *more], how="vertical") if more else listed
-    return _frames.from_lazy(_cohorts(listed, trained, user, item, bins, edges, name, "n_train"), kind)
+    return engine.from_lazy(_cohorts(listed, trained, user, item, bins, edges, name, "n_train"))
 
 
 @_frames.engine_call
@@ -219,18 +219,18 @@ def item_strata(
     [('x', 3, '3+'), ('y', 2, '1-2'), ('z', 1, '1-2')]
     """
     _check_name(name, item, "item_strata", "popularity")
-    trained, kind = _frames.to_lazy(train, "train")
+    trained, engine = _frames.lazy(train, "train")
     for arg, column in (("user", user), ("item", item)):
         _check_column(_frames.schema_of(trained, ref("train")), column, arg, "train")
     trained = trained.select(user, item)
     _side.check_train_keys(trained, user, item)
     if items is not None:
-        catalog, _ = _frames.to_lazy(items, "items")
+        catalog, _ = _frames.lazy(items, "items")
         _frames.same_engine(trained, catalog, "items")
         _check_column(_frames.schema_of(catalog, ref("items")), item, "item", "items")
         trained, listed = _aligned(item, {ref("train"): trained, ref("items"): catalog.select(item)})
     listed = trained.select(item) if items is None else listed
-    return _frames.from_lazy(_cohorts(listed, trained, item, user, bins, edges, name, "n_train"), kind)
+    return engine.from_lazy(_cohorts(listed, trained, item, user, bins, edges, name, "n_train"))
 
 
 def _cohorts(
@@ -248,6 +248,6 @@ def _cohorts(
     )
     points = _cut_points(distribution, bins, edges)
     counts = [int(c) for c in distribution["n"].to_list()]
-    out = _labelled(rows, counts, points, name, rows.implementation is nw.Implementation.POLARS)
+    out = _labelled(rows, counts, points, name, _frames.runs_on(rows).in_process)
     out = out.with_columns(nw.col("__rf_n").fill_null(0).alias(count)).select(key, count, name)
     return out.sort(key)

@@ -55,20 +55,20 @@ _AS_BASELINE = {
 LETTER_COLUMNS = ("metric", "model", "mean", "rank", "letters", "top_group")
 
 
-def polars_per_user(per_user_frame: Any) -> tuple[pl.LazyFrame, _frames.Kind]:
-    """The per-user frame as a Polars LazyFrame, and its kind (to give the result back as):
+def polars_per_user(per_user_frame: Any) -> tuple[pl.LazyFrame, _frames.Engine]:
+    """The per-user frame as a Polars LazyFrame, and its engine (to give the result back as):
     the tests run in Python on the values, which recframe does not pull out of an engine."""
-    lf, kind = _frames.to_lazy(per_user_frame, "per_user_frame")
-    if kind == "engine":
-        engine = _frames.engine_name(lf)
+    lf, engine = _frames.lazy(per_user_frame, "per_user_frame")
+    if not engine.in_process:
+        name = engine.name
         raise RecframeError(
-            f"per_user_frame is a {engine} frame; the paired t test against a baseline runs inside {engine}, and the "
-            f"other tests run in Python on the per-user values, which recframe does not pull out of {engine} for "
+            f"per_user_frame is a {name} frame; the paired t test against a baseline runs inside {name}, and the "
+            f"other tests run in Python on the per-user values, which recframe does not pull out of {name} for "
             'you. Hint: pass test="paired_t" with baseline=, or fetch the per-user frame '
             "(one row per user) first, e.g. relation.pl() for DuckDB or "
             "pl.from_arrow(df.toArrow()) for Spark, and pass that."
         )
-    return lf.to_native(), kind
+    return lf.to_native(), engine
 
 
 def without_skipped(native: pl.LazyFrame, schema: pl.Schema) -> pl.LazyFrame:
@@ -533,10 +533,10 @@ def compare(
             f"pairs with one model. Hint: drop {ref('baseline')} (the rows with {baseline!r} are those where it is "
             f"model_a or model_b), or pass {fix('test', 'randomization')}."
         )
-    lf, kind = _frames.to_lazy(per_user_frame, "per_user_frame")
-    if kind == "engine" and baseline is not None and test == "paired_t":
+    lf, engine = _frames.lazy(per_user_frame, "per_user_frame")
+    if not engine.in_process and baseline is not None and test == "paired_t":
         return _compare_in_engine(lf, keys, baseline, user, metrics, correction, alpha)  # type: ignore[return-value]
-    native, kind = polars_per_user(per_user_frame)
+    native, engine = polars_per_user(per_user_frame)
     schema = native.collect_schema()
     user = user_column_of(schema, user, keys)
     chosen = metric_columns_of(schema, keys, user, metrics)
@@ -548,7 +548,7 @@ def compare(
         return _result(pl.DataFrame(rows, schema=pair_schema), keys, baseline)
 
     result = without_skipped(native, schema).select(*keys, user, *chosen).map_batches(run, schema=out_schema, streamable=False)
-    return _frames.from_lazy(nw.from_native(result), kind)
+    return engine.from_lazy(nw.from_native(result))
 
 
 def refuse_null_keys(df: pl.DataFrame, by: str, user: str) -> None:
@@ -610,12 +610,12 @@ def _result(out: pl.DataFrame, keys: list[str], baseline: Any) -> pl.DataFrame:
     return out.with_columns(pl.col(pl.Float64).fill_nan(None))
 
 
-def _comparison(frame: Any, arg: str) -> tuple[pl.LazyFrame, _frames.Kind, pl.Schema]:
-    lf, kind = _frames.to_lazy(frame, arg)
-    if kind == "engine":
-        raise RecframeError(f"{arg} is a {_frames.engine_name(lf)} frame. Hint: pass the output of recframe.compare.")
+def _comparison(frame: Any, arg: str) -> tuple[pl.LazyFrame, _frames.Engine, pl.Schema]:
+    lf, engine = _frames.lazy(frame, arg)
+    if not engine.in_process:
+        raise RecframeError(f"{arg} is a {engine.name} frame. Hint: pass the output of recframe.compare.")
     native = lf.to_native()
-    return native, kind, native.collect_schema()
+    return native, engine, native.collect_schema()
 
 
 def _letter(k: int) -> str:
@@ -687,7 +687,7 @@ def compare_letters(comparison: FrameT) -> FrameT:
     >>> recframe.compare_letters(pairs).select("model", "rank", "letters", "top_group").rows()
     [('A', 1, 'a', True), ('B', 2, 'ab', True), ('C', 3, 'b', False)]
     """
-    native, kind, schema = _comparison(comparison, "comparison")
+    native, engine, schema = _comparison(comparison, "comparison")
     needed = ["model_a", "model_b", "metric", "n_pairs", "mean_a", "mean_b", "significant"]
     missing = [c for c in needed if c not in schema.names()]
     if missing:
@@ -735,7 +735,7 @@ def compare_letters(comparison: FrameT) -> FrameT:
         return pl.DataFrame(out, schema=out_schema).with_columns(pl.col("mean").fill_nan(None))
 
     result = native.map_batches(run, schema=out_schema, streamable=False)
-    return _frames.from_lazy(nw.from_native(result), kind)
+    return engine.from_lazy(nw.from_native(result))
 
 
 @_frames.engine_call
@@ -819,7 +819,7 @@ def combine_folds(
     """
     alpha = stats.check_level("alpha", alpha)
     stats.check_choice("correction", correction, stats.CORRECTIONS)
-    native, kind, schema = _comparison(comparison, "comparison")
+    native, engine, schema = _comparison(comparison, "comparison")
     names = schema.names()
     if "model_a" in names:
         pair, means = ["model_a", "model_b"], ["mean_a", "mean_b"]
@@ -872,7 +872,7 @@ def combine_folds(
         return pl.DataFrame(out, schema=out_schema).with_columns(pl.col(pl.Float64).fill_nan(None))
 
     result = native.map_batches(run, schema=out_schema, streamable=False)
-    return _frames.from_lazy(nw.from_native(result), kind)
+    return engine.from_lazy(nw.from_native(result))
 
 
 @_frames.engine_call
@@ -943,8 +943,9 @@ def compare_recommendations(
             f"Hint: pass {ref('user')} the user column."
         )
     stats.check_choice("test", test, stats.TESTS)
-    if _frames.sql_engine(frame) is not None and (baseline is None or test != "paired_t"):
-        engine = _frames.sql_engine(frame)
+    on = _frames.engine_of(frame)
+    if not on.in_process and (baseline is None or test != "paired_t"):
+        engine = on.name
         asked = f"{ref('test', test)}" + ("" if baseline is not None else f" over every pair ({ref('baseline', None)})")
         raise RecframeError(
             f"compare_recommendations on a {engine} frame runs the paired t test against a baseline inside {engine} "

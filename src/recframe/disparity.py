@@ -241,7 +241,7 @@ def disparity(
             f"{ref('group', group)} is also in {ref('by', keys)}: the groups are compared within each by key. "
             f"Hint: leave {group!r} out of by."
         )
-    native, kind = polars_per_user(per_user_frame)
+    native, engine = polars_per_user(per_user_frame)
     schema = native.collect_schema()
     if group not in schema.names():
         raise RecframeError(
@@ -262,4 +262,4 @@ def disparity(
     out = _rows(df, keys, group, chosen, test, pairs, correction, alpha, n_resamples, seed)
     order = [*keys, *(ALL_PAIRS if pairs == "all" else EXTREMES)]
     out = out.select(*order, *(c for c in out.columns if c not in order))
-    return _frames.from_lazy(nw.from_native(out.lazy()), kind)
+    return engine.from_lazy(nw.from_native(out.lazy()))

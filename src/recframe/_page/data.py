@@ -394,7 +394,7 @@ def _rows_of(frame: Any, arg: str) -> int:
     """The rows of a frame (a count query on a lazy one)."""
     if isinstance(frame, pl.DataFrame):
         return frame.height
-    lf, _ = _frames.to_lazy(frame, arg)
+    lf, _ = _frames.lazy(frame, arg)
     return int(lf.select(nw.len()).collect().item())
 
 
@@ -403,14 +403,12 @@ def _in_memory(frame: Any, arg: str) -> Any:
     page (a Polars frame, LazyFrame or engine frame is passed as it is)."""
     if frame is None or isinstance(frame, (pl.DataFrame, pl.LazyFrame)):
         return frame
-    lf, kind = _frames.to_lazy(frame, arg)
-    if kind in ("pandas", "pyarrow"):
-        return lf.to_native().collect()
-    return frame
+    lf, engine = _frames.lazy(frame, arg)
+    return lf.to_native().collect() if engine.in_process else frame
 
 
 def _columns(frame: Any, arg: str) -> list[str]:
-    lf, _ = _frames.to_lazy(frame, arg)
+    lf, _ = _frames.lazy(frame, arg)
     return list(_frames.schema_of(lf, arg))
 
 
@@ -458,7 +456,7 @@ def _summary_and_per_user(
     metrics, a SQL engine): they check and refuse as usual."""
     call = _call.resolve(k, metrics, {**options, "ci": ci}, SUMMARY_NAMES, "summary")
     kwargs, (level, method, n_resamples, seed), aggregate = _call.summary_options(call)
-    if level is None or aggregate != "mean" or _frames.sql_engine(frame) is not None:
+    if level is None or aggregate != "mean" or not _frames.engine_of(frame).in_process:
         return None
     if v.group_level(kwargs["metrics"]):
         return None

@@ -344,14 +344,14 @@ def side_by_side(
     >>> "ndcg@1 0.000" in view.to_html(), "mean ndcg@1 0 (tied with 1 other user)" in view.to_html()
     (True, True)
     """
-    lf, _ = _frames.to_lazy(inspected, "inspected")
+    lf, _ = _frames.lazy(inspected, "inspected")
     table = lf.collect().to_polars()
     columns = table.columns
     at, graded, chosen, item_columns = _layout(columns)
     _check_view(image, item_columns, max_users, max_items)
     shown_values = None
     if values is not None:
-        shown_values = _frames.to_lazy(values, "values")[0].collect().to_polars()
+        shown_values = _frames.lazy(values, "values")[0].collect().to_polars()
         if columns[at - 1] not in shown_values.columns:
             raise RecframeError(
                 f"{ref('values')} has no column {columns[at - 1]!r}, the user column of the lists.",
