@@ -440,9 +440,9 @@ def test_each_default_is_written_once():
     root = Path(recframe.__file__).parent
     modules = [
         "api.py",
-        "curve.py",
-        "compare.py",
-        "_validate.py",
+        "statistics/curve.py",
+        "statistics/compare.py",
+        "engine/_validate.py",
         "_namespace.py",
         "profiles.py",
         "cli/_options.py",

@@ -1,4 +1,4 @@
-"""The chart-data step (recframe._charts): each chart decided once as data, on small frames with
+"""The chart-data step (recframe.reporting._charts): each chart decided once as data, on small frames with
 hand-checked values, and its two renderers (matplotlib in recframe.plot, SVG on the page) drawing
 the same points and marks from it."""
 
@@ -11,8 +11,8 @@ import polars as pl
 import pytest
 
 import recframe
-from recframe import _charts
-from recframe._page import figures
+from recframe.reporting import _charts
+from recframe.reporting._page import figures
 
 matplotlib = pytest.importorskip("matplotlib", reason="the matplotlib renderer needs matplotlib: pip install 'recframe[plot]'")
 matplotlib.use("Agg")
@@ -68,7 +68,7 @@ def test_both_renderers_draw_the_comparisons_fill_and_marks_from_the_data():
 
 
 def test_the_page_tables_marks_read_the_figures_decision():
-    from recframe._page import sections
+    from recframe.reporting._page import sections
 
     marked = recframe.report(COMPARISON, format="html")
     assert marked.partition("</table>")[0].count("<sup>†</sup>") == 2

@@ -1,5 +1,5 @@
 """An engine is a class (issue 59, item 4): one class per engine behind one protocol in
-recframe._frames, and one function that picks it for a native frame. A new engine is one class
+recframe.engine._frames, and one function that picks it for a native frame. A new engine is one class
 there and one fixture here."""
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import pytest
 
 import recframe
 from conftest import BACKENDS, ibis_table, to_polars
-from recframe import _frames
+from recframe.engine import _frames
 from recframe.errors import RecframeError
 
 FRAME = pl.DataFrame({"user_id": [1, 1, 2], "item_id": [10, 11, 10], "rank": [1, 2, 1], "relevance": [1.0, None, 0.0]})

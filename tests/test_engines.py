@@ -21,8 +21,8 @@ from polars.testing import assert_frame_equal
 
 import recframe
 from conftest import BACKENDS, to_polars
-from recframe import _frames
 from recframe.data import load_sample
+from recframe.engine import _frames
 from recframe.metrics import REGISTRY
 from test_properties import call_options, check_against_reference, draw_truth, long_frames, reference_per_user
 from test_ties import SCORE_POSITIONS, check_score_positions

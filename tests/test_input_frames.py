@@ -45,7 +45,7 @@ def test_a_broadcast_that_dwarfs_the_input_is_refused(constructor, monkeypatch):
 
     if isinstance(constructor(FRAME), pl.LazyFrame):
         pytest.skip("not checked on a LazyFrame: counting would cost a pass over the data (docs/errors.md)")
-    monkeypatch.setattr(recframe._call, "BROADCAST_ROWS", 500)
+    monkeypatch.setattr(recframe.engine._call, "BROADCAST_ROWS", 500)
     recs = pl.DataFrame({"run": list(range(50)), "user_id": [1] * 50, "item_id": ["a"] * 50, "rank": [1] * 50})
     truth = pl.DataFrame({"user_id": list(range(100)), "item_id": ["a"] * 100, "relevance": [1] * 100})
     with pytest.raises(
@@ -64,7 +64,7 @@ def test_a_broadcast_checked_once_for_shared_calls_refuses_each(monkeypatch):
     the same frames and model keys, and every call, in any thread, raises its refusal."""
     from concurrent.futures import ThreadPoolExecutor
 
-    monkeypatch.setattr(recframe._call, "BROADCAST_ROWS", 500)
+    monkeypatch.setattr(recframe.engine._call, "BROADCAST_ROWS", 500)
     recs = pl.DataFrame({"run": list(range(50)), "user_id": [1] * 50, "item_id": ["a"] * 50, "rank": [1] * 50})
     truth = pl.DataFrame({"user_id": list(range(100)), "item_id": ["a"] * 100, "relevance": [1] * 100})
 
@@ -75,7 +75,7 @@ def test_a_broadcast_checked_once_for_shared_calls_refuses_each(monkeypatch):
             return str(error)
         return "no error"
 
-    with recframe._call.shared_preparation(), ThreadPoolExecutor(max_workers=3) as pool:
+    with recframe.engine._call.shared_preparation(), ThreadPoolExecutor(max_workers=3) as pool:
         said = list(pool.map(lambda _: call(), range(3))) + [call()]
     assert all("under each of 50 groups of ['run']: 5,000 rows to build" in text for text in said), said
 

@@ -407,14 +407,14 @@ def test_worst_users_carry_the_metric_per_model_and_their_tie(constructor):
     recommended = out.filter(pl.col("source") == "recommended")
     assert recommended["ndcg@2"].to_list() == [0.0] * 8  # each model's list: 0
     assert out.filter(pl.col("source") != "recommended")["ndcg@2"].null_count() == 2  # held out: no model's value
-    assert recframe._inspect.frame_ties(out, "user_id", ["model"], seed=0) == [
+    assert recframe.reporting._inspect.frame_ties(out, "user_id", ["model"], seed=0) == [
         "3 users tie at ndcg@2 = 0; 2 of them shown, chosen with seed 0."
     ]
     # the users past the tie: all three shown, no tie left to disclose; user 4 tied with nobody
     four = to_polars(recframe.inspect(constructor(recs), k=2, select="worst", n=4, truth=constructor(truth), **HAND_OPTIONS))
     assert _by_user(four) == {1: (0.0, 3), 2: (0.0, 3), 3: (0.0, 3), 4: (0.3155, 1)}
     assert four["user_id"].unique(maintain_order=True).to_list()[-1] == 4
-    assert recframe._inspect.frame_ties(four, "user_id", ["model"]) == []
+    assert recframe.reporting._inspect.frame_ties(four, "user_id", ["model"]) == []
     by_model = (
         four.filter(pl.col("user_id") == 4, pl.col("rank") == 1, pl.col("source") == "recommended")
         .select("model", "ndcg@2")
@@ -437,7 +437,7 @@ def test_best_and_disagree_carry_the_values_and_the_gap(constructor):
     users = disagree["user_id"].unique(maintain_order=True).to_list()
     assert users[:2] == [4, 5] and users[2] in {1, 2, 3}
     assert _by_user(disagree) == {4: (round(SECOND, 4), 1), 5: (round(1 - SECOND, 4), 1), users[2]: (0.0, 3)}
-    assert recframe._inspect.frame_ties(disagree, "user_id", ["model"], seed=0) == [
+    assert recframe.reporting._inspect.frame_ties(disagree, "user_id", ["model"], seed=0) == [
         "3 users tie at the gap in ndcg@2 = 0; 1 of them shown, chosen with seed 0."
     ]
 
@@ -458,7 +458,7 @@ def test_ties_per_segment_are_counted_within_the_segment():
     assert out.columns[:2] == ["model", "segment"] and out.columns[8:11] == ["ndcg@2", "ndcg@2_mean", "tied_users"]
     tied = dict(out.group_by("segment").agg(pl.col("tied_users").first()).iter_rows())
     assert tied == {"a": 2, "b": 1}  # users 1 and 2 tie in segment a; user 3 is alone at 0 in b
-    assert recframe._inspect.frame_ties(out, "user_id", ["model", "segment"], seed=0) == [
+    assert recframe.reporting._inspect.frame_ties(out, "user_id", ["model", "segment"], seed=0) == [
         "segment a: 2 users tie at ndcg@2 = 0; 1 of them shown, chosen with seed 0."
     ]
     html = recframe.side_by_side(out).to_html()

@@ -1,6 +1,6 @@
 """One formula per metric (issue 39), for the item-group metrics: miscalibration,
 calibration_js, pop_rsp, pop_reo and exposure_disparity are finished by the registry
-(recframe.metrics.item_groups) from term columns that recframe._item_groups sums per item
+(recframe.metrics.item_groups) from term columns that recframe.engine._item_groups sums per item
 group without knowing which metric reads them. So a change to a metric's registry finish
 changes summary (and per_user) and no other metric."""
 
@@ -15,7 +15,7 @@ import polars as pl
 import pytest
 
 import recframe
-from recframe import _item_groups
+from recframe.engine import _item_groups
 from recframe.metrics import REGISTRY, TERMS, Metric
 from recframe.metrics._registry import col, item_group_term
 from recframe.metrics.item_groups import ITEM_GROUPS
@@ -64,7 +64,7 @@ def test_a_registry_finish_changes_summary_and_no_other_metric(metric: str, monk
 
 def test_a_new_item_group_metric_is_one_declaration(monkeypatch: pytest.MonkeyPatch) -> None:
     """A metric over the item groups declared here, the largest P(rec | g) of each summary
-    group, runs with no change to recframe._item_groups: it equals the largest p_rec of
+    group, runs with no change to recframe.engine._item_groups: it equals the largest p_rec of
     recframe.item_groups' table."""
     rate = item_group_term(
         "test_max_p_rec@",
@@ -89,7 +89,7 @@ def test_a_new_item_group_metric_is_one_declaration(monkeypatch: pytest.MonkeyPa
 
 
 def test_the_item_group_tables_name_no_metric() -> None:
-    """recframe._item_groups computes counts per item group and the registry's terms over
+    """recframe.engine._item_groups computes counts per item group and the registry's terms over
     them: no metric's name is in its code (names and strings; comments aside)."""
     source = Path(_item_groups.__file__).read_text()
     words = {

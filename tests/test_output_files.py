@@ -16,7 +16,7 @@ import recframe
 from conftest import TWO_MODELS_RECS as RECS
 from conftest import assert_refused, run_cli
 from recframe import RecframeError
-from recframe._atomic import write_atomic
+from recframe.reporting._atomic import write_atomic
 
 # ---------------------------------------------------------------------------- 1. permissions
 

@@ -566,8 +566,8 @@ def test_the_glossary_is_the_registry_documentation_linked_from_the_tables(page)
 def test_every_metric_of_the_registry_has_its_formula_in_the_glossary():
     """A metric defined inside a bullet of several (``set_recall`` in set_precision's, the
     ``_X`` families of trec_eval) has that bullet, never the placeholder."""
-    from recframe._page import glossary
     from recframe.metrics import REGISTRY
+    from recframe.reporting._page import glossary
 
     formulas = glossary.formulas()
     assert sorted(set(REGISTRY) - set(formulas)) == []

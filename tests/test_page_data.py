@@ -1,4 +1,4 @@
-"""The page's data step (recframe._page.data): what the page shows, collected without any HTML,
+"""The page's data step (recframe.reporting._page.data): what the page shows, collected without any HTML,
 holds the numbers of the public calls it stands for."""
 
 from __future__ import annotations
@@ -9,8 +9,8 @@ import pytest
 from polars.testing import assert_frame_equal
 
 import recframe
-from recframe._page import data
 from recframe.data import load_sample
+from recframe.reporting._page import data
 
 RECS, TRUTH = load_sample()
 OPTIONS = {"score": "score", "relevance": "rating", "threshold": 4, "by": "model", "seed": 0}
@@ -110,7 +110,7 @@ def workflow() -> tuple[data.PageData, pl.DataFrame, dict]:
 
 
 def test_three_models_without_a_baseline_compare_every_pair_and_the_verdict_reads_it(workflow):
-    from recframe._page import sections
+    from recframe.reporting._page import sections
 
     collected, recs, options = workflow
     per_user = recframe.per_user(recs, **options)  # by model and segment, as the page's
@@ -145,7 +145,7 @@ def test_three_models_without_a_baseline_compare_every_pair_and_the_verdict_read
 
 
 def test_agreement_per_pair_and_the_tie_line_are_recframe_agreement_and_tied_cutoffs(workflow):
-    from recframe._page import sections
+    from recframe.reporting._page import sections
 
     collected, recs, options = workflow
     lists = {name: options[name] for name in ("score", "users", "exclude")}
@@ -179,7 +179,7 @@ def test_agreement_per_pair_and_the_tie_line_are_recframe_agreement_and_tied_cut
 
 
 def test_with_a_segment_the_example_users_are_chosen_per_segment_as_inspect_chooses_them(workflow):
-    from recframe._page import sections
+    from recframe.reporting._page import sections
 
     collected, recs, options = workflow
     sides = {name: options[name] for name in ("truth", "users", "exclude", "score", "relevance", "threshold", "by")}
@@ -204,7 +204,7 @@ def test_with_a_segment_the_summary_and_the_per_user_frame_come_from_one_pass(mo
     per-user frame by model and segment and its tie counts by model are one pass over the
     data: the same lists, the segment only labels each user's; each equals the public call
     made alone."""
-    from recframe import _engine
+    from recframe.engine import _engine
 
     passes = []
     real = _engine.per_user_rows
@@ -238,10 +238,10 @@ def test_the_page_s_intervals_are_those_of_the_method_asked_for():
 
 
 def test_calls_in_a_shared_preparation_prepare_their_inputs_once(monkeypatch):
-    """recframe._call.shared_preparation (the page's): calls on the same frames prepare them
+    """recframe.engine._call.shared_preparation (the page's): calls on the same frames prepare them
     once and give the numbers of calls made alone; another frame, or other conventions, are
     prepared on their own; each call still runs its own data checks."""
-    from recframe import _call, _engine
+    from recframe.engine import _call, _engine
 
     prepared = []
     real = _engine.prepare
@@ -275,10 +275,10 @@ def test_calls_in_a_shared_preparation_prepare_their_inputs_once(monkeypatch):
 
 
 def test_the_truth_broadcast_is_checked_once_per_page(monkeypatch):
-    """The page's calls share their inputs (recframe._call.shared_preparation): the check that
+    """The page's calls share their inputs (recframe.engine._call.shared_preparation): the check that
     truth= broadcast over the model keys stays small runs once for them, not once per call,
     and a call outside the page checks again."""
-    from recframe import _call
+    from recframe.engine import _call
 
     checked = []
     real = _call._check_broadcast

@@ -300,7 +300,7 @@ TWO_TRUTH = pl.DataFrame({"user_id": [1, 2, 3], "item_id": ["a", "a", "a"], "rel
 def test_more_partitions_than_users_are_capped_at_the_users(kind: str, partitions: int, monkeypatch: pytest.MonkeyPatch) -> None:
     """A set per distinct user at most: 1000 sets of 2 users took 24 s, 2**70 built a plan per
     set (an unbounded probe reached 19 GB); now three sets are evaluated, whatever is asked."""
-    from recframe import _call
+    from recframe.engine import _call
 
     evaluated = []
     original = _call.evaluated

@@ -20,8 +20,9 @@ from polars.testing import assert_frame_equal
 
 import recframe
 from conftest import BACKENDS, to_polars
-from recframe import _poisson, stats
+from recframe import stats
 from recframe.data import load_sample
+from recframe.statistics import _poisson
 
 P = 2**31 - 1
 OPTIONS: dict[str, Any] = {"k": 3, "metrics": ["ndcg", "precision"], "by": "model", "ci": 0.9, "ci_method": "poisson"}

@@ -20,7 +20,7 @@ from polars.testing import assert_frame_equal
 import recframe
 import reference
 from conftest import BACKENDS, to_polars
-from recframe import _frames
+from recframe.engine import _frames
 
 # 24 random frames a property on the main backend: every run draws new ones, so the frames
 # checked over the runs keep growing, while the README's command stays under four minutes
@@ -286,7 +286,7 @@ def test_categorical_ids_give_the_same_numbers(case: tuple[pl.DataFrame, dict[st
 @given(long_frames(with_score=False), st.integers(0, 2**32 - 1))
 def test_row_order_changes_no_number(case: tuple[pl.DataFrame, dict[str, Any]], seed: int) -> None:
     # in memory, lists that come as contiguous runs of rows are grouped by their run number
-    # (recframe._frames.list_runs); shuffled rows split lists into several runs and take the
+    # (recframe.engine._frames.list_runs); shuffled rows split lists into several runs and take the
     # keys' group-by, as a LazyFrame always does: the same numbers every way
     df, options = case
     shuffled = df.sample(fraction=1.0, shuffle=True, seed=seed)

@@ -13,7 +13,7 @@ import pytest
 import recframe
 from conftest import to_polars
 from recframe import RecframeError
-from recframe._tables import higher_is_better
+from recframe.engine._tables import higher_is_better
 from recframe.metrics import REGISTRY, TERMS, Metric, Term
 from recframe.metrics._registry import at_least_one, col
 

@@ -1,4 +1,4 @@
-"""The summary is parts, added, then finished (recframe._summary): one declaration per aggregate
+"""The summary is parts, added, then finished (recframe.statistics._summary): one declaration per aggregate
 reaches the one pass, partitions and the SQL engines; the refusals derive from the declarations;
 the parts of disjoint sets of users, added, are the parts of their union."""
 
@@ -13,8 +13,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import recframe
-from recframe import _call, _summary
+from recframe.engine import _call
 from recframe.errors import RecframeError
+from recframe.statistics import _summary
 
 
 def _frame(users: int) -> pl.DataFrame:

@@ -13,9 +13,9 @@ import pytest
 
 import recframe
 from conftest import BACKENDS, to_polars
-from recframe import _call, _checks, _engine
 from recframe import cli as cli
 from recframe import options as options_table
+from recframe.engine import _call, _checks, _engine
 from recframe.errors import RecframeError, UncheckedDataWarning
 
 CLEAN = pl.DataFrame(

@@ -11,24 +11,53 @@ not import pandas or pyarrow itself).
 
 from __future__ import annotations
 
-from recframe import options, plot, stats
-from recframe._inspect import inspect
+import sys as _sys
+
+from recframe import options
 from recframe._namespace import RecMetrics, register
-from recframe._page.inspect_html import side_by_side
-from recframe.agreement import agreement
 from recframe.api import item_groups, per_item, per_user, summary, tied_cutoffs
-from recframe.cohorts import item_strata, user_cohorts
-from recframe.compare import combine_folds, compare, compare_letters, compare_recommendations
-from recframe.curve import CappedWarning, curve
-from recframe.disparity import disparity
 from recframe.errors import RecframeError, UncheckedDataWarning
 from recframe.metrics import REGISTRY as _REGISTRY
-from recframe.page import report_page
-from recframe.report import report
-from recframe.trec import read_trec_qrels, read_trec_run
+from recframe.reporting import page as _page
+from recframe.reporting import plot
+from recframe.reporting import report as _report
+from recframe.reporting._inspect import inspect
+from recframe.reporting._page.inspect_html import side_by_side
+from recframe.reporting.page import report_page
+from recframe.reporting.report import report
+from recframe.statistics import agreement as _agreement
+from recframe.statistics import cohorts as _cohorts
+from recframe.statistics import compare as _compare
+from recframe.statistics import curve as _curve
+from recframe.statistics import disparity as _disparity
+from recframe.statistics import stats
+from recframe.statistics.agreement import agreement
+from recframe.statistics.cohorts import item_strata, user_cohorts
+from recframe.statistics.compare import combine_folds, compare, compare_letters, compare_recommendations
+from recframe.statistics.curve import CappedWarning, curve
+from recframe.statistics.disparity import disparity
+from recframe.trec_eval import trec as _trec
+from recframe.trec_eval.trec import read_trec_qrels, read_trec_run
 
 #: The metric names ``metrics=`` accepts, in the default output order.
 METRICS: tuple[str, ...] = tuple(_REGISTRY)
+
+# the public module paths of before the layer folders (recframe.stats, recframe.plot, ...) stay
+# importable: each name is the module where it lives now
+for _name, _module in {
+    "agreement": _agreement,
+    "cohorts": _cohorts,
+    "compare": _compare,
+    "curve": _curve,
+    "disparity": _disparity,
+    "page": _page,
+    "plot": plot,
+    "report": _report,
+    "stats": stats,
+    "trec": _trec,
+}.items():
+    _sys.modules[f"recframe.{_name}"] = _module
+    globals().setdefault(_name, _module)  # (a function of the same name keeps the name, as before)
 
 __version__ = "0.1.0"
 __all__ = [

@@ -18,11 +18,12 @@ from typing import Any
 
 import polars as pl
 
-from recframe import _inspect, api, page
-from recframe.agreement import agreement
-from recframe.compare import compare_recommendations
-from recframe.curve import curve
-from recframe.disparity import disparity
+from recframe import api
+from recframe.reporting import _inspect, page
+from recframe.statistics.agreement import agreement
+from recframe.statistics.compare import compare_recommendations
+from recframe.statistics.curve import curve
+from recframe.statistics.disparity import disparity
 
 
 def _forward(function: Callable[..., Any]) -> Callable[..., Any]:

@@ -8,13 +8,15 @@ from typing import Any, TypeVar
 
 import narwhals as nw
 
-from recframe import _call, _docs, _engine, _frames, _item_groups, _partitions, _summary
-from recframe import _names as n
-from recframe import _validate as v
+from recframe import _docs
 from recframe import options as options_table
+from recframe.engine import _call, _engine, _frames, _item_groups
+from recframe.engine import _names as n
+from recframe.engine import _validate as v
 from recframe.errors import RecframeError, fix, ref
 from recframe.metrics import REGISTRY
 from recframe.options import DEFAULT_K, PER_USER_NAMES, SUMMARY_NAMES, Options, SummaryOptions, Unpack
+from recframe.statistics import _partitions, _summary
 
 FrameT = TypeVar("FrameT")
 
@@ -259,10 +261,10 @@ def summary(
 
 
 def summary_of(frame: FrameT, call: dict[str, Any]) -> FrameT:
-    """:func:`summary` of a call resolved by :func:`recframe._call.resolve` (``aggregate`` and
+    """:func:`summary` of a call resolved by :func:`recframe.engine._call.resolve` (``aggregate`` and
     the interval options included): what summary and curve compute. One path: the options
     checked, the refusals derived from the aggregates' declarations, then the parts of one set
-    of users (or of N, added: ``partitions=``), finished once (:mod:`recframe._summary`)."""
+    of users (or of N, added: ``partitions=``), finished once (:mod:`recframe.statistics._summary`)."""
     partitions = _partitions.check(call.get("partitions"))
     kwargs, interval, aggregate = _call.summary_options({**call, "partitions": None})
     asked = _summary.asked(aggregate, *interval)

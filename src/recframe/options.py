@@ -27,7 +27,7 @@ from recframe.conventions import (
     parameters_doc,
 )
 from recframe.errors import RecframeError, fix
-from recframe.stats import INTERVAL_RESAMPLES, CIMethod
+from recframe.statistics.stats import INTERVAL_RESAMPLES, CIMethod
 
 # at run time too, so that typing.get_type_hints works on every function taking **options
 if sys.version_info >= (3, 11):

@@ -20,8 +20,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from recframe._validate import default_metrics
 from recframe.conventions import DEFAULTS
+from recframe.engine._validate import default_metrics
 from recframe.errors import RecframeError, fix, ref
 from recframe.metrics import REGISTRY
 

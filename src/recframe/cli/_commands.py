@@ -17,19 +17,19 @@ import polars as pl
 
 import recframe
 from recframe import api, trec_eval
-from recframe._inspect import frame_ties
-from recframe._validate import reads
 from recframe.cli._files import SIDE_INPUTS, Source, find_source
 from recframe.cli._messages import CHECK_DUPLICATES, DEFAULT_K, EXIT_OK, UsageError, flag
 from recframe.cli._output import Progress, check_precision, emit, emit_text, output_format, render, terminal_width, write_atomic
 from recframe.conventions import CHOICES
 from recframe.data import load_sample
+from recframe.engine._validate import reads
 from recframe.errors import RecframeError
 from recframe.metrics import REGISTRY
 from recframe.options import DEFAULTS, PER_USER_NAMES
 from recframe.profiles import PROFILES, has_metric
-from recframe.report import Format
-from recframe.trec import TREC_MEASURES, WHOLE, read_trec_qrels, read_trec_run, trec_eval_text
+from recframe.reporting._inspect import frame_ties
+from recframe.reporting.report import Format
+from recframe.trec_eval.trec import TREC_MEASURES, WHOLE, read_trec_qrels, read_trec_run, trec_eval_text
 
 #: the columns of recframe.read_trec_run / read_trec_qrels frames, as API arguments
 TREC_COLUMNS = {"user": "user_id", "item": "item_id", "rank": "rank", "score": "score", "relevance": "relevance"}

@@ -15,7 +15,7 @@ import polars as pl
 
 from recframe.cli._messages import UsageError, flag, one_line, polars_message
 from recframe.errors import RecframeError
-from recframe.trec import read_trec_qrels, read_trec_run
+from recframe.trec_eval.trec import read_trec_qrels, read_trec_run
 
 #: file extension -> how to read it
 READERS: dict[str, str] = {".parquet": "parquet", ".pq": "parquet", ".csv": "csv"}

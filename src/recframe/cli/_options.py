@@ -8,7 +8,6 @@ from collections.abc import Sequence
 from typing import Any
 
 import recframe
-from recframe import _validate, stats
 from recframe.cli._commands import (
     agreement_command,
     cohorts_command,
@@ -27,9 +26,11 @@ from recframe.cli._files import SIDE_INPUTS
 from recframe.cli._messages import CHECK_DUPLICATES, DEFAULT_K, UsageError, cli_words, flag
 from recframe.cli._output import FORMATS
 from recframe.conventions import CHOICES, DEFAULTS, TABLE
+from recframe.engine import _validate
 from recframe.errors import RecframeError
 from recframe.options import DEFAULTS as OPTION_DEFAULTS
 from recframe.profiles import PROFILES
+from recframe.statistics import stats
 
 # ---------------------------------------------------------------------------- parsing
 

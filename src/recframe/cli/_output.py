@@ -18,10 +18,10 @@ from typing import TextIO
 
 import polars as pl
 
-from recframe import _atomic
 from recframe.cli._files import SIDE_INPUTS
 from recframe.cli._messages import EXIT_OK, UsageError
-from recframe.report import MAX_PRECISION  # decimals shown: float64 holds about 17 digits
+from recframe.reporting import _atomic
+from recframe.reporting.report import MAX_PRECISION  # decimals shown: float64 holds about 17 digits
 
 #: --out extension -> the output format it implies when --format is not given
 OUT_FORMATS: dict[str, str] = {
@@ -263,7 +263,7 @@ def check_outputs(args: argparse.Namespace) -> None:
 
 
 def check_output_path(out: str, out_flag: str) -> None:
-    """Refuse an output path no file can be written at (see :func:`recframe._atomic.path_problem`)."""
+    """Refuse an output path no file can be written at (see :func:`recframe.reporting._atomic.path_problem`)."""
     found = _atomic.path_problem(out, "results.png" if out_flag == "--plot" else "results.csv")
     if found is not None:
         hint = (
@@ -275,7 +275,7 @@ def check_output_path(out: str, out_flag: str) -> None:
 
 
 def write_atomic(path: Path, write: Callable[[Path], object], flag: str = "--out") -> None:
-    """Write `path` atomically (see :func:`recframe._atomic.write_atomic`); a file that cannot
+    """Write `path` atomically (see :func:`recframe.reporting._atomic.write_atomic`); a file that cannot
     be written is a usage error naming `flag`."""
     try:
         _atomic.write_atomic(path, write)

@@ -15,8 +15,8 @@ import narwhals as nw
 if TYPE_CHECKING:
     import polars as pl
 
-from recframe import _names as names
 from recframe.conventions import Conventions
+from recframe.engine import _names as names
 
 # Rank given to relevant items that were not recommended: past every k, comparisons stay non-null.
 NOT_RANKED = 2**62
@@ -40,14 +40,14 @@ def position_cut(k: int) -> int:
 #: :func:`domain_of`). The engine runs one aggregation pass per domain, each over its rows
 #: only. "side": no row of the frame, a value of the side inputs alone (the catalog size, the
 #: training users), the same for every list and group.
-#: "item_group": per list or per summary group, over recframe._item_groups' rows of one item
+#: "item_group": per list or per summary group, over recframe.engine._item_groups' rows of one item
 #: group each (see ItemGroupRows), which the passes do not have.
 Domain = Literal["all", "relevant", "top_k", "judged", "graded", "side", "item_group"]
 #: A user-level term or metric has one value per list; a group-level one, one per summary group.
 Level = Literal["user", "group"]
 Agg = Literal["sum", "min", "max", "n_unique"]
 TieAverage = Literal["count", "top_k", "positions"]
-#: Columns a term or feature reads from the side inputs (see recframe._side), joined onto its
+#: Columns a term or feature reads from the side inputs (see recframe.engine._side), joined onto its
 #: rows only when it is asked for: per item, "popularity" (distinct training users, 0 for an
 #: item not in train=), "popularity_rank" (its dense rank among the training items by
 #: decreasing popularity, null for an item not in train=), "in_head" (1 in the long-tail
@@ -98,7 +98,7 @@ class Rows:
     #: the gain the row's position holds: its own, or under ``ties="average"`` its tie group's mean
     position_gain: nw.Expr = field(default_factory=lambda: nw.col(names.GAIN))
     #: under ``ties="average"`` only: the chance that the row's tie group holds no relevant
-    #: item up to the row, given none before it (see recframe._names.TIE_MISS)
+    #: item up to the row, given none before it (see recframe.engine._names.TIE_MISS)
     tie_miss: nw.Expr = field(default_factory=lambda: nw.col(names.TIE_MISS))
     item: nw.Expr = field(default_factory=lambda: nw.col(names.ITEM))
     user: nw.Expr = field(default_factory=lambda: nw.col(names.USER))
@@ -126,7 +126,7 @@ class Rows:
         return nw.col(names.feature_column(name))
 
 
-#: The counts of an item group g on a row of recframe._item_groups' tables (items weigh w(i, g)).
+#: The counts of an item group g on a row of recframe.engine._item_groups' tables (items weigh w(i, g)).
 #: Per (list, g), g a group of its items ranked within the largest k: "train_share" p(g|u) (0
 #: where u has no training item in g), "train_total" the weight of u's training items in the
 #: catalog (null without one), "list_share" q(g) at k and "list_weight" the list's weight at k.
@@ -223,7 +223,7 @@ class Term:
     of_users: bool = False
     #: the rows whose values can change the term, where narrower than its domain (n_relevant
     #: counts in the pass over every row, but only the relevant rows add to it): what the
-    #: duplicate check must read for it (see recframe._checks.duplicate_scope)
+    #: duplicate check must read for it (see recframe.engine._checks.duplicate_scope)
     reads: Domain | None = None
     #: under ``ties="average"`` the value is the expected one over the orderings of tied items,
     #: read by the engine on the rows it needs: "count", a count the order cannot change (on
@@ -267,7 +267,7 @@ def declare(*items: Term | Feature) -> None:
 
 
 def item_group_term(name: str, level: Level, value: Callable[[ItemGroupRows, int], nw.Expr], agg: Agg = "sum") -> Term:
-    """A term recframe._item_groups computes, at each k: `value` on its rows of one item group
+    """A term recframe.engine._item_groups computes, at each k: `value` on its rows of one item group
     each (never on the rows of the frame), aggregated by `agg` per list or summary group."""
 
     def on_rows(rows: Rows, k: int | None) -> nw.Expr:
@@ -324,7 +324,7 @@ class Metric:
     #: larger values are better (report marks the best value of each column by it)
     higher_is_better: bool = True
     #: under these conventions an @k column reads ranks past k (rr without cut-off), so the
-    #: duplicate check must read every row (see recframe._checks)
+    #: duplicate check must read every row (see recframe.engine._checks)
     whole_list: Callable[[Conventions], bool] = lambda conventions: False
 
 

@@ -56,9 +56,9 @@ from collections.abc import Callable
 
 import narwhals as nw
 
-from recframe import _names as names
-from recframe._names import POSITION
 from recframe.conventions import Conventions
+from recframe.engine import _names as names
+from recframe.engine._names import POSITION
 from recframe.metrics._registry import (
     Feature,
     Metric,
@@ -91,7 +91,7 @@ def _distance_before(rows: Rows, keys: list[str]) -> nw.Expr:
     features = rows.item_features
     if rows.conventions.distance == "jaccard":
         # 1 - similarity to each earlier item: the similarities come summed per row from the
-        # label sets (recframe._side.label_tables: pairs that share a label only)
+        # label sets (recframe.engine._side.label_tables: pairs that share a label only)
         return earlier - rows.side("similarity_before").fill_null(0.0)
     if rows.conventions.distance == "cosine":
         # unit vectors u: the sum of u . u_j over earlier j = u . (running sum of u) - u . u.

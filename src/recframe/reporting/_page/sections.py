@@ -1,0 +1,709 @@
+"""The page's sections, one function each: each takes the collected :class:`PageData` (and the
+figures) and returns its (anchor, title, HTML body)."""
+
+from __future__ import annotations
+
+import html
+import math
+import re
+from typing import Any
+
+import polars as pl
+
+from recframe.engine import _tables
+from recframe.reporting import _charts
+from recframe.reporting._page import figures
+from recframe.reporting._page import glossary as registry_docs
+from recframe.reporting._page.data import EXAMPLES, INPUT_KEYS, PER_SEGMENT, PageData, recframe_version
+from recframe.reporting._page.html import escape, halves, label, note, table, wrap
+from recframe.reporting._page.inspect_html import side_by_side
+from recframe.reporting.report import MARKER, best_rows, format_number, report
+
+Section = tuple[str, str, str]  # (anchor, title, body)
+
+#: the count columns of summary, and what each means
+COUNTS = {
+    "n_users": "counted in the means",
+    "n_skipped": "left out of the means (the sum of the reasons below that are skipped)",
+    "n_unranked": "relevant items but nothing recommended (counted, scoring 0, unless unranked_users='skip')",
+    "n_no_relevant": "judged items but none relevant (skipped unless empty_users='zero')",
+    "n_no_truth": "recommended to but absent from the truth (skipped unless empty_users='zero')",
+}
+
+
+def made_at(stage: str, data: PageData) -> list[Section]:
+    """The sections whose numbers are in at `stage` of :func:`recframe.reporting._page.data.collect`
+    (``"curves"``, ``"per_user"``, ``"sides"``, ``"segments"``, then ``"all"``), in the order their
+    figures are drawn."""
+    if stage == "curves":
+        return [curves(data)]
+    if stage == "per_user":
+        return [s for s in (comparison(data), pairs(data), distributions(data)) if s is not None]
+    r = data.request
+    if stage == "sides":
+        return [s for s in (beyond(data), item_groups(data)) if s is not None]
+    if stage == "segments":
+        return [segment(data, key) for key in r.attr_keys]
+    folds = [fold(data, key) for key in r.truth_keys]
+    together = [s for s in (agreement(data),) if s is not None]
+    return [evaluated(data), summary(data), *folds, *together, examples(data), glossary(data)]
+
+
+def lead(data: PageData) -> str:
+    """The line under the title: recframe's version, the time, the models."""
+    r = data.request
+    text = (
+        f'<p class="note">recframe {escape(recframe_version())} · {escape(r.started.strftime("%Y-%m-%d %H:%M:%S UTC"))}'
+        + (f" · {escape(', '.join(map(str, data.models)))}" if r.model_keys else "")
+        + "</p>\n"
+    )
+    return text + verdict(data) + tie_line(data)
+
+
+#: the headline metrics the verdict names, at most
+HEADLINE = 3
+
+
+def _p(value: float, precision: int) -> str:
+    smallest = 10.0**-precision
+    return f"p_adjusted &lt; {smallest:.{precision}f}" if value < smallest else f"p_adjusted {value:.{precision}f}"
+
+
+def _means(data: PageData, metric: str) -> list[tuple[str, float]]:
+    """(model, mean of `metric`) best first (averaged over the folds, if any); models without a value left out."""
+    r = data.request
+    model = r.model_keys[0]
+    frame = data.summary.group_by(model, maintain_order=True).agg(pl.col(metric).mean()).drop_nulls(metric)
+    larger = _tables.higher_is_better(metric)
+    rows = sorted(frame.iter_rows(), key=lambda row: -row[1] if larger else row[1])
+    return [(str(name), value) for name, value in rows]
+
+
+def _verdict_sentence(data: PageData, metric: str) -> str:
+    """One metric's verdict: the best model by mean, and which differ significantly from the baseline."""
+    precision = data.request.precision
+    means = _means(data, metric)
+    if not means:
+        return f"{metric}: no model has a value."
+
+    def value(x: float) -> str:
+        return format_number(x, precision)
+
+    best, top = means[0]
+    text = f"{metric}: <strong>{escape(best)}</strong> is best ({value(top)})"
+    if data.pairs is not None:
+        return text + _against_best(data, metric, best)
+    if data.comparison is None:
+        rest = ", ".join(f"{escape(m)} ({value(x)})" for m, x in means[1:])
+        return text + (f", then {rest}." if rest else ".")
+    larger = _tables.higher_is_better(metric)
+    keys = data.request.truth_keys
+    rows = data.comparison.filter((pl.col("metric") == metric) & pl.col("significant")).iter_rows(named=True)
+    worse: list[str] = []
+    better: list[str] = []
+    for row in rows:
+        where = f" in {label(row, keys)}" if keys else ""
+        words = f"{escape(row['model'])}{escape(where)} ({value(row['model_mean'])}, {_p(row['p_adjusted'], precision)})"
+        (better if (row["delta"] > 0) == larger else worse).append(words)
+    baseline = escape(data.baseline)
+    baseline_mean = next((x for m, x in means if m == str(data.baseline)), None)
+    if best == str(data.baseline):
+        parts = [text, " and is the baseline"]
+    else:
+        parts = [text, f"; the baseline {baseline}: {value(baseline_mean)}" if baseline_mean is not None else ""]
+    if better:
+        parts.append(f"; significantly better than {baseline}: {', '.join(better)}")
+    if worse:
+        parts.append(f"; significantly worse than {baseline}: {', '.join(worse)}")
+    if not better and not worse:
+        parts.append(f"; no model differs significantly from {baseline}")
+    return "".join(parts) + "."
+
+
+def _against_best(data: PageData, metric: str, best: str) -> str:
+    """The rest of a metric's verdict from the all-pairs comparison: the models significantly
+    worse (or better) than the best one, and those not distinguishable from it."""
+    precision, keys = data.request.precision, data.request.truth_keys
+    larger = _tables.higher_is_better(metric)
+    assert data.pairs is not None
+    rows = data.pairs.filter(
+        (pl.col("metric") == metric) & ((pl.col("model_a").cast(pl.String) == best) | (pl.col("model_b").cast(pl.String) == best))
+    )
+    worse: list[str] = []
+    better: list[str] = []
+    same: list[str] = []
+    untested: list[str] = []
+    for row in rows.iter_rows(named=True):
+        side = "b" if str(row["model_a"]) == best else "a"
+        other, mean, own = row[f"model_{side}"], row[f"mean_{side}"], row["mean_a" if side == "b" else "mean_b"]
+        where = f" in {label(row, keys)}" if keys else ""
+        if row["p_adjusted"] is None or math.isnan(row["p_adjusted"]):
+            untested.append(f"{escape(other)}{escape(where)}")  # (fewer than two users paired: no test)
+        elif not row["significant"]:
+            same.append(f"{escape(other)}{escape(where)}")
+        else:
+            words = f"{escape(other)}{escape(where)} ({format_number(mean, precision)}, {_p(row['p_adjusted'], precision)})"
+            (worse if (mean < own) == larger else better).append(words)
+    parts = []
+    if worse:
+        parts.append(f"; significantly worse than {escape(best)}: {', '.join(worse)}")
+    if better:
+        parts.append(f"; significantly better than {escape(best)}: {', '.join(better)}")
+    if same:
+        parts.append(f"; not distinguishable from {escape(best)}: {', '.join(same)}")
+    if untested:
+        parts.append(f"; not tested against {escape(best)} (fewer than two users with values of both): {', '.join(untested)}")
+    return "".join(parts) + "."
+
+
+def verdict(data: PageData) -> str:
+    """A short paragraph first: per headline metric (the summary's at the largest k, the first
+    three), the best model by mean and the models significantly better or worse than the baseline
+    after correction, with the means and the adjusted p-values."""
+    r = data.request
+    metrics = _tables.metric_columns(data.summary.columns)
+    headline = ([m for m in metrics if m.endswith(f"@{r.kmax}")] or metrics)[:HEADLINE]
+    if not r.model_keys or not headline:
+        return ""
+    test = "paired t test" if data.test == "paired_t" else "randomization test"
+    if data.comparison is not None:
+        how = f"against the baseline {escape(data.baseline)}, {test}, Holm's correction, alpha 0.05"
+    elif data.pairs is not None:
+        how = f"every pair of models, {test}, Holm's correction over every pair and metric, alpha 0.05"
+    elif len(data.models) > 1:
+        how = "means only: no comparison was requested (pass baseline= or --baseline for significance)"
+    else:
+        how = "one model"
+    sentences = " ".join(_verdict_sentence(data, m) for m in headline)
+    return f'<p class="verdict"><strong>Verdict</strong> ({how}): {sentences}</p>\n'
+
+
+def tie_line(data: PageData) -> str:
+    """With score=: how many lists have equal scores across a cut-off (recframe.tied_cutoffs), and
+    the tie policy that decides them; nothing when no list has."""
+    tied = data.tied
+    if tied is None:
+        return ""
+    lists = int(tied.get_column("n_lists").sum())
+    counts = [(k, int(tied.get_column(f"n_tied@{k}").sum())) for k in data.request.ks if f"n_tied@{k}" in tied.columns]
+    found = [f"{n:,} of {lists:,} lists have equal scores across the cut-off at k={k}" for k, n in counts if n]
+    if not found:
+        return ""
+    policy = next((row for row in data.conventions if row[0] == "ties"), ["ties", "item_asc", "default"])
+    how = {
+        "item_asc": "equal scores ordered by item, ascending",
+        "item_desc": "equal scores ordered by item, descending",
+        "optimistic": "the relevant items first within a tie, the higher grades first",
+        "pessimistic": "the relevant items last within a tie, the lower grades first",
+        "average": "each metric's expected value over every order of the tied items",
+    }.get(str(policy[1]), str(policy[1]))
+    text = (
+        "; ".join(found) + f"; ties= decides them (ties={policy[1]!r}, {policy[2]}: {how}; ties='optimistic' and "
+        "'pessimistic' bound what the tie-break can do, ties='average' takes the expected value)."
+    )
+    return f'<p class="note ties">{escape(text[0].upper() + text[1:])}</p>\n'
+
+
+def evaluated(data: PageData) -> Section:
+    """The inputs, the users counted and skipped, the data checks that ran, the keys, the conventions."""
+    r, summary = data.request, data.summary
+    keys = r.main_by
+    # (frames have no file and no hash: those columns are left out when no input has them)
+    columns = [c for c in INPUT_KEYS if c == "input" or any(d.get(c) is not None for d in data.inputs)]
+    what = table(
+        columns,
+        [[f"{d['rows']:,}" if c == "rows" and d.get(c) is not None else d.get(c, "") for c in columns] for d in data.inputs],
+        [c == "rows" for c in columns],
+    )
+    count_columns = [c for c in COUNTS if c in summary.columns]
+    counts = table(
+        [*(keys or ["group"]), *count_columns],
+        [
+            [*((row[k] for k in keys) if keys else ["all"]), *(row[c] for c in count_columns)]
+            for row in summary.iter_rows(named=True)
+        ],
+        [False] * max(len(keys), 1) + [True] * len(count_columns),
+    )
+    reasons = "".join(f"<li><code>{escape(c)}</code>: {escape(COUNTS[c])}</li>" for c in count_columns)
+    kinds = (("model keys", r.model_keys), ("truth keys (folds)", r.truth_keys), ("user attributes (segments)", r.attr_keys))
+    roles = [f"{kind}: {', '.join(names)}" for kind, names in kinds if names]
+    checked = "Data checks: off (checks=False)" if r.given.get("checks") is False else "Data checks that ran (all passed)"
+    body = (
+        provenance(data)
+        + "<h3>Inputs</h3>\n" + what
+        + "<h3>Users counted and skipped</h3>\n" + counts + f'<ul class="note">{reasons}</ul>\n'
+        + f"<h3>{checked}</h3>\n<ul>" + "".join(f"<li>{escape(c)}</li>" for c in data.checks) + "</ul>\n"
+        + ("<p>Keys: " + escape("; ".join(roles)) + ".</p>\n" if roles else "")
+        + "<h3>Conventions</h3>\n"
+        + halves(["option", "value", "set by"], data.conventions)
+    )  # fmt: skip
+    return "evaluated", "What was evaluated", body
+
+
+def provenance(data: PageData) -> str:
+    """The exact call (or command line), the side inputs given and not, and the versions."""
+    return (
+        "<h3>Provenance</h3>\n"
+        + f"<p>{'Command line' if data.request.command is not None else 'Call'}:</p>\n"
+        + f'<pre class="call"><code>{escape(data.call)}</code></pre>\n'
+        + '<div class="halves">'
+        + table(["side input", "given", "what it is for"], data.sides)
+        + table(["software", "version"], data.versions)
+        + "</div>\n"
+    )
+
+
+#: the groups (models) of one summary table: more wrap into another table below
+BLOCK = 4
+#: the marks of a significant difference from the baseline, by direction
+BETTER, WORSE = "▲", "▼"
+
+
+def _mark(better: bool, baseline: Any) -> str:
+    words = f"significantly {'better' if better else 'worse'} than the baseline {baseline}"
+    return f'<sup class="mark" title="{escape(words)}">{BETTER if better else WORSE}</sup>'
+
+
+def marks_note(baseline: Any, what: str) -> str:
+    return (
+        f"{BETTER} / {WORSE} beside {what}: significantly better / worse than the baseline {baseline} "
+        "(adjusted p-value below alpha, Holm's correction over every row of the comparison)."
+    )
+
+
+def summary(data: PageData) -> Section:
+    """The summary transposed: one row per metric, one column per group (model), each mean with
+    its interval, the best of a row bold, ▲ / ▼ where it is significantly better / worse than the
+    baseline."""
+    frame, keys, precision, directions = data.summary, data.request.main_by, data.request.precision, data.directions
+    metrics = _tables.metric_columns(frame.columns)
+    groups = list(frame.iter_rows(named=True))
+    rows: list[list[Any]] = [[count, *(g[count] for g in groups)] for count in ("n_users", "n_skipped") if count in frame.columns]
+    for metric in metrics:
+        best = best_rows([g[metric] for g in groups], precision, _tables.higher_is_better(metric))
+        cells: list[Any] = [(linked(metric),)]
+        for i, g in enumerate(groups):
+            text = escape(format_number(g[metric], precision))
+            if i in best and text:
+                text = f"<strong>{text}</strong>"
+            better = directions.get((*(g[k] for k in keys), metric))
+            if better is not None:
+                text += _mark(better, data.baseline)
+            if g.get(f"{metric}_lo") is not None and g.get(f"{metric}_hi") is not None:
+                interval = f"[{format_number(g[metric + '_lo'], precision)}, {format_number(g[metric + '_hi'], precision)}]"
+                text += f' <span class="ci">{escape(interval)}</span>'
+            cells.append((text,))
+        rows.append(cells)
+    # at most BLOCK groups a table: more models wrap into tables one under the other
+    body = "".join(
+        table(["", *(label(g, keys) for g in groups[at : at + BLOCK])], [[row[0], *row[1 + at : 1 + at + BLOCK]] for row in rows],
+              [False] + [True] * len(groups[at : at + BLOCK]))
+        for at in range(0, max(len(groups), 1), BLOCK)
+    )  # fmt: skip
+    notes = [f"n_users: {COUNTS['n_users']}; n_skipped: {COUNTS['n_skipped']} (see What was evaluated)."]
+    if any(f"{m}_lo" in frame.columns for m in metrics):
+        notes.append(f"[lo, hi]: the {data.request.ci:.0%} interval of the mean.")
+    notes.append(
+        f"Bold: the best value of the row (highest, or lowest where lower is better; ties at {precision} decimals all bold)."
+    )
+    if directions:
+        notes.append(marks_note(data.baseline, "a mean"))
+    elif data.baseline is not None:
+        notes.append(f"No mark: no model differs significantly from the baseline {data.baseline}.")
+    body += note(" ".join(notes))
+    if data.baseline is None:
+        body += note("No baseline given: no significance marks (pass baseline= or --baseline).")
+    return "summary", "Summary", body
+
+
+def _directed(report_html: str, frame: pl.DataFrame) -> str:
+    """recframe.report's table of a comparison with each dagger turned into ▲ / ▼ (the row's
+    direction against the baseline), and its own note left out (the page captions the marks)."""
+    head, _, _ = report_html.partition("</table>")
+    top, _, body = head.partition("<tbody>")
+    rows = body.split("</tr>")
+    for i, (baseline, better) in enumerate(zip(frame.get_column("baseline").to_list(), _charts.marks(frame))):
+        if better is not None:  # the figure's mark, read from the same decision
+            rows[i] = rows[i].replace(f"<sup>{MARKER}</sup>", _mark(better, baseline), 1)
+    return f"{top}<tbody>{'</tr>'.join(rows)}</table>"
+
+
+def comparison(data: PageData) -> Section | None:
+    """The paired comparison against the baseline: a figure of the deltas and recframe.report's table."""
+    frame, keys = data.comparison, data.request.truth_keys
+    if frame is None:
+        return None
+    caption = (
+        f"Each model minus {data.baseline}, user by user: the delta of each metric with its own {1 - 0.05:.0%} "
+        "interval, not adjusted for multiple testing. A filled point, with "
+        f"{BETTER} / {WORSE} after it, is significant after Holm's correction over every row (adjusted p-value below "
+        "0.05"
+        + (f"; compared within each {', '.join(keys)}" if keys else "")
+        + f"): better / worse than {data.baseline} by the metric's direction. A hollow point is not, even where its "
+        "unadjusted interval excludes 0."
+    )
+    # a metric beyond [0, 1] (dcg) would squash the others' deltas: it is in the table only
+    wide = sorted({m for m, b, x in frame.select("metric", "baseline_mean", "model_mean").iter_rows()
+                   if max(abs(b or 0), abs(x or 0)) > 1})  # fmt: skip
+    drawn = frame.filter(~pl.col("metric").is_in(wide))
+    if wide:
+        caption += f" {', '.join(wide)} (not bounded by 1): in the table only."
+    body = figures.figure(caption, _charts.comparison(drawn)) if drawn.height else ""
+    test_name = "paired t test" if data.test == "paired_t" else "randomization test (scipy is not installed)"
+    body += f"<p>{escape(test_name.capitalize())}, Holm's correction over every row, alpha 0.05.</p>\n"
+    body += wrap(link_cells(_directed(report(frame, format="html", precision=data.request.precision), frame)))
+    body += note(
+        "delta: the model's mean minus the baseline's, over the users both have a value for (n_pairs), with its "
+        "95% interval (not adjusted); rel_delta: delta over the baseline's mean. "
+        + marks_note(data.baseline, "a delta")
+        + " Bold: the best delta of each metric among the models."
+    )
+    return "comparison", f"Paired comparison against {data.baseline}", body
+
+
+def pairs(data: PageData) -> Section | None:
+    """Every pair of models (no baseline, three models or more): the letter table, then each
+    pair's paired comparison (recframe.compare without a baseline, recframe.compare_letters)."""
+    frame, letters, keys, precision = data.pairs, data.letters, data.request.truth_keys, data.request.precision
+    if frame is None or letters is None:
+        return None
+    models = sorted(letters.get_column("model").unique().to_list(), key=str)
+    rows: list[list[Any]] = []
+    for group in letters.partition_by([*keys, "metric"], maintain_order=True):
+        first = group.row(0, named=True)
+        cells: dict[Any, tuple[str]] = {}
+        for row in group.iter_rows(named=True):
+            text = f"{escape(format_number(row['mean'], precision))} {escape(row['letters'])}"
+            cells[row["model"]] = (f"<strong>{text}</strong>" if row["top_group"] else text,)
+        rows.append([*(first[k] for k in keys), (linked(first["metric"]),), *(cells.get(m, "") for m in models)])
+    body = table([*keys, "metric", *map(str, models)], rows, [False] * (len(keys) + 1) + [True] * len(models))
+    body += note(
+        "Each model's mean and its letters: two models sharing a letter are not significantly different (compact letter "
+        "display of the pairs below, recframe.compare_letters). Bold: the best model and those not distinguishable "
+        "from it." + (f" Pairs are compared within each {', '.join(keys)}." if keys else "")
+    )
+    header = [*keys, "model_a", "model_b", "metric", "n_pairs", "mean_a", "mean_b", "delta", "d_z", "wins / ties / losses",
+              "p_value", "p_adjusted"]  # fmt: skip
+    lines = []
+    for row, better in zip(frame.iter_rows(named=True), _charts.marks(frame)):
+        delta = escape(format_number(row["delta"], precision))
+        if better is not None:
+            delta += f'<sup class="mark" title="{escape(row["model_a"])} significantly {"better" if better else "worse"}">' \
+                     f"{BETTER if better else WORSE}</sup>"  # fmt: skip
+        if row["delta_lo"] is not None and row["delta_hi"] is not None:
+            interval = f"[{format_number(row['delta_lo'], precision)}, {format_number(row['delta_hi'], precision)}]"
+            delta += f' <span class="ci">{escape(interval)}</span>'
+        lines.append([
+            *(row[k] for k in keys), row["model_a"], row["model_b"], (linked(row["metric"]),), row["n_pairs"],
+            format_number(row["mean_a"], precision), format_number(row["mean_b"], precision), (delta,),
+            format_number(row["d_z"], precision), f"{row['wins']} / {row['ties']} / {row['losses']}",
+            _p_text(row["p_value"], precision), _p_text(row["p_adjusted"], precision),
+        ])  # fmt: skip
+    test = "paired t test" if data.test == "paired_t" else "randomization test (scipy is not installed)"
+    body += f"<p>{escape(test.capitalize())} of every pair, Holm's correction over every row, alpha 0.05.</p>\n"
+    body += wrap(table(header, lines, [False] * (len(keys) + 3) + [True] * 8))
+    body += note(
+        "delta: mean_a minus mean_b over the users both have a value for (n_pairs), with its 95% interval (not "
+        f"adjusted); {BETTER} / {WORSE} beside it: model_a significantly better / worse than model_b (adjusted p-value "
+        "below alpha). d_z: the mean of the paired differences over their standard deviation (Cohen's d_z). "
+        "wins / ties / losses: the users for whom model_a is better, equal, worse."
+    )
+    return "pairs", "Every pair of models", body
+
+
+def _p_text(value: Any, precision: int) -> str:
+    smallest = 10.0**-precision
+    return "" if value is None else f"<{smallest:.{precision}f}" if value < smallest else format_number(value, precision)
+
+
+def curves(data: PageData) -> Section:
+    """Precision against recall and nDCG against k (recframe.curve), and a table of a few k."""
+    frame, keys, kmax, precision = data.curve, data.request.main_by, data.request.kmax, data.request.precision
+    body = figures.figure(
+        f"Precision against recall at k = 1..{kmax} (one point per k)"
+        + (", and nDCG by k" if data.curve_metrics else "")
+        + ": recframe.curve, the means of summary at every cut-off.",
+        _charts.curves(frame, ["pr", *data.curve_metrics], keys),
+    )
+    shown = frame.filter(pl.col("k").is_in([x for x in (1, 5, 10, 20, 50) if x <= kmax]))
+    metrics = [m for m in ("precision", "recall", "ndcg") if m in frame.columns]
+    body += table(
+        [*keys, "k", *metrics],
+        [
+            [*(r[k] for k in keys), r["k"], *(format_number(r[m], precision) for m in metrics)]
+            for r in shown.iter_rows(named=True)
+        ],
+        [False] * len(keys) + [True] * 4,
+    )
+    return "curves", "Metrics against k", body
+
+
+#: the bands of the distributions' table: the middle 50% and 80% of the users' values
+BANDS = (("p25", "p75"), ("p10", "p90"))
+
+
+def distributions(data: PageData) -> Section:
+    """Per metric and group, the users at 0, the median and the mean; a histogram of the primary metric."""
+    keys, precision, primary = data.request.main_by, data.request.precision, data.primary
+    rows = []
+    for metric, frame in data.distributions:
+        for r in frame.iter_rows(named=True):
+            share = r["zero"] / r["users"] if r["users"] else math.nan
+            median, mean = format_number(r["median"], precision), format_number(r["mean"], precision)
+            middle, wide = (f"{format_number(r[lo], precision)} – {format_number(r[hi], precision)}" for lo, hi in BANDS)
+            rows.append([metric, label(r, keys), r["users"], f"{r['zero']:,} ({share:.0%})", wide, middle, median, mean])
+    body = table(
+        ["metric", "group", "users", "users at 0", "p10 – p90", "p25 – p75", "median", "mean"],
+        rows,
+        [False, False, True, True, True, True, True, True],
+    )
+    body += note(
+        "users: the users with a value of the metric (those its mean counts); users at 0: those of them scoring 0; "
+        "p10 – p90 and p25 – p75: the middle 80% and 50% of the users' values (percentiles by linear interpolation, "
+        'as summary(aggregate=["p10", ...])).'
+    )
+    model_by = keys[0] if len(keys) == 1 else None
+    if model_by is None and keys:
+        body += note("The histogram pools the groups of " + ", ".join(keys) + ".", end="")
+    if primary is not None:
+        body += figures.figure(
+            f"Per-user {primary}" + (f" by {model_by}" if model_by else "")
+            + ": the users the mean counts (skipped users left out); the table has the other metrics.",
+            _charts.distribution(data.per_user, primary, model_by),
+        )  # fmt: skip
+    return "distributions", "Per-user values", body
+
+
+def segment(data: PageData, key: str) -> Section:
+    """A user attribute: recframe.disparity between its groups, and each group's mean."""
+    body = f"<p>{escape(key)} is a user attribute (a column of users=): each group's mean, the largest gap and an unpaired test.</p>\n"
+    gaps = data.segments[key]
+    if isinstance(gaps, str):
+        body += note(gaps)
+    elif gaps is not None:
+        body += wrap(link_cells(report(gaps, format="html", precision=data.request.precision)), keep_note=False)
+        body += note(
+            "Each group's mean, with its users in parentheses. Bold: the highest group mean of the row (when the "
+            "groups differ). difference: the highest mean minus the lowest, with its bootstrap interval; ratio: the "
+            "lowest over the highest; mad: the mean absolute difference over every pair of groups. "
+            + (f"{MARKER} beside a difference: the highest and the lowest group differ significantly (adjusted "
+               "p-value below alpha, Holm's correction over the rows)." if gaps["significant"].any() else
+               "No difference is significant (adjusted p-value below alpha).")
+        )  # fmt: skip
+    body += _segment_comparison(data, key)
+    model = f" and {data.request.model_keys[0]}" if data.request.model_keys else ""
+    body += _groups(data, key, f"Mean {data.primary} per {key} group{model}, with bootstrap intervals.")
+    return f"segment-{_slug(key)}", f"Segments: {key}", body
+
+
+def _segment_comparison(data: PageData, key: str) -> str:
+    """Each model against the baseline within each group of `key`: the paired table of the main comparison."""
+    within = data.segment_comparisons.get(key)
+    if within is None:
+        return ""
+    body = f"<h3>Each model against {escape(data.baseline)} within each {escape(key)} group</h3>\n"
+    if isinstance(within, str):
+        return body + note(within)
+    body += wrap(link_cells(_directed(report(within, format="html", precision=data.request.precision), within)))
+    return body + note(
+        f"The paired comparison against {data.baseline}, made within each {key} group: the same users' values, "
+        f"the same test ({'paired t test' if data.test == 'paired_t' else 'randomization test'}), Holm's correction "
+        "over every row of this table. delta: the model's mean minus the baseline's within the group, with its 95% "
+        "interval (not adjusted); rel_delta: delta over the baseline's mean. "
+        + marks_note(data.baseline, "a delta")
+        + " Bold: the best delta of each metric and group among the models."
+    )
+
+
+def fold(data: PageData, key: str) -> Section:
+    """A truth key: the spread of each value's mean, and each value's mean."""
+    body = f"<p>{escape(key)} is a truth key (a fold): each value is evaluated on its own; the summary above has a column per {escape(key)}.</p>\n"
+    spread, keys = data.folds[key], [m for m in data.request.main_by if m != key] or ["group"]
+    values = [c for c in spread.columns if c not in keys]
+
+    def number(value: Any) -> Any:
+        return value if isinstance(value, int) else format_number(value, data.request.precision)
+
+    body += table(
+        [*keys, *values],
+        [[*(r[c] for c in keys), *(number(r[c]) for c in values)] for r in spread.iter_rows(named=True)],
+        [False] * len(keys) + [True] * len(values),
+    )
+    body += note(f"Mean and standard deviation over the values of {key} of each one’s mean.", end="")
+    body += _groups(data, key, f"Mean {data.primary} per {key}, with bootstrap intervals.")
+    return f"fold-{_slug(key)}", f"Folds: {key}", body
+
+
+def _groups(data: PageData, key: str, caption: str) -> str:
+    """Each group of `key`'s mean of the primary metric per model, with bootstrap intervals."""
+    r = data.request
+    if data.primary is None:
+        return ""
+    model = r.model_keys[0] if r.model_keys else None
+    return figures.figure(
+        caption, _charts.groups(data.per_user, key, data.primary, by=model, seed=r.seed, n_resamples=r.n_resamples)
+    )
+
+
+#: what each agreement measure says, in the page's caption
+AGREES = (
+    "overlap: |A ∩ B| / k, the share of the top k the two lists have in common; "
+    "jaccard: |A ∩ B| / |A ∪ B|, the common items over all the items of either list; "
+    "rbo: rank-biased overlap (Webber, Moffat and Zobel 2010, extrapolated, p = 0.9), the overlap at every depth "
+    "weighted towards the top: 1 for the same list, 0 for lists with nothing in common; "
+    "kendall_tau: Kendall's tau-b of the order the two models give the items both recommend (1 the same order, "
+    "-1 reversed; users with fewer than two common items left out: n_tau counts the others). "
+)
+
+
+def agreement(data: PageData) -> Section | None:
+    """How far the models' top-k lists agree, per pair (recframe.agreement, averaged over users)."""
+    frame, r = data.agreement, data.request
+    if frame is None:
+        return None
+    body = f"<p>How far each pair of models recommends the same items in the same order, in the top {r.kmax}.</p>\n"
+    if isinstance(frame, str):
+        return "agreement", "Agreement between models", body + note(frame)
+    keys = [*r.truth_keys, "model_a", "model_b"]
+    measures = ["users", "overlap", "jaccard", "rbo", "kendall_tau", "n_tau"]
+    rows = [
+        [*(row[k] for k in keys), *(row[m] if isinstance(row[m], int) else format_number(row[m], r.precision) for m in measures)]
+        for row in frame.iter_rows(named=True)
+    ]
+    body += table([*keys, *measures], rows, [False] * len(keys) + [True] * len(measures))
+    body += note(
+        f"Means over the users with a list from either model (users), at k = {r.kmax}: " + AGREES
+        + "A pair with the same mean metric can still recommend different items."
+    )  # fmt: skip
+    return "agreement", "Agreement between models", body
+
+
+def turned(frame: pl.DataFrame, keys: list[str], precision: int) -> str:
+    """A summary-like frame turned: one row per count or metric column, one column per group
+    (model), the best value of a metric's row bold. It stays narrow whatever the metrics."""
+    groups = list(frame.iter_rows(named=True))
+    columns = [c for c in frame.columns if c not in keys]
+    metrics = set(_tables.metric_columns(frame.columns))
+    rows: list[list[Any]] = []
+    for column in columns:
+        values = [g[column] for g in groups]
+        best = best_rows(values, precision, _tables.higher_is_better(column)) if column in metrics else set()
+        cells = []
+        for i, value in enumerate(values):
+            text = escape(value if isinstance(value, int) else format_number(value, precision))
+            cells.append((f"<strong>{text}</strong>" if i in best and text else text,))
+        rows.append([(linked(column),), *cells])
+    return table(["", *(label(g, keys) for g in groups)], rows, [False] + [True] * len(groups))
+
+
+def beyond(data: PageData) -> Section | None:
+    """Beyond accuracy (train=, items=): coverage, Gini, novelty and popularity, against nDCG."""
+    frame, kmax = data.beyond, data.request.kmax
+    if frame is None:
+        return None
+    body = turned(frame, data.request.main_by, data.request.precision)
+    body += note(
+        "Bold: the best value of each metric's row (highest, or lowest where lower is better: gini, popularity). "
+        "n_users: the lists every metric of the row counts; n_users_<metric>: the own count of a metric that "
+        "counts more (nDCG counts users with relevant items but nothing recommended, at 0; novelty and popularity "
+        "need a recommended list). n_skipped and the rest: as in What was evaluated."
+    )
+    y = f"ndcg@{kmax}"
+    for x in (f"catalog_coverage@{kmax}", f"novelty@{kmax}"):
+        if x in frame.columns and y in frame.columns:
+            body += figures.figure(f"{y} against {x}, one point per group.", _charts.tradeoff(frame, x, y, data.request.main_by))
+    body += '<p class="note">catalog_coverage: the share of the catalog recommended within k; gini: how unequally the ' \
+            "recommendations spread over the catalog (0: evenly, 1: one item); novelty: the mean self-information of the " \
+            "recommended items (training popularity).</p>\n"  # fmt: skip
+    return "beyond", "Beyond accuracy", body
+
+
+def item_groups(data: PageData) -> Section | None:
+    """The exposure of item groups (item_group=): recframe.item_groups, and each group's share."""
+    frame, keys, kmax = data.item_groups, data.request.main_by, data.request.kmax
+    if frame is None:
+        return None
+    body = wrap(report(frame, format="html", precision=data.request.precision), keep_note=False)
+    body += note(
+        "catalog_share, relevant_share: the group's share of the catalog and of the relevant (user, item) pairs; "
+        "rec_share: of the recommendation slots within k; exposure_share: of the exposure, 1 / log2(1 + rank) "
+        "summed over the slots; exposure/relevant: the two shares' ratio, bold outside 0.5 to 2 (the group is shown "
+        "at less than half, or more than twice, its share of what users liked); group_recall: the hits on the "
+        "group's relevant items over them."
+    )
+    if len(keys) <= 1:
+        body += figures.figure(
+            f"Each item group's share of the exposure within the top {kmax} per group, beside its share of the "
+            "relevant items (grey).",
+            _charts.exposure(frame, kmax, keys[0] if keys else None),
+        )
+    return "fairness", f"Item groups: {data.request.item_group}", body
+
+
+def examples(data: PageData) -> Section:
+    """A few users' lists side by side (recframe.side_by_side), per rule they are chosen by."""
+    r, primary = data.request, data.primary
+    if r.user is None or primary is None:
+        body = note("Not shown: the evaluation has no user column (user=None) or no per-user metric.")
+    elif data.examples_error is not None:
+        body = note(data.examples_error)
+    else:
+        each = f" of each {' and '.join(r.attr_keys)}" if r.attr_keys else ""
+        many = PER_SEGMENT if r.attr_keys else EXAMPLES
+        rules = {
+            "worst": f"the {many} users{each} with the lowest {primary}, averaged over their lists",
+            "disagree": f"the {many} users{each} whose {primary} differs most between two models",
+            "random": f"{many} users{each} drawn at random (seed {0 if r.seed is None else r.seed})",
+        }
+        body = ""
+        keys = [*r.model_keys, *r.truth_keys]
+        for select, ids in data.examples.items():
+            values = data.per_user.filter(pl.col(r.user).is_in(ids)).select(r.user, *keys, primary)
+            tie = note(data.ties[select]) if select in data.ties else ""
+            body += f"<h3>{escape(select.capitalize())}: {escape(rules[select])}</h3>\n{tie}"
+            shown = data.inspected.filter(pl.col(r.user).is_in(ids))
+            # per segment, in the order chosen, each headed by its segment
+            apart = bool(r.attr_keys) and all(a in shown.columns for a in r.attr_keys)
+            groups = shown.partition_by(list(r.attr_keys), maintain_order=True, as_dict=True) if apart else {(): shown}
+            for group, part in sorted(groups.items(), key=lambda g: tuple(map(str, g[0]))):
+                where = ", ".join(f"{a} {v}" for a, v in zip(r.attr_keys, group)) if apart else ""
+                heading = f'<h4 class="segment-of">{escape(where)}</h4>\n' if where else ""
+                body += f'{heading}<div class="examples">{side_by_side(part, values=values).to_html()}</div>\n'
+    return "examples", "Example users", body
+
+
+def linked(column: str) -> str:
+    """A metric column's name linked to its glossary entry (other text escaped as it is)."""
+    name = _tables.metric_of(column)
+    return f'<a href="#g-{escape(name)}">{escape(column)}</a>' if name is not None else escape(column)
+
+
+def link_cells(report_html: str) -> str:
+    """recframe.report's HTML with each cell holding a metric column's name linked to the glossary."""
+    return re.sub(r"<td>([A-Za-z0-9_@.]+)</td>", lambda m: f"<td>{linked(html.unescape(m.group(1)))}</td>", report_html)
+
+
+#: the symbols of the formulas, as recframe.metrics defines them
+SYMBOLS = (
+    "For one user: k the cut-off, R the relevant items, a hit a relevant item ranked <= k, n the items of the list "
+    "ranked <= k; with train=: u(i) the distinct training users of item i, N the training users, P the training "
+    "(user, item) pairs; over a model's lists: c(i) the lists ranking item i <= k, C the sum of c(i), n_cat the "
+    "catalog's size. recframe.metrics documents each formula; the conventions table above says which variant ran."
+)
+
+
+def glossary(data: PageData) -> Section:
+    """What each metric on the page measures: its formula and what the registry declares of it."""
+    columns = [*data.summary.columns, *(data.beyond.columns if data.beyond is not None else [])]
+    if data.comparison is not None:
+        columns += data.comparison.get_column("metric").unique(maintain_order=True).to_list()
+    entries = "".join(
+        f'<dt id="g-{escape(name)}"><code>{escape(name)}</code></dt><dd>{escape(formula)} '
+        f'<span class="note">{escape(facts)}</span></dd>'
+        for name, formula, facts in registry_docs.entries(columns)
+    )
+    return "glossary", "Glossary of the metrics", note(SYMBOLS) + f'<dl class="glossary">{entries}</dl>\n'
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_-]+", "-", text).strip("-") or "key"
