@@ -63,7 +63,7 @@ def _prepared(df: pl.DataFrame) -> tuple[Any, Any]:
     """`df`'s plan and spec for a summary of precision, ndcg and rr at 3 by model."""
     options = {"by": "model", "threshold": 1}
     call = _call.resolve(3, ["precision", "ndcg", "rr"], options, recframe.options.SUMMARY_NAMES, "summary")
-    plan, spec, _ = _call.prepare(df, _call.summary_options(call)[0])
+    plan, spec, _ = _call.prepare(df, _summary.options(call)[0])
     return plan, spec
 
 

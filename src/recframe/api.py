@@ -266,7 +266,7 @@ def summary_of(frame: FrameT, call: dict[str, Any]) -> FrameT:
     checked, the refusals derived from the aggregates' declarations, then the parts of one set
     of users (or of N, added: ``partitions=``), finished once (:mod:`recframe.statistics._summary`)."""
     partitions = _partitions.check(call.get("partitions"))
-    kwargs, interval, aggregate = _call.summary_options({**call, "partitions": None})
+    kwargs, interval, aggregate = _summary.options({**call, "partitions": None})
     asked = _summary.asked(aggregate, *interval)
     _summary.refuse(frame, kwargs, asked, partitions)
     if partitions is not None:
@@ -494,7 +494,7 @@ def with_tied_cutoffs(
     if per_user_rows:
         v.check_per_user_metrics(kwargs["metrics"])
     else:
-        kwargs, interval, aggregate = _call.summary_options(kwargs)
+        kwargs, interval, aggregate = _summary.options(kwargs)
         asked = _summary.asked(aggregate, *interval)
         assert asked.interval is None, "an interval takes summary's own path"
     plan, spec, engine = _call.prepare(frame, kwargs)

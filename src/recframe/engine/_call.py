@@ -30,7 +30,6 @@ from recframe.engine import _checks, _engine, _frames, _item_groups, _side
 from recframe.engine import _names as n
 from recframe.engine import _validate as v
 from recframe.errors import RecframeError, UncheckedDataWarning, fix, ref
-from recframe.statistics import _intervals
 
 
 def resolve(k: Any, metrics: Any, given: dict[str, Any], names: Sequence[str], function: str) -> dict[str, Any]:
@@ -182,23 +181,6 @@ class Inputs:
     #: the frames as the caller passed them (recommendations, truth=, users=, exclude=): what
     #: tells two calls on the same inputs apart (see shared_preparation)
     sources: tuple[Any, ...] = ()
-
-
-def summary_options(call: dict[str, Any]) -> tuple[dict[str, Any], tuple[float | None, str, int, Any], str | tuple[str, ...]]:
-    """A resolved summary call split into per_user's options, the interval's (ci, ci_method,
-    n_resamples, seed), checked (read or not, every one is), and the aggregates, checked.
-    ``partitions`` is summary's alone (see :func:`recframe.api.summary_of`): any other caller
-    passing it is refused here."""
-    kwargs = dict(call)
-    aggregate = v.aggregates(kwargs.pop("aggregate"))
-    interval = _intervals.check_options(*(kwargs.pop(name) for name in ("ci", "ci_method", "n_resamples", "seed")))
-    if kwargs.pop("partitions", None) is not None:
-        raise RecframeError(
-            f"{ref('partitions')} is an option of summary alone: the other calls (the page, curves, "
-            "the command line's per-user output) hold every user's values at once.",
-            f"call recframe.summary(..., {ref('partitions')}) for the means, or leave it out.",
-        )
-    return kwargs, interval, aggregate
 
 
 def prepare(frame: Any, kwargs: dict[str, Any]) -> tuple[_engine.Plan, v.Spec, _frames.Engine]:

@@ -117,6 +117,23 @@ AGGREGATES: dict[str, Aggregate] = {
 }
 
 
+def options(call: dict[str, Any]) -> tuple[dict[str, Any], tuple[float | None, str, int, Any], str | tuple[str, ...]]:
+    """A resolved summary call split into per_user's options, the interval's (ci, ci_method,
+    n_resamples, seed), checked (read or not, every one is), and the aggregates, checked.
+    ``partitions`` is summary's alone (see :func:`recframe.api.summary_of`): any other caller
+    passing it is refused here."""
+    kwargs = dict(call)
+    aggregate = v.aggregates(kwargs.pop("aggregate"))
+    interval = _intervals.check_options(*(kwargs.pop(name) for name in ("ci", "ci_method", "n_resamples", "seed")))
+    if kwargs.pop("partitions", None) is not None:
+        raise RecframeError(
+            f"{ref('partitions')} is an option of summary alone: the other calls (the page, curves, "
+            "the command line's per-user output) hold every user's values at once.",
+            f"call recframe.summary(..., {ref('partitions')}) for the means, or leave it out.",
+        )
+    return kwargs, interval, aggregate
+
+
 class Asked(NamedTuple):
     """What a summary call asks: the value aggregates in order (``mean``, ``gmean``,
     ``median``, ``pNN``), whether their columns are suffixed, and the interval (None: none)."""

@@ -458,7 +458,7 @@ def _summary_and_per_user(
     None where the calls must run themselves (no interval, another aggregate, group-level
     metrics, a SQL engine): they check and refuse as usual."""
     call = _call.resolve(k, metrics, {**options, "ci": ci}, SUMMARY_NAMES, "summary")
-    kwargs, (level, method, n_resamples, seed), aggregate = _call.summary_options(call)
+    kwargs, (level, method, n_resamples, seed), aggregate = _summary.options(call)
     if level is None or aggregate != "mean" or not _frames.engine_of(frame).in_process:
         return None
     if v.group_level(kwargs["metrics"]):
