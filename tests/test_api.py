@@ -440,7 +440,7 @@ def test_each_default_is_written_once():
     root = Path(recframe.__file__).parent
     modules = [
         "api.py",
-        "statistics/curve.py",
+        "curve.py",
         "statistics/compare.py",
         "engine/_validate.py",
         "_namespace.py",

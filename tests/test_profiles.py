@@ -122,7 +122,7 @@ def test_profile_default_metrics_are_the_peers():
     out = recframe.per_user(ONE, k=1, profile="trec_eval")
     # the profile's defaults: its metrics among recframe's defaults (the rest of the IR toolbox,
     # such as bpref, is asked for by name)
-    defaults = recframe.engine._validate.default_metrics()
+    defaults = recframe.metrics.default_metrics()
     cut = [m for m in defaults if m in PROFILES["trec_eval"].metrics and m != "r_precision"]
     assert "bpref" in PROFILES["trec_eval"].metrics and "bpref" not in defaults
     assert [c for c in out.columns if "@" in c] == [f"{m}@1" for m in cut]

@@ -16,6 +16,7 @@ import sys as _sys
 from recframe import options
 from recframe._namespace import RecMetrics, register
 from recframe.api import item_groups, per_item, per_user, summary, tied_cutoffs
+from recframe.curve import CappedWarning, curve
 from recframe.errors import RecframeError, UncheckedDataWarning
 from recframe.metrics import REGISTRY as _REGISTRY
 from recframe.reporting import page as _page
@@ -28,13 +29,11 @@ from recframe.reporting.report import report
 from recframe.statistics import agreement as _agreement
 from recframe.statistics import cohorts as _cohorts
 from recframe.statistics import compare as _compare
-from recframe.statistics import curve as _curve
 from recframe.statistics import disparity as _disparity
 from recframe.statistics import stats
 from recframe.statistics.agreement import agreement
 from recframe.statistics.cohorts import item_strata, user_cohorts
 from recframe.statistics.compare import combine_folds, compare, compare_letters, compare_recommendations
-from recframe.statistics.curve import CappedWarning, curve
 from recframe.statistics.disparity import disparity
 from recframe.trec_eval import trec as _trec
 from recframe.trec_eval.trec import read_trec_qrels, read_trec_run
@@ -48,7 +47,6 @@ for _name, _module in {
     "agreement": _agreement,
     "cohorts": _cohorts,
     "compare": _compare,
-    "curve": _curve,
     "disparity": _disparity,
     "page": _page,
     "plot": plot,

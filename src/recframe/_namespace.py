@@ -19,10 +19,10 @@ from typing import Any
 import polars as pl
 
 from recframe import api
+from recframe.curve import curve
 from recframe.reporting import _inspect, page
 from recframe.statistics.agreement import agreement
 from recframe.statistics.compare import compare_recommendations
-from recframe.statistics.curve import curve
 from recframe.statistics.disparity import disparity
 
 

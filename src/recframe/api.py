@@ -14,7 +14,7 @@ from recframe.engine import _call, _engine, _frames, _item_groups
 from recframe.engine import _names as n
 from recframe.engine import _validate as v
 from recframe.errors import RecframeError, fix, ref
-from recframe.metrics import REGISTRY
+from recframe.metrics import REGISTRY, default_metrics
 from recframe.options import DEFAULT_K, PER_USER_NAMES, SUMMARY_NAMES, Options, SummaryOptions, Unpack
 from recframe.statistics import _partitions, _summary
 
@@ -59,7 +59,7 @@ def _metrics_doc() -> str:
         found = REGISTRY[m].variants
         return f'``"{m}"`` (columns ``{m}_{found[0]}`` .. ``_{found[-1]}``)' if found else f'``"{m}"``'
 
-    accuracy = list(v.default_metrics())
+    accuracy = list(default_metrics())
     beyond = [m for m, metric in REGISTRY.items() if metric.level == "user" and metric.requires]
     group = [m for m, metric in REGISTRY.items() if metric.level == "group"]
     toolbox = [m for m, metric in REGISTRY.items() if metric.level == "user" and not metric.requires and not metric.default]
@@ -168,16 +168,7 @@ def per_user(
     >>> out.rows()
     [(1, 2, 0.5, 0.5, 1.0), (2, 1, 0.5, 1.0, 0.5)]
     """
-    kwargs = _call.resolve(k, metrics, dict(options), PER_USER_NAMES, "per_user")
-    v.check_per_user_metrics(kwargs["metrics"])
-    plan, spec, engine = _call.prepare(frame, kwargs)
-    return engine.from_lazy(_per_user_frame(plan, spec))
-
-
-def _per_user_frame(plan: _engine.Plan, spec: v.Spec) -> nw.LazyFrame:
-    # lazy engines return rows in no particular order: sort by the keys
-    rows = _engine.per_user_rows(plan.per_user, spec).sort([*spec.columns.by, n.USER])
-    return _call.user_column(rows, spec)
+    return _call.per_user(frame, k, metrics, dict(options))
 
 
 @_frames.engine_call
@@ -498,5 +489,5 @@ def with_tied_cutoffs(
         asked = _summary.asked(aggregate, *interval)
         assert asked.interval is None, "an interval takes summary's own path"
     plan, spec, engine = _call.prepare(frame, kwargs)
-    main = _per_user_frame(plan, spec) if per_user_rows else _summary.summary(plan, spec, asked)
+    main = _call.per_user_frame(plan, spec) if per_user_rows else _summary.summary(plan, spec, asked)
     return engine.from_lazy(main), engine.from_lazy(_tie_table(plan, spec, None))

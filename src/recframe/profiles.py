@@ -21,9 +21,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from recframe.conventions import DEFAULTS
-from recframe.engine._validate import default_metrics
 from recframe.errors import RecframeError, fix, ref
-from recframe.metrics import REGISTRY
+from recframe.metrics import REGISTRY, default_metrics
 
 
 @dataclass(frozen=True)

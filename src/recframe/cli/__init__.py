@@ -53,9 +53,9 @@ from recframe.cli._messages import (
 )
 from recframe.cli._options import build_parser
 from recframe.cli._output import Progress, check_outputs, render, write_atomic
+from recframe.curve import CappedWarning
 from recframe.engine._checks import unchecked_text
 from recframe.errors import RecframeError, UncheckedDataWarning
-from recframe.statistics.curve import CappedWarning
 
 __all__ = [
     "EXIT_FAILURE",

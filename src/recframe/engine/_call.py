@@ -183,6 +183,22 @@ class Inputs:
     sources: tuple[Any, ...] = ()
 
 
+def per_user(frame: Any, k: Any, metrics: Any, options: dict[str, Any]) -> Any:
+    """:func:`recframe.per_user`, as the caller's type of frame (what compare_recommendations
+    and the trec_eval drop-in evaluate too)."""
+    kwargs = resolve(k, metrics, options, options_table.PER_USER_NAMES, "per_user")
+    v.check_per_user_metrics(kwargs["metrics"])
+    plan, spec, engine = prepare(frame, kwargs)
+    return engine.from_lazy(per_user_frame(plan, spec))
+
+
+def per_user_frame(plan: _engine.Plan, spec: v.Spec) -> nw.LazyFrame:
+    """The per-user rows of `plan`, sorted by the keys (lazy engines return rows in no
+    particular order), the user column under its own name."""
+    rows = _engine.per_user_rows(plan.per_user, spec).sort([*spec.columns.by, n.USER])
+    return user_column(rows, spec)
+
+
 def prepare(frame: Any, kwargs: dict[str, Any]) -> tuple[_engine.Plan, v.Spec, _frames.Engine]:
     i = inputs(frame, kwargs)
     return evaluated(i), i.spec, i.engine

@@ -21,7 +21,7 @@ import narwhals as nw
 from recframe.conventions import CHOICES, TABLE, Conventions
 from recframe.engine._names import ITEM, RANK, REL, SCORE, USER
 from recframe.errors import RecframeError, fix, ref
-from recframe.metrics import REGISTRY, TERMS
+from recframe.metrics import REGISTRY, TERMS, default_metrics
 
 #: The count columns of :func:`recframe.summary`, after the ``by`` keys.
 COUNT_COLUMNS = ("n_users", "n_skipped", "n_unranked", "n_no_relevant", "n_no_truth")
@@ -193,12 +193,6 @@ def cutoffs(k: Any) -> tuple[int, ...]:
         if int(v) not in out:  # a repeated k would only repeat columns
             out.append(int(v))
     return tuple(out)
-
-
-def default_metrics() -> tuple[str, ...]:
-    """metrics=None: every user-level metric that needs no input beyond the frame, but the rest
-    of the IR toolbox (bpref, iprec_at_recall, rbp, ...), which is asked for by name."""
-    return tuple(name for name, m in REGISTRY.items() if m.level == "user" and not m.requires and m.default)
 
 
 def metric_names(metrics: Any) -> tuple[str, ...]:

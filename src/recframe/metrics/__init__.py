@@ -22,4 +22,11 @@ REGISTRY: dict[str, Metric] = {
     for m in (PRECISION, RECALL, F1, HIT_RATE, R_PRECISION, AP, RR, DCG, NDCG, *IR_TOOLBOX, *BEYOND_ACCURACY, *ITEM_GROUPS)
 }
 
-__all__ = ["FEATURES", "REGISTRY", "TERMS", "Feature", "Metric", "Rows", "Term", "declare", "term"]
+
+def default_metrics() -> tuple[str, ...]:
+    """metrics=None: every user-level metric that needs no input beyond the frame, but the rest
+    of the IR toolbox (bpref, iprec_at_recall, rbp, ...), which is asked for by name."""
+    return tuple(name for name, m in REGISTRY.items() if m.level == "user" and not m.requires and m.default)
+
+
+__all__ = ["FEATURES", "REGISTRY", "TERMS", "default_metrics", "Feature", "Metric", "Rows", "Term", "declare", "term"]

@@ -24,7 +24,7 @@ from recframe.engine import _call, _engine, _frames, _relevance
 from recframe.engine import _names as n
 from recframe.engine import _validate as v
 from recframe.errors import RecframeError, fix, ref
-from recframe.metrics import REGISTRY
+from recframe.metrics import REGISTRY, default_metrics
 from recframe.metrics._registry import position_cut
 from recframe.options import PER_USER_NAMES, Options, Unpack, parameters
 
@@ -190,7 +190,7 @@ def _parse_metric(metric: Any, k: int) -> tuple[str, int, str]:
 def _default_metric(options: dict[str, Any], k: int) -> str:
     """The first metric of the call's default list (its profile's), at k: nDCG when the list has it."""
     metrics = _call.resolve(k, None, options, PER_USER_NAMES, "inspect")["metrics"]
-    names = [m for m in (metrics or v.default_metrics()) if REGISTRY[m].level == "user"]
+    names = [m for m in (metrics or default_metrics()) if REGISTRY[m].level == "user"]
     name = "ndcg" if "ndcg" in names else names[0]
     return _parse_metric(name, k)[2]
 

@@ -12,7 +12,7 @@ import narwhals as nw
 import numpy as np
 import polars as pl
 
-from recframe.engine import _frames, _tables, _validate
+from recframe.engine import _call, _frames, _tables, _validate
 from recframe.errors import RecframeError, fix, ref
 from recframe.options import DEFAULT_K, ListOptions, Unpack
 from recframe.statistics import _paired_engine, stats
@@ -935,7 +935,6 @@ def compare_recommendations(
     >>> out.select("model", "metric", "baseline_mean", "model_mean", "p_value").rows()
     [('B', 'rr@1', 0.0, 1.0, 0.5)]
     """
-    from recframe import api  # api is built on the modules compare uses: imported when called
 
     user = options.get("user", "user_id")
     if user is None:
@@ -957,7 +956,7 @@ def compare_recommendations(
         )
     # intersection and unexpectedness compare lists with the same baseline model
     reads_baseline = _validate.reads(_validate.metric_names(metrics), "baseline")
-    per_user = api.per_user(frame, k, metrics, by=by, **({"baseline": baseline} if reads_baseline else {}), **options)
+    per_user = _call.per_user(frame, k, metrics, {"by": by, **({"baseline": baseline} if reads_baseline else {}), **options})
     return compare(
         per_user, by=by, baseline=baseline, user=user, test=test, correction=correction,
         alpha=alpha, seed=seed, n_resamples=n_resamples,

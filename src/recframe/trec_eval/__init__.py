@@ -1023,8 +1023,6 @@ def _evaluate_generic(
     ranked: pl.DataFrame, judged: pl.DataFrame, request: Request, runid: str, options: dict[str, Any] | None
 ) -> str:
     """:func:`evaluate` through recframe.per_user (any conventions `options` sets)."""
-    from recframe.api import per_user
-
     run = ranked.lazy()  # (lazy: -c may add rows)
     queries = judged.select("user_id").unique()
     present = ranked.select("user_id").unique().join(queries, on="user_id", how="semi")
@@ -1041,7 +1039,8 @@ def _evaluate_generic(
     here, engine = _split(request)
     frame = present.select("user_id")
     if engine:  # (the rows: retrieved and judged rows joined already, repeats refused already)
-        values = per_user(rows.lazy(), **{**_per_user_call(engine, request), **(options or {})}).collect()
+        call = {**_per_user_call(engine, request), **(options or {})}
+        values = _call.per_user(rows.lazy(), call.pop("k"), call.pop("metrics"), call).collect()
         frame = frame.join(
             values.select("user_id", *(pl.col(c).alias(n) for n, (_, c) in engine.items())), on="user_id", how="left"
         )

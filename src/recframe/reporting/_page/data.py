@@ -22,6 +22,7 @@ import polars as pl
 from recframe import conventions, profiles
 from recframe import options as options_table
 from recframe.api import item_groups, per_user, summary, tied_cutoffs
+from recframe.curve import curve
 from recframe.engine import _call, _checks, _engine, _frames, _tables
 from recframe.engine import _names as n
 from recframe.engine import _validate as v
@@ -32,7 +33,6 @@ from recframe.reporting.report import MAX_PRECISION
 from recframe.statistics import _summary
 from recframe.statistics.agreement import agreement
 from recframe.statistics.compare import compare, compare_letters
-from recframe.statistics.curve import curve
 from recframe.statistics.disparity import disparity
 from recframe.statistics.stats import Test
 

@@ -12,7 +12,7 @@ import polars as pl
 from recframe import _docs, api, profiles
 from recframe.engine import _call, _frames, _validate
 from recframe.errors import RecframeError, fix, ref
-from recframe.metrics import REGISTRY
+from recframe.metrics import REGISTRY, default_metrics
 from recframe.options import CURVE_NAMES, IntervalOptions, Unpack
 
 FrameT = TypeVar("FrameT")
@@ -113,7 +113,7 @@ def curve(
     call = _call.resolve(1, metrics, dict(options), CURVE_NAMES, "curve")
     profile, ci, no_cutoff = call["profile"], call["ci"], set(call["no_cutoff"])
     if call["metrics"] is None or metrics is None:  # every metric the profile's peer has at a cut-off
-        names = [m for m in call["metrics"] or _validate.default_metrics() if m not in no_cutoff]
+        names = [m for m in call["metrics"] or default_metrics() if m not in no_cutoff]
     else:
         names = [call["metrics"]] if isinstance(call["metrics"], str) else list(call["metrics"])
     flat = [m for m in names if m in no_cutoff]
