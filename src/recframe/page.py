@@ -16,7 +16,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from recframe import _call, _frames
-from recframe._page import data, sections
+from recframe._page import data
+from recframe._page import sections as parts
 from recframe._page.html import Page
 from recframe.options import SummaryOptions, Unpack
 
@@ -35,12 +36,18 @@ def report_page(
     precision: int = 3,
     title: str = "recframe evaluation",
     command: str | None = None,
+    headline: str | None = None,
+    sections: str | Sequence[str] | None = None,
     **options: Unpack[SummaryOptions],
 ) -> str:
     """One self-contained HTML page of an evaluation: everything a colleague needs to read it.
 
-    The page holds: a verdict (the best model per headline metric, and those significantly
-    better or worse than ``baseline``); what was evaluated (the exact call or command line, the
+    The page opens with a verdict: the headline metric's best model (models tied with it, equal
+    to 12 significant digits or not distinguishable by the test, named as a tie), the best against
+    the runner-up tested (every pair of models is compared, baseline or not), with ``baseline``
+    the models significantly better or worse than it, and the other metrics one row each. Then
+    the main part, three A4 pages at most: the summary with intervals, the comparison, and each
+    segment's means of the headline metric. Then the appendix: what was evaluated (the exact call or command line, the
     side inputs given or not, the versions of Python, recframe, Polars, narwhals and the engine,
     the inputs with rows and hashes, the users counted and skipped, the data checks that ran,
     every convention with who set it); the summary with intervals and significance marks; the
@@ -70,7 +77,22 @@ def report_page(
         The page's title: its ``<title>`` (the browser tab, a bookmark) and its heading.
     command : str, optional
         The command line recorded as the page's provenance (``recframe report`` passes the one
-        typed). Default: this call, rebuilt from the arguments given (``<frame: N rows>``).
+        typed). Default: this call, rebuilt from the arguments given (a frame as ``<frame: N
+        rows, sha256 1a2b3c4d5e6f>``: the start of its content hash, whole in the inputs table).
+    headline : str, optional
+        The verdict's headline metric: a metric column (``"ndcg@10"``) or a metric (at its
+        smallest k). Default: the first ranking metric asked, in the order nDCG, AP, RR, else
+        the first metric asked, at the smallest k.
+    sections : str or list of str, optional
+        The sections on the page (default: every one). The main part: ``"summary"`` (the means
+        with intervals), ``"comparison"`` (against the baseline, a figure and a table; without a
+        baseline the letter table of every pair) and ``"segments"`` (a models x groups table of
+        the headline metric per user attribute). The appendix: ``"evaluated"`` (provenance, inputs,
+        users counted, data checks, conventions), ``"pairs"`` (every pair of models),
+        ``"curves"``, ``"distributions"``, ``"segment_tables"`` (each segment's gaps and
+        comparisons), ``"folds"``, ``"agreement"``, ``"beyond"``, ``"item_groups"``,
+        ``"examples"`` (users' lists), ``"glossary"``. ``"brief"`` is the main part alone,
+        ``"all"`` every section. A section left out is not computed.
     **options
         Any option of :func:`recframe.summary` (typed as
         :class:`recframe.options.SummaryOptions`: ``score=``, ``relevance=``, ``threshold=``,
@@ -114,13 +136,13 @@ def report_page(
     truth, baseline, train, items = (rest.pop(name, None) for name in ("truth", "baseline", "train", "items"))
     ci = rest.pop("ci", PAGE_CI)  # passed as None: no intervals
     arguments = (recs, truth, baseline, k, ci, train, items, inputs, out, metrics, precision, rest)
-    request = data.request(*arguments, title=title, command=command)
+    request = data.request(*arguments, title=title, command=command, headline=headline, sections=sections)
     page = Page()
     # a stage's sections are made while the next stage's numbers compute (its calls share inputs)
     with _call.shared_preparation():
-        collected = data.collect(request, lambda stage, partial: page.extend(sections.made_at(stage, partial)))
-    page.extend(sections.made_at("all", collected))
-    text = page.html(request.title, sections.lead(collected))
+        collected = data.collect(request, lambda stage, partial: page.extend(parts.made_at(stage, partial)))
+    page.extend(parts.made_at("all", collected))
+    text = page.html(request.title, parts.lead(collected))
     if request.path is not None:
         data.write(request.path, text)
     return text
