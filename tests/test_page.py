@@ -103,7 +103,7 @@ def test_the_namespace_writes_the_same_page(page):
 def test_the_page_holds_the_comparison_the_counts_and_the_conventions(page):
     per_user = recframe.per_user(RECS, truth=TRUTH, k=10, **OPTIONS)
     comparison = recframe.compare(per_user, baseline="popular")
-    shown = {row[1]: row for row in tables(section(page, "comparison"))[0][1:]}
+    shown = {row[1]: row for row in tables(section(page, "comparison_table"))[0][1:]}
     for row in comparison.iter_rows(named=True):
         assert shown[row["metric"]][5].startswith(f"{row['delta']:.3f}")
         assert shown[row["metric"]][5].endswith(f"[{row['delta_lo']:.3f}, {row['delta_hi']:.3f}]")
@@ -158,7 +158,7 @@ def test_a_figure_draws_every_row_of_its_frame(page):
     table; the curve figure a line per model in each panel."""
     figure = re.search(r'<section id="comparison">.*?(<svg.*?</svg>)', page, re.S)
     assert figure is not None
-    rows = tables(section(page, "comparison"))[0][1:]
+    rows = tables(section(page, "comparison_table"))[0][1:]
     drawn = html.unescape(figure.group(1))
     caption = html.unescape(re.sub(r"<[^>]+>", "", section(page, "comparison")))
     shown = [row for row in rows if f">{row[0]}: {row[1]}</text>" in drawn]
@@ -318,6 +318,15 @@ def conventions_of(page: str) -> dict[str, tuple[str, str]]:
     return {row[0]: (row[1], row[2]) for t in found if t[0] == ["option", "value", "set by"] for row in t[1:]}
 
 
+def _content_hash(frame: pl.DataFrame) -> str:
+    """The sha256 of a frame's Arrow IPC stream (uncompressed, one chunk), as the page computes it."""
+    import io
+
+    buffer = io.BytesIO()
+    frame.rechunk().write_ipc_stream(buffer, compression="uncompressed")
+    return hashlib.sha256(buffer.getvalue()).hexdigest()
+
+
 def test_provenance_holds_the_call_the_side_inputs_and_the_versions():
     import platform
 
@@ -329,18 +338,26 @@ def test_provenance_holds_the_call_the_side_inputs_and_the_versions():
         gain="linear", **OPTIONS,
     )  # fmt: skip
     call, sides, versions = provenance_of(page)
+    # each frame with its rows and the start of its content hash (the sha256 of its Arrow IPC stream)
+    recs, truth, excluded = (_content_hash(frame)[:12] for frame in (RECS, TRUTH, exclude))
     assert call == (
-        f"recframe.report_page(<frame: {RECS.height:,} rows>, truth=<frame: {TRUTH.height:,} rows>, baseline='popular', "
-        "k=[5, 10], metrics=['ndcg'], exclude=<frame: 10 rows>, seed=0, gain='linear', score='score', "
-        "relevance='rating', threshold=4, by='model')"
+        f"recframe.report_page(<frame: {RECS.height:,} rows, sha256 {recs}>, truth=<frame: {TRUTH.height:,} rows, "
+        f"sha256 {truth}>, baseline='popular', k=[5, 10], metrics=['ndcg'], exclude=<frame: 10 rows, sha256 "
+        f"{excluded}>, seed=0, gain='linear', score='score', relevance='rating', threshold=4, by='model')"
     )
+    files = {row[0]: row for row in tables(section(page, "evaluated"))[2][1:]}  # the inputs, after side inputs and versions
+    assert files["recs"] == ["recs", f"{RECS.height:,}", _content_hash(RECS)]  # (the pandas frame read into Polars)
+    assert files["exclude"] == ["exclude", "10", _content_hash(exclude)]
+    # the hash is of the content: the same rows hash the same, another row differently
+    assert _content_hash(RECS.clone()) == _content_hash(RECS) != _content_hash(RECS.head(-1))
     assert sides["exclude="][0] == "10 rows" and sides["truth="][0] == f"{TRUTH.height:,} rows"
     assert sides["train="][0] == sides["items="][0] == sides["users="][0] == sides["item_group="][0] == "not given"
     assert sides["baseline="][0] == "'popular'"
     pandas = __import__("pandas")
     assert versions == {
         "Python": platform.python_version(), "recframe": recframe.__version__, "Polars": pl.__version__,
-        "narwhals": narwhals.__version__, "engine of recs": f"pandas {pandas.__version__} (read into Polars once for the page)",
+        "narwhals": narwhals.__version__, "numpy": __import__("numpy").__version__, "scipy": __import__("scipy").__version__,
+        "engine of recs": f"pandas {pandas.__version__} (read into Polars once for the page)",
     }  # fmt: skip
     shown = conventions_of(page)
     assert shown["k"] == ("5, 10", "given") and shown["gain"] == ("linear", "given") and shown["seed"] == ("0", "given")
@@ -369,60 +386,126 @@ def test_the_command_line_page_records_the_command_and_calls_no_default_given(tm
 
 
 def verdict_of(page: str) -> str:
-    found = re.search(r'<p class="verdict">(.*?)</p>', page, re.S)
+    """The verdict's text, as a reader sees it: its sentences, then its table's rows (cells joined by " | ")."""
+    found = re.search(r'<div class="verdict" id="verdict">(.*?)</div>\n', page, re.S)
     assert found is not None, "no verdict"
-    return html.unescape(re.sub(r"<[^>]+>", "", found.group(1)))
+    body = re.sub(r"</p>|</tr>", "\n", found.group(1))
+    body = re.sub(r"</t[dh]><t[dh][^>]*>", " | ", body)
+    lines = [html.unescape(re.sub(r"<[^>]+>", "", line)).strip() for line in body.split("\n")]
+    return "\n".join(line for line in lines if line)
+
+
+def _p_text(p: float) -> str:
+    return "p_adjusted < 0.001" if p < 0.001 else f"p_adjusted {p:.3f}"
 
 
 def test_the_verdict_comes_first_and_names_the_best_model_and_the_significant_ones(page):
     assert page.index('class="verdict"') < page.index("<nav>")  # at the top, before any section
     summary = recframe.summary(RECS, truth=TRUTH, k=10, **OPTIONS)
-    compared = recframe.compare(recframe.per_user(RECS, truth=TRUTH, k=10, **OPTIONS), baseline="popular")
-    sentences = []
-    for metric in ("precision@10", "recall@10", "f1@10"):  # the summary's first three at the largest k
-        mean = dict(summary.select("model", metric).iter_rows())
-        row = compared.filter(pl.col("metric") == metric).row(0, named=True)
-        assert row["significant"] and row["p_adjusted"] < 0.001 and mean["personal"] > mean["popular"]
-        sentences.append(
-            f"{metric}: personal is best ({mean['personal']:.3f}); the baseline popular: {mean['popular']:.3f}; "
-            f"significantly better than popular: personal ({mean['personal']:.3f}, p_adjusted < 0.001)."
+    per_user = recframe.per_user(RECS, truth=TRUTH, k=10, **OPTIONS)
+    compared = recframe.compare(per_user, baseline="popular")
+    pairs = recframe.compare(per_user, by="model")  # every pair: the best against the runner-up
+    mean = {m: dict(summary.select("model", m).iter_rows()) for m in summary.columns if "@" in m or m == "r_precision"}
+    row = compared.filter(pl.col("metric") == "ndcg@10").row(0, named=True)
+    pair = pairs.filter(pl.col("metric") == "ndcg@10").row(0, named=True)
+    assert row["significant"] and pair["significant"] and mean["ndcg@10"]["personal"] > mean["ndcg@10"]["popular"]
+    want = [
+        "Verdict on ndcg@10 (the headline; every pair of models, paired t test, Holm's correction over every pair and "
+        f"metric, alpha 0.05): personal is best ({mean['ndcg@10']['personal']:.3f}).",
+        f"Best against the runner-up: personal is significantly better than popular ({_p_text(pair['p_adjusted'])}).",
+        f"Against the baseline popular ({mean['ndcg@10']['popular']:.3f}): significantly better: personal "
+        f"({row['model_mean']:.3f}, {_p_text(row['p_adjusted'])}).",
+        "other metric | best | runner-up | best against runner-up",
+    ]
+    # the other metrics, one row each, in the summary's order: personal is best on every one of them
+    for metric in [m for m in mean if m != "ndcg@10"]:
+        pair = pairs.filter(pl.col("metric") == metric).row(0, named=True)
+        assert pair["significant"], metric
+        want.append(
+            f"{metric} | personal {mean[metric]['personal']:.3f} | popular {mean[metric]['popular']:.3f} | "
+            f"significantly better ({_p_text(pair['p_adjusted'])})"
         )
-    want = "Verdict (against the baseline popular, paired t test, Holm's correction, alpha 0.05): " + " ".join(sentences)
-    assert verdict_of(page) == want
+    assert verdict_of(page).split("\n") == want
+    # the numbers link to their tables: the means to the summary, the p-values to the pairs
+    verdict = page[page.index('<div class="verdict"') : page.index("<nav>")]
+    assert f'<a href="#summary">{mean["ndcg@10"]["personal"]:.3f}</a>' in verdict and '<a href="#pairs">' in verdict
+
+
+def test_the_verdict_names_ties_as_ties_and_reads_the_headline_asked_for():
+    """A copy of personal's lists reordered at random has the same items: the same precision,
+    recall, F1 and hit rate for every user, a tie the verdict names; nDCG tells them apart, and is
+    the headline by default."""
+    shuffled = RECS.filter(pl.col("model") == "personal").with_columns(
+        pl.col("score").shuffle(seed=0).over("user_id"), model=pl.lit("shuffled")
+    )
+    recs = pl.concat([RECS, shuffled])
+    page = recframe.report_page(recs, truth=TRUTH, ci=None, seed=0, **OPTIONS)
+    summary = recframe.summary(recs, truth=TRUTH, k=10, **OPTIONS)
+    mean = {m: dict(summary.select("model", m).iter_rows()) for m in ("ndcg@10", "precision@10", "recall@10", "f1@10")}
+    lines = verdict_of(page).split("\n")
+    assert lines[0].endswith(f"personal is best ({mean['ndcg@10']['personal']:.3f}).") and "Verdict on ndcg@10" in lines[0]
+    assert lines[1].startswith("Best against the runner-up: personal is significantly better than shuffled (p_adjusted")
+    for metric in ("precision@10", "recall@10", "f1@10"):
+        assert f"{mean[metric]['personal']:.12g}" == f"{mean[metric]['shuffled']:.12g}"
+        row = next(line for line in lines if line.startswith(metric + " |"))
+        assert row.startswith(f"{metric} | personal, shuffled (tie) {mean[metric]['personal']:.3f} | popular "), row
+    # headline= chooses the metric: a tie is named first, with why
+    page = recframe.report_page(recs, truth=TRUTH, ci=None, seed=0, headline="recall", **OPTIONS)
+    first = verdict_of(page).split("\n")[0]
+    value = f"{mean['recall@10']['personal']:.3f}"
+    assert first.endswith(f"personal ({value}), shuffled ({value}) tie for best (means equal to 12 significant digits).")
+    assert "Verdict on recall@10" in first
+    # two models not distinguishable by the test tie too: personal's lists, one user's reversed
+    one = RECS["user_id"].unique().sort()[5]
+    reversed_ = RECS.filter(pl.col("model") == "personal").with_columns(
+        score=pl.when(pl.col("user_id") == one).then(-pl.col("score")).otherwise(pl.col("score")), model=pl.lit("nearly")
+    )
+    recs = pl.concat([RECS, reversed_])
+    page = recframe.report_page(recs, truth=TRUTH, ci=None, seed=0, metrics=["ndcg"], **OPTIONS)
+    per_user = recframe.per_user(recs, truth=TRUTH, metrics=["ndcg"], **OPTIONS)
+    pair = recframe.compare(per_user, by="model").filter(pl.col("model_a").is_in(["nearly", "personal"]))
+    pair = pair.filter(pl.col("model_b").is_in(["nearly", "personal"])).row(0, named=True)
+    assert not pair["significant"] and pair["mean_a"] != pair["mean_b"]
+    first = verdict_of(page).split("\n")[0]
+    assert f"tie for best (not distinguishable by the test: {_p_text(pair['p_adjusted'])})." in first, first
+    assert "nearly (" in first and "personal (" in first
+    with pytest.raises(recframe.RecframeError, match="headline='ndcg@5' is not among the page's metric columns"):
+        recframe.report_page(recs, truth=TRUTH, ci=None, headline="ndcg@5", **OPTIONS)
+    with pytest.raises(recframe.RecframeError, match="headline=3 is not a metric"):
+        recframe.report_page(recs, truth=TRUTH, ci=None, headline=3, **OPTIONS)
 
 
 def test_the_verdict_on_the_three_model_workflow_data(workflow_page):
     page, per_user = workflow_page
     compared = recframe.compare(per_user, by="model", baseline="popular")
+    pairs = recframe.compare(per_user, by="model")
     text = verdict_of(page)
-    for metric in ("ndcg@20", "recall@20"):
-        means = per_user.group_by("model").agg(pl.col(metric).mean()).sort(metric, descending=True)
-        assert means["model"][0] == "popular"  # the notebook's finding: popular is best on every metric
-        worse = compared.filter((pl.col("metric") == metric) & pl.col("significant") & (pl.col("delta") < 0))
-        assert worse["model"].sort().to_list() == ["category", "itemknn"]
-        listed = ", ".join(
-            f"{r['model']} ({r['model_mean']:.3f}, p_adjusted "
-            + ("< 0.001" if r["p_adjusted"] < 0.001 else f"{r['p_adjusted']:.3f}")
-            + ")"
-            for r in worse.iter_rows(named=True)
-        )
-        want = (
-            f"{metric}: popular is best ({means[metric][0]:.3f}) and is the baseline; significantly worse than popular: {listed}."
-        )
-        assert want in text, text
-    # two models without a baseline: the best by mean, the other, and no comparison claimed (with
-    # three, every pair is compared: tests/test_page_data.py)
+    means = per_user.group_by("model").agg(pl.col("ndcg@20").mean()).sort("ndcg@20", descending=True)
+    assert means["model"][0] == "popular"  # the notebook's finding: popular is best on every metric
+    runner = means["model"][1]
+    pair = pairs.filter(pl.col("model_a").is_in(["popular", runner]) & pl.col("model_b").is_in(["popular", runner]))
+    pair = pair.filter(pl.col("metric") == "ndcg@20").row(0, named=True)
+    assert f"ndcg@20 (the headline; every pair" in text and f"popular is best ({means['ndcg@20'][0]:.3f})." in text
+    said = "significantly better" if pair["significant"] else "not significantly better"
+    assert f"Best against the runner-up: popular is {said} than {runner} ({_p_text(pair['p_adjusted'])})." in text
+    worse = compared.filter((pl.col("metric") == "ndcg@20") & pl.col("significant") & (pl.col("delta") < 0))
+    assert worse["model"].sort().to_list() == ["category", "itemknn"]
+    listed = ", ".join(f"{r['model']} ({r['model_mean']:.3f}, {_p_text(r['p_adjusted'])})" for r in worse.iter_rows(named=True))
+    assert f"Against the baseline popular ({means['ndcg@20'][0]:.3f}): significantly worse: {listed}." in text
+    # two models without a baseline: their pair is tested all the same (the best against the runner-up)
     from page_workflow import workflow
 
     recs, options = workflow()
     options = {name: value for name, value in options.items() if name not in ("users", "train", "items")}
     recs = recs.filter(pl.col("model") != "category")
     page = recframe.report_page(recs, ci=None, metrics=["ndcg"], **{**options, "k": 20, "by": "model"})
-    means = per_user.filter(pl.col("model") != "category").group_by("model").agg(pl.col("ndcg@20").mean())
-    means = means.sort("ndcg@20", descending=True).rows()
+    two = per_user.filter(pl.col("model") != "category")
+    pair = recframe.compare(two, by="model").filter(pl.col("metric") == "ndcg@20").row(0, named=True)
+    means = two.group_by("model").agg(pl.col("ndcg@20").mean()).sort("ndcg@20", descending=True).rows()
     assert verdict_of(page) == (
-        "Verdict (means only: no comparison was requested (pass baseline= or --baseline for significance)): "
-        f"ndcg@20: popular is best ({means[0][1]:.3f}), then {means[1][0]} ({means[1][1]:.3f})."
+        "Verdict on ndcg@20 (the headline; every pair of models, paired t test, Holm's correction over every pair and "
+        f"metric, alpha 0.05): {means[0][0]} is best ({means[0][1]:.3f}).\n"
+        f"Best against the runner-up: {means[0][0]} is significantly better than {means[1][0]} ({_p_text(pair['p_adjusted'])})."
     )
 
 
@@ -455,7 +538,7 @@ def test_marks_say_their_direction_and_every_mark_and_bold_cell_is_captioned(wor
     captions = html.unescape(summary)
     assert "▲ / ▼ beside a mean: significantly better / worse than the baseline popular" in captions
     assert "Bold: the best value of the row" in captions and "n_users: counted in the means" in captions
-    comparison = section(page, "comparison")
+    comparison = section(page, "comparison_table")
     table_part = comparison[comparison.index("<table>") : comparison.index("</table>")]
     assert table_part.count("▼") == 4 and "▲" not in table_part and "†" not in table_part
     captions = html.unescape(comparison[comparison.index("</table>") :])
@@ -463,7 +546,7 @@ def test_marks_say_their_direction_and_every_mark_and_bold_cell_is_captioned(wor
     # the sample: personal better than popular, ▲
     sample = recframe.report_page(RECS, truth=TRUTH, baseline="popular", metrics=["ndcg"], ci=None, **OPTIONS)
     cells = {row[0]: row[1:] for row in tables(section(sample, "summary"))[0][1:]}
-    assert "▲" in cells["ndcg@10"][0] and "▲" in tables(section(sample, "comparison"))[0][1][5]
+    assert "▲" in cells["ndcg@10"][0] and "▲" in tables(section(sample, "comparison_table"))[0][1][5]
 
 
 def test_example_users_disclose_ties_and_show_their_values_per_model(workflow_page, page):
@@ -535,7 +618,7 @@ def test_many_models_wrap_into_summary_blocks_and_long_headers_may_break():
     summary = tables(section(page, "summary"))
     assert [t[0] for t in summary] == [["", "copy0", "copy1", "copy2", "personal"], ["", "popular"]]  # four a table
     assert [row[0] for row in summary[1][1:]] == ["n_users", "n_skipped", "ndcg@10"]  # every row in each block
-    assert "<th>n_<wbr>pairs</th>" in section(page, "comparison") and "@media print" in page and "size: A4" in page
+    assert "<th>n_<wbr>pairs</th>" in section(page, "comparison_table") and "@media print" in page and "size: A4" in page
 
 
 def test_the_glossary_is_the_registry_documentation_linked_from_the_tables(page):
@@ -551,7 +634,7 @@ def test_the_glossary_is_the_registry_documentation_linked_from_the_tables(page)
     ids, links = set(re.findall(r'id="g-([^"]+)"', page)), re.findall(r'href="#g-([^"]+)"', page)
     assert set(links) == ids == {"precision", "recall", "f1", "hit_rate", "r_precision", "ap", "rr", "dcg", "ndcg"}
     assert '<td><a href="#g-ndcg">ndcg@10</a></td>' in section(page, "summary")  # the summary's row
-    assert '<td><a href="#g-ndcg">ndcg@10</a></td>' in section(page, "comparison")  # the comparison's metric cell
+    assert '<td><a href="#g-ndcg">ndcg@10</a></td>' in section(page, "comparison_table")  # the comparison's metric cell
     # a beyond-accuracy metric: its module's bullet and what the registry says (lower is better, needs train=)
     train = TRUTH.select("user_id", "item_id")
     items = pl.DataFrame({"item_id": pl.concat([RECS["item_id"], TRUTH["item_id"]]).unique()})
@@ -603,7 +686,8 @@ def test_models_with_one_user_each_are_said_untested_not_a_raw_error():
         }
     )
     page = recframe.report_page(frame, k=2, by="model")
-    assert "not tested against a (fewer than two users with values of both): b, c." in html.unescape(verdict_of(page))
+    said = verdict_of(page)
+    assert re.search(r"Best against the runner-up: a is not tested against [bc] \(fewer than two users with values of both\)\.", said)
     with pytest.raises(recframe.RecframeError, match="per_user_frame has no row to compare, so no pair of models"):
         recframe.report_page(frame.with_columns(pl.lit(None, pl.Float64).alias("relevance")), k=2, by="model")
 

@@ -191,8 +191,8 @@ def _against_runner(data: PageData, s: Standing, short: bool = False) -> str:
     runner = "" if short else f" than {escape(s.runner[0])}"
     tested = [row for row in s.tests if _tested(row)]
     if not tested:
-        text = f"not tested{runner} (fewer than two users with values of both)"
-        return text if short else f"{names} {text}."
+        text = "not tested" + ("" if short else f" against {escape(s.runner[0])}") + " (fewer than two users with values of both)"
+        return text if short else f"Best against the runner-up: {names} is {text}."
     significant = [row for row in tested if row["significant"]]
     others = [row for row in tested if not row["significant"]]
     if not significant:
