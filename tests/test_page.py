@@ -214,6 +214,71 @@ def test_segments_folds_beyond_accuracy_and_item_groups_have_their_sections():
     assert network_references(page) == []
 
 
+SEGMENTS = TRUTH.select("user_id").unique().with_columns(segment=pl.format("s{}", pl.col("user_id") % 4))
+
+
+def test_the_segment_view_is_the_headline_mean_per_group_and_model_with_the_within_group_marks():
+    page = recframe.report_page(
+        RECS, truth=TRUTH, users=SEGMENTS, baseline="popular", metrics=["ndcg", "recall"], ci=None, seed=0,
+        **{**OPTIONS, "by": ["model", "segment"]},
+    )  # fmt: skip
+    header, *rows = tables(section(page, "segments-segment"))[0]
+    assert header == ["segment", "personal", "popular", "best"] and [row[0] for row in rows] == ["s0", "s1", "s2", "s3"]
+    per_user = recframe.per_user(RECS, truth=TRUTH, users=SEGMENTS, metrics=["ndcg", "recall"], **{**OPTIONS, "by": ["model", "segment"]})
+    means = per_user.group_by("segment", "model").agg(pl.col("ndcg@10").mean())
+    within = recframe.compare(per_user, by=["model", "segment"], baseline="popular").filter(pl.col("metric") == "ndcg@10")
+    for row in rows:
+        for j, model in enumerate(("personal", "popular")):
+            mean = means.filter((pl.col("segment") == row[0]) & (pl.col("model") == model))["ndcg@10"].item()
+            assert row[1 + j].startswith(f"{mean:.3f}")
+        significant = within.filter(pl.col("segment") == row[0])["significant"].item()
+        assert ("▲" in row[1]) == significant and "▲" not in row[2] and row[3] == "personal"
+    # the main part comes first, then the appendix, whose sections the navigation lists apart
+    assert page.index('<section id="segments-segment">') < page.index('<div class="appendix"') < page.index('<section id="evaluated">')
+    assert page.index('<section id="summary">') < page.index('<section id="comparison">') < page.index('<section id="segments-')
+
+
+def test_sections_choose_what_the_page_shows_and_computes(monkeypatch, tmp_path, capsys):
+    from recframe._page import data
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("a section left out is not computed")
+
+    with monkeypatch.context() as patched:
+        for name in ("_agreement", "_examples", "_curves", "_distribution", "_disparity", "_sides"):
+            patched.setattr(data, name, refuse)
+        brief = recframe.report_page(
+            RECS, truth=TRUTH, users=SEGMENTS, baseline="popular", metrics=["ndcg"], ci=None, sections="brief",
+            **{**OPTIONS, "by": ["model", "segment"]},
+        )  # fmt: skip
+    found = re.findall(r'<section id="([^"]+)">', brief)
+    assert found == ["summary", "comparison", "segments-segment"] and 'class="appendix"' not in brief
+    assert 'class="verdict"' in brief and 'href="#summary"' in brief and 'href="#pairs"' not in brief  # no link to a missing table
+    chosen = recframe.report_page(RECS, truth=TRUTH, metrics=["ndcg"], ci=None, sections=["examples", "summary"], **OPTIONS)
+    assert re.findall(r'<section id="([^"]+)">', chosen) == ["summary", "examples"]  # in the page's order
+    everything = recframe.report_page(RECS, truth=TRUTH, metrics=["ndcg"], ci=None, sections="all", **OPTIONS)
+    default = recframe.report_page(RECS, truth=TRUTH, metrics=["ndcg"], ci=None, **OPTIONS)
+    anchors = re.findall(r'<section id="([^"]+)">', default)
+    assert re.findall(r'<section id="([^"]+)">', everything) == anchors and anchors[:2] == ["summary", "letters"]
+    assert {"evaluated", "pairs", "curves", "distributions", "examples", "glossary"} <= set(anchors)
+    with pytest.raises(recframe.RecframeError, match=r"sections=\['summary', 'tables'\] names no section of the page \('tables'\)"):
+        recframe.report_page(RECS, truth=TRUTH, sections=["summary", "tables"], **OPTIONS)
+    # the command line: --brief, --sections, --headline; with a table format they are refused
+    recs, truth, out = tmp_path / "recs.parquet", tmp_path / "truth.parquet", tmp_path / "page.html"
+    RECS.write_parquet(recs)
+    TRUTH.write_parquet(truth)
+    flags = ["--truth", str(truth), "--relevance", "rating", "--threshold", "4", "--by", "model", "--score", "score"]
+    assert main(["report", str(recs), *flags, "--metrics", "ndcg,recall", "--brief", "--headline", "recall", "--out", str(out), "--quiet"]) == 0
+    written = out.read_text()
+    assert re.findall(r'<section id="([^"]+)">', written) == ["summary", "letters"] and "Verdict</strong> on <strong>" in written
+    assert 'recall@10</a></strong> (the headline' in written
+    assert main(["report", str(recs), *flags, "--metrics", "ndcg", "--sections", "summary,glossary", "--out", str(out), "--quiet"]) == 0
+    assert re.findall(r'<section id="([^"]+)">', out.read_text()) == ["summary", "glossary"]
+    capsys.readouterr()
+    assert main(["report", str(recs), *flags, "--metrics", "ndcg", "--brief", "--format", "markdown"]) == 2
+    assert "--brief shapes the page, and --format markdown writes a table" in capsys.readouterr().err
+
+
 def test_values_are_escaped_and_out_writes_the_page(tmp_path):
     hostile = "<script>alert(1)</script>"
     recs = RECS.with_columns(pl.col("model").replace("personal", hostile))

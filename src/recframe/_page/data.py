@@ -289,7 +289,7 @@ def collect(r: Request, ready: Callable[[str, PageData], None] | None = None) ->
         numbers = pool.submit(_numbers, r)
         # the longest call after the summary's: it starts at once (its own calls: they need nothing from the others)
         agreement_job = pool.submit(_agreement, r) if r.wants("agreement") else None
-        sides_job = pool.submit(_sides, r)
+        sides_job = pool.submit(_sides, r) if r.wants("beyond", "item_groups") else None
         try:
             data.curve, data.curve_metrics = _curves(r) if r.wants("curves") else (data.curve, [])
         except RecframeError:
@@ -312,7 +312,7 @@ def collect(r: Request, ready: Callable[[str, PageData], None] | None = None) ->
         if r.wants("distributions"):
             data.distributions = [(metric, _distribution(data.per_user, metric, r.main_by)) for metric in data.shown]
         tell("per_user", data)
-        data.beyond, data.item_groups = sides_job.result()
+        data.beyond, data.item_groups = sides_job.result() if sides_job is not None else (None, None)
         tell("sides", data)
         data.segments, data.segment_comparisons = segments_job.result()
         tell("segments", data)
