@@ -639,6 +639,20 @@ def test_example_users_disclose_ties_and_show_their_values_per_model(workflow_pa
     assert f"{gaps.filter(pl.col('gap') == 1).height} users tie at the gap in ndcg@10 = 1; 3 of them shown" in sample
 
 
+def test_a_user_shown_who_is_left_out_of_the_means_is_said_so():
+    per_user = recframe.per_user(RECS, truth=TRUTH, metrics=["ndcg"], **OPTIONS)
+    skipped = per_user.filter(pl.col("ndcg@10").is_null())["user_id"].unique().sort()
+    counted = per_user.filter(pl.col("ndcg@10").is_not_null())["user_id"].unique().sort()
+    assert skipped.len() > 0  # (no relevant held-out item: summary's n_no_relevant)
+    shown = recframe.inspect(RECS, truth=TRUTH, users=[skipped[0], counted[0]], **OPTIONS)
+    text = recframe.side_by_side(shown, values=per_user.select("model", "user_id", "ndcg@10")).to_html()
+    blocks = text.split('<section class="rf-user">')[1:]
+    assert "left out of the means (no relevant held-out item)" in blocks[0] and "left out" not in blocks[1]
+    # users chosen by the metric carry its values: the same sentence without values=
+    worst = recframe.inspect(RECS, truth=TRUTH, select="worst", n=2, **OPTIONS)
+    assert "left out of the means" not in recframe.side_by_side(worst).to_html()  # (worst users have a value)
+
+
 def test_side_by_side_ends_long_lists_with_n_more_and_shows_relevance_values(tmp_path, capsys):
     history = pl.DataFrame({"user_id": [1] * 25, "item_id": [f"h{i:02}" for i in range(25)], "rating": [5, 2] + [3] * 23})
     recs = pl.DataFrame({"model": ["A", "A", "B"], "user_id": [1, 1, 1], "item_id": ["x", "y", "y"], "rank": [1, 2, 1]})
@@ -654,9 +668,9 @@ def test_side_by_side_ends_long_lists_with_n_more_and_shows_relevance_values(tmp
     history_column = text[text.index('class="rf-col rf-history"') : text.index('class="rf-col rf-recommended"')]
     assert history_column.count('<li class="rf-') == 21 and '<li class="rf-more">… 5 more</li>' in history_column
     # ✓ with the relevance value beside it; a judged miss shows its value alone
-    assert '<span class="rf-mark" aria-label="relevant">✓</span><span class="rf-grade">4.5</span>' in text
-    assert '<span class="rf-mark"></span><span class="rf-grade">1</span><span class="rf-item">z</span>' in text
-    assert '<span class="rf-mark" aria-label="relevant">✓</span><span class="rf-grade">5</span><span class="rf-item">h00' in text
+    assert re.search(r'<span class="rf-mark" aria-label="relevant">✓</span><span class="rf-item">[^<]+</span> <span class="rf-grade">rel 4.5</span>', text)
+    assert '<span class="rf-mark"></span><span class="rf-item">z</span> <span class="rf-grade">rel 1</span>' in text
+    assert re.search(r'<span class="rf-mark" aria-label="relevant">✓</span><span class="rf-item">h00[^<]*</span> <span class="rf-grade">rel 5</span>', text)
     # each model's list headed by the user's value of the metric
     want = dict(per_user.select("model", "ndcg@10").iter_rows())
     for model in ("A", "B"):
@@ -673,7 +687,7 @@ def test_side_by_side_ends_long_lists_with_n_more_and_shows_relevance_values(tmp
             "rating", "--threshold", "4", "--by", "model", "--users", "1", "--out", str(page_file), "--quiet"]  # fmt: skip
     assert main(argv) == 0, capsys.readouterr().err
     written = page_file.read_text(encoding="utf-8")
-    assert '<li class="rf-more">… 5 more</li>' in written and '<span class="rf-grade">4.5</span>' in written
+    assert '<li class="rf-more">… 5 more</li>' in written and '<span class="rf-grade">rel 4.5</span>' in written
 
 
 def test_many_models_wrap_into_summary_blocks_and_long_headers_may_break():

@@ -527,7 +527,7 @@ def report_command(args: argparse.Namespace, progress: Progress) -> int:
         if value is not None or (flag == "--sections" and args.brief):
             flag = "--brief" if flag == "--sections" and args.sections is None else flag
             raise UsageError(
-                f"{flag} shapes the page, and --format {fmt} writes a table. Hint: leave out {flag}, or write the page "
+                f"{flag} {'names' if flag == '--title' else 'shapes'} the page, and --format {fmt} writes a table. Hint: leave out {flag}, or write the page "
                 "(--out FILE.html)."
             )
     recs, sides = _read(args, progress)
