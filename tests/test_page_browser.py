@@ -39,6 +39,29 @@ window.addEventListener("error", function (e) {
   window.__errors.push("error: " + (e.message || (e.target && (e.target.src || e.target.href)) || "a resource"));
 }, true);
 console.error = function () { window.__errors.push("console.error: " + Array.prototype.join.call(arguments, " ")); };
+// two lines of text drawn over each other: every text node's line boxes (outside figures), swept by top
+function overlaps() {
+  var boxes = [], walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT), node;
+  while ((node = walker.nextNode())) {
+    if (!node.textContent.trim() || node.parentElement.closest("svg, script, style, pre#page-check")) continue;
+    var range = document.createRange();
+    range.selectNodeContents(node);
+    Array.prototype.forEach.call(range.getClientRects(), function (r) {
+      if (r.width > 0.5 && r.height > 0.5) boxes.push({l: r.left, r: r.right, t: r.top, b: r.bottom, text: node.textContent.trim().slice(0, 30)});
+    });
+  }
+  boxes.sort(function (a, b) { return a.t - b.t; });
+  var found = [];
+  for (var i = 0; i < boxes.length && found.length < 20; i++) {
+    for (var j = i + 1; j < boxes.length && boxes[j].t < boxes[i].b - 2; j++) {
+      var a = boxes[i], b = boxes[j];
+      if (Math.min(a.r, b.r) - Math.max(a.l, b.l) > 2 && Math.min(a.b, b.b) - Math.max(a.t, b.t) > 2) {
+        found.push(a.text + " / " + b.text);
+      }
+    }
+  }
+  return found;
+}
 window.addEventListener("load", function () {
   function all(selector, f) { return Array.prototype.map.call(document.querySelectorAll(selector), f); }
   var out = {
@@ -68,6 +91,12 @@ window.addEventListener("load", function () {
       var box = t.parentElement, r = t.getBoundingClientRect();
       return {right: r.right, scroll: box.scrollWidth, client: box.clientWidth, head: t.rows[0].textContent.slice(0, 60)};
     }),
+    // every table cell inside the window (a cell past its right edge is cut off or scrolled to)
+    cells: Array.prototype.filter.call(document.querySelectorAll("td, th"), function (c) {
+      var r = c.getBoundingClientRect();
+      return r.width > 0 && (r.left < -1 || r.right > window.innerWidth + 1);
+    }).map(function (c) { return (c.textContent || "").trim().slice(0, 40); }),
+    overlaps: overlaps(),
     errors: window.__errors,
     fetched: performance.getEntriesByType("resource").map(function (e) { return e.name; })
   };
@@ -112,6 +141,8 @@ def problems(measured: dict, console: list[str]) -> list[str]:
         if table["scroll"] > table["client"] + 1 or table["right"] > measured["innerWidth"]:
             out.append(f"table cut off: {table}")
     out += [f"box cut off or scrolling sideways: {box}" for box in measured["cut"]]
+    out += [f"table cell outside the window: {cell!r}" for cell in measured.get("cells", [])]
+    out += [f"text drawn over other text: {pair!r}" for pair in measured.get("overlaps", [])]
     out += measured["errors"] + [f"fetched {name}" for name in measured["fetched"]] + console
     return out
 

@@ -28,12 +28,15 @@ nav .nav-appendix { margin: 0.6em 0 0; font-weight: 600; }
 .halves { display: flex; flex-wrap: wrap; gap: 0 24px; align-items: flex-start; }
 .scroll { overflow-x: auto; max-width: 100%; margin: 0.5em 0 1em; }
 table { border-collapse: collapse; font-size: 0.88em; font-variant-numeric: tabular-nums; max-width: 100%; }
-th, td { border: 1px solid #d0d7de; padding: 3px 8px; vertical-align: top; overflow-wrap: break-word; }
+th, td { border: 1px solid #d0d7de; padding: 3px 8px; vertical-align: top; overflow-wrap: anywhere; }
+td.num, td[style] { overflow-wrap: normal; }
+td > a:only-child { white-space: nowrap; }
 th { background: #f6f8fa; text-align: left; }
 td.num { text-align: right; }
 .ci { color: #57606a; font-size: 0.9em; white-space: nowrap; }
 sup.mark { line-height: 0; }
 @media (max-width: 1100px) { .ci { display: block; } th, td { padding: 3px 5px; } }
+@media (max-width: 900px) { main { padding: 12px 8px 32px; } table { font-size: 0.74em; } th, td { padding: 2px 2px; } }
 figure { margin: 0.6em 0 1.2em; }
 figure svg { max-width: 100%; height: auto; display: block; }
 figcaption { color: #57606a; font-size: 0.9em; max-width: 80ch; }
@@ -57,7 +60,8 @@ td a, dt a { color: inherit; text-decoration: underline dotted; }
   h2, h3, h4, .segment-of { break-after: avoid; }
   section > h2 + p, section > h3 + p { break-before: avoid; }
   .appendix { break-before: page; }
-  figure svg { max-height: 125mm; max-width: 100%; }
+  figure svg { max-width: 100%; height: auto; }
+  sup.mark { font-size: 0.9em; }
 }
 pre.call { white-space: pre-wrap; overflow-wrap: anywhere; background: #f6f8fa; padding: 6px 8px; border-radius: 4px; }
 pre.call code { padding: 0; }
