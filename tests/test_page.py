@@ -232,10 +232,10 @@ def test_the_segment_view_is_the_headline_mean_per_group_and_model_with_the_with
             mean = means.filter((pl.col("segment") == row[0]) & (pl.col("model") == model))["ndcg@10"].item()
             assert row[1 + j].startswith(f"{mean:.3f}")
         significant = within.filter(pl.col("segment") == row[0])["significant"].item()
-        assert ("▲" in row[1]) == significant and "▲" not in row[2] and row[3] == "personal"
+        assert ("▲" in row[1]) == significant and "▲" not in row[2] and row[3] == "as overall"  # personal, the verdict's best
     # the main part comes first, then the appendix, whose sections the navigation lists apart
     assert page.index('<section id="segments-segment">') < page.index('<div class="appendix"') < page.index('<section id="evaluated">')
-    assert page.index('<section id="summary">') < page.index('<section id="comparison">') < page.index('<section id="segments-')
+    assert page.index('<section id="summary">') < page.index('<section id="segments-') < page.index('<section id="comparison">')
 
 
 def test_sections_choose_what_the_page_shows_and_computes(monkeypatch, tmp_path, capsys):
@@ -252,7 +252,7 @@ def test_sections_choose_what_the_page_shows_and_computes(monkeypatch, tmp_path,
             **{**OPTIONS, "by": ["model", "segment"]},
         )  # fmt: skip
     found = re.findall(r'<section id="([^"]+)">', brief)
-    assert found == ["summary", "comparison", "segments-segment"] and 'class="appendix"' not in brief
+    assert found == ["summary", "segments-segment", "comparison"] and 'class="appendix"' not in brief
     assert 'class="verdict"' in brief and 'href="#summary"' in brief and 'href="#pairs"' not in brief  # no link to a missing table
     chosen = recframe.report_page(RECS, truth=TRUTH, metrics=["ndcg"], ci=None, sections=["examples", "summary"], **OPTIONS)
     assert re.findall(r'<section id="([^"]+)">', chosen) == ["summary", "examples"]  # in the page's order
@@ -480,15 +480,15 @@ def test_the_verdict_comes_first_and_names_the_best_model_and_the_significant_on
         f"Best against the runner-up: personal is significantly better than popular ({_p_text(pair['p_adjusted'])}).",
         f"Against the baseline popular ({mean['ndcg@10']['popular']:.3f}): significantly better: personal "
         f"({row['model_mean']:.3f}, {_p_text(row['p_adjusted'])}).",
-        "other metric | best | runner-up | best against runner-up",
+        "other metric | best | runner-up | best against runner-up (p_adjusted)",
     ]
     # the other metrics, one row each, in the summary's order: personal is best on every one of them
     for metric in [m for m in mean if m != "ndcg@10"]:
         pair = pairs.filter(pl.col("metric") == metric).row(0, named=True)
         assert pair["significant"], metric
         want.append(
-            f"{metric} | personal {mean[metric]['personal']:.3f} | popular {mean[metric]['popular']:.3f} | "
-            f"significantly better ({_p_text(pair['p_adjusted'])})"
+            f"{metric} | as the headline: {mean[metric]['personal']:.3f} | {mean[metric]['popular']:.3f} popular | "
+            f"better: {_p_text(pair['p_adjusted'])[len('p_adjusted ') :]}"
         )
     assert verdict_of(page).split("\n") == want
     # the numbers link to their tables: the means to the summary, the p-values to the pairs
@@ -513,7 +513,7 @@ def test_the_verdict_names_ties_as_ties_and_reads_the_headline_asked_for():
     for metric in ("precision@10", "recall@10", "f1@10"):
         assert f"{mean[metric]['personal']:.12g}" == f"{mean[metric]['shuffled']:.12g}"
         row = next(line for line in lines if line.startswith(metric + " |"))
-        assert row.startswith(f"{metric} | personal, shuffled (tie) {mean[metric]['personal']:.3f} | popular "), row
+        assert row.startswith(f"{metric} | {mean[metric]['personal']:.3f} personal, shuffled (tie) | {mean[metric]['popular']:.3f} popular |")
     # headline= chooses the metric: a tie is named first, with why
     page = recframe.report_page(recs, truth=TRUTH, ci=None, seed=0, headline="recall", **OPTIONS)
     first = verdict_of(page).split("\n")[0]

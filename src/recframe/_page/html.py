@@ -30,13 +30,14 @@ nav .nav-appendix { margin: 0.6em 0 0; font-weight: 600; }
 table { border-collapse: collapse; font-size: 0.88em; font-variant-numeric: tabular-nums; max-width: 100%; }
 th, td { border: 1px solid #d0d7de; padding: 3px 8px; vertical-align: top; overflow-wrap: anywhere; }
 td.num, td[style] { overflow-wrap: normal; }
-td > a:only-child { white-space: nowrap; }
+td { min-width: 3.2em; }
+td > a:only-child, .nowrap { white-space: nowrap; }
 th { background: #f6f8fa; text-align: left; }
 td.num { text-align: right; }
 .ci { color: #57606a; font-size: 0.9em; white-space: nowrap; }
 sup.mark { line-height: 0; }
-@media (max-width: 1100px) { .ci { display: block; } th, td { padding: 3px 5px; } }
-@media (max-width: 900px) { main { padding: 12px 8px 32px; } table { font-size: 0.74em; } th, td { padding: 2px 2px; } }
+@media screen and (max-width: 1100px) { .ci { display: block; } th, td { padding: 3px 5px; } }
+@media screen and (max-width: 900px) { main { padding: 12px 8px 32px; } table { font-size: 0.74em; } th, td { padding: 2px 2px; } }
 figure { margin: 0.6em 0 1.2em; }
 figure svg { max-width: 100%; height: auto; display: block; }
 figcaption { color: #57606a; font-size: 0.9em; max-width: 80ch; }
@@ -55,7 +56,9 @@ td a, dt a { color: inherit; text-decoration: underline dotted; }
   th, td { padding: 2px 4px; }
   wbr { display: none; }
   td.num { white-space: normal; }
-  .ci { display: block; }
+  .ci { display: inline; }
+  .keep { break-inside: avoid; }
+  .verdict table { font-size: 0.75em; }
   figure, tr, .verdict, .rf-col, .rf-user, .halves, p, li { break-inside: avoid; }
   h2, h3, h4, .segment-of { break-after: avoid; }
   section > h2 + p, section > h3 + p { break-before: avoid; }
@@ -119,7 +122,7 @@ class Page:
     #: the order of the sections, whatever order they are made in (by the anchor's first word): the
     #: main part, then the appendix
     ORDER = (
-        "summary", "comparison", "letters", "segments",
+        "summary", "segments", "comparison", "letters",
         "comparison_table", "evaluated", "pairs", "curves", "distributions", "segment", "fold", "agreement", "beyond", "fairness", "examples",
         "glossary",
     )  # fmt: skip

@@ -174,10 +174,18 @@ def _where(data: PageData, row: dict[str, Any]) -> str:
     return f" in {escape(label(row, keys))}" if keys else ""
 
 
-def _p_list(data: PageData, rows: list[dict[str, Any]]) -> str:
-    """The adjusted p-values of a pair's rows, each with its fold, linked to the pairs' table."""
+def _p_list(data: PageData, rows: list[dict[str, Any]], short: bool = False) -> str:
+    """The adjusted p-values of a pair's rows, each with its fold, linked to the pairs' table
+    (`short`: "p_adjusted < 0.001 (week 1), 0.004 (week 2)")."""
     precision = data.request.precision
     parts = [f"{_p(row['p_adjusted'], precision)}{_where(data, row)}" for row in rows if _tested(row)]
+    if short:  # (the column's header names p_adjusted)
+        keys = data.request.truth_keys
+        parts = [
+            _p(row["p_adjusted"], precision)[len("p_adjusted ") :] + (f" ({escape(label(row, keys))})" if keys else "")
+            for row in rows
+            if _tested(row)
+        ]
     text = ", ".join(parts)
     anchor = "pairs" if _shown(data, "pairs") else "letters" if _shown(data, "letters") else None
     return f'<a href="#{anchor}">{text}</a>' if anchor and text else text
@@ -195,13 +203,15 @@ def _against_runner(data: PageData, s: Standing, short: bool = False) -> str:
         return text if short else f"Best against the runner-up: {names} is {text}."
     significant = [row for row in tested if row["significant"]]
     others = [row for row in tested if not row["significant"]]
+    if short:
+        if not significant:
+            return f"not significant: {_p_list(data, tested, short)}"
+        return f"better: {_p_list(data, significant, short)}" + (f"; not: {_p_list(data, others, short)}" if others else "")
     if not significant:
         words = f"not significantly better{runner} ({_p_list(data, tested)})"
     else:
         words = f"significantly better{runner} ({_p_list(data, significant)})"
         words += f"; not significantly in the others ({_p_list(data, others)})" if others else ""
-    if short:
-        return words
     return f"{'Best' if len(s.best) == 1 else 'Each best'} against the runner-up: {names} {'is' if len(s.best) == 1 else 'are'} {words}."
 
 
@@ -221,14 +231,14 @@ def _against_baseline(data: PageData, metric: str) -> str:
     assert data.comparison is not None
     precision, larger = data.request.precision, _tables.higher_is_better(metric)
     rows = data.comparison.filter((pl.col("metric") == metric) & pl.col("significant")).iter_rows(named=True)
-    worse: list[str] = []
-    better: list[str] = []
+    keys, anchor = data.request.truth_keys, "comparison_table" if _shown(data, "comparison_table") else "summary"
+    found: dict[tuple[bool, str], list[str]] = {}  # (better, model): each fold's mean and p-value
     for row in rows:
-        words = (
-            f"{escape(row['model'])}{_where(data, row)} ({_number(data, row['model_mean'], 'comparison')}, "
-            f"{_p(row['p_adjusted'], precision)})"
-        )
-        (better if (row["delta"] > 0) == larger else worse).append(words)
+        where = f"{escape(label(row, keys))}: " if keys else ""
+        words = f"{where}{_number(data, row['model_mean'], anchor)}, {_p(row['p_adjusted'], precision)}"
+        found.setdefault(((row["delta"] > 0) == larger, str(row["model"])), []).append(words)
+    better = [f"{escape(m)} ({'; '.join(w)})" for (up, m), w in found.items() if up]
+    worse = [f"{escape(m)} ({'; '.join(w)})" for (up, m), w in found.items() if not up]
     baseline = escape(data.baseline)
     mean = next((x for m, x in _means(data, metric) if m == str(data.baseline)), None)
     text = f"Against the baseline {baseline}" + (f" ({_number(data, mean)})" if mean is not None else "")
@@ -265,15 +275,17 @@ def verdict(data: PageData) -> str:
         s = standing(data, metric)
         if s is None:
             continue
-        if len(s.best) > 1 and s.equal:
-            best = ", ".join(escape(m) for m, _ in s.best) + f" (tie) {_number(data, s.best[0][1])}"
+        if [m for m, _ in s.best] == [m for m, _ in first.best]:  # (the headline's best, named once above)
+            best = "as the headline: " + ", ".join(_number(data, x) for _, x in s.best[: 1 if s.equal else None])
+        elif len(s.best) > 1 and s.equal:  # (the value first: a long name then wraps onto one more line, not two)
+            best = f"{_number(data, s.best[0][1])} " + ", ".join(escape(m) for m, _ in s.best) + " (tie)"
         else:
-            best = ", ".join(f"{escape(m)} {_number(data, x)}" for m, x in s.best) + (" (tie)" if len(s.best) > 1 else "")
-        runner = f"{escape(s.runner[0])} {_number(data, s.runner[1])}" if s.runner else ""
+            best = ", ".join(f"{_number(data, x)} {escape(m)}" for m, x in s.best) + (" (tie)" if len(s.best) > 1 else "")
+        runner = f"{_number(data, s.runner[1])} {escape(s.runner[0])}" if s.runner else ""
         rows.append([(linked(metric),), (best,), (runner,), (_against_runner(data, s, short=True),)])
     body = "".join(lines)
     if rows:
-        body += table(["other metric", "best", "runner-up", "best against runner-up"], rows)
+        body += table(["other metric", "best", "runner-up", "best against runner-up (p_adjusted)"], rows).replace('class="scroll"', 'class="scroll keep"', 1)
     return f'<div class="verdict" id="verdict">{body}</div>\n'
 
 
@@ -393,10 +405,10 @@ def summary(data: PageData) -> Section:
                 text += f' <span class="ci">{escape(interval)}</span>'
             cells.append((text,))
         rows.append(cells)
-    # at most BLOCK groups a table: more models wrap into tables one under the other
+    # at most BLOCK groups a table: more models wrap into tables one under the other (each kept whole on paper)
     body = "".join(
         table(["", *(label(g, keys) for g in groups[at : at + BLOCK])], [[row[0], *row[1 + at : 1 + at + BLOCK]] for row in rows],
-              [False] + [True] * len(groups[at : at + BLOCK]))
+              [False] + [True] * len(groups[at : at + BLOCK])).replace('class="scroll"', 'class="scroll keep"', 1)
         for at in range(0, max(len(groups), 1), BLOCK)
     )  # fmt: skip
     notes = [f"n_users: {COUNTS['n_users']}; n_skipped: {COUNTS['n_skipped']} (see What was evaluated)."]
@@ -627,7 +639,7 @@ def segments(data: PageData, key: str) -> Section | None:
         cells = [values.get(m) for m in models]
         best = best_rows(cells, r.precision, _tables.higher_is_better(head))
         group = tuple(part.row(0, named=True)[k] for k in keys)
-        row: list[Any] = [" / ".join(map(str, group))]
+        row: list[Any] = [(f'<span class="nowrap">{escape(" / ".join(map(str, group)))}</span>',)]
         for i, m in enumerate(models):
             text = escape(format_number(values.get(m), r.precision))
             text = f"<strong>{text}</strong>" if i in best and text else text
@@ -637,18 +649,22 @@ def segments(data: PageData, key: str) -> Section | None:
         leaders = {str(models[i]) for i in best} or {str(models[i]) for i, x in enumerate(cells) if x is not None}
         other = bool(winners) and not leaders & winners
         differ += other
-        row.append((f"<strong>{escape(', '.join(sorted(leaders)))}</strong>" if other else escape(", ".join(sorted(leaders))),))
+        # (the verdict's best is said once, in the header: a row names its best only where it differs)
+        row.append((f"<strong>{escape(', '.join(sorted(leaders)))}</strong>" if other or not winners else '<span class="nowrap">as overall</span>',))
         rows.append(row)
     header = [" / ".join(keys), *map(str, models), "best"]
-    body = table(header, rows, [False] + [True] * len(models) + [False])
+    body = table(header, rows, [False] + [True] * len(models) + [False]).replace('class="scroll"', 'class="scroll keep"', 1)
     notes = [
         f"The mean {head} of each {key} group's users per model" + (f", within each {', '.join(r.truth_keys)}" if r.truth_keys else "")
-        + f". Bold: the best value of the row (ties at {r.precision} decimals all bold). best: the row's best model, "
-        + ("bold where it is not the verdict's " + " or ".join(sorted(winners)) + f" ({differ} of {len(rows)} rows)." if winners else "")
+        + f". Bold: the best value of the row (ties at {r.precision} decimals all bold). best: the row's best model "
+        + ("where it is not the verdict's " + " or ".join(sorted(winners)) + f" ({differ} of {len(rows)} rows), else "
+           "as overall." if winners else "")
     ]
     if marks:
-        notes.append(marks_note(data.baseline, "a mean").replace("Holm's correction over every row of the comparison",
-                                                                 f"Holm's correction over every row of the comparison within the {key} groups"))
+        notes.append(
+            f"{BETTER} / {WORSE}: significantly better / worse than the baseline {data.baseline} within the group (Holm's "
+            f"correction over the comparisons within the {key} groups)."
+        )
     elif isinstance(within, pl.DataFrame):
         notes.append(f"No mark: no model differs significantly from the baseline {data.baseline} within a {key} group.")
     return f"segments-{_slug(key)}", f"{head} by {key}", body + note(" ".join(notes))
