@@ -30,6 +30,7 @@ nav .nav-appendix { margin: 0.6em 0 0; font-weight: 600; }
 table { border-collapse: collapse; font-size: 0.88em; font-variant-numeric: tabular-nums; max-width: 100%; }
 th, td { border: 1px solid #d0d7de; padding: 3px 8px; vertical-align: top; overflow-wrap: anywhere; }
 td.num, td[style] { overflow-wrap: normal; }
+th { overflow-wrap: break-word; }
 td { min-width: 3.2em; }
 td > a:only-child, .nowrap { white-space: nowrap; }
 th { background: #f6f8fa; text-align: left; }
