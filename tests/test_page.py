@@ -224,7 +224,9 @@ def test_the_segment_view_is_the_headline_mean_per_group_and_model_with_the_with
     )  # fmt: skip
     header, *rows = tables(section(page, "segments-segment"))[0]
     assert header == ["segment", "personal", "popular", "best"] and [row[0] for row in rows] == ["s0", "s1", "s2", "s3"]
-    per_user = recframe.per_user(RECS, truth=TRUTH, users=SEGMENTS, metrics=["ndcg", "recall"], **{**OPTIONS, "by": ["model", "segment"]})
+    per_user = recframe.per_user(
+        RECS, truth=TRUTH, users=SEGMENTS, metrics=["ndcg", "recall"], **{**OPTIONS, "by": ["model", "segment"]}
+    )
     means = per_user.group_by("segment", "model").agg(pl.col("ndcg@10").mean())
     within = recframe.compare(per_user, by=["model", "segment"], baseline="popular").filter(pl.col("metric") == "ndcg@10")
     for row in rows:
@@ -234,7 +236,11 @@ def test_the_segment_view_is_the_headline_mean_per_group_and_model_with_the_with
         significant = within.filter(pl.col("segment") == row[0])["significant"].item()
         assert ("▲" in row[1]) == significant and "▲" not in row[2] and row[3] == "as overall"  # personal, the verdict's best
     # the main part comes first, then the appendix, whose sections the navigation lists apart
-    assert page.index('<section id="segments-segment">') < page.index('<div class="appendix"') < page.index('<section id="evaluated">')
+    assert (
+        page.index('<section id="segments-segment">')
+        < page.index('<div class="appendix"')
+        < page.index('<section id="evaluated">')
+    )
     assert page.index('<section id="summary">') < page.index('<section id="segments-') < page.index('<section id="comparison">')
 
 
@@ -253,7 +259,9 @@ def test_sections_choose_what_the_page_shows_and_computes(monkeypatch, tmp_path,
         )  # fmt: skip
     found = re.findall(r'<section id="([^"]+)">', brief)
     assert found == ["summary", "segments-segment", "comparison"] and 'class="appendix"' not in brief
-    assert 'class="verdict"' in brief and 'href="#summary"' in brief and 'href="#pairs"' not in brief  # no link to a missing table
+    assert (
+        'class="verdict"' in brief and 'href="#summary"' in brief and 'href="#pairs"' not in brief
+    )  # no link to a missing table
     chosen = recframe.report_page(RECS, truth=TRUTH, metrics=["ndcg"], ci=None, sections=["examples", "summary"], **OPTIONS)
     assert re.findall(r'<section id="([^"]+)">', chosen) == ["summary", "examples"]  # in the page's order
     everything = recframe.report_page(RECS, truth=TRUTH, metrics=["ndcg"], ci=None, sections="all", **OPTIONS)
@@ -261,18 +269,40 @@ def test_sections_choose_what_the_page_shows_and_computes(monkeypatch, tmp_path,
     anchors = re.findall(r'<section id="([^"]+)">', default)
     assert re.findall(r'<section id="([^"]+)">', everything) == anchors and anchors[:2] == ["summary", "letters"]
     assert {"evaluated", "pairs", "curves", "distributions", "examples", "glossary"} <= set(anchors)
-    with pytest.raises(recframe.RecframeError, match=r"sections=\['summary', 'tables'\] names no section of the page \('tables'\)"):
+    with pytest.raises(
+        recframe.RecframeError, match=r"sections=\['summary', 'tables'\] names no section of the page \('tables'\)"
+    ):
         recframe.report_page(RECS, truth=TRUTH, sections=["summary", "tables"], **OPTIONS)
     # the command line: --brief, --sections, --headline; with a table format they are refused
     recs, truth, out = tmp_path / "recs.parquet", tmp_path / "truth.parquet", tmp_path / "page.html"
     RECS.write_parquet(recs)
     TRUTH.write_parquet(truth)
     flags = ["--truth", str(truth), "--relevance", "rating", "--threshold", "4", "--by", "model", "--score", "score"]
-    assert main(["report", str(recs), *flags, "--metrics", "ndcg,recall", "--brief", "--headline", "recall", "--out", str(out), "--quiet"]) == 0
+    assert (
+        main(
+            [
+                "report",
+                str(recs),
+                *flags,
+                "--metrics",
+                "ndcg,recall",
+                "--brief",
+                "--headline",
+                "recall",
+                "--out",
+                str(out),
+                "--quiet",
+            ]
+        )
+        == 0
+    )
     written = out.read_text()
     assert re.findall(r'<section id="([^"]+)">', written) == ["summary", "letters"] and "Verdict</strong> on <strong>" in written
-    assert 'recall@10</a></strong> (the headline' in written
-    assert main(["report", str(recs), *flags, "--metrics", "ndcg", "--sections", "summary,glossary", "--out", str(out), "--quiet"]) == 0
+    assert "recall@10</a></strong> (the headline" in written
+    assert (
+        main(["report", str(recs), *flags, "--metrics", "ndcg", "--sections", "summary,glossary", "--out", str(out), "--quiet"])
+        == 0
+    )
     assert re.findall(r'<section id="([^"]+)">', out.read_text()) == ["summary", "glossary"]
     capsys.readouterr()
     assert main(["report", str(recs), *flags, "--metrics", "ndcg", "--brief", "--format", "markdown"]) == 2
@@ -513,7 +543,9 @@ def test_the_verdict_names_ties_as_ties_and_reads_the_headline_asked_for():
     for metric in ("precision@10", "recall@10", "f1@10"):
         assert f"{mean[metric]['personal']:.12g}" == f"{mean[metric]['shuffled']:.12g}"
         row = next(line for line in lines if line.startswith(metric + " |"))
-        assert row.startswith(f"{metric} | {mean[metric]['personal']:.3f} personal, shuffled (tie) | {mean[metric]['popular']:.3f} popular |")
+        assert row.startswith(
+            f"{metric} | {mean[metric]['personal']:.3f} personal, shuffled (tie) | {mean[metric]['popular']:.3f} popular |"
+        )
     # headline= chooses the metric: a tie is named first, with why
     page = recframe.report_page(recs, truth=TRUTH, ci=None, seed=0, headline="recall", **OPTIONS)
     first = verdict_of(page).split("\n")[0]
@@ -550,7 +582,7 @@ def test_the_verdict_on_the_three_model_workflow_data(workflow_page):
     runner = means["model"][1]
     pair = pairs.filter(pl.col("model_a").is_in(["popular", runner]) & pl.col("model_b").is_in(["popular", runner]))
     pair = pair.filter(pl.col("metric") == "ndcg@20").row(0, named=True)
-    assert f"ndcg@20 (the headline; every pair" in text and f"popular is best ({means['ndcg@20'][0]:.3f})." in text
+    assert "ndcg@20 (the headline; every pair" in text and f"popular is best ({means['ndcg@20'][0]:.3f})." in text
     said = "significantly better" if pair["significant"] else "not significantly better"
     assert f"Best against the runner-up: popular is {said} than {runner} ({_p_text(pair['p_adjusted'])})." in text
     worse = compared.filter((pl.col("metric") == "ndcg@20") & pl.col("significant") & (pl.col("delta") < 0))
@@ -668,9 +700,15 @@ def test_side_by_side_ends_long_lists_with_n_more_and_shows_relevance_values(tmp
     history_column = text[text.index('class="rf-col rf-history"') : text.index('class="rf-col rf-recommended"')]
     assert history_column.count('<li class="rf-') == 21 and '<li class="rf-more">… 5 more</li>' in history_column
     # ✓ with the relevance value beside it; a judged miss shows its value alone
-    assert re.search(r'<span class="rf-mark" aria-label="relevant">✓</span><span class="rf-item">[^<]+</span> <span class="rf-grade">rel 4.5</span>', text)
+    assert re.search(
+        r'<span class="rf-mark" aria-label="relevant">✓</span><span class="rf-item">[^<]+</span> <span class="rf-grade">rel 4.5</span>',
+        text,
+    )
     assert '<span class="rf-mark"></span><span class="rf-item">z</span> <span class="rf-grade">rel 1</span>' in text
-    assert re.search(r'<span class="rf-mark" aria-label="relevant">✓</span><span class="rf-item">h00[^<]*</span> <span class="rf-grade">rel 5</span>', text)
+    assert re.search(
+        r'<span class="rf-mark" aria-label="relevant">✓</span><span class="rf-item">h00[^<]*</span> <span class="rf-grade">rel 5</span>',
+        text,
+    )
     # each model's list headed by the user's value of the metric
     want = dict(per_user.select("model", "ndcg@10").iter_rows())
     for model in ("A", "B"):
@@ -766,7 +804,9 @@ def test_models_with_one_user_each_are_said_untested_not_a_raw_error():
     )
     page = recframe.report_page(frame, k=2, by="model")
     said = verdict_of(page)
-    assert re.search(r"Best against the runner-up: a is not tested against [bc] \(fewer than two users with values of both\)\.", said)
+    assert re.search(
+        r"Best against the runner-up: a is not tested against [bc] \(fewer than two users with values of both\)\.", said
+    )
     with pytest.raises(recframe.RecframeError, match="per_user_frame has no row to compare, so no pair of models"):
         recframe.report_page(frame.with_columns(pl.lit(None, pl.Float64).alias("relevance")), k=2, by="model")
 

@@ -257,7 +257,9 @@ def long_names_page(**options: object) -> str:
     )
     recs = pl.concat([recs, shuffled]).with_columns(pl.col("model").replace_strict(LONG_NAMES))
     recs = pl.concat([recs.with_columns(fold=pl.lit(week)) for week in ("week 1", "week 2")])
-    truth = truth.with_columns(fold=pl.when(pl.col("item_id").hash(0) % 2 == 0).then(pl.lit("week 1")).otherwise(pl.lit("week 2")))
+    truth = truth.with_columns(
+        fold=pl.when(pl.col("item_id").hash(0) % 2 == 0).then(pl.lit("week 1")).otherwise(pl.lit("week 2"))
+    )
     users = truth.select("user_id").unique().with_columns(segment=pl.format("segment-{}", pl.col("user_id") % 4))
     return recframe.report_page(
         recs, truth=truth, users=users, score="score", relevance="rating", threshold=4, by=["model", "fold", "segment"],
@@ -356,7 +358,7 @@ def test_the_long_names_page_prints_its_main_part_on_three_a4_pages(long_names, 
     }
     # (a figure wider than 920 units prints its 12-unit text below 7 pt on A4's 718 px: that is its own layout's)
     wide = svg_words(long_names, wider_than=920)
-    for number, ((width, height, lines), shown) in enumerate(zip(pages, texts), start=1):
+    for number, (width, height, lines) in enumerate(pages, start=1):
         assert (round(width), round(height)) == A4
         words = [w for line in lines for w in line]
         outside = [w[4] for w in words if w[0] < SIDE - 1 or w[2] > width - SIDE + 1 or w[1] < TOP - 1 or w[3] > height - TOP + 1]

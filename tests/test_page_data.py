@@ -145,7 +145,7 @@ def test_three_models_without_a_baseline_compare_every_pair_and_the_verdict_read
     row = pairs.filter(pl.col("model_a").is_in(["popular", runner]) & pl.col("model_b").is_in(["popular", runner]))
     row = row.filter(pl.col("metric") == "ndcg@20").row(0, named=True)
     assert row["significant"] and row["p_adjusted"] < 0.001
-    assert "<strong>popular</strong> is best (<a href=\"#summary\">0.201</a>).</p>" in verdict
+    assert '<strong>popular</strong> is best (<a href="#summary">0.201</a>).</p>' in verdict
     assert (
         f"Best against the runner-up: <strong>popular</strong> is significantly better than {runner} "
         '(<a href="#pairs">p_adjusted &lt; 0.001</a>).'

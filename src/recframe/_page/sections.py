@@ -244,7 +244,10 @@ def _against_baseline(data: PageData, metric: str) -> str:
     text = f"Against the baseline {baseline}" + (f" ({_number(data, mean)})" if mean is not None else "")
     if not better and not worse:
         return text + ": no model differs significantly."
-    parts = [f"significantly better: {', '.join(better)}" if better else "", f"significantly worse: {', '.join(worse)}" if worse else ""]
+    parts = [
+        f"significantly better: {', '.join(better)}" if better else "",
+        f"significantly worse: {', '.join(worse)}" if worse else "",
+    ]
     return text + ": " + "; ".join(p for p in parts if p) + "."
 
 
@@ -285,7 +288,9 @@ def verdict(data: PageData) -> str:
         rows.append([(linked(metric),), (best,), (runner,), (_against_runner(data, s, short=True),)])
     body = "".join(lines)
     if rows:
-        body += table(["other metric", "best", "runner-up", "best against runner-up (p_adjusted)"], rows).replace('class="scroll"', 'class="scroll keep"', 1)
+        body += table(["other metric", "best", "runner-up", "best against runner-up (p_adjusted)"], rows).replace(
+            'class="scroll"', 'class="scroll keep"', 1
+        )
     return f'<div class="verdict" id="verdict">{body}</div>\n'
 
 
@@ -469,7 +474,11 @@ def comparison(data: PageData) -> Section | None:
     else:
         body = ""
     test_name = "paired t test" if data.test == "paired_t" else "randomization test (scipy is not installed)"
-    more = ' The table is in the appendix: <a href="#comparison_table">every delta</a>.' if data.request.wants("comparison_table") else ""
+    more = (
+        ' The table is in the appendix: <a href="#comparison_table">every delta</a>.'
+        if data.request.wants("comparison_table")
+        else ""
+    )
     body += f"<p>{escape(test_name.capitalize())}, Holm's correction over every row, alpha 0.05.{more}</p>\n"
     return "comparison", f"Paired comparison against {data.baseline}", body
 
@@ -650,15 +659,25 @@ def segments(data: PageData, key: str) -> Section | None:
         other = bool(winners) and not leaders & winners
         differ += other
         # (the verdict's best is said once, in the header: a row names its best only where it differs)
-        row.append((f"<strong>{escape(', '.join(sorted(leaders)))}</strong>" if other or not winners else '<span class="nowrap">as overall</span>',))
+        row.append(
+            (
+                f"<strong>{escape(', '.join(sorted(leaders)))}</strong>"
+                if other or not winners
+                else '<span class="nowrap">as overall</span>',
+            )
+        )
         rows.append(row)
     header = [" / ".join(keys), *map(str, models), "best"]
     body = table(header, rows, [False] + [True] * len(models) + [False]).replace('class="scroll"', 'class="scroll keep"', 1)
     notes = [
-        f"The mean {head} of each {key} group's users per model" + (f", within each {', '.join(r.truth_keys)}" if r.truth_keys else "")
+        f"The mean {head} of each {key} group's users per model"
+        + (f", within each {', '.join(r.truth_keys)}" if r.truth_keys else "")
         + f". Bold: the best value of the row (ties at {r.precision} decimals all bold). best: the row's best model "
-        + ("where it is not the verdict's " + " or ".join(sorted(winners)) + f" ({differ} of {len(rows)} rows), else "
-           "as overall." if winners else "")
+        + (
+            "where it is not the verdict's " + " or ".join(sorted(winners)) + f" ({differ} of {len(rows)} rows), else as overall."
+            if winners
+            else ""
+        )
     ]
     if marks:
         notes.append(

@@ -523,12 +523,12 @@ def report_command(args: argparse.Namespace, progress: Progress) -> int:
                 "its own section. Hint: leave out --aggregate, or pass --format markdown."
             )
         return _report_page(args, progress)
-    for flag, value in (("--title", args.title), ("--sections", args.sections), ("--headline", args.headline)):
-        if value is not None or (flag == "--sections" and args.brief):
-            flag = "--brief" if flag == "--sections" and args.sections is None else flag
+    for option, value in (("--title", args.title), ("--sections", args.sections), ("--headline", args.headline)):
+        if value is not None or (option == "--sections" and args.brief):
+            option = "--brief" if option == "--sections" and args.sections is None else option
             raise UsageError(
-                f"{flag} {'names' if flag == '--title' else 'shapes'} the page, and --format {fmt} writes a table. Hint: leave out {flag}, or write the page "
-                "(--out FILE.html)."
+                f"{option} {'names' if option == '--title' else 'shapes'} the page, and --format {fmt} writes a table. "
+                f"Hint: leave out {option}, or write the page (--out FILE.html)."
             )
     recs, sides = _read(args, progress)
     kwargs = _api_kwargs(args)
