@@ -814,7 +814,7 @@ def _call_text(r: Request, inputs: list[dict[str, Any]]) -> str:
 
     def shown(name: str, value: Any) -> str:
         if name in FRAME_INPUTS and value is not None and not isinstance(value, (str, int, float, list, tuple)):
-            digest = f", sha256 {hashes[name][:12]}" if hashes.get(name) else ""
+            digest = f", sha256 {str(hashes[name])[:12]}" if hashes.get(name) else ""
             return f"<frame: {rows[name]:,} rows{digest}>" if name in rows else "<frame>"
         if name == "inputs" and isinstance(value, Sequence) and not isinstance(value, str):
             return f"<{len(value)} input descriptions>"

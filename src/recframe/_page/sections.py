@@ -621,8 +621,10 @@ def letters(data: PageData) -> Section | None:
     (recframe.compare_letters of every pair); the pairs themselves are in the appendix."""
     if data.pairs is None or data.letters is None:
         return None
-    _, _, body = pairs(data, with_pairs=False)
-    return "letters", "Every pair of models: who differs from whom", body
+    made = pairs(data, with_pairs=False)
+    if made is None:
+        return None
+    return "letters", "Every pair of models: who differs from whom", made[2]
 
 
 def segments(data: PageData, key: str) -> Section | None:
@@ -640,9 +642,11 @@ def segments(data: PageData, key: str) -> Section | None:
     within = data.segment_comparisons.get(key)
     marks: dict[tuple[Any, ...], bool] = {}
     if isinstance(within, pl.DataFrame):
-        for row in within.filter((pl.col("metric") == head) & pl.col("significant")).iter_rows(named=True):
-            marks[(*(row[k] for k in keys), row["model"])] = (row["delta"] > 0) == _tables.higher_is_better(head)
-    rows, differ = [], 0
+        for found in within.filter((pl.col("metric") == head) & pl.col("significant")).iter_rows(named=True):
+            at = tuple(found[k] for k in keys) + (found["model"],)
+            marks[at] = (found["delta"] > 0) == _tables.higher_is_better(head)
+    rows: list[list[Any]] = []
+    differ = 0
     for part in means.partition_by(keys, maintain_order=True):
         values = dict(zip(part.get_column(model), part.get_column(head)))
         cells = [values.get(m) for m in models]
@@ -652,8 +656,8 @@ def segments(data: PageData, key: str) -> Section | None:
         for i, m in enumerate(models):
             text = escape(format_number(values.get(m), r.precision))
             text = f"<strong>{text}</strong>" if i in best and text else text
-            if (*group, m) in marks:
-                text += _mark(marks[(*group, m)], data.baseline)
+            if (at := (*group, m)) in marks:
+                text += _mark(marks[at], data.baseline)
             row.append((text,))
         leaders = {str(models[i]) for i in best} or {str(models[i]) for i, x in enumerate(cells) if x is not None}
         other = bool(winners) and not leaders & winners
