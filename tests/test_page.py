@@ -414,12 +414,10 @@ def conventions_of(page: str) -> dict[str, tuple[str, str]]:
 
 
 def _content_hash(frame: pl.DataFrame) -> str:
-    """The sha256 of a frame's Arrow IPC stream (uncompressed, one chunk), as the page computes it."""
-    import io
-
-    buffer = io.BytesIO()
-    frame.rechunk().write_ipc_stream(buffer, compression="uncompressed")
-    return hashlib.sha256(buffer.getvalue()).hexdigest()
+    """The sha256 of a frame's schema and its rows' hashes in order, as the page computes it."""
+    digest = hashlib.sha256(repr(list(frame.schema.items())).encode())
+    digest.update(frame.hash_rows(seed=0).to_numpy().tobytes())
+    return digest.hexdigest()
 
 
 def test_provenance_holds_the_call_the_side_inputs_and_the_versions():
@@ -433,7 +431,7 @@ def test_provenance_holds_the_call_the_side_inputs_and_the_versions():
         gain="linear", **OPTIONS,
     )  # fmt: skip
     call, sides, versions = provenance_of(page)
-    # each frame with its rows and the start of its content hash (the sha256 of its Arrow IPC stream)
+    # each frame with its rows and the start of its content hash
     recs, truth, excluded = (_content_hash(frame)[:12] for frame in (RECS, TRUTH, exclude))
     assert call == (
         f"recframe.report_page(<frame: {RECS.height:,} rows, sha256 {recs}>, truth=<frame: {TRUTH.height:,} rows, "
@@ -443,8 +441,13 @@ def test_provenance_holds_the_call_the_side_inputs_and_the_versions():
     files = {row[0]: row for row in tables(section(page, "evaluated"))[2][1:]}  # the inputs, after side inputs and versions
     assert files["recs"] == ["recs", f"{RECS.height:,}", _content_hash(RECS)]  # (the pandas frame read into Polars)
     assert files["exclude"] == ["exclude", "10", _content_hash(exclude)]
-    # the hash is of the content: the same rows hash the same, another row differently
-    assert _content_hash(RECS.clone()) == _content_hash(RECS) != _content_hash(RECS.head(-1))
+    # the hash is of the content: the same rows hash the same however they are held, another row differently
+    from recframe._page.data import frame_hash
+
+    rebuilt = pl.concat([RECS.head(100), RECS.tail(-100)], rechunk=False)
+    assert frame_hash(rebuilt) == frame_hash(RECS) == _content_hash(RECS) != frame_hash(RECS.head(-1))
+    assert frame_hash(RECS.with_columns(pl.col("score") + 1e-9)) != frame_hash(RECS)
+    assert frame_hash(RECS.rename({"score": "s"})) != frame_hash(RECS)  # (the names are content too)
     assert sides["exclude="][0] == "10 rows" and sides["truth="][0] == f"{TRUTH.height:,} rows"
     assert sides["train="][0] == sides["items="][0] == sides["users="][0] == sides["item_group="][0] == "not given"
     assert sides["baseline="][0] == "'popular'"

@@ -84,12 +84,14 @@ def _p(value: float, precision: int) -> str:
 
 def _means(data: PageData, metric: str) -> list[tuple[str, float]]:
     """(model, mean of `metric`) best first (averaged over the folds, if any); models without a value left out."""
-    r = data.request
-    model = r.model_keys[0]
-    frame = data.summary.group_by(model, maintain_order=True).agg(pl.col(metric).mean()).drop_nulls(metric)
+    # (in Python: the summary has a row per model and fold, and a frame operation per metric costs more)
+    values: dict[str, list[float]] = {}
+    for name, value in data.summary.select(data.request.model_keys[0], metric).iter_rows():
+        if value is not None:
+            values.setdefault(str(name), []).append(value)
     larger = _tables.higher_is_better(metric)
-    rows = sorted(frame.iter_rows(), key=lambda row: -row[1] if larger else row[1])
-    return [(str(name), value) for name, value in rows]
+    means = [(name, sum(found) / len(found)) for name, found in values.items()]
+    return sorted(means, key=lambda pair: -pair[1] if larger else pair[1])
 
 
 #: equal means, for the verdict: the same to this many significant digits
@@ -114,12 +116,12 @@ def _pair_rows(data: PageData, metric: str, a: str, b: str) -> list[dict[str, An
     """The all-pairs comparison's rows of models `a` and `b` for `metric` (one per fold)."""
     if data.pairs is None:
         return []
-    found = data.pairs.filter(
-        (pl.col("metric") == metric)
-        & pl.col("model_a").cast(pl.String).is_in([a, b])
-        & pl.col("model_b").cast(pl.String).is_in([a, b])
-    )
-    return list(found.iter_rows(named=True))
+    pair = {a, b}
+    return [
+        row
+        for row in data.pairs.iter_rows(named=True)
+        if row["metric"] == metric and {str(row["model_a"]), str(row["model_b"])} == pair
+    ]
 
 
 def _tested(row: dict[str, Any]) -> bool:
