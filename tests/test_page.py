@@ -211,6 +211,8 @@ def test_segments_folds_beyond_accuracy_and_item_groups_have_their_sections():
     assert {"catalog_coverage@10", "gini@10", "novelty@10"} <= {row[0] for row in beyond[1:]}
     assert beyond[0] == ["", "personal / 1", "personal / 2", "popular / 1", "popular / 2"]
     assert "Keys: model keys: model; truth keys (folds): fold; user attributes (segments): segment." in page
+    folds = html.unescape(section(page, "fold-fold"))  # the caption in plain words
+    assert "Each fold is evaluated on its own; mean: the average of its means (one per fold, n_fold of them)" in folds
     assert network_references(page) == []
 
 

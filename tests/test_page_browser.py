@@ -97,6 +97,8 @@ window.addEventListener("load", function () {
       return r.width > 0 && (r.left < -1 || r.right > window.innerWidth + 1);
     }).map(function (c) { return (c.textContent || "").trim().slice(0, 40); }),
     overlaps: overlaps(),
+    // the heights of the summary's rows (a mark must not make its row taller)
+    summaryRows: all("#summary table tbody tr", function (tr) { return Math.round(tr.getBoundingClientRect().height * 10) / 10; }),
     errors: window.__errors,
     fetched: performance.getEntriesByType("resource").map(function (e) { return e.name; })
   };
@@ -156,6 +158,8 @@ def test_the_sample_page_renders_in_chromium(tmp_path):
     assert problems(measured, console) == []
     assert len(measured["figures"]) == page.count("<svg") >= 3
     assert len(measured["tables"]) >= 8
+    # rows with a ▲ and rows without (n_users, n_skipped) are one height
+    assert len(measured["summaryRows"]) == 12 and len(set(measured["summaryRows"])) == 1, measured["summaryRows"]
 
 
 def test_the_check_sees_an_empty_figure_a_cut_label_a_cut_off_table_a_cut_box_and_a_console_error(tmp_path):
