@@ -198,6 +198,8 @@ def _against_runner(data: PageData, s: Standing, short: bool = False) -> str:
     names = " and ".join(f"<strong>{escape(m)}</strong>" for m, _ in s.best)
     if s.runner is None:
         return "no other model" if short else ""
+    if data.pairs is None:  # (several model keys: no pair was compared)
+        return "not compared" if short else ""
     runner = "" if short else f" than {escape(s.runner[0])}"
     tested = [row for row in s.tests if _tested(row)]
     if not tested:
@@ -264,7 +266,7 @@ def verdict(data: PageData) -> str:
     if data.pairs is not None:
         how = f"every pair of models, {test}, Holm's correction over every pair and metric, alpha 0.05"
     else:
-        how = "one model"
+        how = "one model" if len(data.models) < 2 else "means only: the models are not compared with more than one model key"
     folds = f"; means over the {' / '.join(r.truth_keys)} values" if r.truth_keys else ""
     lines = [
         f'<p class="verdict-head"><strong>Verdict</strong> on <strong>{linked(head)}</strong> (the headline{folds}; '
