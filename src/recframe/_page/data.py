@@ -145,10 +145,7 @@ def request(
     """report_page's arguments checked (in the order they are refused), and the by keys sorted."""
     path = _check_out(out)
     wanted = _check_sections(sections)
-    if headline is not None and (not isinstance(headline, str) or _tables.metric_of(headline) is None):
-        raise RecframeError(
-            f"{ref('headline', headline)} is not a metric or a metric column.", f"pass e.g. {fix('headline', 'ndcg@10')}."
-        )
+    _check_headline(headline)
     described = _check_inputs(inputs)
     if (checked := v.whole(precision)) is None or not 0 <= checked <= MAX_PRECISION:
         raise RecframeError(
@@ -418,6 +415,14 @@ def _check_out(out: Any) -> Path | None:
         hint = "create it first" if found.missing_folder else f"pass a file's path, e.g. {fix('out', found.example)}"
         raise RecframeError(f"{ref('out', str(out))} {found.problem}. Hint: {hint}.")
     return Path(out)
+
+
+def _check_headline(headline: Any) -> None:
+    """headline= is a metric or a metric column, when given (the page's columns are checked later)."""
+    if headline is not None and (not isinstance(headline, str) or _tables.metric_of(headline) is None):
+        raise RecframeError(
+            f"{ref('headline', headline)} is not a metric or a metric column.", f"pass e.g. {fix('headline', 'ndcg@10')}."
+        )
 
 
 def _check_sections(sections: Any) -> tuple[str, ...]:
