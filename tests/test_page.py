@@ -264,6 +264,10 @@ def test_sections_choose_what_the_page_shows_and_computes(monkeypatch, tmp_path,
     assert (
         'class="verdict"' in brief and 'href="#summary"' in brief and 'href="#pairs"' not in brief
     )  # no link to a missing table
+    # without a baseline the brief page's comparison is the letter table, which the p-values link to
+    letters = recframe.report_page(RECS, truth=TRUTH, metrics=["ndcg"], ci=None, sections="brief", **OPTIONS)
+    assert re.findall(r'<section id="([^"]+)">', letters) == ["summary", "letters"]
+    assert '<a href="#letters">p_adjusted' in letters and 'href="#pairs"' not in letters
     chosen = recframe.report_page(RECS, truth=TRUTH, metrics=["ndcg"], ci=None, sections=["examples", "summary"], **OPTIONS)
     assert re.findall(r'<section id="([^"]+)">', chosen) == ["summary", "examples"]  # in the page's order
     everything = recframe.report_page(RECS, truth=TRUTH, metrics=["ndcg"], ci=None, sections="all", **OPTIONS)

@@ -165,7 +165,7 @@ def _shown(data: PageData, anchor: str) -> bool:
     """Whether the section of `anchor` is on the page."""
     r = data.request
     if anchor == "pairs":
-        return data.pairs is not None and (r.wants("pairs") or (r.wants("comparison") and data.comparison is None))
+        return data.pairs is not None and r.wants("pairs")
     if anchor == "letters":
         return data.letters is not None and r.wants("comparison") and data.comparison is None
     return r.wants(anchor)
@@ -178,10 +178,10 @@ def _where(data: PageData, row: dict[str, Any]) -> str:
 
 def _p_list(data: PageData, rows: list[dict[str, Any]], short: bool = False) -> str:
     """The adjusted p-values of a pair's rows, each with its fold, linked to the pairs' table
-    (`short`: "p_adjusted < 0.001 (week 1), 0.004 (week 2)")."""
+    (`short`, for a table whose header names p_adjusted: "< 0.001 (week 1), 0.004 (week 2)")."""
     precision = data.request.precision
     parts = [f"{_p(row['p_adjusted'], precision)}{_where(data, row)}" for row in rows if _tested(row)]
-    if short:  # (the column's header names p_adjusted)
+    if short:
         keys = data.request.truth_keys
         parts = [
             _p(row["p_adjusted"], precision)[len("p_adjusted ") :] + (f" ({escape(label(row, keys))})" if keys else "")
