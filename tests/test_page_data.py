@@ -295,3 +295,27 @@ def test_the_truth_broadcast_is_checked_once_per_page(monkeypatch):
     assert len(checked) == 1
     recframe.summary(RECS, truth=TRUTH, **OPTIONS)
     assert len(checked) == 2
+
+
+def test_the_best_against_the_runner_up_says_each_fold_s_direction(collected):
+    """In one fold the runner-up can be significantly the better one: the sentence says so."""
+    import dataclasses
+    import re
+
+    from recframe._page import sections
+
+    rows = pl.DataFrame(
+        {
+            "fold": ["1", "2", "3"], "model_a": ["x", "x", "y"], "model_b": ["y", "y", "x"], "metric": ["ndcg@10"] * 3,
+            "delta": [0.1, -0.1, 0.01], "p_adjusted": [0.001, 0.002, 0.5], "significant": [True, True, False],
+        }
+    )  # fmt: skip
+    fake = dataclasses.replace(collected, pairs=rows, request=dataclasses.replace(collected.request, truth_keys=("fold",)))
+    standing = sections.Standing("ndcg@10", [("x", 0.5)], True, ("y", 0.4), rows.to_dicts(), [])
+    said = re.sub(r"<[^>]+>", "", sections._against_runner(fake, standing))
+    assert said == (
+        "Best against the runner-up: x is significantly better than y (p_adjusted 0.001 in 1); significantly worse "
+        "(p_adjusted 0.002 in 2); not significantly different (p_adjusted 0.500 in 3)."
+    )
+    cell = re.sub(r"<[^>]+>", "", sections._against_runner(fake, standing, short=True))
+    assert cell == "better: 0.001 (1); worse: 0.002 (2); not: 0.500 (3)"

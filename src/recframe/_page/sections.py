@@ -205,17 +205,27 @@ def _against_runner(data: PageData, s: Standing, short: bool = False) -> str:
     if not tested:
         text = "not tested" + ("" if short else f" against {escape(s.runner[0])}") + " (fewer than two users with values of both)"
         return text if short else f"Best against the runner-up: {names} is {text}."
-    significant = [row for row in tested if row["significant"]]
+    larger = _tables.higher_is_better(s.metric)
+
+    def best_ahead(row: dict[str, Any]) -> bool:  # (in a fold, the runner-up may be the better one)
+        delta = row["delta"] if str(row["model_a"]) == s.best[0][0] else -row["delta"]
+        return (delta > 0) == larger
+
+    better = [row for row in tested if row["significant"] and best_ahead(row)]
+    worse = [row for row in tested if row["significant"] and not best_ahead(row)]
     others = [row for row in tested if not row["significant"]]
     if short:
-        if not significant:
+        found = [(f"{word}: ", rows) for word, rows in (("better", better), ("worse", worse), ("not", others)) if rows]
+        if not better and not worse:
             return f"not significant: {_p_list(data, tested, short)}"
-        return f"better: {_p_list(data, significant, short)}" + (f"; not: {_p_list(data, others, short)}" if others else "")
-    if not significant:
+        return "; ".join(f"{word}{_p_list(data, rows, short)}" for word, rows in found)
+    if not better and not worse:
         words = f"not significantly better{runner} ({_p_list(data, tested)})"
     else:
-        words = f"significantly better{runner} ({_p_list(data, significant)})"
-        words += f"; not significantly in the others ({_p_list(data, others)})" if others else ""
+        said = [f"significantly better{runner} ({_p_list(data, better)})"] if better else []
+        said += [f"significantly worse{'' if better else runner} ({_p_list(data, worse)})"] if worse else []
+        said += [f"not significantly different ({_p_list(data, others)})"] if others else []
+        words = "; ".join(said)
     return f"{'Best' if len(s.best) == 1 else 'Each best'} against the runner-up: {names} {'is' if len(s.best) == 1 else 'are'} {words}."
 
 
