@@ -2,6 +2,8 @@
 
     python bench/report.py [--repeat 5] [--export] [--rows 1000000] [--no-plot]
 
+(a load average is printed first: on a shared machine the ratios move with it)
+
 **The workflow page** (issue 41's measure, always run): the bundled workflow data as
 ``tests/page_workflow.py`` builds it (three models, 60 candidates per user, ``exclude=`` the
 training pairs, ``score=``, k = 10 and 20), in memory, two ways:
@@ -14,6 +16,16 @@ Before any timing, each page's summary table is read back (at 12 decimals) and c
 ``recframe.summary(ci=0.95)`` of the same call: every mean and interval bound of every model.
 Then the page and the summary are timed ``--repeat`` times, alternating, and the best run is
 kept. Targets: plain <= 2x, full <= 4x.
+
+**The three pages and the whole page** (issue 60's measure, always run): ``bench/run.py``'s
+builder for three models (A, B the list reversed, C the list rotated by one; ``--rows`` rows in
+all, 1M by default), in memory, ``baseline="A"``, k = 10, against ``recframe.summary(ci=0.95)``
+of the same call:
+
+  brief   sections="brief": the verdict and the main part (summary, comparison figure), the
+          three A4 pages a manager reads. Target <= 3x.
+  all     the default, every section: the appendix too (provenance, the comparison's table, every
+          pair, curves, distributions, agreement, example users, glossary). Target <= 5x.
 
 **--export**: ``bench/run.py``'s builder (two models, 100 recommendations and 10 unrecommended
 relevant items per user, ``--rows`` rows), in memory and from a parquet export through the
@@ -43,6 +55,8 @@ TARGET = 3.0
 OPTIONS = {"k": 10, "by": "model", "seed": 0}
 #: the workflow page's targets: page time over summary(ci=0.95) time
 TARGETS = {"plain": 2.0, "full": 4.0}
+#: the 1M-row three-model pages' targets (issue 60): the main part alone, and every section
+SECTION_TARGETS = {"brief": 3.0, "all": 5.0}
 
 
 def workflow_cases() -> tuple[pl.DataFrame, dict[str, dict]]:
@@ -116,6 +130,36 @@ def two_models(rows: int) -> pl.DataFrame:
     return pl.concat([a, b]).select("model", "user_id", "item_id", "rank", "relevance")
 
 
+def three_models(rows: int) -> pl.DataFrame:
+    """``rows`` rows of three models: A, B (A's lists reversed) and C (A's lists rotated by one)."""
+    users = max(1, rows // (3 * (N_RECS + N_MISS)))
+    a = build(users).with_columns(model=pl.lit("A"))
+    b = a.with_columns(model=pl.lit("B"), rank=N_RECS + 1 - pl.col("rank"))
+    c = a.with_columns(model=pl.lit("C"), rank=pl.col("rank") % N_RECS + 1)
+    return pl.concat([a, b, c]).select("model", "user_id", "item_id", "rank", "relevance")
+
+
+def section_pages(args: argparse.Namespace) -> None:
+    """The brief page and the whole page on --rows rows of three models, each against summary(ci=0.95)."""
+    frame = three_models(args.rows)
+    recframe.report_page(frame, baseline="A", sections="brief", **OPTIONS)  # once first: imports
+    times = best_of(
+        args.repeat,
+        {
+            "summary(ci=0.95)": lambda: recframe.summary(frame, ci=0.95, **OPTIONS),
+            "brief": lambda: recframe.report_page(frame, baseline="A", sections="brief", **OPTIONS),
+            "all": lambda: recframe.report_page(frame, baseline="A", **OPTIONS),
+        },
+    )
+    print(f"{frame.height:,} rows, 3 models, {frame['user_id'].n_unique():,} users, in memory, baseline A, k = 10")
+    print(f"  summary(ci=0.95) {times['summary(ci=0.95)']:.3f} s")
+    for name, target in SECTION_TARGETS.items():
+        ratio = times[name] / times["summary(ci=0.95)"]
+        print(
+            f"  page {name:<5} {times[name]:.3f} s: {ratio:.2f}x (target <= {target:.0f}x: {'PASS' if ratio <= target else 'MISS'})"
+        )
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--rows", type=int, default=1_000_000)
@@ -127,6 +171,7 @@ def main() -> None:
         sys.modules["matplotlib"] = None  # type: ignore[assignment]  # the page then draws no figure
     print(f"polars {pl.__version__}, {os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f}")
     workflow_pages(args.repeat)
+    section_pages(args)
     if args.export:
         export(args)
 

@@ -490,7 +490,11 @@ def test_side_by_side_heads_each_list_with_its_value_and_says_the_tie():
     assert '<h4>B <span class="rf-count">(1 relevant of 2)</span><span class="rf-value">ndcg@2 0.631</span></h4>' in html
     assert "mean ndcg@2 0.815</span>" in html and "tied with" not in html
     # relevance beside the ✓, and a long list ends with "… N more"
-    assert '<span class="rf-mark" aria-label="relevant">✓</span><span class="rf-grade">5</span>' in html
+    # (the grade after the item, worded: "3 937" before read, and copied, as one number)
+    assert re.search(
+        r'<span class="rf-mark" aria-label="relevant">✓</span><span class="rf-item">[^<]+</span> <span class="rf-grade">rel 5</span>',
+        html,
+    )
     short = recframe.side_by_side(best, max_items=1).to_html()
     assert '<li class="rf-more">… 1 more (1 relevant)</li>' in short  # B's r, ranked 2nd
 

@@ -103,7 +103,7 @@ def test_the_namespace_writes_the_same_page(page):
 def test_the_page_holds_the_comparison_the_counts_and_the_conventions(page):
     per_user = recframe.per_user(RECS, truth=TRUTH, k=10, **OPTIONS)
     comparison = recframe.compare(per_user, baseline="popular")
-    shown = {row[1]: row for row in tables(section(page, "comparison"))[0][1:]}
+    shown = {row[1]: row for row in tables(section(page, "comparison_table"))[0][1:]}
     for row in comparison.iter_rows(named=True):
         assert shown[row["metric"]][5].startswith(f"{row['delta']:.3f}")
         assert shown[row["metric"]][5].endswith(f"[{row['delta_lo']:.3f}, {row['delta_hi']:.3f}]")
@@ -158,7 +158,7 @@ def test_a_figure_draws_every_row_of_its_frame(page):
     table; the curve figure a line per model in each panel."""
     figure = re.search(r'<section id="comparison">.*?(<svg.*?</svg>)', page, re.S)
     assert figure is not None
-    rows = tables(section(page, "comparison"))[0][1:]
+    rows = tables(section(page, "comparison_table"))[0][1:]
     drawn = html.unescape(figure.group(1))
     caption = html.unescape(re.sub(r"<[^>]+>", "", section(page, "comparison")))
     shown = [row for row in rows if f">{row[0]}: {row[1]}</text>" in drawn]
@@ -211,7 +211,108 @@ def test_segments_folds_beyond_accuracy_and_item_groups_have_their_sections():
     assert {"catalog_coverage@10", "gini@10", "novelty@10"} <= {row[0] for row in beyond[1:]}
     assert beyond[0] == ["", "personal / 1", "personal / 2", "popular / 1", "popular / 2"]
     assert "Keys: model keys: model; truth keys (folds): fold; user attributes (segments): segment." in page
+    folds = html.unescape(section(page, "fold-fold"))  # the caption in plain words
+    assert "Each fold is evaluated on its own; mean: the average of its means (one per fold, n_fold of them)" in folds
     assert network_references(page) == []
+
+
+SEGMENTS = TRUTH.select("user_id").unique().with_columns(segment=pl.format("s{}", pl.col("user_id") % 4))
+
+
+def test_the_segment_view_is_the_headline_mean_per_group_and_model_with_the_within_group_marks():
+    page = recframe.report_page(
+        RECS, truth=TRUTH, users=SEGMENTS, baseline="popular", metrics=["ndcg", "recall"], ci=None, seed=0,
+        **{**OPTIONS, "by": ["model", "segment"]},
+    )  # fmt: skip
+    header, *rows = tables(section(page, "segments-segment"))[0]
+    assert header == ["segment", "personal", "popular", "best"] and [row[0] for row in rows] == ["s0", "s1", "s2", "s3"]
+    per_user = recframe.per_user(
+        RECS, truth=TRUTH, users=SEGMENTS, metrics=["ndcg", "recall"], **{**OPTIONS, "by": ["model", "segment"]}
+    )
+    means = per_user.group_by("segment", "model").agg(pl.col("ndcg@10").mean())
+    within = recframe.compare(per_user, by=["model", "segment"], baseline="popular").filter(pl.col("metric") == "ndcg@10")
+    for row in rows:
+        for j, model in enumerate(("personal", "popular")):
+            mean = means.filter((pl.col("segment") == row[0]) & (pl.col("model") == model))["ndcg@10"].item()
+            assert row[1 + j].startswith(f"{mean:.3f}")
+        significant = within.filter(pl.col("segment") == row[0])["significant"].item()
+        assert ("▲" in row[1]) == significant and "▲" not in row[2] and row[3] == "as overall"  # personal, the verdict's best
+    # the main part comes first, then the appendix, whose sections the navigation lists apart
+    assert (
+        page.index('<section id="segments-segment">')
+        < page.index('<div class="appendix"')
+        < page.index('<section id="evaluated">')
+    )
+    assert page.index('<section id="summary">') < page.index('<section id="segments-') < page.index('<section id="comparison">')
+
+
+def test_sections_choose_what_the_page_shows_and_computes(monkeypatch, tmp_path, capsys):
+    from recframe.reporting._page import data
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("a section left out is not computed")
+
+    with monkeypatch.context() as patched:
+        for name in ("_agreement", "_examples", "_curves", "_distribution", "_disparity", "_sides"):
+            patched.setattr(data, name, refuse)
+        brief = recframe.report_page(
+            RECS, truth=TRUTH, users=SEGMENTS, baseline="popular", metrics=["ndcg"], ci=None, sections="brief",
+            **{**OPTIONS, "by": ["model", "segment"]},
+        )  # fmt: skip
+    found = re.findall(r'<section id="([^"]+)">', brief)
+    assert found == ["summary", "segments-segment", "comparison"] and 'class="appendix"' not in brief
+    assert (
+        'class="verdict"' in brief and 'href="#summary"' in brief and 'href="#pairs"' not in brief
+    )  # no link to a missing table
+    # without a baseline the brief page's comparison is the letter table, which the p-values link to
+    letters = recframe.report_page(RECS, truth=TRUTH, metrics=["ndcg"], ci=None, sections="brief", **OPTIONS)
+    assert re.findall(r'<section id="([^"]+)">', letters) == ["summary", "letters"]
+    assert '<a href="#letters">p_adjusted' in letters and 'href="#pairs"' not in letters
+    chosen = recframe.report_page(RECS, truth=TRUTH, metrics=["ndcg"], ci=None, sections=["examples", "summary"], **OPTIONS)
+    assert re.findall(r'<section id="([^"]+)">', chosen) == ["summary", "examples"]  # in the page's order
+    everything = recframe.report_page(RECS, truth=TRUTH, metrics=["ndcg"], ci=None, sections="all", **OPTIONS)
+    default = recframe.report_page(RECS, truth=TRUTH, metrics=["ndcg"], ci=None, **OPTIONS)
+    anchors = re.findall(r'<section id="([^"]+)">', default)
+    assert re.findall(r'<section id="([^"]+)">', everything) == anchors and anchors[:2] == ["summary", "letters"]
+    assert {"evaluated", "pairs", "curves", "distributions", "examples", "glossary"} <= set(anchors)
+    with pytest.raises(
+        recframe.RecframeError, match=r"sections=\['summary', 'tables'\] names no section of the page \('tables'\)"
+    ):
+        recframe.report_page(RECS, truth=TRUTH, sections=["summary", "tables"], **OPTIONS)
+    # the command line: --brief, --sections, --headline; with a table format they are refused
+    recs, truth, out = tmp_path / "recs.parquet", tmp_path / "truth.parquet", tmp_path / "page.html"
+    RECS.write_parquet(recs)
+    TRUTH.write_parquet(truth)
+    flags = ["--truth", str(truth), "--relevance", "rating", "--threshold", "4", "--by", "model", "--score", "score"]
+    assert (
+        main(
+            [
+                "report",
+                str(recs),
+                *flags,
+                "--metrics",
+                "ndcg,recall",
+                "--brief",
+                "--headline",
+                "recall",
+                "--out",
+                str(out),
+                "--quiet",
+            ]
+        )
+        == 0
+    )
+    written = out.read_text()
+    assert re.findall(r'<section id="([^"]+)">', written) == ["summary", "letters"] and "Verdict</strong> on <strong>" in written
+    assert "recall@10</a></strong> (the headline" in written
+    assert (
+        main(["report", str(recs), *flags, "--metrics", "ndcg", "--sections", "summary,glossary", "--out", str(out), "--quiet"])
+        == 0
+    )
+    assert re.findall(r'<section id="([^"]+)">', out.read_text()) == ["summary", "glossary"]
+    capsys.readouterr()
+    assert main(["report", str(recs), *flags, "--metrics", "ndcg", "--brief", "--format", "markdown"]) == 2
+    assert "--brief shapes the page, and --format markdown writes a table" in capsys.readouterr().err
 
 
 def test_values_are_escaped_and_out_writes_the_page(tmp_path):
@@ -318,6 +419,13 @@ def conventions_of(page: str) -> dict[str, tuple[str, str]]:
     return {row[0]: (row[1], row[2]) for t in found if t[0] == ["option", "value", "set by"] for row in t[1:]}
 
 
+def _content_hash(frame: pl.DataFrame) -> str:
+    """The sha256 of a frame's schema and its rows' hashes in order, as the page computes it."""
+    digest = hashlib.sha256(repr(list(frame.schema.items())).encode())
+    digest.update(frame.hash_rows(seed=0).to_numpy().tobytes())
+    return digest.hexdigest()
+
+
 def test_provenance_holds_the_call_the_side_inputs_and_the_versions():
     import platform
 
@@ -329,18 +437,31 @@ def test_provenance_holds_the_call_the_side_inputs_and_the_versions():
         gain="linear", **OPTIONS,
     )  # fmt: skip
     call, sides, versions = provenance_of(page)
+    # each frame with its rows and the start of its content hash
+    recs, truth, excluded = (_content_hash(frame)[:12] for frame in (RECS, TRUTH, exclude))
     assert call == (
-        f"recframe.report_page(<frame: {RECS.height:,} rows>, truth=<frame: {TRUTH.height:,} rows>, baseline='popular', "
-        "k=[5, 10], metrics=['ndcg'], exclude=<frame: 10 rows>, seed=0, gain='linear', score='score', "
-        "relevance='rating', threshold=4, by='model')"
+        f"recframe.report_page(<frame: {RECS.height:,} rows, sha256 {recs}>, truth=<frame: {TRUTH.height:,} rows, "
+        f"sha256 {truth}>, baseline='popular', k=[5, 10], metrics=['ndcg'], exclude=<frame: 10 rows, sha256 "
+        f"{excluded}>, seed=0, gain='linear', score='score', relevance='rating', threshold=4, by='model')"
     )
+    files = {row[0]: row for row in tables(section(page, "evaluated"))[2][1:]}  # the inputs, after side inputs and versions
+    assert files["recs"] == ["recs", f"{RECS.height:,}", _content_hash(RECS)]  # (the pandas frame read into Polars)
+    assert files["exclude"] == ["exclude", "10", _content_hash(exclude)]
+    # the hash is of the content: the same rows hash the same however they are held, another row differently
+    from recframe.reporting._page.data import frame_hash
+
+    rebuilt = pl.concat([RECS.head(100), RECS.tail(-100)], rechunk=False)
+    assert frame_hash(rebuilt) == frame_hash(RECS) == _content_hash(RECS) != frame_hash(RECS.head(-1))
+    assert frame_hash(RECS.with_columns(pl.col("score") + 1e-9)) != frame_hash(RECS)
+    assert frame_hash(RECS.rename({"score": "s"})) != frame_hash(RECS)  # (the names are content too)
     assert sides["exclude="][0] == "10 rows" and sides["truth="][0] == f"{TRUTH.height:,} rows"
     assert sides["train="][0] == sides["items="][0] == sides["users="][0] == sides["item_group="][0] == "not given"
     assert sides["baseline="][0] == "'popular'"
     pandas = __import__("pandas")
     assert versions == {
         "Python": platform.python_version(), "recframe": recframe.__version__, "Polars": pl.__version__,
-        "narwhals": narwhals.__version__, "engine of recs": f"pandas {pandas.__version__} (read into Polars once for the page)",
+        "narwhals": narwhals.__version__, "numpy": __import__("numpy").__version__, "scipy": __import__("scipy").__version__,
+        "engine of recs": f"pandas {pandas.__version__} (read into Polars once for the page)",
     }  # fmt: skip
     shown = conventions_of(page)
     assert shown["k"] == ("5, 10", "given") and shown["gain"] == ("linear", "given") and shown["seed"] == ("0", "given")
@@ -369,60 +490,128 @@ def test_the_command_line_page_records_the_command_and_calls_no_default_given(tm
 
 
 def verdict_of(page: str) -> str:
-    found = re.search(r'<p class="verdict">(.*?)</p>', page, re.S)
+    """The verdict's text, as a reader sees it: its sentences, then its table's rows (cells joined by " | ")."""
+    found = re.search(r'<div class="verdict" id="verdict">(.*?)</div>\n', page, re.S)
     assert found is not None, "no verdict"
-    return html.unescape(re.sub(r"<[^>]+>", "", found.group(1)))
+    body = re.sub(r"</p>|</tr>", "\n", found.group(1))
+    body = re.sub(r"</t[dh]><t[dh][^>]*>", " | ", body)
+    lines = [html.unescape(re.sub(r"<[^>]+>", "", line)).strip() for line in body.split("\n")]
+    return "\n".join(line for line in lines if line)
+
+
+def _p_text(p: float) -> str:
+    return "p_adjusted < 0.001" if p < 0.001 else f"p_adjusted {p:.3f}"
 
 
 def test_the_verdict_comes_first_and_names_the_best_model_and_the_significant_ones(page):
     assert page.index('class="verdict"') < page.index("<nav>")  # at the top, before any section
     summary = recframe.summary(RECS, truth=TRUTH, k=10, **OPTIONS)
-    compared = recframe.compare(recframe.per_user(RECS, truth=TRUTH, k=10, **OPTIONS), baseline="popular")
-    sentences = []
-    for metric in ("precision@10", "recall@10", "f1@10"):  # the summary's first three at the largest k
-        mean = dict(summary.select("model", metric).iter_rows())
-        row = compared.filter(pl.col("metric") == metric).row(0, named=True)
-        assert row["significant"] and row["p_adjusted"] < 0.001 and mean["personal"] > mean["popular"]
-        sentences.append(
-            f"{metric}: personal is best ({mean['personal']:.3f}); the baseline popular: {mean['popular']:.3f}; "
-            f"significantly better than popular: personal ({mean['personal']:.3f}, p_adjusted < 0.001)."
+    per_user = recframe.per_user(RECS, truth=TRUTH, k=10, **OPTIONS)
+    compared = recframe.compare(per_user, baseline="popular")
+    pairs = recframe.compare(per_user, by="model")  # every pair: the best against the runner-up
+    mean = {m: dict(summary.select("model", m).iter_rows()) for m in summary.columns if "@" in m or m == "r_precision"}
+    row = compared.filter(pl.col("metric") == "ndcg@10").row(0, named=True)
+    pair = pairs.filter(pl.col("metric") == "ndcg@10").row(0, named=True)
+    assert row["significant"] and pair["significant"] and mean["ndcg@10"]["personal"] > mean["ndcg@10"]["popular"]
+    want = [
+        "Verdict on ndcg@10 (the headline; every pair of models, paired t test, Holm's correction over every pair and "
+        f"metric, alpha 0.05): personal is best ({mean['ndcg@10']['personal']:.3f}).",
+        f"Best against the runner-up: personal is significantly better than popular ({_p_text(pair['p_adjusted'])}).",
+        f"Against the baseline popular ({mean['ndcg@10']['popular']:.3f}): significantly better: personal "
+        f"({row['model_mean']:.3f}, {_p_text(row['p_adjusted'])}).",
+        "other metric | best | runner-up | best against runner-up (p_adjusted)",
+    ]
+    # the other metrics, one row each, in the summary's order: personal is best on every one of them
+    for metric in [m for m in mean if m != "ndcg@10"]:
+        pair = pairs.filter(pl.col("metric") == metric).row(0, named=True)
+        assert pair["significant"], metric
+        want.append(
+            f"{metric} | as the headline: {mean[metric]['personal']:.3f} | {mean[metric]['popular']:.3f} popular | "
+            f"better: {_p_text(pair['p_adjusted'])[len('p_adjusted ') :]}"
         )
-    want = "Verdict (against the baseline popular, paired t test, Holm's correction, alpha 0.05): " + " ".join(sentences)
-    assert verdict_of(page) == want
+    assert verdict_of(page).split("\n") == want
+    # the numbers link to their tables: the means to the summary, the p-values to the pairs
+    verdict = page[page.index('<div class="verdict"') : page.index("<nav>")]
+    assert f'<a href="#summary">{mean["ndcg@10"]["personal"]:.3f}</a>' in verdict and '<a href="#pairs">' in verdict
+
+
+def test_the_verdict_names_ties_as_ties_and_reads_the_headline_asked_for():
+    """A copy of personal's lists reordered at random has the same items: the same precision,
+    recall, F1 and hit rate for every user, a tie the verdict names; nDCG tells them apart, and is
+    the headline by default."""
+    shuffled = RECS.filter(pl.col("model") == "personal").with_columns(
+        pl.col("score").shuffle(seed=0).over("user_id"), model=pl.lit("shuffled")
+    )
+    recs = pl.concat([RECS, shuffled])
+    page = recframe.report_page(recs, truth=TRUTH, ci=None, seed=0, **OPTIONS)
+    summary = recframe.summary(recs, truth=TRUTH, k=10, **OPTIONS)
+    mean = {m: dict(summary.select("model", m).iter_rows()) for m in ("ndcg@10", "precision@10", "recall@10", "f1@10")}
+    lines = verdict_of(page).split("\n")
+    assert lines[0].endswith(f"personal is best ({mean['ndcg@10']['personal']:.3f}).") and "Verdict on ndcg@10" in lines[0]
+    assert lines[1].startswith("Best against the runner-up: personal is significantly better than shuffled (p_adjusted")
+    for metric in ("precision@10", "recall@10", "f1@10"):
+        assert f"{mean[metric]['personal']:.12g}" == f"{mean[metric]['shuffled']:.12g}"
+        row = next(line for line in lines if line.startswith(metric + " |"))
+        assert row.startswith(
+            f"{metric} | {mean[metric]['personal']:.3f} personal, shuffled (tie) | {mean[metric]['popular']:.3f} popular |"
+        )
+    # headline= chooses the metric: a tie is named first, with why
+    page = recframe.report_page(recs, truth=TRUTH, ci=None, seed=0, headline="recall", **OPTIONS)
+    first = verdict_of(page).split("\n")[0]
+    value = f"{mean['recall@10']['personal']:.3f}"
+    assert first.endswith(f"personal ({value}), shuffled ({value}) tie for best (means equal to 12 significant digits).")
+    assert "Verdict on recall@10" in first
+    # two models not distinguishable by the test tie too: personal's lists, one user's reversed
+    one = RECS["user_id"].unique().sort()[5]
+    reversed_ = RECS.filter(pl.col("model") == "personal").with_columns(
+        score=pl.when(pl.col("user_id") == one).then(-pl.col("score")).otherwise(pl.col("score")), model=pl.lit("nearly")
+    )
+    recs = pl.concat([RECS, reversed_])
+    page = recframe.report_page(recs, truth=TRUTH, ci=None, seed=0, metrics=["ndcg"], **OPTIONS)
+    per_user = recframe.per_user(recs, truth=TRUTH, metrics=["ndcg"], **OPTIONS)
+    pair = recframe.compare(per_user, by="model").filter(pl.col("model_a").is_in(["nearly", "personal"]))
+    pair = pair.filter(pl.col("model_b").is_in(["nearly", "personal"])).row(0, named=True)
+    assert not pair["significant"] and pair["mean_a"] != pair["mean_b"]
+    first = verdict_of(page).split("\n")[0]
+    assert f"tie for best (not distinguishable by the test: {_p_text(pair['p_adjusted'])})." in first, first
+    assert "nearly (" in first and "personal (" in first
+    with pytest.raises(recframe.RecframeError, match="headline='ndcg@5' is not among the page's metric columns"):
+        recframe.report_page(recs, truth=TRUTH, ci=None, headline="ndcg@5", **OPTIONS)
+    with pytest.raises(recframe.RecframeError, match="headline=3 is not a metric"):
+        recframe.report_page(recs, truth=TRUTH, ci=None, headline=3, **OPTIONS)
 
 
 def test_the_verdict_on_the_three_model_workflow_data(workflow_page):
     page, per_user = workflow_page
     compared = recframe.compare(per_user, by="model", baseline="popular")
+    pairs = recframe.compare(per_user, by="model")
     text = verdict_of(page)
-    for metric in ("ndcg@20", "recall@20"):
-        means = per_user.group_by("model").agg(pl.col(metric).mean()).sort(metric, descending=True)
-        assert means["model"][0] == "popular"  # the notebook's finding: popular is best on every metric
-        worse = compared.filter((pl.col("metric") == metric) & pl.col("significant") & (pl.col("delta") < 0))
-        assert worse["model"].sort().to_list() == ["category", "itemknn"]
-        listed = ", ".join(
-            f"{r['model']} ({r['model_mean']:.3f}, p_adjusted "
-            + ("< 0.001" if r["p_adjusted"] < 0.001 else f"{r['p_adjusted']:.3f}")
-            + ")"
-            for r in worse.iter_rows(named=True)
-        )
-        want = (
-            f"{metric}: popular is best ({means[metric][0]:.3f}) and is the baseline; significantly worse than popular: {listed}."
-        )
-        assert want in text, text
-    # two models without a baseline: the best by mean, the other, and no comparison claimed (with
-    # three, every pair is compared: tests/test_page_data.py)
+    means = per_user.group_by("model").agg(pl.col("ndcg@20").mean()).sort("ndcg@20", descending=True)
+    assert means["model"][0] == "popular"  # the notebook's finding: popular is best on every metric
+    runner = means["model"][1]
+    pair = pairs.filter(pl.col("model_a").is_in(["popular", runner]) & pl.col("model_b").is_in(["popular", runner]))
+    pair = pair.filter(pl.col("metric") == "ndcg@20").row(0, named=True)
+    assert "ndcg@20 (the headline; every pair" in text and f"popular is best ({means['ndcg@20'][0]:.3f})." in text
+    said = "significantly better" if pair["significant"] else "not significantly better"
+    assert f"Best against the runner-up: popular is {said} than {runner} ({_p_text(pair['p_adjusted'])})." in text
+    worse = compared.filter((pl.col("metric") == "ndcg@20") & pl.col("significant") & (pl.col("delta") < 0))
+    assert worse["model"].sort().to_list() == ["category", "itemknn"]
+    listed = ", ".join(f"{r['model']} ({r['model_mean']:.3f}, {_p_text(r['p_adjusted'])})" for r in worse.iter_rows(named=True))
+    assert f"Against the baseline popular ({means['ndcg@20'][0]:.3f}): significantly worse: {listed}." in text
+    # two models without a baseline: their pair is tested all the same (the best against the runner-up)
     from page_workflow import workflow
 
     recs, options = workflow()
     options = {name: value for name, value in options.items() if name not in ("users", "train", "items")}
     recs = recs.filter(pl.col("model") != "category")
     page = recframe.report_page(recs, ci=None, metrics=["ndcg"], **{**options, "k": 20, "by": "model"})
-    means = per_user.filter(pl.col("model") != "category").group_by("model").agg(pl.col("ndcg@20").mean())
-    means = means.sort("ndcg@20", descending=True).rows()
+    two = per_user.filter(pl.col("model") != "category")
+    pair = recframe.compare(two, by="model").filter(pl.col("metric") == "ndcg@20").row(0, named=True)
+    means = two.group_by("model").agg(pl.col("ndcg@20").mean()).sort("ndcg@20", descending=True).rows()
     assert verdict_of(page) == (
-        "Verdict (means only: no comparison was requested (pass baseline= or --baseline for significance)): "
-        f"ndcg@20: popular is best ({means[0][1]:.3f}), then {means[1][0]} ({means[1][1]:.3f})."
+        "Verdict on ndcg@20 (the headline; every pair of models, paired t test, Holm's correction over every pair and "
+        f"metric, alpha 0.05): {means[0][0]} is best ({means[0][1]:.3f}).\n"
+        f"Best against the runner-up: {means[0][0]} is significantly better than {means[1][0]} ({_p_text(pair['p_adjusted'])})."
     )
 
 
@@ -455,7 +644,7 @@ def test_marks_say_their_direction_and_every_mark_and_bold_cell_is_captioned(wor
     captions = html.unescape(summary)
     assert "▲ / ▼ beside a mean: significantly better / worse than the baseline popular" in captions
     assert "Bold: the best value of the row" in captions and "n_users: counted in the means" in captions
-    comparison = section(page, "comparison")
+    comparison = section(page, "comparison_table")
     table_part = comparison[comparison.index("<table>") : comparison.index("</table>")]
     assert table_part.count("▼") == 4 and "▲" not in table_part and "†" not in table_part
     captions = html.unescape(comparison[comparison.index("</table>") :])
@@ -463,7 +652,7 @@ def test_marks_say_their_direction_and_every_mark_and_bold_cell_is_captioned(wor
     # the sample: personal better than popular, ▲
     sample = recframe.report_page(RECS, truth=TRUTH, baseline="popular", metrics=["ndcg"], ci=None, **OPTIONS)
     cells = {row[0]: row[1:] for row in tables(section(sample, "summary"))[0][1:]}
-    assert "▲" in cells["ndcg@10"][0] and "▲" in tables(section(sample, "comparison"))[0][1][5]
+    assert "▲" in cells["ndcg@10"][0] and "▲" in tables(section(sample, "comparison_table"))[0][1][5]
 
 
 def test_example_users_disclose_ties_and_show_their_values_per_model(workflow_page, page):
@@ -491,6 +680,20 @@ def test_example_users_disclose_ties_and_show_their_values_per_model(workflow_pa
     assert f"{gaps.filter(pl.col('gap') == 1).height} users tie at the gap in ndcg@10 = 1; 3 of them shown" in sample
 
 
+def test_a_user_shown_who_is_left_out_of_the_means_is_said_so():
+    per_user = recframe.per_user(RECS, truth=TRUTH, metrics=["ndcg"], **OPTIONS)
+    skipped = per_user.filter(pl.col("ndcg@10").is_null())["user_id"].unique().sort()
+    counted = per_user.filter(pl.col("ndcg@10").is_not_null())["user_id"].unique().sort()
+    assert skipped.len() > 0  # (no relevant held-out item: summary's n_no_relevant)
+    shown = recframe.inspect(RECS, truth=TRUTH, users=[skipped[0], counted[0]], **OPTIONS)
+    text = recframe.side_by_side(shown, values=per_user.select("model", "user_id", "ndcg@10")).to_html()
+    blocks = text.split('<section class="rf-user">')[1:]
+    assert "left out of the means (no relevant held-out item)" in blocks[0] and "left out" not in blocks[1]
+    # users chosen by the metric carry its values: the same sentence without values=
+    worst = recframe.inspect(RECS, truth=TRUTH, select="worst", n=2, **OPTIONS)
+    assert "left out of the means" not in recframe.side_by_side(worst).to_html()  # (worst users have a value)
+
+
 def test_side_by_side_ends_long_lists_with_n_more_and_shows_relevance_values(tmp_path, capsys):
     history = pl.DataFrame({"user_id": [1] * 25, "item_id": [f"h{i:02}" for i in range(25)], "rating": [5, 2] + [3] * 23})
     recs = pl.DataFrame({"model": ["A", "A", "B"], "user_id": [1, 1, 1], "item_id": ["x", "y", "y"], "rank": [1, 2, 1]})
@@ -506,9 +709,15 @@ def test_side_by_side_ends_long_lists_with_n_more_and_shows_relevance_values(tmp
     history_column = text[text.index('class="rf-col rf-history"') : text.index('class="rf-col rf-recommended"')]
     assert history_column.count('<li class="rf-') == 21 and '<li class="rf-more">… 5 more</li>' in history_column
     # ✓ with the relevance value beside it; a judged miss shows its value alone
-    assert '<span class="rf-mark" aria-label="relevant">✓</span><span class="rf-grade">4.5</span>' in text
-    assert '<span class="rf-mark"></span><span class="rf-grade">1</span><span class="rf-item">z</span>' in text
-    assert '<span class="rf-mark" aria-label="relevant">✓</span><span class="rf-grade">5</span><span class="rf-item">h00' in text
+    assert re.search(
+        r'<span class="rf-mark" aria-label="relevant">✓</span><span class="rf-item">[^<]+</span> <span class="rf-grade">rel 4.5</span>',
+        text,
+    )
+    assert '<span class="rf-mark"></span><span class="rf-item">z</span> <span class="rf-grade">rel 1</span>' in text
+    assert re.search(
+        r'<span class="rf-mark" aria-label="relevant">✓</span><span class="rf-item">h00[^<]*</span> <span class="rf-grade">rel 5</span>',
+        text,
+    )
     # each model's list headed by the user's value of the metric
     want = dict(per_user.select("model", "ndcg@10").iter_rows())
     for model in ("A", "B"):
@@ -525,7 +734,7 @@ def test_side_by_side_ends_long_lists_with_n_more_and_shows_relevance_values(tmp
             "rating", "--threshold", "4", "--by", "model", "--users", "1", "--out", str(page_file), "--quiet"]  # fmt: skip
     assert main(argv) == 0, capsys.readouterr().err
     written = page_file.read_text(encoding="utf-8")
-    assert '<li class="rf-more">… 5 more</li>' in written and '<span class="rf-grade">4.5</span>' in written
+    assert '<li class="rf-more">… 5 more</li>' in written and '<span class="rf-grade">rel 4.5</span>' in written
 
 
 def test_many_models_wrap_into_summary_blocks_and_long_headers_may_break():
@@ -535,7 +744,7 @@ def test_many_models_wrap_into_summary_blocks_and_long_headers_may_break():
     summary = tables(section(page, "summary"))
     assert [t[0] for t in summary] == [["", "copy0", "copy1", "copy2", "personal"], ["", "popular"]]  # four a table
     assert [row[0] for row in summary[1][1:]] == ["n_users", "n_skipped", "ndcg@10"]  # every row in each block
-    assert "<th>n_<wbr>pairs</th>" in section(page, "comparison") and "@media print" in page and "size: A4" in page
+    assert "<th>n_<wbr>pairs</th>" in section(page, "comparison_table") and "@media print" in page and "size: A4" in page
 
 
 def test_the_glossary_is_the_registry_documentation_linked_from_the_tables(page):
@@ -551,7 +760,7 @@ def test_the_glossary_is_the_registry_documentation_linked_from_the_tables(page)
     ids, links = set(re.findall(r'id="g-([^"]+)"', page)), re.findall(r'href="#g-([^"]+)"', page)
     assert set(links) == ids == {"precision", "recall", "f1", "hit_rate", "r_precision", "ap", "rr", "dcg", "ndcg"}
     assert '<td><a href="#g-ndcg">ndcg@10</a></td>' in section(page, "summary")  # the summary's row
-    assert '<td><a href="#g-ndcg">ndcg@10</a></td>' in section(page, "comparison")  # the comparison's metric cell
+    assert '<td><a href="#g-ndcg">ndcg@10</a></td>' in section(page, "comparison_table")  # the comparison's metric cell
     # a beyond-accuracy metric: its module's bullet and what the registry says (lower is better, needs train=)
     train = TRUTH.select("user_id", "item_id")
     items = pl.DataFrame({"item_id": pl.concat([RECS["item_id"], TRUTH["item_id"]]).unique()})
@@ -603,7 +812,10 @@ def test_models_with_one_user_each_are_said_untested_not_a_raw_error():
         }
     )
     page = recframe.report_page(frame, k=2, by="model")
-    assert "not tested against a (fewer than two users with values of both): b, c." in html.unescape(verdict_of(page))
+    said = verdict_of(page)
+    assert re.search(
+        r"Best against the runner-up: a is not tested against [bc] \(fewer than two users with values of both\)\.", said
+    )
     with pytest.raises(recframe.RecframeError, match="per_user_frame has no row to compare, so no pair of models"):
         recframe.report_page(frame.with_columns(pl.lit(None, pl.Float64).alias("relevance")), k=2, by="model")
 

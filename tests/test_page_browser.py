@@ -39,6 +39,29 @@ window.addEventListener("error", function (e) {
   window.__errors.push("error: " + (e.message || (e.target && (e.target.src || e.target.href)) || "a resource"));
 }, true);
 console.error = function () { window.__errors.push("console.error: " + Array.prototype.join.call(arguments, " ")); };
+// two lines of text drawn over each other: every text node's line boxes (outside figures), swept by top
+function overlaps() {
+  var boxes = [], walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT), node;
+  while ((node = walker.nextNode())) {
+    if (!node.textContent.trim() || node.parentElement.closest("svg, script, style, pre#page-check")) continue;
+    var range = document.createRange();
+    range.selectNodeContents(node);
+    Array.prototype.forEach.call(range.getClientRects(), function (r) {
+      if (r.width > 0.5 && r.height > 0.5) boxes.push({l: r.left, r: r.right, t: r.top, b: r.bottom, text: node.textContent.trim().slice(0, 30)});
+    });
+  }
+  boxes.sort(function (a, b) { return a.t - b.t; });
+  var found = [];
+  for (var i = 0; i < boxes.length && found.length < 20; i++) {
+    for (var j = i + 1; j < boxes.length && boxes[j].t < boxes[i].b - 2; j++) {
+      var a = boxes[i], b = boxes[j];
+      if (Math.min(a.r, b.r) - Math.max(a.l, b.l) > 2 && Math.min(a.b, b.b) - Math.max(a.t, b.t) > 2) {
+        found.push(a.text + " / " + b.text);
+      }
+    }
+  }
+  return found;
+}
 window.addEventListener("load", function () {
   function all(selector, f) { return Array.prototype.map.call(document.querySelectorAll(selector), f); }
   var out = {
@@ -68,6 +91,14 @@ window.addEventListener("load", function () {
       var box = t.parentElement, r = t.getBoundingClientRect();
       return {right: r.right, scroll: box.scrollWidth, client: box.clientWidth, head: t.rows[0].textContent.slice(0, 60)};
     }),
+    // every table cell inside the window (a cell past its right edge is cut off or scrolled to)
+    cells: Array.prototype.filter.call(document.querySelectorAll("td, th"), function (c) {
+      var r = c.getBoundingClientRect();
+      return r.width > 0 && (r.left < -1 || r.right > window.innerWidth + 1);
+    }).map(function (c) { return (c.textContent || "").trim().slice(0, 40); }),
+    overlaps: overlaps(),
+    // the heights of the summary's rows (a mark must not make its row taller)
+    summaryRows: all("#summary table tbody tr", function (tr) { return Math.round(tr.getBoundingClientRect().height * 10) / 10; }),
     errors: window.__errors,
     fetched: performance.getEntriesByType("resource").map(function (e) { return e.name; })
   };
@@ -112,6 +143,8 @@ def problems(measured: dict, console: list[str]) -> list[str]:
         if table["scroll"] > table["client"] + 1 or table["right"] > measured["innerWidth"]:
             out.append(f"table cut off: {table}")
     out += [f"box cut off or scrolling sideways: {box}" for box in measured["cut"]]
+    out += [f"table cell outside the window: {cell!r}" for cell in measured.get("cells", [])]
+    out += [f"text drawn over other text: {pair!r}" for pair in measured.get("overlaps", [])]
     out += measured["errors"] + [f"fetched {name}" for name in measured["fetched"]] + console
     return out
 
@@ -125,6 +158,8 @@ def test_the_sample_page_renders_in_chromium(tmp_path):
     assert problems(measured, console) == []
     assert len(measured["figures"]) == page.count("<svg") >= 3
     assert len(measured["tables"]) >= 8
+    # rows with a ▲ and rows without (n_users, n_skipped) are one height
+    assert len(measured["summaryRows"]) == 12 and len(set(measured["summaryRows"])) == 1, measured["summaryRows"]
 
 
 def test_the_check_sees_an_empty_figure_a_cut_label_a_cut_off_table_a_cut_box_and_a_console_error(tmp_path):
@@ -194,7 +229,7 @@ def test_the_workflow_page_prints_every_column_on_a4(workflow_page, tmp_path):
     assert not info or "(A4)" in info
     text = subprocess.run([pdftotext, str(pdf), "-"], capture_output=True, text=True, check=True).stdout
     flat = re.sub(r"\s+", "", text)  # a header may wrap after "_": "baseline_" / "mean"
-    comparison = headers(workflow_page, "comparison")
+    comparison = headers(workflow_page, "comparison_table")
     assert comparison == ["model", "metric", "n_pairs", "baseline_mean", "model_mean", "delta", "rel_delta", "p_value",
                           "p_adjusted"]  # fmt: skip
     assert "".join(comparison) in flat
@@ -203,3 +238,141 @@ def test_the_workflow_page_prints_every_column_on_a4(workflow_page, tmp_path):
     for metric in ("n_users_ndcg", "ndcg@20", "novelty@20", "popularity@20", "catalog_coverage@20", "gini@20"):
         assert metric in flat, metric  # the rows of the turned table
     assert "".join(headers(workflow_page, "fairness")) in flat
+
+
+# ---------------------------------------------------------------------------- long names, folds, print
+
+#: three model names of 40 characters (one with no hyphen to break at)
+LONG_NAMES = {
+    "personal": "personalised-matrix-factorisation-mod-v2",
+    "popular": "most-popular-items-baseline-last-30-days",
+    "shuffled": "personalised_model_shuffled_within_listx",
+}
+
+
+def long_names_page(**options: object) -> str:
+    """The page a manager gets: three models (the sample's two and personal's lists reordered at
+    random), four segments, two weekly folds, names of 40 characters, a baseline."""
+    import polars as pl
+
+    recs, truth = load_sample()
+    shuffled = recs.filter(pl.col("model") == "personal").with_columns(
+        pl.col("score").shuffle(seed=0).over("user_id"), model=pl.lit("shuffled")
+    )
+    recs = pl.concat([recs, shuffled]).with_columns(pl.col("model").replace_strict(LONG_NAMES))
+    recs = pl.concat([recs.with_columns(fold=pl.lit(week)) for week in ("week 1", "week 2")])
+    truth = truth.with_columns(
+        fold=pl.when(pl.col("item_id").hash(0) % 2 == 0).then(pl.lit("week 1")).otherwise(pl.lit("week 2"))
+    )
+    users = truth.select("user_id").unique().with_columns(segment=pl.format("segment-{}", pl.col("user_id") % 4))
+    return recframe.report_page(
+        recs, truth=truth, users=users, score="score", relevance="rating", threshold=4, by=["model", "fold", "segment"],
+        baseline=LONG_NAMES["popular"], seed=0, n_resamples=200, **options,
+    )  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def long_names() -> str:
+    return long_names_page()
+
+
+@pytest.mark.slow_engine
+@pytest.mark.parametrize("width", [800, 1024, 1280])
+def test_three_models_four_segments_two_folds_with_long_names_fit_from_800_px(long_names, tmp_path, width):
+    """Every table cell inside the window, no table or box scrolling sideways, no two lines of text
+    over each other (the table of contents among them)."""
+    assert all(len(name) == 40 for name in LONG_NAMES.values())
+    measured, console = measure(long_names, tmp_path, width)
+    assert problems(measured, console) == []
+    assert measured["innerWidth"] == width and len(measured["tables"]) >= 12
+
+
+def test_the_check_sees_a_cell_outside_the_window_and_text_over_text(tmp_path):
+    """The harness: a table wider than the window and two boxes drawn over each other each fail."""
+    page = (
+        '<!DOCTYPE html><html><head><meta charset="utf-8"></head><body>'
+        "<table><tr>" + "<td>a_very_long_unbreakable_model_name_of_forty</td>" * 30 + "</tr></table>"
+        '<p style="position:absolute;top:0;left:0">first words here</p>'
+        '<p style="position:absolute;top:2px;left:4px">second words here</p></body></html>'
+    )
+    found = problems(*measure(page, tmp_path, 800))
+    assert any("table cell outside the window" in p for p in found)
+    assert any("text drawn over other text" in p and "first words here" in p for p in found)
+
+
+def print_pdf(page: str, folder: Path) -> Path:
+    """The page printed by Chromium (A4, the page's print stylesheet)."""
+    path, pdf = folder / "page.html", folder / "page.pdf"
+    path.write_text(page, encoding="utf-8")
+    args = [
+        str(CHROMIUM), "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking",
+        "--disable-component-update", "--disable-sync", f"--user-data-dir={folder / 'profile'}",
+        "--no-pdf-header-footer", "--virtual-time-budget=5000", f"--print-to-pdf={pdf}", path.as_uri(),
+    ]  # fmt: skip
+    done = subprocess.run(args, capture_output=True, text=True, timeout=120)
+    assert pdf.exists(), f"Chromium printed no PDF (exit {done.returncode}): {done.stderr[-2000:]}"
+    return pdf
+
+
+def printed_lines(pdf: Path) -> list[tuple[float, float, list[tuple[float, float, float, float, str]]]]:
+    """Per printed page: its width, height and lines, each a list of words (x0, y0, x1, y1, text) in
+    points (pdftotext -bbox-layout: the positions of the text in the PDF)."""
+    out = subprocess.run(["pdftotext", "-bbox-layout", str(pdf), "-"], capture_output=True, text=True, check=True).stdout
+    word = r'<word xMin="([\d.]+)" yMin="([\d.]+)" xMax="([\d.]+)" yMax="([\d.]+)">([^<]*)</word>'
+    pages = []
+    for width, height, body in re.findall(r'<page width="([\d.]+)" height="([\d.]+)">(.*?)</page>', out, re.S):
+        lines = [
+            [(float(a), float(b), float(c), float(d), html.unescape(t)) for a, b, c, d, t in re.findall(word, line)]
+            for line in re.findall(r"<line [^>]*>(.*?)</line>", body, re.S)
+        ]
+        pages.append((float(width), float(height), [line for line in lines if line]))
+    return pages
+
+
+def svg_words(page: str, wider_than: float = 0.0) -> set[str]:
+    """The words of the page's figures (those more than `wider_than` units wide)."""
+    found: set[str] = set()
+    for width, body in re.findall(r'<svg [^>]*?width="([\d.]+)"[^>]*>(.*?)</svg>', page, re.S):
+        if float(width) > wider_than:
+            found |= {w for text in re.findall(r"<text[^>]*>([^<]*)</text>", body) for w in html.unescape(text).split()}
+    return found
+
+
+#: A4 in points, the page's margins (12 mm top and bottom, 10 mm at the sides), and 7 pt text
+A4, TOP, SIDE = (595.0, 842.0), 12 / 25.4 * 72, 10 / 25.4 * 72
+#: a word's box is about 1.09 times its font size (poppler's ascent + descent for the page's fonts)
+SEVEN_POINTS = 7 * 1.09
+
+
+@pytest.mark.slow_engine
+def test_the_long_names_page_prints_its_main_part_on_three_a4_pages(long_names, tmp_path):
+    """Printed: the main part (verdict, summary, segments, comparison) on the first three pages,
+    the appendix from the fourth; every word inside the margins; no page ends on a heading; the
+    text at 7 pt or more, the figures' too where the figure fits the paper's width at that size;
+    the brief page (sections="brief") is three pages at most."""
+    if shutil.which("pdftotext") is None:
+        pytest.skip("pdftotext (poppler-utils) is not installed")
+    pages = printed_lines(print_pdf(long_names, tmp_path))
+    texts = [[" ".join(w[4] for w in line) for line in lines] for _, _, lines in pages]
+    appendix = next(i for i, lines in enumerate(texts) if "Appendix" in lines)
+    assert appendix <= 3, f"the main part takes {appendix} pages"
+    headings = {
+        " ".join(html.unescape(re.sub(r"<[^>]+>", "", h)).split())
+        for h in re.findall(r"<h[23][^>]*>(.*?)</h[23]>", long_names, re.S)
+    }
+    # (a figure wider than 920 units prints its 12-unit text below 7 pt on A4's 718 px: that is its own layout's)
+    wide = svg_words(long_names, wider_than=920)
+    for number, (width, height, lines) in enumerate(pages, start=1):
+        assert (round(width), round(height)) == A4
+        words = [w for line in lines for w in line]
+        outside = [w[4] for w in words if w[0] < SIDE - 1 or w[2] > width - SIDE + 1 or w[1] < TOP - 1 or w[3] > height - TOP + 1]
+        assert outside == [], (number, outside[:5])
+        last = max(lines, key=lambda line: max(w[3] for w in line))
+        text = " ".join(w[4] for w in last)
+        # a heading alone at the foot: the start of a heading's text, in a heading's size (h2 12.5 pt, h3 10.5 pt)
+        larger = min(w[3] - w[1] for w in last) > 10.5 * 1.07
+        assert not (larger and any(h.startswith(text) for h in headings if text)), (number, text)
+        small = [w[4] for w in words if w[3] - w[1] < SEVEN_POINTS and w[4] not in wide]
+        assert small == [], (number, small[:5])
+    brief = printed_lines(print_pdf(long_names_page(sections="brief"), tmp_path))
+    assert len(brief) <= 3

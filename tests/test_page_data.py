@@ -55,7 +55,10 @@ def test_the_rest_of_the_page_is_collected_as_values(collected):
     assert [band[f"p{q}"] for q in (10, 25, 75, 90)] == pytest.approx(list(np.percentile(values, [10, 25, 75, 90])), abs=1e-12)
     direct = recframe.summary(RECS, truth=TRUTH, k=10, metrics=["ndcg"], aggregate="p90", **OPTIONS)
     assert band["p90"] == pytest.approx(direct.filter(pl.col("model") == "popular")["ndcg@10"].item(), abs=1e-12)
-    assert collected.inputs == [{"input": "recs", "rows": RECS.height}, {"input": "truth", "rows": TRUTH.height}]
+    assert [{k: v for k, v in d.items() if k != "sha256"} for d in collected.inputs] == [
+        {"input": "recs", "rows": RECS.height}, {"input": "truth", "rows": TRUTH.height}
+    ]  # fmt: skip
+    assert [len(d["sha256"]) for d in collected.inputs] == [64, 64] and collected.inputs[0]["sha256"] == data.frame_hash(RECS)
     assert "no NaN score in 'score'" in collected.checks
     assert ["k", "10", "default"] in collected.conventions  # k=10 is report_page's default: not "given"
     assert ["seed", 0, "given"] in collected.conventions
@@ -137,10 +140,15 @@ def test_three_models_without_a_baseline_compare_every_pair_and_the_verdict_read
     assert f"{row['wins']} / {row['ties']} / {row['losses']}" in body and f"{row['d_z']:.3f}" in body
     verdict = sections.verdict(collected)
     assert "every pair of models" in verdict
-    mean = pairs.filter((pl.col("model_a") == "itemknn") & (pl.col("metric") == "ndcg@20"))["mean_a"].item()
+    # popular is best; the runner-up is the next by mean, and their pair's test is said
+    runner = letters.filter(pl.col("metric") == "ndcg@20")["model"][1]
+    row = pairs.filter(pl.col("model_a").is_in(["popular", runner]) & pl.col("model_b").is_in(["popular", runner]))
+    row = row.filter(pl.col("metric") == "ndcg@20").row(0, named=True)
+    assert row["significant"] and row["p_adjusted"] < 0.001
+    assert '<strong>popular</strong> is best (<a href="#summary">0.201</a>).</p>' in verdict
     assert (
-        f"ndcg@20: <strong>popular</strong> is best (0.201); significantly worse than popular: category (0.154, "
-        f"p_adjusted &lt; 0.001), itemknn ({mean:.3f}, p_adjusted &lt; 0.001)."
+        f"Best against the runner-up: <strong>popular</strong> is significantly better than {runner} "
+        '(<a href="#pairs">p_adjusted &lt; 0.001</a>).'
     ) in verdict
 
 
@@ -287,3 +295,27 @@ def test_the_truth_broadcast_is_checked_once_per_page(monkeypatch):
     assert len(checked) == 1
     recframe.summary(RECS, truth=TRUTH, **OPTIONS)
     assert len(checked) == 2
+
+
+def test_the_best_against_the_runner_up_says_each_fold_s_direction(collected):
+    """In one fold the runner-up can be significantly the better one: the sentence says so."""
+    import dataclasses
+    import re
+
+    from recframe.reporting._page import sections
+
+    rows = pl.DataFrame(
+        {
+            "fold": ["1", "2", "3"], "model_a": ["x", "x", "y"], "model_b": ["y", "y", "x"], "metric": ["ndcg@10"] * 3,
+            "delta": [0.1, -0.1, 0.01], "p_adjusted": [0.001, 0.002, 0.5], "significant": [True, True, False],
+        }
+    )  # fmt: skip
+    fake = dataclasses.replace(collected, pairs=rows, request=dataclasses.replace(collected.request, truth_keys=("fold",)))
+    standing = sections.Standing("ndcg@10", [("x", 0.5)], True, ("y", 0.4), rows.to_dicts(), [])
+    said = re.sub(r"<[^>]+>", "", sections._against_runner(fake, standing))
+    assert said == (
+        "Best against the runner-up: x is significantly better than y (p_adjusted 0.001 in 1); significantly worse "
+        "(p_adjusted 0.002 in 2); not significantly different (p_adjusted 0.500 in 3)."
+    )
+    cell = re.sub(r"<[^>]+>", "", sections._against_runner(fake, standing, short=True))
+    assert cell == "better: 0.001 (1); worse: 0.002 (2); not: 0.500 (3)"

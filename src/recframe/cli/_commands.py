@@ -488,10 +488,14 @@ def _report_page(args: argparse.Namespace, progress: Progress) -> int:
         if name in CHOICES or name not in DEFAULTS or value != DEFAULTS[name]
     }  # fmt: skip
     command = shlex.join(["recframe", *getattr(args, "argv", ["report", "..."])])
+    if args.brief and args.sections is not None:
+        raise UsageError("--brief is --sections brief: pass one of them. Hint: leave out --brief, or --sections.")
+    sections = "brief" if args.brief else None if args.sections is None else [s.strip() for s in args.sections.split(",")]
+    page = {"title": args.title, "headline": args.headline, "sections": sections}
     with progress.running("reading, evaluating and drawing"):
         text = recframe.report_page(
             recs, baseline=args.baseline, k=k, ci=ci, metrics=metrics, precision=args.precision, inputs=_input_files(args),
-            command=command, **({"title": args.title} if args.title is not None else {}), **sides, **passed,
+            command=command, **{name: value for name, value in page.items() if value is not None}, **sides, **passed,
         )  # fmt: skip
     return emit_text(args, text, "page", progress)
 
@@ -519,10 +523,13 @@ def report_command(args: argparse.Namespace, progress: Progress) -> int:
                 "its own section. Hint: leave out --aggregate, or pass --format markdown."
             )
         return _report_page(args, progress)
-    if args.title is not None:
-        raise UsageError(
-            f"--title names the page, and --format {fmt} writes a table. Hint: leave out --title, or write the page (--out FILE.html)."
-        )
+    for option, value in (("--title", args.title), ("--sections", args.sections), ("--headline", args.headline)):
+        if value is not None or (option == "--sections" and args.brief):
+            option = "--brief" if option == "--sections" and args.sections is None else option
+            raise UsageError(
+                f"{option} {'names' if option == '--title' else 'shapes'} the page, and --format {fmt} writes a table. "
+                f"Hint: leave out {option}, or write the page (--out FILE.html)."
+            )
     recs, sides = _read(args, progress)
     kwargs = _api_kwargs(args)
     with progress.running("reading and evaluating"):

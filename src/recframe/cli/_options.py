@@ -481,7 +481,10 @@ def _add_reporting(commands: Any, common: argparse.ArgumentParser) -> None:
         "--plot", metavar="PNG", help="also draw the curves of --metrics (default: ndcg) to this image (needs matplotlib)"
     )
     k.set_defaults(run=curve_command)
+    _add_report(commands, common)
 
+
+def _add_report(commands: Any, common: argparse.ArgumentParser) -> None:
     r = commands.add_parser(
         "report",
         parents=[common],
@@ -508,6 +511,16 @@ def _add_reporting(commands: Any, common: argparse.ArgumentParser) -> None:
     out.add_argument(
         "--title", metavar="TEXT", help="the page's title and heading (default: recframe evaluation); with the page only"
     )
+    out.add_argument(
+        "--headline", metavar="METRIC", help="the verdict's headline metric, e.g. ndcg@10 (default: the first of nDCG, AP, "
+        "RR asked, else the first metric, at the smallest k); with the page only",
+    )  # fmt: skip
+    out.add_argument(
+        "--sections", metavar="NAMES", help="the page's sections, separated by commas (default: all): summary, comparison, "
+        "segments (the main part), comparison_table, evaluated, pairs, curves, distributions, segment_tables, folds, "
+        "agreement, beyond, item_groups, examples, glossary (the appendix); brief, all",
+    )  # fmt: skip
+    out.add_argument("--brief", action="store_true", help="the main part of the page alone: --sections brief")
     r.set_defaults(run=report_command)
 
 

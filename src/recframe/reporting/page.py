@@ -17,7 +17,8 @@ from typing import Any
 
 from recframe.engine import _call, _frames
 from recframe.options import SummaryOptions, Unpack
-from recframe.reporting._page import data, sections
+from recframe.reporting._page import data
+from recframe.reporting._page import sections as parts
 from recframe.reporting._page.html import Page
 
 #: the page's interval coverage when ``ci`` is not passed (summary's own default is none)
@@ -35,18 +36,15 @@ def report_page(
     precision: int = 3,
     title: str = "recframe evaluation",
     command: str | None = None,
+    headline: str | None = None,
+    sections: str | Sequence[str] | None = None,
     **options: Unpack[SummaryOptions],
 ) -> str:
     """One self-contained HTML page of an evaluation: everything a colleague needs to read it.
 
-    The page holds: a verdict (the best model per headline metric, and those significantly
-    better or worse than ``baseline``); what was evaluated (the exact call or command line, the
-    side inputs given or not, the versions of Python, recframe, Polars, narwhals and the engine,
-    the inputs with rows and hashes, the users counted and skipped, the data checks that ran,
-    every convention with who set it); the summary with intervals and significance marks; the
-    paired comparison (figure and table); precision-recall and nDCG-vs-k curves; per-user
-    distributions; a section per user attribute (``users=``) or truth key (a fold); beyond
-    accuracy with ``train=`` / ``items=``; item groups with ``item_group=``; example users.
+    A verdict (the headline metric's best model, ties named; the best against the runner-up,
+    tested; with ``baseline`` the models significantly better or worse than it; the other metrics
+    one row each), the main part (three A4 pages), then the appendix (see ``sections``).
 
     Parameters
     ----------
@@ -54,40 +52,46 @@ def report_page(
         Recommendations (or a frame with ranks and relevance), as :func:`recframe.summary`
         takes them. pandas and Arrow inputs are converted to Polars once for the whole page.
     k : int or list of int, default 10
-        Cut-offs of the summary; the largest is the one of the figures, and the curves run
-        from 1 to it.
+        Cut-offs of the summary; the largest is the figures' (the curves run from 1 to it).
     inputs : list of dict, optional
-        What the inputs were, one dict per file with the keys ``"input"`` (``"recs"``,
-        ``"truth"``, ...), ``"file"``, ``"rows"`` and ``"sha256"`` (the command line passes the
-        files it read). Default: the row count of each frame given.
+        What the inputs were, one dict per file with the keys ``"input"`` (``"recs"``, ...),
+        ``"file"``, ``"rows"`` and ``"sha256"`` (the command line passes the files it read).
+        Default: each frame's rows and content hash.
     out : str or path, optional
         Also write the page to this file (atomically: a temporary file renamed onto it).
     metrics : list of str, optional
         The metrics of the summary and the comparison (default: summary's).
     precision : int, default 3
-        Decimals of the numbers shown, from 0 to 17.
+        Decimals shown, from 0 to 17.
     title : str, default "recframe evaluation"
-        The page's title: its ``<title>`` (the browser tab, a bookmark) and its heading.
+        The page's ``<title>`` (the browser tab, a bookmark) and heading.
     command : str, optional
         The command line recorded as the page's provenance (``recframe report`` passes the one
-        typed). Default: this call, rebuilt from the arguments given (``<frame: N rows>``).
+        typed). Default: this call rebuilt (a frame as ``<frame: N rows, sha256 1a2b3c4d5e6f>``).
+    headline : str, optional
+        The verdict's metric: a column (``"ndcg@10"``) or a metric (at its smallest k). Default:
+        the first of nDCG, AP, RR asked, else the first metric asked, at the smallest k.
+    sections : str or list of str, optional
+        The sections shown, and computed (default ``"all"``; ``"brief"``: the main part). The
+        main part: ``"summary"`` (means with intervals), ``"segments"`` (the headline metric per
+        user attribute's group and model), ``"comparison"`` (the figure against the baseline, or
+        every pair's letters). The appendix: ``"comparison_table"``, ``"evaluated"`` (the call,
+        versions, inputs with hashes, users counted, checks, conventions), ``"pairs"``,
+        ``"curves"``, ``"distributions"``, ``"segment_tables"``, ``"folds"``, ``"agreement"``,
+        ``"beyond"`` (``train=`` / ``items=``), ``"item_groups"``, ``"examples"``, ``"glossary"``.
     **options
-        Any option of :func:`recframe.summary` (typed as
-        :class:`recframe.options.SummaryOptions`: ``score=``, ``relevance=``, ``threshold=``,
-        ``by=``, ``users=``, ``exclude=``, ``profile=``, conventions, ``seed=``, ...). The page
-        reads these ones itself:
+        Any option of :func:`recframe.summary` (:class:`recframe.options.SummaryOptions`). The
+        page reads these ones itself:
 
         - ``truth`` (frame): ground truth, as in :func:`recframe.summary`.
         - ``baseline`` (a value of the model column): the model the others are compared with
           (:func:`recframe.compare`, paired t test with Holm's correction, or the randomization
-          test without scipy); needs one model key in ``by``. Without it the page compares
-          every pair of models when there are three or more.
+          test without scipy); needs one model key in ``by``.
         - ``ci`` (float or None): coverage of the intervals of the means. **The page's default
           is 0.95** when ``ci`` is not passed (:func:`recframe.summary`'s is no interval);
           ``ci=None`` passed explicitly means no intervals.
-        - ``train``, ``items`` (frames): training interactions and the catalog: they add the
-          beyond-accuracy section (novelty, popularity, catalog coverage, Gini) and, with
-          ``item_group=``, the item-groups section.
+        - ``train``, ``items`` (frames): training interactions and the catalog (the
+          beyond-accuracy section; with ``item_group=``, the item groups).
 
     Returns
     -------
@@ -96,17 +100,15 @@ def report_page(
 
     Notes
     -----
-    Figures are inline SVG written by recframe (no matplotlib needed); nothing loads from the
-    network. The summary is :func:`recframe.summary` with ``ci=`` exactly; the comparison, the
-    distributions and the segments come from one :func:`recframe.per_user` frame.
+    Figures are inline SVG (no matplotlib needed); nothing loads from the network. The summary
+    is :func:`recframe.summary` with ``ci=``; the rest comes from one :func:`recframe.per_user` frame.
 
     Examples
     --------
     >>> import recframe
     >>> from recframe.data import load_sample
     >>> recs, truth = load_sample()
-    >>> page = recframe.report_page(recs, truth=truth, baseline="popular", score="score", relevance="rating",
-    ...                             threshold=4, by="model", metrics=["ndcg", "recall"], seed=0)
+    >>> page = recframe.report_page(recs, truth=truth, baseline="popular", score="score", relevance="rating", by="model")
     >>> page.startswith("<!DOCTYPE html>"), "<table>" in page
     (True, True)
     """
@@ -114,13 +116,13 @@ def report_page(
     truth, baseline, train, items = (rest.pop(name, None) for name in ("truth", "baseline", "train", "items"))
     ci = rest.pop("ci", PAGE_CI)  # passed as None: no intervals
     arguments = (recs, truth, baseline, k, ci, train, items, inputs, out, metrics, precision, rest)
-    request = data.request(*arguments, title=title, command=command)
+    request = data.request(*arguments, title=title, command=command, headline=headline, sections=sections)
     page = Page()
     # a stage's sections are made while the next stage's numbers compute (its calls share inputs)
     with _call.shared_preparation():
-        collected = data.collect(request, lambda stage, partial: page.extend(sections.made_at(stage, partial)))
-    page.extend(sections.made_at("all", collected))
-    text = page.html(request.title, sections.lead(collected))
+        collected = data.collect(request, lambda stage, partial: page.extend(parts.made_at(stage, partial)))
+    page.extend(parts.made_at("all", collected))
+    text = page.html(request.title, parts.lead(collected))
     if request.path is not None:
         data.write(request.path, text)
     return text

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import dataclasses
 import datetime
+import hashlib
 import importlib.metadata
 import os
 import platform
@@ -47,8 +48,18 @@ PER_SEGMENT = 2
 #: report_page's own arguments at their defaults: one left there is not "given" on the page
 PAGE_DEFAULTS: dict[str, Any] = {
     "truth": None, "baseline": None, "k": 10, "ci": 0.95, "train": None, "items": None, "inputs": None, "out": None,
-    "metrics": None, "precision": 3, "title": "recframe evaluation",
+    "metrics": None, "precision": 3, "title": "recframe evaluation", "headline": None, "sections": None,
 }  # fmt: skip
+#: the page's sections by name (``sections=``): the main part, three A4 pages at most, then the appendix
+MAIN = ("summary", "comparison", "segments")
+APPENDIX = (
+    "comparison_table", "evaluated", "pairs", "curves", "distributions", "segment_tables", "folds", "agreement", "beyond", "item_groups",
+    "examples", "glossary",
+)  # fmt: skip
+#: the words ``sections=`` also takes: every section, or the main part alone (``--brief``)
+SECTION_WORDS = {"all": MAIN + APPENDIX, "brief": MAIN}
+#: the headline's default: the first ranking metric asked, in this order, else the first metric asked
+HEADLINE_ORDER = ("ndcg", "ap", "rr")
 #: the metrics of the beyond-accuracy section, with train= and without it
 BEYOND, WITHOUT_TRAIN = ("ndcg", "novelty", "popularity", "catalog_coverage", "gini"), ("ndcg", "catalog_coverage", "gini")
 
@@ -79,6 +90,12 @@ class Request:
     command: str | None = None  # the command line that made the page (the CLI's), else None
     engine: str = "polars"  # the engine of recs and its version, e.g. "pandas 2.2.3"
     started: datetime.datetime = field(default_factory=lambda: datetime.datetime.now(datetime.timezone.utc))
+    headline: str | None = None  # headline= as given (a metric, or a metric column), None for the default
+    wanted: tuple[str, ...] = MAIN + APPENDIX  # the sections asked for, by name
+
+    def wants(self, *names: str) -> bool:
+        """Whether any of the sections `names` is on the page (its numbers are computed only then)."""
+        return any(name in self.wanted for name in names)
 
     recs = property(lambda self: self.frames["recs"])
     truth = property(lambda self: self.frames["truth"])
@@ -125,9 +142,13 @@ def request(
     *,
     title: Any = "recframe evaluation",
     command: Any = None,
+    headline: Any = None,
+    sections: Any = None,
 ) -> Request:
     """report_page's arguments checked (in the order they are refused), and the by keys sorted."""
     path = _check_out(out)
+    wanted = _check_sections(sections)
+    _check_headline(headline)
     described = _check_inputs(inputs)
     if (checked := v.whole(precision)) is None or not 0 <= checked <= MAX_PRECISION:
         raise RecframeError(
@@ -141,7 +162,8 @@ def request(
             f"pass the command line, e.g. {fix('command', 'recframe report recs.parquet')}.",
         )
     explicit = {"truth": truth, "baseline": baseline, "k": k, "ci": ci, "train": train, "items": items, "inputs": inputs,
-                "out": out, "metrics": metrics, "precision": precision, "title": title}  # fmt: skip
+                "out": out, "metrics": metrics, "precision": precision, "title": title, "headline": headline,
+                "sections": sections}  # fmt: skip
     arguments = {name: value for name, value in explicit.items() if not _at_default(name, value)} | dict(options)
     engine = _engine_version(recs)
     given = dict(options)
@@ -183,6 +205,7 @@ def request(
     return Request(
         frames, baseline, ks, ci, metrics, checked, path, described, given, item_group, by_keys,
         model_keys, truth_keys, attr_keys, common, base_given, title, arguments, command, engine,
+        headline=headline, wanted=wanted,
     )  # fmt: skip
 
 
@@ -223,6 +246,7 @@ class PageData:
     #: recframe.agreement's per-user values averaged per pair of models (or its error); None with one model
     agreement: pl.DataFrame | str | None = None
     tied: pl.DataFrame | None = None  # recframe.tied_cutoffs with score=, by the summary's keys
+    headline: str | None = None  # the verdict's headline metric column
 
     @property
     def significant(self) -> set[tuple[Any, ...]]:
@@ -259,10 +283,11 @@ def collect(r: Request, ready: Callable[[str, PageData], None] | None = None) ->
     tell = ready if ready is not None else (lambda stage, partial: None)
     with ThreadPoolExecutor(max_workers=3) as pool:
         numbers = pool.submit(_numbers, r)
-        agreement_job = pool.submit(_agreement, r)  # the longest call after the summary's: it starts at once
-        sides_job = pool.submit(_sides, r)  # (their own calls: they need nothing from the others)
+        # the longest call after the summary's: it starts at once (its own calls: they need nothing from the others)
+        agreement_job = pool.submit(_agreement, r) if r.wants("agreement") else None
+        sides_job = pool.submit(_sides, r) if r.wants("beyond", "item_groups") else None
         try:
-            data.curve, data.curve_metrics = _curves(r)
+            data.curve, data.curve_metrics = _curves(r) if r.wants("curves") else (data.curve, [])
         except RecframeError:
             numbers.result()  # the summary's own error first, when it has one: it names the argument as given
             raise
@@ -270,43 +295,85 @@ def collect(r: Request, ready: Callable[[str, PageData], None] | None = None) ->
         summary_of, data.per_user, data.tied = numbers.result()
         summary_job = pool.submit(summary_of)  # the bootstrap, while the comparison and its figures are made
         metric_columns = _tables.metric_columns(data.per_user.columns)
+        data.headline = headline_of(r.headline, metric_columns)
         first = metric_columns[0] if metric_columns else None
         data.primary = next((c for c in (f"ndcg@{r.kmax}", f"recall@{r.kmax}") if c in metric_columns), first)
         at_k = [c for c in (f"ndcg@{r.kmax}", f"recall@{r.kmax}", f"precision@{r.kmax}") if c in metric_columns]
         data.shown = at_k or metric_columns[:1]
         # the later stages' numbers in threads, those with figures first, while the sections are made
-        examples_job = pool.submit(_examples, r, data.per_user, data.primary)  # inspect reads the chosen users' rows
+        examples_job = pool.submit(_examples, r, data.per_user, data.primary) if r.wants("examples") else None
         data.baseline, data.test, data.comparison = _comparison(r, data.per_user)
         segments_job = pool.submit(_segments, r, data)
         data.pairs, data.letters = _all_pairs(r, data.per_user, data.test)
-        data.distributions = [(metric, _distribution(data.per_user, metric, r.main_by)) for metric in data.shown]
+        if r.wants("distributions"):
+            data.distributions = [(metric, _distribution(data.per_user, metric, r.main_by)) for metric in data.shown]
         tell("per_user", data)
-        data.beyond, data.item_groups = sides_job.result()
+        data.beyond, data.item_groups = sides_job.result() if sides_job is not None else (None, None)
         tell("sides", data)
         data.segments, data.segment_comparisons = segments_job.result()
         tell("segments", data)
         data.summary = summary_job.result()
-        data.examples, data.inspected, data.examples_error, data.ties = examples_job.result()
+        if examples_job is not None:
+            data.examples, data.inspected, data.examples_error, data.ties = examples_job.result()
         several = bool(r.model_keys) and data.per_user.get_column(r.model_keys[0]).n_unique() > 1
-        data.agreement = agreement_job.result() if several else None  # (one model: agreement's refusal not shown)
+        data.agreement = (
+            agreement_job.result() if several and agreement_job is not None else None
+        )  # (one model: no refusal shown)
     frames = {name: frame for name, frame in r.frames.items() if frame is not None}
     data.inputs = (
-        r.inputs if r.inputs is not None else [{"input": name, "rows": _rows_of(frame, name)} for name, frame in frames.items()]
+        r.inputs
+        if r.inputs is not None
+        else [{"input": name, "rows": _rows_of(frame, name), "sha256": frame_hash(frame)} for name, frame in frames.items()]
     )
     data.checks = _checks_run(r)
     data.conventions = _conventions_rows(r)
-    rows = _rows_by_input(data.inputs)
-    data.call = r.command if r.command is not None else _call_text(r, rows)
-    data.versions, data.sides = _versions(r), _side_rows(r, rows)
+    data.call = r.command if r.command is not None else _call_text(r, data.inputs)
+    data.versions, data.sides = _versions(r), _side_rows(r, _rows_by_input(data.inputs))
     data.folds = {key: _spread(data.summary, key, r.main_by, data.shown) for key in r.truth_keys}
     return data
+
+
+def headline_of(asked: str | None, metrics: list[str]) -> str | None:
+    """The verdict's headline column: `asked` (a column, or a metric at its smallest k), else the
+    first ranking metric asked in the order nDCG, AP, RR, else the first metric, at its smallest k."""
+
+    def smallest(name: str) -> str | None:
+        found = [c for c in metrics if _tables.metric_of(c) == name]
+        return min(found, key=lambda c: int(c.partition("@")[2] or 0)) if found else None
+
+    if asked is not None:
+        found = asked if asked in metrics else smallest(asked) if "@" not in asked else None
+        if found is None:
+            raise RecframeError(
+                f"{ref('headline', asked)} is not among the page's metric columns ({', '.join(metrics)}).",
+                f"pass one of them, e.g. {fix('headline', metrics[0] if metrics else 'ndcg@10')}.",
+            )
+        return found
+    for name in (*HEADLINE_ORDER, *(_tables.metric_of(c) for c in metrics)):
+        if name is not None and (found := smallest(name)) is not None:
+            return found
+    return None
+
+
+def frame_hash(frame: Any) -> str | None:
+    """The sha256 of an in-memory Polars frame's content: its columns' names and types, then each
+    row's hash in order (Polars' ``hash_rows``, seed 0: the same rows give the same hash
+    with the same Polars version, at a few ms per million rows where writing the rows out costs
+    a second); None for a lazy or engine frame, whose rows are not read for this."""
+    if not isinstance(frame, pl.DataFrame):
+        return None
+    digest = hashlib.sha256(repr(list(frame.schema.items())).encode())
+    if frame.width and frame.height:
+        digest.update(frame.hash_rows(seed=0).to_numpy().tobytes())
+    return digest.hexdigest()
 
 
 def _segments(r: Request, data: PageData) -> tuple[dict[str, pl.DataFrame | str | None], dict[str, pl.DataFrame | str]]:
     """Per user attribute: recframe.disparity between its groups, and (with a baseline) the
     comparison within each group."""
-    gaps = {key: _disparity(r, data.per_user, key, data.shown) for key in r.attr_keys}
-    within = {key: _within(r, data, key) for key in r.attr_keys} if data.comparison is not None else {}
+    gaps = {key: _disparity(r, data.per_user, key, data.shown) for key in r.attr_keys} if r.wants("segment_tables") else {}
+    compared = data.comparison is not None and r.wants("segment_tables", "segments")
+    within = {key: _within(r, data, key) for key in r.attr_keys} if compared else {}
     return gaps, within
 
 
@@ -314,11 +381,11 @@ def _sides(r: Request) -> tuple[pl.DataFrame | None, pl.DataFrame | None]:
     """Beyond accuracy (summary of novelty, popularity, coverage, Gini with train= / items=) and
     recframe.item_groups (with item_group=); None where not asked for."""
     beyond = groups = None
-    if r.train is not None or r.items is not None:
+    if (r.train is not None or r.items is not None) and r.wants("beyond"):
         wanted = list(BEYOND if r.train is not None else WITHOUT_TRAIN)
         sides = {"truth": r.truth, "train": r.train, "items": r.items, "by": r.main_by or None}
         beyond = _tables.eager(summary(r.recs, r.kmax, wanted, **{**r.base_given, **sides}), "summary")
-    if r.item_group is not None:
+    if r.item_group is not None and r.wants("item_groups"):
         sides = {"by": r.main_by or None, "item_group": r.item_group}
         groups = _tables.eager(item_groups(r.recs, r.kmax, **{**r.sides, **sides}), "item_groups")
     return beyond, groups
@@ -348,6 +415,33 @@ def _check_out(out: Any) -> Path | None:
         hint = "create it first" if found.missing_folder else f"pass a file's path, e.g. {fix('out', found.example)}"
         raise RecframeError(f"{ref('out', str(out))} {found.problem}. Hint: {hint}.")
     return Path(out)
+
+
+def _check_headline(headline: Any) -> None:
+    """headline= is a metric or a metric column, when given (the page's columns are checked later)."""
+    if headline is not None and (not isinstance(headline, str) or _tables.metric_of(headline) is None):
+        raise RecframeError(
+            f"{ref('headline', headline)} is not a metric or a metric column.", f"pass e.g. {fix('headline', 'ndcg@10')}."
+        )
+
+
+def _check_sections(sections: Any) -> tuple[str, ...]:
+    """The sections asked for, in the page's order: ``None`` or ``"all"`` every one, ``"brief"`` the
+    main part, else a name or a list of names of :data:`MAIN` and :data:`APPENDIX`."""
+    if sections is None:
+        return MAIN + APPENDIX
+    names = [sections] if isinstance(sections, str) else sections if isinstance(sections, (list, tuple)) else None
+    known = (*SECTION_WORDS, *MAIN, *APPENDIX)
+    wrong = [name for name in names or [sections] if name not in known]
+    if names is None or wrong or not names:
+        raise RecframeError(
+            f"{ref('sections', sections)} names no section of the page"
+            + (f" ({', '.join(map(repr, wrong))})" if names and wrong else "")
+            + f"; the sections are {', '.join(MAIN)} (the main part) and {', '.join(APPENDIX)} (the appendix).",
+            f"pass e.g. {fix('sections', ['summary', 'comparison', 'examples'])}, or {fix('sections', 'brief')}.",
+        )
+    chosen = {part for name in names for part in SECTION_WORDS.get(name, (name,))}
+    return tuple(name for name in MAIN + APPENDIX if name in chosen)
 
 
 def _at_default(name: str, value: Any) -> bool:
@@ -506,14 +600,14 @@ def _test() -> Test:
     return "paired_t"
 
 
-#: the models from which, without a baseline, the page compares every pair
-ALL_PAIRS = 3
+#: the models from which the page compares every pair (the verdict's best against its runner-up)
+ALL_PAIRS = 2
 
 
 def _all_pairs(r: Request, frame: pl.DataFrame, test: Test) -> tuple[pl.DataFrame | None, pl.DataFrame | None]:
-    """Without a baseline and with three models or more: recframe.compare of every pair (within
-    each fold) and its letter table (recframe.compare_letters); else (None, None)."""
-    if r.baseline is not None or len(r.model_keys) != 1 or frame.get_column(r.model_keys[0]).n_unique() < ALL_PAIRS:
+    """With two models or more, baseline or not: recframe.compare of every pair (within each
+    fold) and its letter table (recframe.compare_letters); else (None, None)."""
+    if len(r.model_keys) != 1 or frame.get_column(r.model_keys[0]).n_unique() < ALL_PAIRS:
         return None, None
     pairs = _tables.eager(compare(frame, by=r.main_by, test=test, seed=r.seed), "compare")
     return pairs, _tables.eager(compare_letters(pairs), "compare_letters")
@@ -715,12 +809,16 @@ def _rows_by_input(inputs: list[dict[str, Any]]) -> dict[str, int]:
     return rows
 
 
-def _call_text(r: Request, rows: dict[str, int]) -> str:
-    """The call of report_page as the caller made it, frames shown as ``<frame: N rows>``."""
+def _call_text(r: Request, inputs: list[dict[str, Any]]) -> str:
+    """The call of report_page as the caller made it, frames shown as ``<frame: N rows, sha256
+    1a2b3c4d5e6f>`` (the first 12 hex digits of the content hash the inputs table gives whole)."""
+    rows = _rows_by_input(inputs)
+    hashes = {entry["input"]: entry.get("sha256") for entry in inputs}
 
     def shown(name: str, value: Any) -> str:
         if name in FRAME_INPUTS and value is not None and not isinstance(value, (str, int, float, list, tuple)):
-            return f"<frame: {rows[name]:,} rows>" if name in rows else "<frame>"
+            digest = f", sha256 {str(hashes[name])[:12]}" if hashes.get(name) else ""
+            return f"<frame: {rows[name]:,} rows{digest}>" if name in rows else "<frame>"
         if name == "inputs" and isinstance(value, Sequence) and not isinstance(value, str):
             return f"<{len(value)} input descriptions>"
         return str(value) if isinstance(value, os.PathLike) else repr(value)
@@ -743,8 +841,21 @@ def _versions(r: Request) -> list[list[Any]]:
         ["recframe", recframe_version()],
         ["Polars", pl.__version__],
         ["narwhals", nw.__version__],
+        *([name, version] for name, version in _numeric_versions()),
         ["engine of recs", r.engine + (" (read into Polars once for the page)" if converted else "")],
     ]
+
+
+def _numeric_versions() -> list[tuple[str, str]]:
+    """numpy's version, and scipy's where it is installed (the bootstrap and the tests read them)."""
+    import numpy
+
+    found = [("numpy", numpy.__version__)]
+    try:
+        import scipy
+    except ImportError:
+        return [*found, ("scipy", "not installed (the randomization test replaces the t test)")]
+    return [*found, ("scipy", scipy.__version__)]
 
 
 def _side_rows(r: Request, rows: dict[str, int]) -> list[list[Any]]:

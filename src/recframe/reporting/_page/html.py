@@ -16,16 +16,29 @@ h1 { font-size: 1.6em; margin: 0.4em 0 0.2em; }
 h2 { font-size: 1.25em; margin: 1.8em 0 0.5em; padding-bottom: 0.2em; border-bottom: 1px solid #d0d7de; }
 h3 { font-size: 1.05em; margin: 1.2em 0 0.4em; }
 p, li { max-width: 80ch; }
-nav ol { columns: 3; padding-left: 1.4em; margin: 0.4em 0; }
+nav ol { columns: 16em 3; column-gap: 2em; padding-left: 1.4em; margin: 0.4em 0; }
+nav li { break-inside: avoid; overflow-wrap: anywhere; }
+nav .nav-appendix { margin: 0.6em 0 0; font-weight: 600; }
+.appendix h2 { border-bottom: 3px solid #0969da; }
 .note { color: #57606a; font-size: 0.92em; }
-.verdict { max-width: none; background: #f6f8fa; border-left: 4px solid #0969da; padding: 8px 12px; }
+.verdict { max-width: none; background: #f6f8fa; border-left: 4px solid #0969da; padding: 8px 12px; margin: 0.6em 0; }
+.verdict p { margin: 0.2em 0; max-width: none; }
+.verdict .scroll { margin: 0.4em 0 0; }
+.verdict a, .verdict-head a { color: inherit; }
 .halves { display: flex; flex-wrap: wrap; gap: 0 24px; align-items: flex-start; }
 .scroll { overflow-x: auto; max-width: 100%; margin: 0.5em 0 1em; }
-table { border-collapse: collapse; font-size: 0.88em; font-variant-numeric: tabular-nums; }
-th, td { border: 1px solid #d0d7de; padding: 3px 8px; vertical-align: top; }
+table { border-collapse: collapse; font-size: 0.88em; font-variant-numeric: tabular-nums; max-width: 100%; }
+th, td { border: 1px solid #d0d7de; padding: 3px 8px; vertical-align: top; overflow-wrap: anywhere; }
+td.num, td[style] { overflow-wrap: normal; }
+th { overflow-wrap: break-word; }
+td { min-width: 3.2em; }
+td > a:only-child, .nowrap { white-space: nowrap; }
 th { background: #f6f8fa; text-align: left; }
-td.num { text-align: right; white-space: nowrap; }
-.ci { color: #57606a; font-size: 0.9em; }
+td.num { text-align: right; }
+.ci { color: #57606a; font-size: 0.9em; white-space: nowrap; }
+sup.mark { line-height: 0; }
+@media screen and (max-width: 1100px) { .ci { display: block; } th, td { padding: 3px 5px; } }
+@media screen and (max-width: 900px) { main { padding: 12px 8px 32px; } table { font-size: 0.74em; } th, td { padding: 2px 2px; } }
 figure { margin: 0.6em 0 1.2em; }
 figure svg { max-width: 100%; height: auto; display: block; }
 figcaption { color: #57606a; font-size: 0.9em; max-width: 80ch; }
@@ -44,10 +57,15 @@ td a, dt a { color: inherit; text-decoration: underline dotted; }
   th, td { padding: 2px 4px; }
   wbr { display: none; }
   td.num { white-space: normal; }
-  .ci { display: block; }
-  figure, tr, .verdict, .rf-col { break-inside: avoid; }
-  h2, h3 { break-after: avoid; }
-  figure svg { max-height: 125mm; width: auto; }
+  .ci { display: inline; }
+  .keep { break-inside: avoid; }
+  .verdict table { font-size: 0.75em; }
+  figure, tr, .verdict, .rf-col, .rf-user, .halves, p, li { break-inside: avoid; }
+  h2, h3, h4, .segment-of { break-after: avoid; }
+  section > h2 + p, section > h3 + p { break-before: avoid; }
+  .appendix { break-before: page; }
+  figure svg { max-width: 100%; height: auto; }
+  sup.mark { font-size: 0.9em; }
 }
 pre.call { white-space: pre-wrap; overflow-wrap: anywhere; background: #f6f8fa; padding: 6px 8px; border-radius: 4px; }
 pre.call code { padding: 0; }
@@ -102,11 +120,15 @@ def wrap(report_html: str, keep_note: bool = True) -> str:
 class Page:
     """The sections of the page, and the document around them."""
 
-    #: the order of the sections, whatever order they are made in (by the anchor's first word)
+    #: the order of the sections, whatever order they are made in (by the anchor's first word): the
+    #: main part, then the appendix
     ORDER = (
-        "evaluated", "summary", "comparison", "pairs", "curves", "distributions", "segment", "fold", "agreement",
-        "beyond", "fairness", "examples", "glossary",
+        "summary", "segments", "comparison", "letters",
+        "comparison_table", "evaluated", "pairs", "curves", "distributions", "segment", "fold", "agreement", "beyond", "fairness", "examples",
+        "glossary",
     )  # fmt: skip
+    #: the sections of the main part (three A4 pages at most); the others are the appendix
+    MAIN = ("summary", "comparison", "letters", "segments")
 
     def __init__(self) -> None:
         self.sections: list[tuple[str, str, str]] = []  # (anchor, title, body)
@@ -116,9 +138,24 @@ class Page:
 
     def html(self, title: str, lead: str) -> str:
         self.sections.sort(key=lambda s: self.ORDER.index(s[0].split("-")[0]))  # (stable: segments keep their order)
-        nav = "".join(f'<li><a href="#{a}">{escape(t)}</a></li>' for a, t, _ in self.sections)
-        body = "\n".join(f'<section id="{a}">\n<h2>{escape(t)}</h2>\n{b}</section>' for a, t, b in self.sections)
-        return document(title, STYLE, f"<main>\n<h1>{escape(title)}</h1>\n{lead}\n<nav><ol>{nav}</ol></nav>\n{body}\n</main>")
+        main = [s for s in self.sections if s[0].split("-")[0] in self.MAIN]
+        rest = [s for s in self.sections if s[0].split("-")[0] not in self.MAIN]
+
+        def items(sections: list[tuple[str, str, str]]) -> str:
+            return "".join(f'<li><a href="#{a}">{escape(t)}</a></li>' for a, t, _ in sections)
+
+        def bodies(sections: list[tuple[str, str, str]]) -> str:
+            return "\n".join(f'<section id="{a}">\n<h2>{escape(t)}</h2>\n{b}</section>' for a, t, b in sections)
+
+        nav = f"<nav><ol>{items(main)}</ol>" + (f'<p class="nav-appendix">Appendix</p><ol>{items(rest)}</ol>' if rest else "")
+        appendix = (
+            '<div class="appendix" id="appendix"><h2>Appendix</h2>\n<p class="note">The details behind the pages above: '
+            "what was evaluated and how, every table, figure and example user.</p></div>\n" + bodies(rest)
+            if rest
+            else ""
+        )
+        body = f"<main>\n<h1>{escape(title)}</h1>\n{lead}\n{nav}</nav>\n{bodies(main)}\n{appendix}\n</main>"
+        return document(title, STYLE, body)
 
 
 def document(title: str, style: str, body: str) -> str:

@@ -32,7 +32,8 @@ _CSS = """
 .rf-inspect .rf-count{font-weight:normal;color:#57606a}
 .rf-inspect ol{margin:0;padding-left:28px}
 .rf-inspect li.rf-more{list-style:none;color:#57606a;font-style:italic}
-.rf-inspect .rf-grade{color:#57606a;font-size:11px;margin-right:4px}
+.rf-inspect .rf-grade{color:#57606a;font-size:11px}
+.rf-inspect .rf-left-out{color:#9a6700}
 .rf-inspect .rf-value{font-weight:normal;color:#1f2328;display:block}
 .rf-inspect li{margin:1px 0;padding:1px 3px;border-radius:3px;overflow-wrap:anywhere}
 .rf-inspect li.rf-hit{background:#dafbe1}
@@ -127,7 +128,8 @@ class SideBySide:
         ]
         legend = (
             '<p class="rf-legend"><span class="rf-mark">✓</span> relevant (judged at or above the threshold), '
-            "with its relevance value; a judged item below the threshold shows its value alone; grey: not judged. "
+            "with its relevance value after it (rel 4.5); a judged item below the threshold shows its value alone; grey: "
+            "not judged. "
             "Lists in rank order" + (f", the first {self.max_items} of each" if self.max_items is not None else "") + ".</p>"
         )
         if not blocks:
@@ -168,6 +170,7 @@ class SideBySide:
                 + (f" (tied with {tied - 1:,} other user{'s' if tied > 2 else ''})" if tied > 1 else "")
                 + "</span>"
             )
+        attrs += self._left_out(rows, values)
         columns = []
         for (source, *keys), part in rows.partition_by(["source", *varying], as_dict=True, maintain_order=True).items():
             # a model's column is named by its value ("A"); other keys by name and value ("fold 2")
@@ -187,6 +190,22 @@ class SideBySide:
             f'<section class="rf-user"><h3>{_text(self.user)} {_text(user)}{attrs}</h3>'
             f'<div class="rf-cols">{"".join(columns)}</div></section>'
         )
+
+    def _left_out(self, rows: pl.DataFrame, values: pl.DataFrame | None) -> str:
+        """A user whose every shown value is null is left out of the means: said, with why."""
+        if self.values is not None and values is not None:
+            metrics = [c for c in values.columns if c != self.user and c not in self.keys]
+            empty = values.height > 0 and bool(metrics) and all(values[m].null_count() == values.height for m in metrics)
+        elif self.chosen is not None:
+            shown = rows.filter(pl.col("source") == "recommended")[self.chosen[0]]
+            empty = shown.len() > 0 and shown.null_count() == shown.len()
+        else:
+            return ""
+        if not empty:
+            return ""
+        held = rows.filter(pl.col("source") == "held_out")
+        why = "no held-out item" if not held.height else "no relevant held-out item" if not held["relevant"].any() else "no value"
+        return f'<span class="rf-attr rf-left-out">left out of the means ({why})</span>'
 
     def _column(self, source: str, label: str, part: pl.DataFrame, value: str = "") -> str:
         rows = part.sort("rank", nulls_last=True).to_dicts()  # (a list's few rows: in Python from here)
@@ -230,7 +249,8 @@ class SideBySide:
         cls = "rf-hit" if relevant is True else "rf-unjudged" if relevant is None else "rf-miss"
         mark = "✓" if relevant is True else ""
         grade = row.get("relevance") if self.graded else None
-        grade_html = f'<span class="rf-grade">{_text(_number(grade))}</span>' if grade is not None else ""
+        # after the item, worded: a grade before an id ("3 937") reads, and copies, as one number
+        grade_html = f' <span class="rf-grade">rel {_text(_number(grade))}</span>' if grade is not None else ""
         image = ""
         if self.image is not None and row.get(self.image):
             image = f'<img class="rf-img" src="{_text(row[self.image])}" alt="" loading="lazy">'
@@ -240,8 +260,8 @@ class SideBySide:
         value = f' value="{int(rank)}"' if rank is not None else ""
         label = ' aria-label="relevant"' if mark else ""
         return (
-            f'<li class="{cls}"{value}>{image}<span class="rf-mark"{label}>{mark}</span>{grade_html}'
-            f'<span class="rf-item">{_text(row[self.item])}</span>{meta_html}</li>'
+            f'<li class="{cls}"{value}>{image}<span class="rf-mark"{label}>{mark}</span>'
+            f'<span class="rf-item">{_text(row[self.item])}</span>{grade_html}{meta_html}</li>'
         )
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import html
 import math
 import re
+from dataclasses import dataclass
 from typing import Any
 
 import polars as pl
@@ -32,21 +33,36 @@ COUNTS = {
 
 
 def made_at(stage: str, data: PageData) -> list[Section]:
-    """The sections whose numbers are in at `stage` of :func:`recframe.reporting._page.data.collect`
-    (``"curves"``, ``"per_user"``, ``"sides"``, ``"segments"``, then ``"all"``), in the order their
-    figures are drawn."""
-    if stage == "curves":
-        return [curves(data)]
-    if stage == "per_user":
-        return [s for s in (comparison(data), pairs(data), distributions(data)) if s is not None]
+    """The sections asked for (``sections=``) whose numbers are in at `stage` of
+    :func:`recframe.reporting._page.data.collect` (``"curves"``, ``"per_user"``, ``"sides"``, ``"segments"``,
+    then ``"all"``), in the order their figures are drawn."""
     r = data.request
-    if stage == "sides":
-        return [s for s in (beyond(data), item_groups(data)) if s is not None]
-    if stage == "segments":
-        return [segment(data, key) for key in r.attr_keys]
-    folds = [fold(data, key) for key in r.truth_keys]
-    together = [s for s in (agreement(data),) if s is not None]
-    return [evaluated(data), summary(data), *folds, *together, examples(data), glossary(data)]
+    wants = r.wants
+    if stage == "curves":
+        made = [curves(data) if wants("curves") else None]
+    elif stage == "per_user":
+        made = [
+            comparison(data) if wants("comparison") else None,
+            comparison_table(data) if wants("comparison_table") else None,
+            letters(data) if wants("comparison") and data.comparison is None else None,
+            pairs(data) if wants("pairs") else None,
+            distributions(data) if wants("distributions") else None,
+        ]
+    elif stage == "sides":
+        made = [beyond(data) if wants("beyond") else None, item_groups(data) if wants("item_groups") else None]
+    elif stage == "segments":
+        made = [segment(data, key) for key in r.attr_keys] if wants("segment_tables") else []
+    else:
+        made = [
+            evaluated(data) if wants("evaluated") else None,
+            summary(data) if wants("summary") else None,
+            *([segments(data, key) for key in r.attr_keys] if wants("segments") else []),  # (they read the summary's means)
+            *([fold(data, key) for key in r.truth_keys] if wants("folds") else []),
+            agreement(data) if wants("agreement") else None,
+            examples(data) if wants("examples") else None,
+            glossary(data) if wants("glossary") else None,
+        ]
+    return [section for section in made if section is not None]
 
 
 def lead(data: PageData) -> str:
@@ -60,10 +76,6 @@ def lead(data: PageData) -> str:
     return text + verdict(data) + tie_line(data)
 
 
-#: the headline metrics the verdict names, at most
-HEADLINE = 3
-
-
 def _p(value: float, precision: int) -> str:
     smallest = 10.0**-precision
     return f"p_adjusted &lt; {smallest:.{precision}f}" if value < smallest else f"p_adjusted {value:.{precision}f}"
@@ -71,111 +83,228 @@ def _p(value: float, precision: int) -> str:
 
 def _means(data: PageData, metric: str) -> list[tuple[str, float]]:
     """(model, mean of `metric`) best first (averaged over the folds, if any); models without a value left out."""
-    r = data.request
-    model = r.model_keys[0]
-    frame = data.summary.group_by(model, maintain_order=True).agg(pl.col(metric).mean()).drop_nulls(metric)
+    # (in Python: the summary has a row per model and fold, and a frame operation per metric costs more)
+    values: dict[str, list[float]] = {}
+    for name, value in data.summary.select(data.request.model_keys[0], metric).iter_rows():
+        if value is not None:
+            values.setdefault(str(name), []).append(value)
     larger = _tables.higher_is_better(metric)
-    rows = sorted(frame.iter_rows(), key=lambda row: -row[1] if larger else row[1])
-    return [(str(name), value) for name, value in rows]
+    means = [(name, sum(found) / len(found)) for name, found in values.items()]
+    return sorted(means, key=lambda pair: -pair[1] if larger else pair[1])
 
 
-def _verdict_sentence(data: PageData, metric: str) -> str:
-    """One metric's verdict: the best model by mean, and which differ significantly from the baseline."""
-    precision = data.request.precision
+#: equal means, for the verdict: the same to this many significant digits
+SAME_DIGITS = 12
+
+
+@dataclass
+class Standing:
+    """One metric's standing: the best model and those tied with it (equal to 12 significant
+    digits, or not distinguishable from it by the page's test in any fold), the runner-up (the
+    next model), and the rows of the all-pairs comparison between the best and the runner-up."""
+
+    metric: str
+    best: list[tuple[str, float]]
+    equal: bool  # the tie is of equal means (else: not distinguishable by the test)
+    runner: tuple[str, float] | None
+    tests: list[dict[str, Any]]  # the pair's rows (one per fold): p_adjusted, significant, the fold keys
+    tied_tests: list[dict[str, Any]]  # the rows between the best and the models tied with it by the test
+
+
+def _pair_rows(data: PageData, metric: str, a: str, b: str) -> list[dict[str, Any]]:
+    """The all-pairs comparison's rows of models `a` and `b` for `metric` (one per fold)."""
+    if data.pairs is None:
+        return []
+    pair = {a, b}
+    return [
+        row
+        for row in data.pairs.iter_rows(named=True)
+        if row["metric"] == metric and {str(row["model_a"]), str(row["model_b"])} == pair
+    ]
+
+
+def _tested(row: dict[str, Any]) -> bool:
+    return row["p_adjusted"] is not None and not math.isnan(row["p_adjusted"])
+
+
+def standing(data: PageData, metric: str) -> Standing | None:
+    """The best models of `metric`, ties named, and the runner-up (None when no model has a value)."""
     means = _means(data, metric)
     if not means:
-        return f"{metric}: no model has a value."
-
-    def value(x: float) -> str:
-        return format_number(x, precision)
-
-    best, top = means[0]
-    text = f"{metric}: <strong>{escape(best)}</strong> is best ({value(top)})"
-    if data.pairs is not None:
-        return text + _against_best(data, metric, best)
-    if data.comparison is None:
-        rest = ", ".join(f"{escape(m)} ({value(x)})" for m, x in means[1:])
-        return text + (f", then {rest}." if rest else ".")
-    larger = _tables.higher_is_better(metric)
-    keys = data.request.truth_keys
-    rows = data.comparison.filter((pl.col("metric") == metric) & pl.col("significant")).iter_rows(named=True)
-    worse: list[str] = []
-    better: list[str] = []
-    for row in rows:
-        where = f" in {label(row, keys)}" if keys else ""
-        words = f"{escape(row['model'])}{escape(where)} ({value(row['model_mean'])}, {_p(row['p_adjusted'], precision)})"
-        (better if (row["delta"] > 0) == larger else worse).append(words)
-    baseline = escape(data.baseline)
-    baseline_mean = next((x for m, x in means if m == str(data.baseline)), None)
-    if best == str(data.baseline):
-        parts = [text, " and is the baseline"]
-    else:
-        parts = [text, f"; the baseline {baseline}: {value(baseline_mean)}" if baseline_mean is not None else ""]
-    if better:
-        parts.append(f"; significantly better than {baseline}: {', '.join(better)}")
-    if worse:
-        parts.append(f"; significantly worse than {baseline}: {', '.join(worse)}")
-    if not better and not worse:
-        parts.append(f"; no model differs significantly from {baseline}")
-    return "".join(parts) + "."
-
-
-def _against_best(data: PageData, metric: str, best: str) -> str:
-    """The rest of a metric's verdict from the all-pairs comparison: the models significantly
-    worse (or better) than the best one, and those not distinguishable from it."""
-    precision, keys = data.request.precision, data.request.truth_keys
-    larger = _tables.higher_is_better(metric)
-    assert data.pairs is not None
-    rows = data.pairs.filter(
-        (pl.col("metric") == metric) & ((pl.col("model_a").cast(pl.String) == best) | (pl.col("model_b").cast(pl.String) == best))
-    )
-    worse: list[str] = []
-    better: list[str] = []
-    same: list[str] = []
-    untested: list[str] = []
-    for row in rows.iter_rows(named=True):
-        side = "b" if str(row["model_a"]) == best else "a"
-        other, mean, own = row[f"model_{side}"], row[f"mean_{side}"], row["mean_a" if side == "b" else "mean_b"]
-        where = f" in {label(row, keys)}" if keys else ""
-        if row["p_adjusted"] is None or math.isnan(row["p_adjusted"]):
-            untested.append(f"{escape(other)}{escape(where)}")  # (fewer than two users paired: no test)
-        elif not row["significant"]:
-            same.append(f"{escape(other)}{escape(where)}")
+        return None
+    top_name, top = means[0]
+    best: list[tuple[str, float]] = [means[0]]
+    rest: list[tuple[str, float]] = []
+    tied_tests: list[dict[str, Any]] = []
+    equal = True
+    for name, value in means[1:]:
+        rows = _pair_rows(data, metric, top_name, name)
+        if f"{value:.{SAME_DIGITS - 1}e}" == f"{top:.{SAME_DIGITS - 1}e}":
+            best.append((name, value))
+        elif not rest and rows and all(_tested(row) and not row["significant"] for row in rows):
+            best.append((name, value))  # not distinguishable from the best: named with it
+            tied_tests += rows
+            equal = False
         else:
-            words = f"{escape(other)}{escape(where)} ({format_number(mean, precision)}, {_p(row['p_adjusted'], precision)})"
-            (worse if (mean < own) == larger else better).append(words)
-    parts = []
-    if worse:
-        parts.append(f"; significantly worse than {escape(best)}: {', '.join(worse)}")
-    if better:
-        parts.append(f"; significantly better than {escape(best)}: {', '.join(better)}")
-    if same:
-        parts.append(f"; not distinguishable from {escape(best)}: {', '.join(same)}")
-    if untested:
-        parts.append(f"; not tested against {escape(best)} (fewer than two users with values of both): {', '.join(untested)}")
-    return "".join(parts) + "."
+            rest.append((name, value))
+    if equal:  # equal means: the tie's order is the models' names, whatever their last bits
+        best.sort(key=lambda pair: pair[0])
+    runner = rest[0] if rest else None
+    tests = _pair_rows(data, metric, top_name, runner[0]) if runner is not None else []
+    return Standing(metric, best, equal and not tied_tests, runner, tests, tied_tests)
+
+
+def _number(data: PageData, value: float, anchor: str = "summary") -> str:
+    """A number of the verdict, linked to the table that holds it (when the page shows that table)."""
+    text = escape(format_number(value, data.request.precision))
+    return f'<a href="#{anchor}">{text}</a>' if _shown(data, anchor) else text
+
+
+def _shown(data: PageData, anchor: str) -> bool:
+    """Whether the section of `anchor` is on the page."""
+    r = data.request
+    if anchor == "pairs":
+        return data.pairs is not None and r.wants("pairs")
+    if anchor == "letters":
+        return data.letters is not None and r.wants("comparison") and data.comparison is None
+    return r.wants(anchor)
+
+
+def _where(data: PageData, row: dict[str, Any]) -> str:
+    keys = data.request.truth_keys
+    return f" in {escape(label(row, keys))}" if keys else ""
+
+
+def _p_list(data: PageData, rows: list[dict[str, Any]], short: bool = False) -> str:
+    """The adjusted p-values of a pair's rows, each with its fold, linked to the pairs' table
+    (`short`, for a table whose header names p_adjusted: "< 0.001 (week 1), 0.004 (week 2)")."""
+    precision = data.request.precision
+    parts = [f"{_p(row['p_adjusted'], precision)}{_where(data, row)}" for row in rows if _tested(row)]
+    if short:
+        keys = data.request.truth_keys
+        parts = [
+            _p(row["p_adjusted"], precision)[len("p_adjusted ") :] + (f" ({escape(label(row, keys))})" if keys else "")
+            for row in rows
+            if _tested(row)
+        ]
+    text = ", ".join(parts)
+    anchor = "pairs" if _shown(data, "pairs") else "letters" if _shown(data, "letters") else None
+    return f'<a href="#{anchor}">{text}</a>' if anchor and text else text
+
+
+def _against_runner(data: PageData, s: Standing, short: bool = False) -> str:
+    """Best against runner-up, tested: one sentence (or, `short`, a table cell)."""
+    names = " and ".join(f"<strong>{escape(m)}</strong>" for m, _ in s.best)
+    if s.runner is None:
+        return "no other model" if short else ""
+    if data.pairs is None:  # (several model keys: no pair was compared)
+        return "not compared" if short else ""
+    runner = "" if short else f" than {escape(s.runner[0])}"
+    tested = [row for row in s.tests if _tested(row)]
+    if not tested:
+        text = "not tested" + ("" if short else f" against {escape(s.runner[0])}") + " (fewer than two users with values of both)"
+        return text if short else f"Best against the runner-up: {names} is {text}."
+    larger = _tables.higher_is_better(s.metric)
+
+    def best_ahead(row: dict[str, Any]) -> bool:  # (in a fold, the runner-up may be the better one)
+        delta = row["delta"] if str(row["model_a"]) == s.best[0][0] else -row["delta"]
+        return (delta > 0) == larger
+
+    better = [row for row in tested if row["significant"] and best_ahead(row)]
+    worse = [row for row in tested if row["significant"] and not best_ahead(row)]
+    others = [row for row in tested if not row["significant"]]
+    if short:
+        found = [(f"{word}: ", rows) for word, rows in (("better", better), ("worse", worse), ("not", others)) if rows]
+        if not better and not worse:
+            return f"not significant: {_p_list(data, tested, short)}"
+        return "; ".join(f"{word}{_p_list(data, rows, short)}" for word, rows in found)
+    if not better and not worse:
+        words = f"not significantly better{runner} ({_p_list(data, tested)})"
+    else:
+        said = [f"significantly better{runner} ({_p_list(data, better)})"] if better else []
+        said += [f"significantly worse{'' if better else runner} ({_p_list(data, worse)})"] if worse else []
+        said += [f"not significantly different ({_p_list(data, others)})"] if others else []
+        words = "; ".join(said)
+    return f"{'Best' if len(s.best) == 1 else 'Each best'} against the runner-up: {names} {'is' if len(s.best) == 1 else 'are'} {words}."
+
+
+def _best_words(data: PageData, s: Standing) -> str:
+    """The best model of a metric, or the models that tie for best and why, with their means."""
+    if len(s.best) == 1:
+        name, value = s.best[0]
+        return f"<strong>{escape(name)}</strong> is best ({_number(data, value)})"
+    names = ", ".join(f"<strong>{escape(m)}</strong> ({_number(data, x)})" for m, x in s.best)
+    if s.equal:
+        return f"{names} tie for best (means equal to {SAME_DIGITS} significant digits)"
+    return f"{names} tie for best (not distinguishable by the test: {_p_list(data, s.tied_tests)})"
+
+
+def _against_baseline(data: PageData, metric: str) -> str:
+    """One sentence: the models significantly better and worse than the baseline on `metric`."""
+    assert data.comparison is not None
+    precision, larger = data.request.precision, _tables.higher_is_better(metric)
+    rows = data.comparison.filter((pl.col("metric") == metric) & pl.col("significant")).iter_rows(named=True)
+    keys, anchor = data.request.truth_keys, "comparison_table" if _shown(data, "comparison_table") else "summary"
+    found: dict[tuple[bool, str], list[str]] = {}  # (better, model): each fold's mean and p-value
+    for row in rows:
+        where = f"{escape(label(row, keys))}: " if keys else ""
+        words = f"{where}{_number(data, row['model_mean'], anchor)}, {_p(row['p_adjusted'], precision)}"
+        found.setdefault(((row["delta"] > 0) == larger, str(row["model"])), []).append(words)
+    better = [f"{escape(m)} ({'; '.join(w)})" for (up, m), w in found.items() if up]
+    worse = [f"{escape(m)} ({'; '.join(w)})" for (up, m), w in found.items() if not up]
+    baseline = escape(data.baseline)
+    mean = next((x for m, x in _means(data, metric) if m == str(data.baseline)), None)
+    text = f"Against the baseline {baseline}" + (f" ({_number(data, mean)})" if mean is not None else "")
+    if not better and not worse:
+        return text + ": no model differs significantly."
+    parts = [
+        f"significantly better: {', '.join(better)}" if better else "",
+        f"significantly worse: {', '.join(worse)}" if worse else "",
+    ]
+    return text + ": " + "; ".join(p for p in parts if p) + "."
 
 
 def verdict(data: PageData) -> str:
-    """A short paragraph first: per headline metric (the summary's at the largest k, the first
-    three), the best model by mean and the models significantly better or worse than the baseline
-    after correction, with the means and the adjusted p-values."""
-    r = data.request
-    metrics = _tables.metric_columns(data.summary.columns)
-    headline = ([m for m in metrics if m.endswith(f"@{r.kmax}")] or metrics)[:HEADLINE]
-    if not r.model_keys or not headline:
+    """First on the page: the headline metric's best model (ties named as ties) and the best
+    against the runner-up, tested in every mode (the all-pairs comparison), with a baseline the
+    models significantly better or worse than it; then the other metrics, one row each."""
+    r, head = data.request, data.headline
+    if not r.model_keys or head is None or (first := standing(data, head)) is None:
         return ""
     test = "paired t test" if data.test == "paired_t" else "randomization test"
-    if data.comparison is not None:
-        how = f"against the baseline {escape(data.baseline)}, {test}, Holm's correction, alpha 0.05"
-    elif data.pairs is not None:
+    if data.pairs is not None:
         how = f"every pair of models, {test}, Holm's correction over every pair and metric, alpha 0.05"
-    elif len(data.models) > 1:
-        how = "means only: no comparison was requested (pass baseline= or --baseline for significance)"
     else:
-        how = "one model"
-    sentences = " ".join(_verdict_sentence(data, m) for m in headline)
-    return f'<p class="verdict"><strong>Verdict</strong> ({how}): {sentences}</p>\n'
+        how = "one model" if len(data.models) < 2 else "means only: the models are not compared with more than one model key"
+    folds = f"; means over the {' / '.join(r.truth_keys)} values" if r.truth_keys else ""
+    lines = [
+        f'<p class="verdict-head"><strong>Verdict</strong> on <strong>{linked(head)}</strong> (the headline{folds}; '
+        f"{escape(how)}): {_best_words(data, first)}.</p>",
+    ]
+    if (against := _against_runner(data, first)) != "":
+        lines.append(f"<p>{against}</p>")
+    if data.comparison is not None:
+        lines.append(f"<p>{_against_baseline(data, head)}</p>")
+    others = [m for m in _tables.metric_columns(data.summary.columns) if m != head]
+    rows = []
+    for metric in others:
+        s = standing(data, metric)
+        if s is None:
+            continue
+        if [m for m, _ in s.best] == [m for m, _ in first.best]:  # (the headline's best, named once above)
+            best = "as the headline: " + ", ".join(_number(data, x) for _, x in s.best[: 1 if s.equal else None])
+        elif len(s.best) > 1 and s.equal:  # (the value first: a long name then wraps onto one more line, not two)
+            best = f"{_number(data, s.best[0][1])} " + ", ".join(escape(m) for m, _ in s.best) + " (tie)"
+        else:
+            best = ", ".join(f"{_number(data, x)} {escape(m)}" for m, x in s.best) + (" (tie)" if len(s.best) > 1 else "")
+        runner = f"{_number(data, s.runner[1])} {escape(s.runner[0])}" if s.runner else ""
+        rows.append([(linked(metric),), (best,), (runner,), (_against_runner(data, s, short=True),)])
+    body = "".join(lines)
+    if rows:
+        body += table(["other metric", "best", "runner-up", "best against runner-up (p_adjusted)"], rows).replace(
+            'class="scroll"', 'class="scroll keep"', 1
+        )
+    return f'<div class="verdict" id="verdict">{body}</div>\n'
 
 
 def tie_line(data: PageData) -> str:
@@ -294,10 +423,10 @@ def summary(data: PageData) -> Section:
                 text += f' <span class="ci">{escape(interval)}</span>'
             cells.append((text,))
         rows.append(cells)
-    # at most BLOCK groups a table: more models wrap into tables one under the other
+    # at most BLOCK groups a table: more models wrap into tables one under the other (each kept whole on paper)
     body = "".join(
         table(["", *(label(g, keys) for g in groups[at : at + BLOCK])], [[row[0], *row[1 + at : 1 + at + BLOCK]] for row in rows],
-              [False] + [True] * len(groups[at : at + BLOCK]))
+              [False] + [True] * len(groups[at : at + BLOCK])).replace('class="scroll"', 'class="scroll keep"', 1)
         for at in range(0, max(len(groups), 1), BLOCK)
     )  # fmt: skip
     notes = [f"n_users: {COUNTS['n_users']}; n_skipped: {COUNTS['n_skipped']} (see What was evaluated)."]
@@ -350,7 +479,22 @@ def comparison(data: PageData) -> Section | None:
         caption += f" {', '.join(wide)} (not bounded by 1): in the table only."
     body = figures.figure(caption, _charts.comparison(drawn)) if drawn.height else ""
     test_name = "paired t test" if data.test == "paired_t" else "randomization test (scipy is not installed)"
-    body += f"<p>{escape(test_name.capitalize())}, Holm's correction over every row, alpha 0.05.</p>\n"
+    more = (
+        ' The table is in the appendix: <a href="#comparison_table">every delta</a>.'
+        if data.request.wants("comparison_table")
+        else ""
+    )
+    body += f"<p>{escape(test_name.capitalize())}, Holm's correction over every row, alpha 0.05.{more}</p>\n"
+    return "comparison", f"Paired comparison against {data.baseline}", body
+
+
+def comparison_table(data: PageData) -> Section | None:
+    """The paired comparison against the baseline as recframe.report's table (the appendix)."""
+    frame = data.comparison
+    if frame is None:
+        return None
+    test_name = "paired t test" if data.test == "paired_t" else "randomization test (scipy is not installed)"
+    body = f"<p>{escape(test_name.capitalize())}, Holm's correction over every row, alpha 0.05.</p>\n"
     body += wrap(link_cells(_directed(report(frame, format="html", precision=data.request.precision), frame)))
     body += note(
         "delta: the model's mean minus the baseline's, over the users both have a value for (n_pairs), with its "
@@ -358,11 +502,11 @@ def comparison(data: PageData) -> Section | None:
         + marks_note(data.baseline, "a delta")
         + " Bold: the best delta of each metric among the models."
     )
-    return "comparison", f"Paired comparison against {data.baseline}", body
+    return "comparison_table", f"Paired comparison against {data.baseline}: the table", body
 
 
-def pairs(data: PageData) -> Section | None:
-    """Every pair of models (no baseline, three models or more): the letter table, then each
+def pairs(data: PageData, with_pairs: bool = True) -> Section | None:
+    """Every pair of models (two models or more): the letter table, then (`with_pairs`) each
     pair's paired comparison (recframe.compare without a baseline, recframe.compare_letters)."""
     frame, letters, keys, precision = data.pairs, data.letters, data.request.truth_keys, data.request.precision
     if frame is None or letters is None:
@@ -379,9 +523,11 @@ def pairs(data: PageData) -> Section | None:
     body = table([*keys, "metric", *map(str, models)], rows, [False] * (len(keys) + 1) + [True] * len(models))
     body += note(
         "Each model's mean and its letters: two models sharing a letter are not significantly different (compact letter "
-        "display of the pairs below, recframe.compare_letters). Bold: the best model and those not distinguishable "
-        "from it." + (f" Pairs are compared within each {', '.join(keys)}." if keys else "")
+        f"display of the pairs {'below' if with_pairs else 'in the appendix'}, recframe.compare_letters). Bold: the best "
+        "model and those not distinguishable from it." + (f" Pairs are compared within each {', '.join(keys)}." if keys else "")
     )
+    if not with_pairs:
+        return "letters", "Every pair of models", body
     header = [*keys, "model_a", "model_b", "metric", "n_pairs", "mean_a", "mean_b", "delta", "d_z", "wins / ties / losses",
               "p_value", "p_adjusted"]  # fmt: skip
     lines = []
@@ -474,6 +620,83 @@ def distributions(data: PageData) -> Section:
     return "distributions", "Per-user values", body
 
 
+def letters(data: PageData) -> Section | None:
+    """Without a baseline, the main part's comparison: each model's mean and letters per metric
+    (recframe.compare_letters of every pair); the pairs themselves are in the appendix."""
+    if data.pairs is None or data.letters is None:
+        return None
+    made = pairs(data, with_pairs=False)
+    if made is None:
+        return None
+    return "letters", "Every pair of models: who differs from whom", made[2]
+
+
+def segments(data: PageData, key: str) -> Section | None:
+    """The compact segment view: the headline metric's mean per group of `key` (and fold) and
+    model, the best of a row bold, ▲ / ▼ where a model differs significantly from the baseline
+    within the group, and the rows whose best model is not the verdict's named."""
+    r, head = data.request, data.headline
+    if head is None or not r.model_keys or head not in data.per_user.columns:
+        return None
+    model, keys = r.model_keys[0], [key, *r.truth_keys]
+    means = data.per_user.group_by([*keys, model]).agg(pl.col(head).mean()).sort([*keys, model], nulls_last=True)
+    models = [m for m in data.models if m in set(means.get_column(model))]
+    overall = standing(data, head)
+    winners = {m for m, _ in overall.best} if overall is not None else set()
+    within = data.segment_comparisons.get(key)
+    marks: dict[tuple[Any, ...], bool] = {}
+    if isinstance(within, pl.DataFrame):
+        for found in within.filter((pl.col("metric") == head) & pl.col("significant")).iter_rows(named=True):
+            at = tuple(found[k] for k in keys) + (found["model"],)
+            marks[at] = (found["delta"] > 0) == _tables.higher_is_better(head)
+    rows: list[list[Any]] = []
+    differ = 0
+    for part in means.partition_by(keys, maintain_order=True):
+        values = dict(zip(part.get_column(model), part.get_column(head)))
+        cells = [values.get(m) for m in models]
+        best = best_rows(cells, r.precision, _tables.higher_is_better(head))
+        group = tuple(part.row(0, named=True)[k] for k in keys)
+        row: list[Any] = [(f'<span class="nowrap">{escape(" / ".join(map(str, group)))}</span>',)]
+        for i, m in enumerate(models):
+            text = escape(format_number(values.get(m), r.precision))
+            text = f"<strong>{text}</strong>" if i in best and text else text
+            if (at := (*group, m)) in marks:
+                text += _mark(marks[at], data.baseline)
+            row.append((text,))
+        leaders = {str(models[i]) for i in best} or {str(models[i]) for i, x in enumerate(cells) if x is not None}
+        other = bool(winners) and not leaders & winners
+        differ += other
+        # (the verdict's best is said once, in the header: a row names its best only where it differs)
+        row.append(
+            (
+                f"<strong>{escape(', '.join(sorted(leaders)))}</strong>"
+                if other or not winners
+                else '<span class="nowrap">as overall</span>',
+            )
+        )
+        rows.append(row)
+    header = [" / ".join(keys), *map(str, models), "best"]
+    body = table(header, rows, [False] + [True] * len(models) + [False]).replace('class="scroll"', 'class="scroll keep"', 1)
+    notes = [
+        f"The mean {head} of each {key} group's users per model"
+        + (f", within each {', '.join(r.truth_keys)}" if r.truth_keys else "")
+        + f". Bold: the best value of the row (ties at {r.precision} decimals all bold). best: the row's best model "
+        + (
+            "where it is not the verdict's " + " or ".join(sorted(winners)) + f" ({differ} of {len(rows)} rows), else as overall."
+            if winners
+            else ""
+        )
+    ]
+    if marks:
+        notes.append(
+            f"{BETTER} / {WORSE}: significantly better / worse than the baseline {data.baseline} within the group (Holm's "
+            f"correction over the comparisons within the {key} groups)."
+        )
+    elif isinstance(within, pl.DataFrame):
+        notes.append(f"No mark: no model differs significantly from the baseline {data.baseline} within a {key} group.")
+    return f"segments-{_slug(key)}", f"{head} by {key}", body + note(" ".join(notes))
+
+
 def segment(data: PageData, key: str) -> Section:
     """A user attribute: recframe.disparity between its groups, and each group's mean."""
     body = f"<p>{escape(key)} is a user attribute (a column of users=): each group's mean, the largest gap and an unpaired test.</p>\n"
@@ -529,7 +752,11 @@ def fold(data: PageData, key: str) -> Section:
         [[*(r[c] for c in keys), *(number(r[c]) for c in values)] for r in spread.iter_rows(named=True)],
         [False] * len(keys) + [True] * len(values),
     )
-    body += note(f"Mean and standard deviation over the values of {key} of each one’s mean.", end="")
+    body += note(
+        f"Each {key} is evaluated on its own; mean: the average of its means (one per {key}, n_{key} of them), "
+        f"std: how far they spread (standard deviation, ddof=1).",
+        end="",
+    )
     body += _groups(data, key, f"Mean {data.primary} per {key}, with bootstrap intervals.")
     return f"fold-{_slug(key)}", f"Folds: {key}", body
 
