@@ -23,6 +23,7 @@ from recframe.curve import CappedWarning, curve
 from recframe.disparity import disparity
 from recframe.errors import RecframeError, UncheckedDataWarning
 from recframe.metrics import REGISTRY as _REGISTRY
+from recframe.off_policy import off_policy
 from recframe.page import report_page
 from recframe.report import report
 from recframe.trec import read_trec_qrels, read_trec_run
@@ -42,6 +43,7 @@ __all__ = [
     "compare",
     "compare_letters",
     "compare_recommendations",
+    "off_policy",
     "options",
     "curve",
     "disparity",

@@ -23,6 +23,7 @@ from recframe.agreement import agreement
 from recframe.compare import compare_recommendations
 from recframe.curve import curve
 from recframe.disparity import disparity
+from recframe.off_policy import off_policy
 
 
 def _forward(function: Callable[..., Any]) -> Callable[..., Any]:
@@ -47,7 +48,8 @@ class RecMetrics:
     :func:`recframe.disparity` (gaps between groups of users); :func:`recframe.item_groups` (what
     each group of items gets); :func:`recframe.per_item` (who each item reaches); :func:`recframe.tied_cutoffs` (where ties could move a number);
     :func:`recframe.agreement` (how far the models' lists agree); :func:`recframe.inspect` (a few users' lists) and
-    :func:`recframe.report_page` (the evaluation as one HTML page).
+    :func:`recframe.report_page` (the evaluation as one HTML page); on logged feedback,
+    :func:`recframe.off_policy` (what a target policy would have earned on that traffic).
     """
 
     def __init__(self, frame: Any) -> None:
@@ -66,6 +68,8 @@ class RecMetrics:
     compare = _forward(compare_recommendations)
     #: on a per-user frame (``per_user_frame.recmetrics.disparity(group="segment")``)
     disparity = _forward(disparity)
+    #: on logged feedback (``logs.recmetrics.off_policy(target="p_new")``)
+    off_policy = _forward(off_policy)
 
 
 def register() -> None:

@@ -1,0 +1,255 @@
+"""Off-policy estimators of a target policy's value from logged feedback, declared as additive
+parts and a finish (issue 61), the way a metric is declared as terms and a finish.
+
+Each logged row (one slot of one context) carries the importance weight ``w = pi_e / p`` (the
+target's probability of the logged action over the logging policy's), the reward ``r`` and,
+for the model-based estimators, ``q`` (the predicted reward of the logged action) and ``qe``
+(the target's expected predicted reward, ``sum_a pi_e(a|x) q(x, a)``). An estimator names its
+:class:`Part` s: a value per row whose sum (or max) per group is one number of the group; the
+parts of two disjoint sets of contexts add (:func:`add_parts`), so one pass, partitions and
+every engine give the same parts; ``finish`` turns a group's parts into its value, standard
+error and normal interval, as narwhals expressions on the row of parts.
+
+>>> [e.name for e in ESTIMATORS.values()]
+['ips', 'snips', 'clipped_ips', 'dm', 'dr', 'sndr', 'switch_dr']
+>>> ESTIMATORS["ips"].needs, ESTIMATORS["switch_dr"].needs
+((), ('predicted', 'target_predicted', 'switch_threshold'))
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Literal
+
+import narwhals as nw
+
+#: the internal columns of a logged row, set by recframe.off_policy before the parts are summed
+WEIGHT, REWARD, PREDICTED, TARGET_PREDICTED = "__rf_w", "__rf_r", "__rf_q", "__rf_qe"
+#: the columns of the result, per group and estimator (after the ``by`` keys)
+COLUMNS = ("estimator", "value", "se", "lo", "hi", "n", "on_policy", "lift", "ess", "largest_weight", "supported")
+
+
+@dataclass(frozen=True)
+class Logged:
+    """What a part reads on one logged row (internal columns), and the call's settings."""
+
+    max_weight: float | None = None
+    switch_threshold: float | None = None
+    w: nw.Expr = field(default_factory=lambda: nw.col(WEIGHT))
+    r: nw.Expr = field(default_factory=lambda: nw.col(REWARD))
+    q: nw.Expr = field(default_factory=lambda: nw.col(PREDICTED))
+    qe: nw.Expr = field(default_factory=lambda: nw.col(TARGET_PREDICTED))
+
+
+@dataclass(frozen=True)
+class Part:
+    """One additive number of a group: ``value(rows)`` per logged row, summed (or its max taken)
+    over the group's rows. Parts of the same name are the same part (estimators share them)."""
+
+    name: str
+    value: Callable[[Logged], nw.Expr]
+    agg: Literal["sum", "max"] = "sum"
+
+
+def add_parts(parts: Sequence[Part], a: Mapping[str, float], b: Mapping[str, float]) -> dict[str, float]:
+    """The parts of the union of two disjoint sets of contexts: sums add, maxima take the larger.
+
+    >>> add_parts([N, LARGEST], {"n": 2, "largest": 3.0}, {"n": 5, "largest": 1.5})
+    {'n': 7, 'largest': 3.0}
+    """
+    return {p.name: (a[p.name] + b[p.name]) if p.agg == "sum" else max(a[p.name], b[p.name]) for p in parts}
+
+
+#: a finish reads a group's parts by name and the normal quantile z of the interval
+Finish = Callable[[Callable[[str], nw.Expr], float], dict[str, nw.Expr]]
+
+
+@dataclass(frozen=True)
+class Estimator:
+    """An estimator as an aggregate: its parts, how two sets of contexts combine them (``add``),
+    its finish (value, se, lo, hi) and what it can do (``adds_up``: parts of partitions add;
+    ``in_engine``: every part and the finish are narwhals expressions). ``needs``: the call's
+    inputs it reads beyond weights and rewards."""
+
+    name: str
+    parts: tuple[Part, ...]
+    finish: Finish
+    add: Callable[[Sequence[Part], Mapping[str, float], Mapping[str, float]], dict[str, float]] = add_parts
+    adds_up: bool = True
+    in_engine: bool = True
+    needs: tuple[str, ...] = ()
+
+
+N = Part("n", lambda x: nw.lit(1, dtype=nw.Int64))
+LARGEST = Part("largest", lambda x: x.w, "max")
+
+
+def _normal(value: nw.Expr, se: nw.Expr, z: float) -> dict[str, nw.Expr]:
+    return {"value": value, "se": se, "lo": value - z * se, "hi": value + z * se}
+
+
+def _positive(x: nw.Expr) -> nw.Expr:
+    # a variance from sums can come out a rounding error below zero
+    return nw.when(x > 0).then(x).otherwise(0.0)
+
+
+def _mean(name: str, value: Callable[[Logged], nw.Expr], needs: tuple[str, ...] = ()) -> Estimator:
+    """An estimator that is the mean of a per-row value v: parts n, sum v, sum v^2; the standard
+    error is the sample standard deviation (n - 1) over sqrt(n)."""
+    total, squares = Part(f"{name}_v", value), Part(f"{name}_v2", lambda x: value(x) * value(x))
+
+    def finish(s: Callable[[str], nw.Expr], z: float) -> dict[str, nw.Expr]:
+        n, t, t2 = s("n"), s(total.name), s(squares.name)
+        variance = _positive(t2 - t * t / n) / (n - 1)
+        se = nw.when(n > 1).then((variance / n).sqrt())
+        return _normal(t / n, se, z)
+
+    return Estimator(name, (N, total, squares), finish, needs=needs)
+
+
+def _self_normalized(name: str, direct: bool, needs: tuple[str, ...] = ()) -> Estimator:
+    """mean(qe) + sum w d / sum w with d = r - q (``direct``; SNDR), or sum w r / sum w (SNIPS:
+    qe = q = 0). The standard error is the delta method's: with m = mean(qe), D = sum w d /
+    sum w and wbar = sum w / n, each row's influence is psi = qe - m + w (d - D) / wbar, and
+    se^2 = sum psi^2 / (n (n - 1)), which expands into the sums below."""
+
+    def d(x: Logged) -> nw.Expr:
+        return x.r - x.q if direct else x.r
+
+    terms: dict[str, Callable[[Logged], nw.Expr]] = {
+        "w": lambda x: x.w,
+        "w2": lambda x: x.w * x.w,
+        "wd": lambda x: x.w * d(x),
+        "w2d": lambda x: x.w * x.w * d(x),
+        "w2d2": lambda x: x.w * x.w * d(x) * d(x),
+    }
+    if direct:
+        terms |= {
+            "qe": lambda x: x.qe,
+            "qe2": lambda x: x.qe * x.qe,
+            "qew": lambda x: x.qe * x.w,
+            "qewd": lambda x: x.qe * x.w * d(x),
+        }
+    parts = {key: Part(key if key in ("w", "w2") else f"{name}_{key}", value) for key, value in terms.items()}
+
+    def finish(s: Callable[[str], nw.Expr], z: float) -> dict[str, nw.Expr]:
+        n, sw = s("n"), s("w")
+        big_d, wbar = s(parts["wd"].name) / sw, sw / n
+        spread = (s(parts["w2d2"].name) - 2 * big_d * s(parts["w2d"].name) + big_d * big_d * s("w2")) / (wbar * wbar)
+        value = big_d
+        if direct:
+            m = s(parts["qe"].name) / n
+            value = m + big_d
+            spread = spread + (s(parts["qe2"].name) - n * m * m)
+            spread = spread + 2 * (s(parts["qewd"].name) - big_d * s(parts["qew"].name)) / wbar
+        se = nw.when((n > 1) & (sw > 0)).then((_positive(spread) / (n * (n - 1))).sqrt())
+        return _normal(nw.when(sw > 0).then(value), se, z)
+
+    return Estimator(name, (N, *parts.values()), finish, needs=needs)
+
+
+def _clipped(x: Logged) -> nw.Expr:
+    assert x.max_weight is not None
+    return nw.when(x.w > x.max_weight).then(nw.lit(x.max_weight)).otherwise(x.w)
+
+
+def _switched(x: Logged) -> nw.Expr:
+    assert x.switch_threshold is not None
+    return nw.when(x.w <= x.switch_threshold).then(x.w).otherwise(0.0)
+
+
+DIRECT = ("predicted", "target_predicted")
+
+#: every estimator, by the name ``estimators=`` takes, in the result's order
+ESTIMATORS: dict[str, Estimator] = {
+    e.name: e
+    for e in (
+        _mean("ips", lambda x: x.w * x.r),
+        _self_normalized("snips", direct=False),
+        _mean("clipped_ips", lambda x: _clipped(x) * x.r, ("max_weight",)),
+        _mean("dm", lambda x: x.qe, ("target_predicted",)),
+        _mean("dr", lambda x: x.qe + x.w * (x.r - x.q), DIRECT),
+        _self_normalized("sndr", direct=True, needs=DIRECT),
+        _mean("switch_dr", lambda x: x.qe + _switched(x) * (x.r - x.q), (*DIRECT, "switch_threshold")),
+    )
+}
+
+
+def _diagnostics_finish(s: Callable[[str], nw.Expr], z: float) -> dict[str, nw.Expr]:
+    n, sw, sw2 = s("n"), s("w"), s("w2")
+    return {
+        "on_policy": s("on_policy_r") / n,
+        "ess": nw.when(sw2 > 0).then(sw * sw / sw2).otherwise(0.0),
+        "largest_weight": s("largest"),
+        "supported": s("supported") / n,
+    }
+
+
+#: what every estimate reports beside its value: the mean reward of the logs, the effective
+#: sample size (sum w)^2 / sum w^2, the largest weight, the share of rows with w > 0
+DIAGNOSTICS = Estimator(
+    "diagnostics",
+    (
+        N,
+        Part("on_policy_r", lambda x: x.r),
+        Part("w", lambda x: x.w),
+        Part("w2", lambda x: x.w * x.w),
+        LARGEST,
+        Part("supported", lambda x: nw.when(x.w > 0).then(1).otherwise(0).cast(nw.Int64)),
+    ),
+    _diagnostics_finish,
+)
+
+
+def parts_of(estimators: Sequence[Estimator]) -> list[Part]:
+    """The parts the estimators and the diagnostics read, each once."""
+    seen: dict[str, Part] = {}
+    for estimator in (DIAGNOSTICS, *estimators):
+        for part in estimator.parts:
+            seen.setdefault(part.name, part)
+    return list(seen.values())
+
+
+def _part_column(name: str) -> str:
+    return f"__rf_part_{name}"
+
+
+def parts_frame(rows: nw.LazyFrame, keys: list[str], parts: Sequence[Part], settings: Logged) -> nw.LazyFrame:
+    """One row per group (equal ``keys``; one row for none) with each part: each part's row
+    value is a column first (portable: no conditional inside an aggregation), then plain sums
+    and maxima per group."""
+    valued = rows.with_columns(p.value(settings).alias(_part_column(p.name)) for p in parts)
+    aggs = [getattr(nw.col(_part_column(p.name)), p.agg)().alias(p.name) for p in parts]
+    if not keys:
+        return valued.select(*aggs)
+    return valued.group_by(keys).agg(*aggs)
+
+
+def finished(sums: nw.LazyFrame, keys: list[str], estimators: Sequence[Estimator], z: float) -> nw.LazyFrame:
+    """The result from the parts: one row per group and estimator (in the order given), with
+    the estimate, its normal interval and the diagnostics; sorted by the keys."""
+
+    def s(name: str) -> nw.Expr:
+        return nw.col(name).cast(nw.Float64)
+
+    common = _diagnostics_finish(s, z)
+    on_policy = common["on_policy"]
+    out = []
+    for order, estimator in enumerate(estimators):
+        values = estimator.finish(s, z)
+        lift = nw.when(on_policy != 0).then(values["value"] / on_policy - 1)
+        out.append(
+            sums.select(
+                *keys,
+                nw.lit(order, dtype=nw.Int64).alias("__rf_order"),
+                nw.lit(estimator.name, dtype=nw.String).alias("estimator"),
+                *(values[c].cast(nw.Float64).alias(c) for c in ("value", "se", "lo", "hi")),
+                nw.col("n").cast(nw.Int64).alias("n"),
+                on_policy.alias("on_policy"),
+                lift.cast(nw.Float64).alias("lift"),
+                *(common[c].cast(nw.Float64).alias(c) for c in ("ess", "largest_weight", "supported")),
+            )
+        )
+    table = nw.concat(out, how="vertical") if len(out) > 1 else out[0]
+    return table.sort([*keys, "__rf_order"]).drop("__rf_order")
