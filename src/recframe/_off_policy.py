@@ -61,14 +61,15 @@ def add_parts(parts: Sequence[Part], a: Mapping[str, float], b: Mapping[str, flo
     return {p.name: (a[p.name] + b[p.name]) if p.agg == "sum" else max(a[p.name], b[p.name]) for p in parts}
 
 
-#: a finish reads a group's parts by name and the normal quantile z of the interval
+#: a finish reads a group's parts by name (and the normal quantile z of the interval) and gives
+#: the estimate's value and standard error; its interval is value -/+ z se (:func:`_normal`)
 Finish = Callable[[Callable[[str], nw.Expr], float], dict[str, nw.Expr]]
 
 
 @dataclass(frozen=True)
 class Estimator:
     """An estimator as an aggregate: its parts, how two sets of contexts combine them (``add``),
-    its finish (value, se, lo, hi) and what it can do (``adds_up``: parts of partitions add;
+    its finish (value and se, whence the normal interval) and what it can do (``adds_up``: parts of partitions add;
     ``in_engine``: every part and the finish are narwhals expressions). ``needs``: the call's
     inputs it reads beyond weights and rewards."""
 
@@ -102,8 +103,7 @@ def _mean(name: str, value: Callable[[Logged], nw.Expr], needs: tuple[str, ...] 
     def finish(s: Callable[[str], nw.Expr], z: float) -> dict[str, nw.Expr]:
         n, t, t2 = s("n"), s(total.name), s(squares.name)
         variance = _positive(t2 - t * t / n) / (n - 1)
-        se = nw.when(n > 1).then((variance / n).sqrt())
-        return _normal(t / n, se, z)
+        return {"value": t / n, "se": nw.when(n > 1).then((variance / n).sqrt())}
 
     return Estimator(name, (N, total, squares), finish, needs=needs)
 
@@ -144,7 +144,7 @@ def _self_normalized(name: str, direct: bool, needs: tuple[str, ...] = ()) -> Es
             spread = spread + (s(parts["qe2"].name) - n * m * m)
             spread = spread + 2 * (s(parts["qewd"].name) - big_d * s(parts["qew"].name)) / wbar
         se = nw.when((n > 1) & (sw > 0)).then((_positive(spread) / (n * (n - 1))).sqrt())
-        return _normal(nw.when(sw > 0).then(value), se, z)
+        return {"value": nw.when(sw > 0).then(value), "se": se}
 
     return Estimator(name, (N, *parts.values()), finish, needs=needs)
 
@@ -228,28 +228,31 @@ def parts_frame(rows: nw.LazyFrame, keys: list[str], parts: Sequence[Part], sett
 
 def finished(sums: nw.LazyFrame, keys: list[str], estimators: Sequence[Estimator], z: float) -> nw.LazyFrame:
     """The result from the parts: one row per group and estimator (in the order given), with
-    the estimate, its normal interval and the diagnostics; sorted by the keys."""
+    the estimate, its normal interval and the diagnostics; sorted by the keys. Each finish is
+    computed once as a column of the parts' row (so an expression tree is built once), then
+    each estimator's row reads those columns."""
 
     def s(name: str) -> nw.Expr:
         return nw.col(name).cast(nw.Float64)
 
-    common = _diagnostics_finish(s, z)
-    on_policy = common["on_policy"]
+    wide = {f"__rf_{e.name}_{c}": x for e in estimators for c, x in e.finish(s, z).items()}
+    wide |= {f"__rf_{c}": x for c, x in _diagnostics_finish(s, z).items()}
+    table = sums.with_columns(**{name: x.cast(nw.Float64) for name, x in wide.items()})
+    on_policy = nw.col("__rf_on_policy")
     out = []
     for order, estimator in enumerate(estimators):
-        values = estimator.finish(s, z)
-        lift = nw.when(on_policy != 0).then(values["value"] / on_policy - 1)
+        value, se = nw.col(f"__rf_{estimator.name}_value"), nw.col(f"__rf_{estimator.name}_se")
         out.append(
-            sums.select(
+            table.select(
                 *keys,
                 nw.lit(order, dtype=nw.Int64).alias("__rf_order"),
                 nw.lit(estimator.name, dtype=nw.String).alias("estimator"),
-                *(values[c].cast(nw.Float64).alias(c) for c in ("value", "se", "lo", "hi")),
+                *(x.alias(c) for c, x in _normal(value, se, z).items()),
                 nw.col("n").cast(nw.Int64).alias("n"),
                 on_policy.alias("on_policy"),
-                lift.cast(nw.Float64).alias("lift"),
-                *(common[c].cast(nw.Float64).alias(c) for c in ("ess", "largest_weight", "supported")),
+                nw.when(on_policy != 0).then(value / on_policy - 1).alias("lift"),
+                *(nw.col(f"__rf_{c}").alias(c) for c in ("ess", "largest_weight", "supported")),
             )
         )
-    table = nw.concat(out, how="vertical") if len(out) > 1 else out[0]
-    return table.sort([*keys, "__rf_order"]).drop("__rf_order")
+    result = nw.concat(out, how="vertical") if len(out) > 1 else out[0]
+    return result.sort([*keys, "__rf_order"]).drop("__rf_order")
