@@ -11,12 +11,12 @@ from typing import Any
 import numpy as np
 import polars as pl
 import pytest
-import reference_off_policy as reference
-from conftest import BACKENDS, assert_values_close, to_polars
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import recframe
+import reference_off_policy as reference
+from conftest import BACKENDS, assert_values_close, to_polars
 from recframe import _off_policy as op
 from recframe.errors import RecframeError
 
@@ -223,7 +223,9 @@ def test_simulation_ips_and_dr_are_unbiased_and_their_intervals_cover() -> None:
     interval covers the truth at its nominal 95% within binomial error."""
     seeds = 200
     truth = _bandit()[3]
-    out = recframe.off_policy(_simulated_logs(seeds, 200), ["ips", "snips", "dm", "dr", "sndr"], **DIRECT, position=None, by="seed")
+    out = recframe.off_policy(
+        _simulated_logs(seeds, 200), ["ips", "snips", "dm", "dr", "sndr"], **DIRECT, position=None, by="seed"
+    )
     for name in ("ips", "dr", "snips", "sndr", "dm"):
         rows = out.filter(pl.col("estimator") == name)
         values = rows.get_column("value").to_numpy()
@@ -265,7 +267,9 @@ def test_rankings_as_the_target(backend: str) -> None:
     only in context 2 (w = 4), and ranks nothing in context 4 (no item, no prediction there)."""
     logs, recs = BACKENDS[backend](LOGS), BACKENDS[backend](RECS)
     got = to_polars(
-        recframe.off_policy(logs, ["ips", "snips", "dm", "dr"], recommendations=recs, predicted="q", target_predicted="qe", by="model")
+        recframe.off_policy(
+            logs, ["ips", "snips", "dm", "dr"], recommendations=recs, predicted="q", target_predicted="qe", by="model"
+        )
     )
     assert got.get_column("model").to_list() == ["A"] * 4 + ["B"] * 4
     a = {row["estimator"]: row for row in got.iter_rows(named=True) if row["model"] == "A"}
@@ -291,7 +295,9 @@ def _refused(match: str, logs: pl.DataFrame = LOGS, **kwargs: Any) -> RecframeEr
 
 @pytest.mark.parametrize("value", [0.0, -0.5, 1.5])
 def test_a_propensity_outside_0_1_is_refused(value: float) -> None:
-    error = _refused(rf"column 'propensity' \(the propensity= argument\) holds {value!r}", LOGS.with_columns(propensity=pl.lit(value)))
+    error = _refused(
+        rf"column 'propensity' \(the propensity= argument\) holds {value!r}", LOGS.with_columns(propensity=pl.lit(value))
+    )
     assert error.argument == "propensity"
 
 

@@ -45,15 +45,12 @@ def off_policy(
     Parameters
     ----------
     logs : DataFrame or LazyFrame (Polars, pandas, Arrow, DuckDB, Spark, SQLFrame, Ibis)
-        One row per logged slot: the context (impression, request), the item shown, its
-        position (1 for a single slot), the logging policy's probability of that item there and
-        the reward.
+        One row per logged slot: context (impression, request), item shown, its position (1 for
+        a single slot), the logging policy's probability of that item there, the reward.
     estimators : list of str, optional
-        Any of ``"ips"``, ``"snips"``, ``"clipped_ips"`` (needs ``max_weight=``), ``"dm"``
-        (``target_predicted=``), ``"dr"``, ``"sndr"`` (``predicted=`` and
-        ``target_predicted=``), ``"switch_dr"`` (those and ``switch_threshold=``). By default
-        IPS and SNIPS, with DM, DR and SNDR when both predictions are given, clipped IPS with
-        ``max_weight=`` and switch-DR with ``switch_threshold=``.
+        ``"ips"``, ``"snips"``, ``"clipped_ips"`` (needs ``max_weight=``), ``"dm"`` (needs
+        ``target_predicted=``), ``"dr"``, ``"sndr"`` (and ``predicted=``), ``"switch_dr"`` (and
+        ``switch_threshold=``). Default: IPS, SNIPS and each other one whose inputs are given.
     target : str, optional
         A column of the logs: the target policy's probability of the logged item at the
         logged position, in [0, 1]. Give this or ``recommendations=``.
@@ -73,12 +70,9 @@ def off_policy(
     rank : str, default "rank"
         The rank column of ``recommendations``.
     by : str or list of str, optional
-        Keys of the groups estimated apart: the model (in the logs, or in the recommendations),
-        segments, days.
-    max_weight : float, optional
-        Clipped IPS's largest weight (> 0).
-    switch_threshold : float, optional
-        Switch-DR's threshold tau on the weight (>= 0).
+        Keys of the groups estimated apart: the model (logs or recommendations), segments, days.
+    max_weight, switch_threshold : float, optional
+        Clipped IPS's largest weight (> 0); switch-DR's threshold tau on the weight (>= 0).
     ci : float, default 0.95
         The coverage of the normal interval ``value -/+ z * se``.
 
@@ -93,55 +87,47 @@ def off_policy(
     Notes
     -----
     Per logged row: w = pi_e(a|x) / p(a|x), reward r, q = q(x, a), qe = q(x, pi_e); means over
-    the n rows of a group. IPS: mean(w r). SNIPS: sum w r / sum w. Clipped IPS:
-    mean(min(w, max_weight) r). DM: mean(qe). DR: mean(qe + w (r - q)). SNDR: mean(qe) +
-    sum w (r - q) / sum w. Switch-DR: mean(qe + 1[w <= tau] w (r - q)). These are Open Bandit
-    Pipeline's (0.5.7) definitions: its switch-DR switches the logged action's correction off
-    (DM alone) where its weight exceeds tau, where Wang et al. (2017) also split the DM term per
-    action; its DR self-normalizes the correction only (SNDR), as here. Clipping applies to
-    ``"clipped_ips"`` only. The standard error of a mean is its sample standard deviation over
-    sqrt(n); of SNIPS and SNDR the delta method's. Each is finished from sums per group, which
-    add across disjoint sets of contexts. A self-normalized estimate is null where no row has
-    w > 0; an se is null for one row. Rows are checked: propensity in (0, 1], finite rewards
-    and predictions, positions present, target probabilities in [0, 1], one row per (context,
-    position) in each group.
+    a group's n rows. IPS: mean(w r). SNIPS: sum w r / sum w. Clipped IPS: mean(min(w,
+    max_weight) r). DM: mean(qe). DR: mean(qe + w (r - q)). SNDR: mean(qe) + sum w (r - q) /
+    sum w. Switch-DR: mean(qe + 1[w <= tau] w (r - q)), Open Bandit Pipeline's (0.5.7) form:
+    where the logged action's weight exceeds tau its correction is off (DM alone), where Wang et
+    al. (2017) also split the DM term per action. As in OBP, SNDR self-normalizes the correction
+    only, and clipping is clipped IPS's alone. The se of a mean is the sample standard deviation
+    over sqrt(n); of SNIPS and SNDR the delta method's; both from sums per group that add across
+    disjoint sets of contexts (where the values do not vary, the se comes out within about 1e-8
+    of their scale, not 0). A self-normalized estimate is null where no row has w > 0; an se,
+    for one row. Refused: a propensity outside (0, 1], a reward or prediction that is not a
+    finite number, a missing position, a target probability outside [0, 1], two rows of one
+    (context, position) in a group.
 
     Examples
     --------
     >>> import polars as pl
     >>> import recframe
-    >>> logs = pl.DataFrame({
-    ...     "context_id": [1, 2, 3, 4],
-    ...     "item_id": ["a", "b", "a", "c"],
-    ...     "propensity": [0.5, 0.25, 0.5, 0.25],
-    ...     "reward": [1.0, 0.0, 0.0, 1.0],
-    ...     "target": [1.0, 0.0, 1.0, 0.5],
-    ... })
+    >>> logs = pl.DataFrame({"context_id": [1, 2, 3, 4], "propensity": [0.5, 0.25, 0.5, 0.25],
+    ...                      "reward": [1.0, 0.0, 0.0, 1.0], "target": [1.0, 0.0, 1.0, 0.5]})
     >>> out = recframe.off_policy(logs, ["ips", "snips"], target="target", position=None)
     >>> out.select("estimator", "value", "on_policy", "ess").rows()
     [('ips', 1.0, 0.5, 3.0), ('snips', 0.6666666666666666, 0.5, 3.0)]
     """
-    chosen = _estimators(estimators, predicted, target_predicted, max_weight, switch_threshold)
-    z = _z(ci)
+    chosen, z = _estimators(estimators, predicted, target_predicted, max_weight, switch_threshold), _z(ci)
+    _one_target(target, recommendations)
+    keys = [by] if isinstance(by, str) else list(by or [])
+    lf, kind = _frames.to_lazy(logs, "logs")
+    names = dict(context=context, item=item, position=position, propensity=propensity, reward=reward, target=target)
+    names |= dict(predicted=predicted, target_predicted=None if recommendations is not None else target_predicted)
+    rows = _logged_rows(lf, names, keys, recommendations, rank, target_predicted)
+    rows = _checked(rows.with_columns((nw.col(_TARGET) / nw.col(_PROPENSITY)).alias(op.WEIGHT)), kind, keys, names)
+    sums = op.parts_frame(rows, keys, op.parts_of(chosen), op.Logged(max_weight, switch_threshold))
+    return _frames.from_lazy(op.finished(sums, keys, chosen, z), kind)
+
+
+def _one_target(target: str | None, recommendations: Any) -> None:
     if (target is None) == (recommendations is None):
         raise RecframeError(
             f"give the target policy one way: {ref('target')} or {ref('recommendations')}.",
-            f"pass {fix('target', 'target_probability')} (a column of the logs) or the target's rankings as "
-            "recommendations=.",
+            f"pass {fix('target', 'target_probability')} (a column of the logs) or the target's rankings as recommendations=.",
         )
-    keys = [by] if isinstance(by, str) else list(by or [])
-    lf, kind = _frames.to_lazy(logs, "logs")
-    names = dict(context=context, item=item, position=position, propensity=propensity, reward=reward)
-    names |= dict(target=target, predicted=predicted)
-    if recommendations is None:
-        names["target_predicted"] = target_predicted
-    rows = _logged_rows(lf, names, keys, recommendations, rank, target_predicted)
-    rows = rows.with_columns((nw.col(_TARGET) / nw.col(_PROPENSITY)).alias(op.WEIGHT))
-    group = list(keys)
-    rows = _checked(rows, kind, group, names)
-    settings = op.Logged(max_weight=max_weight, switch_threshold=switch_threshold)
-    sums = op.parts_frame(rows, group, op.parts_of(chosen), settings)
-    return _frames.from_lazy(op.finished(sums, group, chosen, z), kind)  # type: ignore[no-any-return]
 
 
 def _estimators(
