@@ -95,3 +95,22 @@ def diagnostics(w: list[float], r: list[float]) -> dict[str, float]:
         "largest_weight": max(w),
         "supported": sum(1 for x in w if x > 0) / len(w),
     }
+
+
+def slate_estimate(estimator: str, slates: list[list[tuple[float, float]]], ci: float = 0.95) -> dict[str, float | None]:
+    """value, se, lo, hi of a slate estimator: each slate a list of (w_k, r_k) in position order;
+    the slate's value is sum_k weight_k r_k with weight_k the product of all its w (sips), w_k
+    alone (iips) or the product of w_1 .. w_k (rips); the estimate is their mean over slates."""
+    values = []
+    for slate in slates:
+        total, prefix, whole = 0.0, 1.0, 1.0
+        for w, _ in slate:
+            whole *= w
+        for w, r in slate:
+            prefix *= w
+            weight = {"sips": whole, "iips": w, "rips": prefix}[estimator]
+            total += weight * r
+        values.append(total)
+    value, se = _mean(values), _se_of_mean(values)
+    z = NormalDist().inv_cdf((1 + ci) / 2)
+    return {"value": value, "se": se, "lo": None if se is None else value - z * se, "hi": None if se is None else value + z * se}

@@ -80,6 +80,9 @@ class Estimator:
     adds_up: bool = True
     in_engine: bool = True
     needs: tuple[str, ...] = ()
+    #: a slate estimator: its value per logged row (read from :class:`SlateRow`), summed per
+    #: slate (context) first; the slates are then its units, as rows are a single slot's
+    per_row: Callable[[SlateRow], nw.Expr] | None = None
 
 
 N = Part("n", lambda x: nw.lit(1, dtype=nw.Int64))
@@ -160,6 +163,71 @@ def _switched(x: Logged) -> nw.Expr:
 
 
 DIRECT = ("predicted", "target_predicted")
+
+PREFIX_WEIGHT, SLATE_WEIGHT = "__rf_w_prefix", "__rf_w_slate"
+
+
+@dataclass(frozen=True)
+class SlateRow:
+    """What a slate estimator reads on one logged row of a slate (one context): the reward and
+    three weights, from the positions' weights w_k: the row's own (independent IPS), the
+    product over the slate's positions up to the row's (reward-interaction IPS, the cascade)
+    and over all its positions (standard slate IPS)."""
+
+    r: nw.Expr = field(default_factory=lambda: nw.col(REWARD))
+    own: nw.Expr = field(default_factory=lambda: nw.col(WEIGHT))
+    prefix: nw.Expr = field(default_factory=lambda: nw.col(PREFIX_WEIGHT))
+    slate: nw.Expr = field(default_factory=lambda: nw.col(SLATE_WEIGHT))
+
+
+def _slate(name: str, per_row: Callable[[SlateRow], nw.Expr]) -> Estimator:
+    """The mean over slates of sum_k weight_k r_k: a mean estimator of the slate's sum."""
+    mean = _mean(name, lambda x: nw.col(slate_column(name)))
+    return Estimator(name, mean.parts, mean.finish, per_row=per_row)
+
+
+def slate_column(name: str) -> str:
+    return f"__rf_slate_{name}"
+
+
+#: the slate estimators (Li et al. 2018; McInerney et al. 2020)
+SLATE_ESTIMATORS: dict[str, Estimator] = {
+    e.name: e
+    for e in (
+        _slate("sips", lambda x: x.slate * x.r),
+        _slate("iips", lambda x: x.own * x.r),
+        _slate("rips", lambda x: x.prefix * x.r),
+    )
+}
+
+
+def slates(rows: nw.LazyFrame, keys: list[str], context: str, position: str, estimators: Sequence[Estimator]) -> nw.LazyFrame:
+    """One row per slate (``keys`` and ``context``) from its positions' rows: each slate
+    estimator's sum, the slate's reward (the sum of its rewards) and its weight (the product of
+    its positions' weights: what the diagnostics read). Products are sums of logs, zero where a
+    factor is zero (a count of zero weights rides along)."""
+    slate, w = [*keys, context], nw.col(WEIGHT)
+    zero = nw.when(w > 0).then(0).otherwise(1).cast(nw.Int64)
+    log_w = nw.when(w > 0).then(w).otherwise(1.0).log()
+    logs = rows.with_columns(zero.alias("__rf_zero"), log_w.alias("__rf_log_w"))
+    z, lw = nw.col("__rf_zero"), nw.col("__rf_log_w")
+    logs = logs.with_columns(
+        z.cum_sum().over(*slate, order_by=position).alias("__rf_zero_prefix"),
+        lw.cum_sum().over(*slate, order_by=position).alias("__rf_log_prefix"),
+        z.sum().over(*slate).alias("__rf_zero_slate"),
+        lw.sum().over(*slate).alias("__rf_log_slate"),
+    )
+    logs = logs.with_columns(
+        nw.when(nw.col("__rf_zero_prefix") > 0).then(0.0).otherwise(nw.col("__rf_log_prefix").exp()).alias(PREFIX_WEIGHT),
+        nw.when(nw.col("__rf_zero_slate") > 0).then(0.0).otherwise(nw.col("__rf_log_slate").exp()).alias(SLATE_WEIGHT),
+    )
+    x = SlateRow()
+    per_row = {slate_column(e.name): e.per_row(x) for e in estimators if e.per_row is not None}
+    logs = logs.with_columns(**per_row)
+    return logs.group_by(slate).agg(
+        *(nw.col(c).sum() for c in per_row), nw.col(REWARD).sum(), nw.col(SLATE_WEIGHT).max().alias(WEIGHT)
+    )
+
 
 #: every estimator, by the name ``estimators=`` takes, in the result's order
 ESTIMATORS: dict[str, Estimator] = {

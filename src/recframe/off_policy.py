@@ -51,22 +51,19 @@ def off_policy(
         ``"ips"``, ``"snips"``, ``"clipped_ips"`` (needs ``max_weight=``), ``"dm"`` (needs
         ``target_predicted=``), ``"dr"``, ``"sndr"`` (and ``predicted=``), ``"switch_dr"`` (and
         ``switch_threshold=``). Default: IPS, SNIPS and each other one whose inputs are given.
+        Or slate estimators (one slate per context): ``"sips"``, ``"iips"``, ``"rips"``.
     target : str, optional
-        A column of the logs: the target policy's probability of the logged item at the
-        logged position, in [0, 1]. Give this or ``recommendations=``.
+        A column of the logs: the target's probability of the logged item there, in [0, 1].
     recommendations : frame, optional
-        The target as deterministic rankings: one row per (context, item) with its ``rank``, on
-        the same engine as the logs; its probability of the logged item is 1 where it ranks the
-        item at the logged position, else 0. A ``by`` key found here and not in the logs (the
-        model) evaluates each of its values on every logged row.
+        The target as rankings (context, item, ``rank``) on the logs' engine: probability 1 where
+        it ranks the logged item at the logged position, else 0. A ``by`` key found here and not
+        in the logs (the model) evaluates each of its values on every logged row.
     context, item, position, propensity, reward : str
         Column names. ``position=None``: every row is position 1 (a single-slot log).
-    predicted : str, optional
-        A column of the logs: a reward model's prediction q(x, a) for the logged item.
-    target_predicted : str, optional
-        The target's expected predicted reward q(x, pi_e) = sum_a pi_e(a|x) q(x, a): a column
-        of the logs with ``target=``, of the recommendations (the prediction for the item
-        ranked at the logged position) with ``recommendations=``.
+    predicted, target_predicted : str, optional
+        A column of the logs: a reward model's prediction q(x, a) for the logged item; and
+        q(x, pi_e) = sum_a pi_e(a|x) q(x, a): a column of the logs with ``target=``, of the
+        recommendations (for the item ranked at the logged position) with ``recommendations=``.
     rank : str, default "rank"
         The rank column of ``recommendations``.
     by : str or list of str, optional
@@ -74,15 +71,15 @@ def off_policy(
     max_weight, switch_threshold : float, optional
         Clipped IPS's largest weight (> 0); switch-DR's threshold tau on the weight (>= 0).
     ci : float, default 0.95
-        The coverage of the normal interval ``value -/+ z * se``.
+        The coverage of the normal interval ``value -/+ z se``.
 
     Returns
     -------
     frame of the same type as ``logs``
-        One row per group and estimator: the ``by`` keys, ``estimator``, ``value``, ``se``,
-        ``lo``, ``hi``, ``n`` (logged rows), ``on_policy`` (their mean reward), ``lift``
-        (value / on_policy - 1), ``ess`` ((sum w)^2 / sum w^2), ``largest_weight`` and
-        ``supported`` (the share of rows with w > 0). Sorted by the keys; lazy in, lazy out.
+        Per group and estimator: the ``by`` keys, ``estimator``, ``value``, ``se``, ``lo``,
+        ``hi``, ``n`` (rows; slates), ``on_policy`` (their mean reward), ``lift`` (value /
+        on_policy - 1), ``ess`` ((sum w)^2 / sum w^2), ``largest_weight``, ``supported`` (share
+        with w > 0); sorted by the keys; lazy in, lazy out.
 
     Notes
     -----
@@ -98,7 +95,9 @@ def off_policy(
     of their scale, not 0). A self-normalized estimate is null where no row has w > 0; an se,
     for one row. Refused: a propensity outside (0, 1], a reward or prediction that is not a
     finite number, a missing position, a target probability outside [0, 1], two rows of one
-    (context, position) in a group.
+    (context, position) in a group. Slates: positions' weights w_k, slate value sum_k w~_k r_k,
+    averaged over slates: SIPS w~_k = prod_j w_j, IIPS w_k, RIPS prod_{j <= k} w_j (the diagnostics
+    read the slate's reward and prod_j w_j), exact where both policies factor over positions.
 
     Examples
     --------
@@ -118,6 +117,8 @@ def off_policy(
     names |= dict(predicted=predicted, target_predicted=None if recommendations is not None else target_predicted)
     rows = _logged_rows(lf, names, keys, recommendations, rank, target_predicted)
     rows = _checked(rows.with_columns((nw.col(_TARGET) / nw.col(_PROPENSITY)).alias(op.WEIGHT)), kind, keys, names)
+    if chosen[0].per_row is not None:
+        rows = op.slates(rows, keys, _CONTEXT, _POSITION, chosen)
     sums = op.parts_frame(rows, keys, op.parts_of(chosen), op.Logged(max_weight, switch_threshold))
     return _frames.from_lazy(op.finished(sums, keys, chosen, z), kind)
 
@@ -145,20 +146,27 @@ def _estimators(
         asked = ["ips", "snips", *asked]
     if isinstance(asked, str):
         asked = [asked]
+    known = {**op.ESTIMATORS, **op.SLATE_ESTIMATORS}
     out = []
     for name in asked:
-        if name not in op.ESTIMATORS:
+        if name not in known:
             raise RecframeError(
                 f"{ref('estimators', list(asked))}: {name!r} is no estimator.",
-                f"pass some of {fix('estimators', list(op.ESTIMATORS))}.",
+                f"pass some of {fix('estimators', list(known))}.",
             )
-        missing = [x for x in op.ESTIMATORS[name].needs if given[x] is None]
+        missing = [x for x in known[name].needs if given[x] is None]
         if missing:
             raise RecframeError(
                 f"the estimator {name!r} needs {ref(missing[0])}, which is not given.",
                 f"pass {ref(missing[0])} (see recframe.off_policy's docs), or leave {name!r} out of estimators=.",
             )
-        out.append(op.ESTIMATORS[name])
+        out.append(known[name])
+    if len({e.per_row is None for e in out}) > 1:
+        raise RecframeError(
+            f"{ref('estimators', list(asked))} mixes slate estimators (a slate per context) with single-slot "
+            "ones (a unit per logged row).",
+            "estimate the two kinds in two calls.",
+        )
     if max_weight is not None and not (_finite(max_weight) and max_weight > 0):
         raise RecframeError(f"{ref('max_weight', max_weight)} must be a number > 0.", f"pass e.g. {fix('max_weight', 10.0)}.")
     if switch_threshold is not None and not (_finite(switch_threshold) and switch_threshold >= 0):
