@@ -95,9 +95,9 @@ def off_policy(
     of their scale, not 0). A self-normalized estimate is null where no row has w > 0; an se,
     for one row. Refused: a propensity outside (0, 1], a reward or prediction that is not a
     finite number, a missing position, a target probability outside [0, 1], two rows of one
-    (context, position) in a group. Slates: positions' weights w_k, slate value sum_k w~_k r_k,
-    averaged over slates: SIPS w~_k = prod_j w_j, IIPS w_k, RIPS prod_{j <= k} w_j (the diagnostics
-    read the slate's reward and prod_j w_j), exact where both policies factor over positions.
+    (context, position) in a group. Slates: the mean over slates of sum_k w~_k r_k, with SIPS
+    w~_k = prod_j w_j, IIPS w_k, RIPS prod_{j<=k} w_j: give SIPS and RIPS each position's
+    probability given the items above it, IIPS its marginal one (OBP's three propensities).
 
     Examples
     --------

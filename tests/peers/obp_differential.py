@@ -15,8 +15,9 @@ and with a stand-in for torch (``obp.utils`` imports it for tensor type checks o
 On ``SyntheticBanditDataset`` (its default reward function, a softmax logging policy), a target
 policy with full support (a softmax of the true expected rewards) and a reward model that is
 the true expected reward plus noise, IPS, SNIPS, clipped IPS (OBP's IPS with ``lambda_``),
-DM, DR, SNDR and switch-DR must equal OBP's ``estimate_policy_value`` within 1e-10 (relative).
-Exit code: the number of differences.
+DM, DR, SNDR and switch-DR must equal OBP's ``estimate_policy_value`` within 1e-10 (relative);
+on ``SyntheticSlateBanditDataset`` (a tenth of the rounds, as slates of 3), so must the standard,
+independent and reward-interaction slate IPS. Exit code: the number of differences.
 """
 
 from __future__ import annotations
@@ -33,8 +34,8 @@ import polars as pl
 import recframe
 
 
-def _load_obp(source: Path) -> tuple[types.ModuleType, types.ModuleType]:
-    """obp.ope.estimators and obp.dataset.synthetic from the unpacked source."""
+def _load_obp(source: Path) -> dict[str, types.ModuleType]:
+    """obp.ope.estimators(_slate) and obp.dataset.synthetic(_slate) from the unpacked source."""
     torch = types.ModuleType("torch")
     torch.Tensor = type("Tensor", (), {})  # type: ignore[attr-defined]
     torch.tensor = torch.Tensor  # type: ignore[attr-defined]
@@ -52,7 +53,8 @@ def _load_obp(source: Path) -> tuple[types.ModuleType, types.ModuleType]:
         spec.loader.exec_module(module)
         return module
 
-    return load("obp.ope.estimators"), load("obp.dataset.synthetic")
+    names = ("obp.ope.estimators", "obp.ope.estimators_slate", "obp.dataset.synthetic", "obp.dataset.synthetic_slate")
+    return {name.rsplit(".", 1)[1]: load(name) for name in names}
 
 
 def _compare(estimators: types.ModuleType, synthetic: types.ModuleType, rounds: int, seed: int) -> int:
@@ -99,14 +101,72 @@ def _compare(estimators: types.ModuleType, synthetic: types.ModuleType, rounds: 
     return differences
 
 
+def _compare_slates(estimators: types.ModuleType, synthetic: types.ModuleType, rounds: int, seed: int) -> int:
+    """OBP's slate data (items drawn without replacement by a softmax over linear logits, rewards
+    by its cascade-additive structure), a target of random logits. recframe's SIPS and RIPS read
+    each position's probability given the items above it (the chain rule: their products are
+    OBP's joint and cascade propensities), its IIPS the position's marginal probability."""
+    positions = 3
+    dataset = synthetic.SyntheticSlateBanditDataset(
+        n_unique_action=6, len_list=positions, dim_context=2, reward_type="binary",
+        behavior_policy_function=synthetic.linear_behavior_policy_logit, random_state=seed,
+    )  # fmt: skip
+    bandit = dataset.obtain_batch_bandit_feedback(n_rounds=rounds)
+    logits = np.random.default_rng(seed).normal(0, 1, (rounds, 6))
+    target_joint, target_marginal, target_cascade = dataset.obtain_pscore_given_evaluation_policy_logit(bandit["action"], logits)
+
+    def given_above(cascade: np.ndarray) -> np.ndarray:
+        prefix = cascade.reshape(rounds, positions)
+        return np.concatenate([prefix[:, :1], prefix[:, 1:] / prefix[:, :-1]], axis=1).ravel()
+
+    logs = pl.DataFrame(
+        {
+            "context_id": bandit["slate_id"],
+            "position": bandit["position"] + 1,
+            "reward": bandit["reward"].astype(float),
+            "propensity": given_above(bandit["pscore_cascade"]),
+            "target": given_above(target_cascade),
+            "propensity_marginal": bandit["pscore_item_position"],
+            "target_marginal": target_marginal,
+        }
+    )
+    ours = recframe.off_policy(logs, ["sips", "rips"], target="target")
+    ours = pl.concat([ours, recframe.off_policy(logs, ["iips"], target="target_marginal", propensity="propensity_marginal")])
+    common = dict(slate_id=bandit["slate_id"], reward=bandit["reward"], position=bandit["position"])
+    theirs = {
+        "sips": estimators.SlateStandardIPS(len_list=positions).estimate_policy_value(
+            **common, pscore=bandit["pscore"], evaluation_policy_pscore=target_joint
+        ),
+        "iips": estimators.SlateIndependentIPS(len_list=positions).estimate_policy_value(
+            **common,
+            pscore_item_position=bandit["pscore_item_position"],
+            evaluation_policy_pscore_item_position=target_marginal,
+        ),  # fmt: skip
+        "rips": estimators.SlateRewardInteractionIPS(len_list=positions).estimate_policy_value(
+            **common, pscore_cascade=bandit["pscore_cascade"], evaluation_policy_pscore_cascade=target_cascade
+        ),
+    }
+    differences = 0
+    for name, value in theirs.items():
+        mine = ours.filter(pl.col("estimator") == name).item(0, "value")
+        close = abs(mine - value) <= 1e-10 * max(1.0, abs(value))
+        differences += not close
+        print(f"seed {seed} {name:12s} recframe {mine:.15f}  OBP {value:.15f}  {'ok' if close else 'DIFFERENT'}")
+    return differences
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("source", type=Path, help="the unpacked obp-0.5.7 source (the folder holding obp/)")
     parser.add_argument("--rounds", type=int, default=10_000)
     parser.add_argument("--seeds", type=int, default=5)
     args = parser.parse_args()
-    estimators, synthetic = _load_obp(args.source)
-    return sum(_compare(estimators, synthetic, args.rounds, seed) for seed in range(args.seeds))
+    obp = _load_obp(args.source)
+    single = sum(_compare(obp["estimators"], obp["synthetic"], args.rounds, seed) for seed in range(args.seeds))
+    slates = sum(
+        _compare_slates(obp["estimators_slate"], obp["synthetic_slate"], args.rounds // 10, seed) for seed in range(args.seeds)
+    )
+    return single + slates
 
 
 if __name__ == "__main__":
