@@ -480,3 +480,26 @@ def test_simulation_slates_cascade_rips_is_unbiased_and_iips_is_not() -> None:
     assert abs(_bias_in_standard_errors(out, "rips", truth)) < 3
     assert abs(_bias_in_standard_errors(out, "sips", truth)) < 3
     assert abs(_bias_in_standard_errors(out, "iips", truth)) > 5, "a cascade's clicks depend on the positions above"
+
+
+# -- the slow engines (Spark, SQLFrame, Ibis): the same expressions inside them --
+
+
+@pytest.mark.slow_engine
+@pytest.mark.parametrize("engine", ["spark", "sqlframe", "ibis"])
+def test_slow_engines_agree_with_the_reference(engine: str, request: pytest.FixtureRequest) -> None:
+    from conftest import ibis_table
+
+    make = ibis_table if engine == "ibis" else request.getfixturevalue(f"{engine}_constructor")
+    logs = _random_logs(7, 60)
+    got = to_polars(recframe.off_policy(make(logs), ALL, **DIRECT, position=None, by="g", **SETTINGS))
+    _close(got, _reference(logs, "g", **SETTINGS))
+    ranked = to_polars(recframe.off_policy(make(LOGS), ["ips", "dr"], recommendations=make(RECS), predicted="q",
+                                           target_predicted="qe", by="model"))  # fmt: skip
+    local = recframe.off_policy(LOGS, ["ips", "dr"], recommendations=RECS, predicted="q", target_predicted="qe", by="model")
+    assert_values_close(ranked["value"].to_list(), local["value"].to_list(), rel=1e-12)
+    slates = to_polars(recframe.off_policy(make(SLATES), ["sips", "iips", "rips"], target="target"))
+    local = recframe.off_policy(SLATES, ["sips", "iips", "rips"], target="target")
+    assert_values_close(slates["value"].to_list(), local["value"].to_list(), rel=1e-12)
+    with pytest.raises(RecframeError, match="2 rows of one logged slot"):
+        to_polars(recframe.off_policy(make(pl.concat([LOGS, LOGS.head(1)])), target="target"))

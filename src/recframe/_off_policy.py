@@ -7,8 +7,10 @@ for the model-based estimators, ``q`` (the predicted reward of the logged action
 (the target's expected predicted reward, ``sum_a pi_e(a|x) q(x, a)``). An estimator names its
 :class:`Part` s: a value per row whose sum (or max) per group is one number of the group; the
 parts of two disjoint sets of contexts add (:func:`add_parts`), so one pass, partitions and
-every engine give the same parts; ``finish`` turns a group's parts into its value, standard
-error and normal interval, as narwhals expressions on the row of parts.
+every engine give the same parts; ``finish`` turns a group's parts into its value and standard
+error (whence the normal interval), as narwhals expressions on the row of parts. A slate
+estimator (:data:`SLATE_ESTIMATORS`) first sums each slate's rows (:func:`slates`): its units
+are then the slates, and its parts and finish a mean's, as for a single slot's rows.
 
 >>> [e.name for e in ESTIMATORS.values()]
 ['ips', 'snips', 'clipped_ips', 'dm', 'dr', 'sndr', 'switch_dr']
