@@ -322,6 +322,16 @@ def test_a_missing_position_is_refused() -> None:
     _refused(r"column 'position' \(the position= argument\) holds missing values in 1 row", logs)
 
 
+def test_a_missing_context_is_refused() -> None:
+    logs = LOGS.with_columns(context_id=pl.when(pl.col("position") == 1).then(None).otherwise(pl.col("context_id")))
+    _refused(r"column 'context_id' \(the context= argument\) holds missing values in 4 rows", logs)
+
+
+def test_numpy_numbers_are_settings_too() -> None:
+    got = _values(recframe.off_policy(LOGS, ["clipped_ips"], target="target", max_weight=np.int64(1), ci=np.float64(0.9)))
+    assert got["clipped_ips"]["value"] == pytest.approx((1 * 1 + 0 + 1 * 0 + 1 * 1) / 4)
+
+
 def test_a_weight_too_large_to_hold_is_refused() -> None:
     _refused(r"negative or non-finite weight", LOGS.with_columns(propensity=pl.lit(1e-320)))
 

@@ -3,6 +3,8 @@ earned on the traffic a logging policy served, estimated from the logs (single s
 
 from __future__ import annotations
 
+import math
+import numbers
 from collections.abc import Sequence
 from statistics import NormalDist
 from typing import Any, TypeVar
@@ -177,7 +179,7 @@ def _estimators(
 
 
 def _finite(x: Any) -> bool:
-    return isinstance(x, (int, float)) and not isinstance(x, bool) and x == x and abs(x) != float("inf")
+    return isinstance(x, numbers.Real) and not isinstance(x, bool) and math.isfinite(x)
 
 
 def _z(ci: Any) -> float:
@@ -317,6 +319,7 @@ def _check(rows: nw.LazyFrame, keys: list[str], names: dict[str, str | None]) ->
     flags = {f"__rf_bad_{arg}": flag(nw.col(c).is_null() | ~nw.col(c).is_finite()) for arg, c in floats.items()}
     flags |= {"__rf_out_propensity": flag((p <= 0) | (p > 1)), "__rf_out_target": flag((pi < 0) | (pi > 1))}
     flags |= {"__rf_bad_position": flag(pos.is_null()), "__rf_out_position": flag(pos < 1)}
+    flags |= {"__rf_bad_context": flag(nw.col(_CONTEXT).is_null())}
     flags |= {"__rf_bad_weight": flag(w.is_null() | ~w.is_finite() | (w < 0))}
     extremes = [nw.col(c).min().alias(f"{c}_min") for c in (_PROPENSITY, _TARGET, _POSITION)]
     extremes += [nw.col(c).max().alias(f"{c}_max") for c in (_PROPENSITY, _TARGET)]
@@ -347,6 +350,9 @@ def _refuse(seen: dict[str, Any], names: dict[str, str | None]) -> None:
         value = low if low < 0 else seen[f"{_TARGET}_max"]
         raise _bad("target", names["target"], seen["__rf_out_target"], f"{value!r} and other values outside [0, 1]",
                    "the target policy's probability of the logged item.", "pass probabilities, not scores.")  # fmt: skip
+    if seen["__rf_bad_context"]:
+        raise _bad("context", names["context"], seen["__rf_bad_context"], "missing values", "each logged slot has a context.",
+                   "drop those rows, or fill them with an id of their own.")  # fmt: skip
     if seen["__rf_bad_position"] or seen["__rf_out_position"]:
         count = seen["__rf_bad_position"] or seen["__rf_out_position"]
         holds = "missing values" if seen["__rf_bad_position"] else f"{seen[f'{_POSITION}_min']!r} and other positions below 1"
