@@ -343,6 +343,18 @@ def test_a_duplicate_slot_is_refused(backend: str) -> None:
         to_polars(recframe.off_policy(logs, target="target"))
 
 
+@pytest.mark.parametrize("backend", ["polars", "duckdb"])
+def test_a_duplicate_slot_in_sorted_logs_is_refused(backend: str) -> None:
+    """(sorted logs skip the hash of every slot when each comes strictly after the one before:
+    a repeated slot is not after, and the full check then names it)"""
+    logs = pl.concat([LOGS, LOGS.filter(pl.col("context_id") == 3)]).sort("context_id")
+    with pytest.raises(RecframeError, match=r"2 rows of one logged slot \(context_id=3, position=1\)"):
+        to_polars(recframe.off_policy(BACKENDS[backend](logs), target="target"))
+    by_model = pl.concat([LOGS.with_columns(model=pl.lit(m)) for m in "AB"] + [LOGS.head(1).with_columns(model=pl.lit("B"))])
+    with pytest.raises(RecframeError, match=r"context_id=1, position=1, model='B'"):
+        recframe.off_policy(by_model.sort("model", "context_id"), target="target", by="model")
+
+
 def test_the_same_slot_in_two_groups_is_not_a_duplicate() -> None:
     logs = pl.concat([LOGS.with_columns(model=pl.lit("A")), LOGS.with_columns(model=pl.lit("B"))])
     assert recframe.off_policy(logs, ["ips"], target="target", by="model").height == 2

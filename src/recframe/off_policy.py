@@ -292,7 +292,7 @@ def _checked(rows: nw.LazyFrame, kind: _frames.Kind, keys: list[str], names: dic
     if kind == "engine":
         _check(rows, keys, names)
         return rows
-    return _frames.when_collected(rows, lambda table: _check(table.lazy(), keys, names))
+    return _frames.when_collected(rows, lambda table: _check(table.lazy(), keys, names, table))
 
 
 def _bad(arg: str, column: str | None, count: int, holds: str, what: str, hint: str) -> RecframeError:
@@ -300,7 +300,7 @@ def _bad(arg: str, column: str | None, count: int, holds: str, what: str, hint: 
     return RecframeError(f"{named} holds {holds} in {count} row{'s' if count != 1 else ''}: {what}", hint)
 
 
-def _check(rows: nw.LazyFrame, keys: list[str], names: dict[str, str | None]) -> None:
+def _check(rows: nw.LazyFrame, keys: list[str], names: dict[str, str | None], table: nw.DataFrame | None = None) -> None:
     """Refuse, by name, what would make an estimate wrong: see off_policy's Notes."""
     schema = rows.collect_schema()
     floats = {
@@ -329,7 +329,8 @@ def _check(rows: nw.LazyFrame, keys: list[str], names: dict[str, str | None]) ->
     seen |= dict(zip([f"{c}_max" for c in (_PROPENSITY, _TARGET)], found[len(flags) + 3 :]))
     seen["__rf_placed"] = found[-1] if placed else None
     _refuse(seen, names)
-    _refuse_duplicates(rows, keys, names)
+    if table is None or not _in_order(table, [*keys, _CONTEXT, _POSITION]):
+        _refuse_duplicates(rows, keys, names)
 
 
 def _refuse(seen: dict[str, Any], names: dict[str, str | None]) -> None:
@@ -368,6 +369,18 @@ def _refuse(seen: dict[str, Any], names: dict[str, str | None]) -> None:
             f"{ref('recommendations')} place several items at the same rank of one context (and model).",
             "give one row per (context, rank) of each ranking.",
         )
+
+
+def _in_order(table: nw.DataFrame, slot: list[str]) -> bool:
+    """Whether each row's slot comes strictly after the one before (logs sorted by it, as they
+    usually are): then no slot repeats, which costs one pass instead of a hash of every slot
+    (0.2 s at 1M rows, two thirds of a call). A null or a step back: the full check decides."""
+    after: nw.Expr = nw.lit(False)
+    for column in reversed(slot):
+        now, before = nw.col(column), nw.col(column).shift(1)
+        after = (now > before) | ((now == before) & after)
+    ordered = table.select(after.fill_null(False).alias("__rf_after")).get_column("__rf_after")
+    return bool(ordered.tail(len(ordered) - 1).all()) if len(ordered) > 1 else True
 
 
 def _refuse_duplicates(rows: nw.LazyFrame, keys: list[str], names: dict[str, str | None]) -> None:
