@@ -19,6 +19,7 @@ from recframe.api import item_groups, per_item, per_user, summary, tied_cutoffs
 from recframe.curve import CappedWarning, curve
 from recframe.errors import RecframeError, UncheckedDataWarning
 from recframe.metrics import REGISTRY as _REGISTRY
+from recframe.off_policy import off_policy
 from recframe.reporting import page as _page
 from recframe.reporting import plot
 from recframe.reporting import report as _report
@@ -69,6 +70,7 @@ __all__ = [
     "compare",
     "compare_letters",
     "compare_recommendations",
+    "off_policy",
     "options",
     "curve",
     "disparity",

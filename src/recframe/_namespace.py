@@ -20,6 +20,7 @@ import polars as pl
 
 from recframe import api
 from recframe.curve import curve
+from recframe.off_policy import off_policy
 from recframe.reporting import _inspect, page
 from recframe.statistics.agreement import agreement
 from recframe.statistics.compare import compare_recommendations
@@ -48,7 +49,8 @@ class RecMetrics:
     :func:`recframe.disparity` (gaps between groups of users); :func:`recframe.item_groups` (what
     each group of items gets); :func:`recframe.per_item` (who each item reaches); :func:`recframe.tied_cutoffs` (where ties could move a number);
     :func:`recframe.agreement` (how far the models' lists agree); :func:`recframe.inspect` (a few users' lists) and
-    :func:`recframe.report_page` (the evaluation as one HTML page).
+    :func:`recframe.report_page` (the evaluation as one HTML page); on logged feedback,
+    :func:`recframe.off_policy` (what a target policy would have earned on that traffic).
     """
 
     def __init__(self, frame: Any) -> None:
@@ -67,6 +69,8 @@ class RecMetrics:
     compare = _forward(compare_recommendations)
     #: on a per-user frame (``per_user_frame.recmetrics.disparity(group="segment")``)
     disparity = _forward(disparity)
+    #: on logged feedback (``logs.recmetrics.off_policy(target="p_new")``)
+    off_policy = _forward(off_policy)
 
 
 def register() -> None:

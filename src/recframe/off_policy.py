@@ -1,0 +1,401 @@
+"""Counterfactual evaluation from logged feedback (issue 61): what a target policy would have
+earned on the traffic a logging policy served, estimated from the logs (single slot)."""
+
+from __future__ import annotations
+
+import math
+import numbers
+from collections.abc import Sequence
+from statistics import NormalDist
+from typing import Any, TypeVar
+
+import narwhals as nw
+
+from recframe.engine import _frames
+from recframe.engine import _validate as v
+from recframe.errors import RecframeError, fix, ref
+from recframe.statistics import _off_policy as op
+
+FrameT = TypeVar("FrameT")
+
+_TARGET, _TARGET_ITEM, _POSITION = "__rf_pi", "__rf_target_item", "__rf_position"
+_PROPENSITY, _CONTEXT, _ITEM, _PLACED = "__rf_p", "__rf_context", "__rf_item", "__rf_placed"
+
+
+@_frames.engine_call
+def off_policy(
+    logs: FrameT,
+    estimators: Sequence[str] | None = None,
+    *,
+    target: str | None = None,
+    recommendations: Any = None,
+    context: str = "context_id",
+    item: str = "item_id",
+    position: str | None = "position",
+    propensity: str = "propensity",
+    reward: str = "reward",
+    predicted: str | None = None,
+    target_predicted: str | None = None,
+    rank: str = "rank",
+    by: str | Sequence[str] | None = None,
+    max_weight: float | None = None,
+    switch_threshold: float | None = None,
+    ci: float = 0.95,
+) -> FrameT:
+    """The value a target policy would have earned on logged traffic, by off-policy estimators.
+
+    Parameters
+    ----------
+    logs : DataFrame or LazyFrame (Polars, pandas, Arrow, DuckDB, Spark, SQLFrame, Ibis)
+        One row per logged slot: context (impression, request), item shown, its position (1 for
+        a single slot), the logging policy's probability of that item there, the reward.
+    estimators : list of str, optional
+        ``"ips"``, ``"snips"``, ``"clipped_ips"`` (needs ``max_weight=``), ``"dm"`` (needs
+        ``target_predicted=``), ``"dr"``, ``"sndr"`` (and ``predicted=``), ``"switch_dr"`` (and
+        ``switch_threshold=``). Default: IPS, SNIPS and each other one whose inputs are given.
+        Or slate estimators (one slate per context): ``"sips"``, ``"iips"``, ``"rips"``.
+    target : str, optional
+        A column of the logs: the target's probability of the logged item there, in [0, 1].
+    recommendations : frame, optional
+        The target as rankings (context, item, ``rank``) on the logs' engine: probability 1 where
+        it ranks the logged item at the logged position, else 0. A ``by`` key found here and not
+        in the logs (the model) evaluates each of its values on every logged row.
+    context, item, position, propensity, reward : str
+        Column names. ``position=None``: every row is position 1 (a single-slot log).
+    predicted, target_predicted : str, optional
+        A column of the logs: a reward model's prediction q(x, a) for the logged item; and
+        q(x, pi_e) = sum_a pi_e(a|x) q(x, a): a column of the logs with ``target=``, of the
+        recommendations (for the item ranked at the logged position) with ``recommendations=``.
+    rank : str, default "rank"
+        The rank column of ``recommendations``.
+    by : str or list of str, optional
+        Keys of the groups estimated apart: the model (logs or recommendations), segments, days.
+    max_weight, switch_threshold : float, optional
+        Clipped IPS's largest weight (> 0); switch-DR's threshold tau on the weight (>= 0).
+    ci : float, default 0.95
+        The coverage of the normal interval ``value -/+ z se``.
+
+    Returns
+    -------
+    frame of the same type as ``logs``
+        Per group and estimator: the ``by`` keys, ``estimator``, ``value``, ``se``, ``lo``,
+        ``hi``, ``n`` (rows; slates), ``on_policy`` (their mean reward), ``lift`` (value /
+        on_policy - 1), ``ess`` ((sum w)^2 / sum w^2), ``largest_weight``, ``supported`` (share
+        with w > 0); sorted by the keys; lazy in, lazy out.
+
+    Notes
+    -----
+    Per logged row: w = pi_e(a|x) / p(a|x), reward r, q = q(x, a), qe = q(x, pi_e); means over
+    a group's n rows. IPS: mean(w r). SNIPS: sum w r / sum w. Clipped IPS: mean(min(w,
+    max_weight) r). DM: mean(qe). DR: mean(qe + w (r - q)). SNDR: mean(qe) + sum w (r - q) /
+    sum w. Switch-DR: mean(qe + 1[w <= tau] w (r - q)), Open Bandit Pipeline's (0.5.7) form:
+    where the logged action's weight exceeds tau its correction is off (DM alone), where Wang et
+    al. (2017) also split the DM term per action. As in OBP, SNDR self-normalizes the correction
+    only, and clipping is clipped IPS's alone. The se of a mean is the sample standard deviation
+    over sqrt(n); of SNIPS and SNDR the delta method's; both from sums per group that add across
+    disjoint sets of contexts (where the values do not vary, the se comes out within about 1e-8
+    of their scale, not 0). A self-normalized estimate is null where no row has w > 0; an se,
+    for one row. Refused: a propensity outside (0, 1], a reward or prediction that is not a
+    finite number, a missing position, a target probability outside [0, 1], two rows of one
+    (context, position) in a group. Slates: the mean over slates of sum_k w~_k r_k, with SIPS
+    w~_k = prod_j w_j, IIPS w_k, RIPS prod_{j<=k} w_j: give SIPS and RIPS each position's
+    probability given the items above it, IIPS its marginal one (OBP's three propensities).
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> import recframe
+    >>> logs = pl.DataFrame({"context_id": [1, 2, 3, 4], "propensity": [0.5, 0.25, 0.5, 0.25],
+    ...                      "reward": [1.0, 0.0, 0.0, 1.0], "target": [1.0, 0.0, 1.0, 0.5]})
+    >>> out = recframe.off_policy(logs, ["ips", "snips"], target="target", position=None)
+    >>> out.select("estimator", "value", "on_policy", "ess").rows()
+    [('ips', 1.0, 0.5, 3.0), ('snips', 0.6666666666666666, 0.5, 3.0)]
+    """
+    chosen, z = _estimators(estimators, predicted, target_predicted, max_weight, switch_threshold), _z(ci)
+    _one_target(target, recommendations)
+    keys = [by] if isinstance(by, str) else list(by or [])
+    lf, engine = _frames.lazy(logs, "logs")
+    names = dict(context=context, item=item, position=position, propensity=propensity, reward=reward, target=target)
+    names |= dict(predicted=predicted, target_predicted=None if recommendations is not None else target_predicted)
+    rows = _logged_rows(lf, names, keys, recommendations, rank, target_predicted)
+    rows = _checked(rows.with_columns((nw.col(_TARGET) / nw.col(_PROPENSITY)).alias(op.WEIGHT)), engine, keys, names)
+    if chosen[0].per_row is not None:
+        rows = op.slates(rows, keys, _CONTEXT, _POSITION, chosen)
+    sums = op.parts_frame(rows, keys, op.parts_of(chosen), op.Logged(max_weight, switch_threshold))
+    return engine.from_lazy(op.finished(sums, keys, chosen, z))
+
+
+def _one_target(target: str | None, recommendations: Any) -> None:
+    if (target is None) == (recommendations is None):
+        raise RecframeError(
+            f"give the target policy one way: {ref('target')} or {ref('recommendations')}.",
+            f"pass {fix('target', 'target_probability')} (a column of the logs) or the target's rankings as recommendations=.",
+        )
+
+
+def _estimators(
+    asked: Sequence[str] | None,
+    predicted: str | None,
+    target_predicted: str | None,
+    max_weight: float | None,
+    switch_threshold: float | None,
+) -> list[op.Estimator]:
+    """The estimators asked for (or the default set), each with the inputs it needs."""
+    given = dict(predicted=predicted, target_predicted=target_predicted, max_weight=max_weight)
+    given["switch_threshold"] = switch_threshold
+    if asked is None:
+        asked = [name for name, e in op.ESTIMATORS.items() if e.needs and all(given[x] is not None for x in e.needs)]
+        asked = ["ips", "snips", *asked]
+    if isinstance(asked, str):
+        asked = [asked]
+    known = {**op.ESTIMATORS, **op.SLATE_ESTIMATORS}
+    out = []
+    for name in asked:
+        if name not in known:
+            raise RecframeError(
+                f"{ref('estimators', list(asked))}: {name!r} is no estimator.",
+                f"pass some of {fix('estimators', list(known))}.",
+            )
+        missing = [x for x in known[name].needs if given[x] is None]
+        if missing:
+            raise RecframeError(
+                f"the estimator {name!r} needs {ref(missing[0])}, which is not given.",
+                f"pass {ref(missing[0])} (see recframe.off_policy's docs), or leave {name!r} out of estimators=.",
+            )
+        out.append(known[name])
+    if len({e.per_row is None for e in out}) > 1:
+        raise RecframeError(
+            f"{ref('estimators', list(asked))} mixes slate estimators (a slate per context) with single-slot "
+            "ones (a unit per logged row).",
+            "estimate the two kinds in two calls.",
+        )
+    if max_weight is not None and not (_finite(max_weight) and max_weight > 0):
+        raise RecframeError(f"{ref('max_weight', max_weight)} must be a number > 0.", f"pass e.g. {fix('max_weight', 10.0)}.")
+    if switch_threshold is not None and not (_finite(switch_threshold) and switch_threshold >= 0):
+        raise RecframeError(
+            f"{ref('switch_threshold', switch_threshold)} must be a number >= 0.", f"pass e.g. {fix('switch_threshold', 10.0)}."
+        )
+    return out
+
+
+def _finite(x: Any) -> bool:
+    return isinstance(x, numbers.Real) and not isinstance(x, bool) and math.isfinite(x)
+
+
+def _z(ci: Any) -> float:
+    if not (_finite(ci) and 0 < ci < 1):
+        raise RecframeError(f"{ref('ci', ci)} must be a coverage between 0 and 1.", f"pass e.g. {fix('ci', 0.95)}.")
+    return NormalDist().inv_cdf((1 + ci) / 2)
+
+
+def _logged_rows(
+    lf: nw.LazyFrame,
+    names: dict[str, str | None],
+    keys: list[str],
+    recommendations: Any,
+    rank: str,
+    target_predicted: str | None,
+) -> nw.LazyFrame:
+    """The logs as internal columns (weights come next): keys, context, position, propensity,
+    reward, target probability and the predictions asked for; with ``recommendations=``, the
+    target's probability and prediction from its item at the logged position."""
+    schema = _frames.schema_of(lf, "logs")
+    given = {arg: name for arg, name in names.items() if name is not None and (arg != "item" or recommendations is not None)}
+    recs_schema: dict[str, Any] = {}
+    recs = None
+    if recommendations is not None:
+        recs, _ = _frames.lazy(recommendations, "recommendations")
+        _frames.same_engine(lf, recs, "recommendations")
+        recs_schema = _frames.schema_of(recs, "recommendations")
+    log_keys = [k for k in keys if k in schema or k not in recs_schema]
+    v.check_columns(schema, [*given.items(), *(("by", k) for k in log_keys)], "logs")
+    _refuse_names(keys)
+    numeric = ["propensity", "reward", "target", "predicted", "target_predicted"]
+    for arg in [a for a in numeric if a in given] + (["position"] if "position" in given else []):
+        if not _is_number(schema[given[arg]], allow_bool=arg == "reward"):
+            raise RecframeError(
+                f"column {given[arg]!r} (the {ref(arg)} argument) holds {schema[given[arg]]}, not numbers.",
+                f"pass {ref(arg)} a column of numbers.",
+            )
+    float_of = {"propensity": _PROPENSITY, "reward": op.REWARD, "target": _TARGET}
+    float_of |= {"predicted": op.PREDICTED, "target_predicted": op.TARGET_PREDICTED}
+    where = nw.col(given["position"]).cast(nw.Int64) if "position" in given else nw.lit(1, dtype=nw.Int64)
+    rows = lf.select(
+        *log_keys,
+        nw.col(given["context"]).alias(_CONTEXT),
+        where.alias(_POSITION),
+        *(nw.col(given[a]).cast(nw.Float64).alias(c) for a, c in float_of.items() if a in given),
+        *([nw.col(given["item"]).alias(_ITEM)] if recs is not None else []),
+    )
+    if recs is None:
+        return rows
+    return _joined(rows, recs, recs_schema, keys, log_keys, names, rank, target_predicted)
+
+
+def _is_number(dtype: Any, allow_bool: bool) -> bool:
+    return bool(dtype.is_numeric() or dtype == nw.Unknown or (allow_bool and dtype == nw.Boolean))
+
+
+def _refuse_names(keys: list[str]) -> None:
+    """A ``by`` key named as a column of the result would be overwritten: refused."""
+    for key in keys:
+        if key in op.COLUMNS or key.startswith("__rf_"):
+            raise RecframeError(
+                f"{ref('by', keys)} names a column {key!r}, which the result of off_policy also has.",
+                f"rename that column first, e.g. to {key + '_key'!r}.",
+            )
+
+
+def _joined(
+    rows: nw.LazyFrame,
+    recs: nw.LazyFrame,
+    schema: dict[str, Any],
+    keys: list[str],
+    log_keys: list[str],
+    names: dict[str, str | None],
+    rank: str,
+    target_predicted: str | None,
+) -> nw.LazyFrame:
+    """The logged rows of every target ranking (one per value of the model keys, the ``by``
+    keys of the recommendations alone), with its item at the logged position: probability 1
+    where that is the logged item, else 0; its prediction there (0 where it ranks none)."""
+    context, item = str(names["context"]), str(names["item"])
+    wanted = [("context", context), ("item", item), ("rank", rank)]
+    wanted += [("by", k) for k in keys if k in schema] + ([("target_predicted", target_predicted)] if target_predicted else [])
+    v.check_columns(schema, wanted, "recommendations")
+    model_keys = [k for k in keys if k not in log_keys]
+    shared = [k for k in keys if k in log_keys and k in schema]
+    target = recs.select(
+        *model_keys,
+        *shared,
+        nw.col(context).alias(_CONTEXT),
+        nw.col(rank).cast(nw.Int64).alias(_POSITION),
+        nw.col(item).alias(_TARGET_ITEM),
+        *([nw.col(target_predicted).cast(nw.Float64).alias(op.TARGET_PREDICTED)] if target_predicted else []),
+    )
+    # how many items a ranking places at the position: more than one is refused by the checks
+    target = target.with_columns(nw.len().over(*model_keys, *shared, _CONTEXT, _POSITION).alias(_PLACED))
+    if model_keys:
+        rows = rows.join(target.select(model_keys).unique(), how="cross")
+    rows = rows.join(target, on=[*model_keys, *shared, _CONTEXT, _POSITION], how="left")
+    placed = ~nw.col(_TARGET_ITEM).is_null()
+    shown = nw.when(placed & (nw.col(_TARGET_ITEM) == nw.col(_ITEM))).then(1.0).otherwise(0.0)
+    out = rows.with_columns(shown.alias(_TARGET))
+    if target_predicted:
+        out = out.with_columns(nw.when(placed).then(nw.col(op.TARGET_PREDICTED)).otherwise(0.0).alias(op.TARGET_PREDICTED))
+    return out.drop(_TARGET_ITEM, _ITEM)
+
+
+def _checked(rows: nw.LazyFrame, engine: _frames.Engine, keys: list[str], names: dict[str, str | None]) -> nw.LazyFrame:
+    """The rows, checked: on a SQL engine now (one aggregate query, one for duplicates), in
+    Polars when the rows are computed (an eager input raises in the call, a lazy one at collect)."""
+    if not engine.in_process:
+        _check(rows, keys, names)
+        return rows
+    return _frames.when_collected(rows, lambda table: _check(table.lazy(), keys, names, table))
+
+
+def _bad(arg: str, column: str | None, count: int, holds: str, what: str, hint: str) -> RecframeError:
+    named = f"column {column!r} (the {ref(arg)} argument)" if column else f"the target probability ({ref(arg)})"
+    return RecframeError(f"{named} holds {holds} in {count} row{'s' if count != 1 else ''}: {what}", hint)
+
+
+def _check(rows: nw.LazyFrame, keys: list[str], names: dict[str, str | None], table: nw.DataFrame | None = None) -> None:
+    """Refuse, by name, what would make an estimate wrong: see off_policy's Notes."""
+    schema = rows.collect_schema()
+    floats = {
+        "propensity": _PROPENSITY,
+        "reward": op.REWARD,
+        "target": _TARGET,
+        "predicted": op.PREDICTED,
+        "target_predicted": op.TARGET_PREDICTED,
+    }
+    floats = {arg: c for arg, c in floats.items() if c in schema}
+
+    def flag(condition: nw.Expr) -> nw.Expr:
+        return nw.when(condition).then(1).otherwise(0).cast(nw.Int64)
+
+    p, pi, w, pos = nw.col(_PROPENSITY), nw.col(_TARGET), nw.col(op.WEIGHT), nw.col(_POSITION)
+    flags = {f"__rf_bad_{arg}": flag(nw.col(c).is_null() | ~nw.col(c).is_finite()) for arg, c in floats.items()}
+    flags |= {"__rf_out_propensity": flag((p <= 0) | (p > 1)), "__rf_out_target": flag((pi < 0) | (pi > 1))}
+    flags |= {"__rf_bad_position": flag(pos.is_null()), "__rf_out_position": flag(pos < 1)}
+    flags |= {"__rf_bad_context": flag(nw.col(_CONTEXT).is_null())}
+    flags |= {"__rf_bad_weight": flag(w.is_null() | ~w.is_finite() | (w < 0))}
+    extremes = [nw.col(c).min().alias(f"{c}_min") for c in (_PROPENSITY, _TARGET, _POSITION)]
+    extremes += [nw.col(c).max().alias(f"{c}_max") for c in (_PROPENSITY, _TARGET)]
+    placed = [nw.col(_PLACED).max().alias("__rf_placed")] if _PLACED in schema else []
+    found = rows.with_columns(**flags).select(*(nw.col(f).sum() for f in flags), *extremes, *placed).collect().row(0)
+    seen = dict(zip([*flags, *(f"{c}_min" for c in (_PROPENSITY, _TARGET, _POSITION))], found))
+    seen |= dict(zip([f"{c}_max" for c in (_PROPENSITY, _TARGET)], found[len(flags) + 3 :]))
+    seen["__rf_placed"] = found[-1] if placed else None
+    _refuse(seen, names)
+    if table is None or not _in_order(table, [*keys, _CONTEXT, _POSITION]):
+        _refuse_duplicates(rows, keys, names)
+
+
+def _refuse(seen: dict[str, Any], names: dict[str, str | None]) -> None:
+    """The first defect the check query counted, as a refusal."""
+    for arg in ("propensity", "reward", "target", "predicted", "target_predicted"):
+        if seen.get(f"__rf_bad_{arg}"):
+            raise _bad(arg, names.get(arg), seen[f"__rf_bad_{arg}"], "null, NaN or infinite values", "each needs a number.",
+                       f"drop those rows or fill them before the call ({ref(arg)}).")  # fmt: skip
+    if seen["__rf_out_propensity"]:
+        low = seen[f"{_PROPENSITY}_min"]
+        value = low if low <= 0 else seen[f"{_PROPENSITY}_max"]
+        raise _bad("propensity", names["propensity"], seen["__rf_out_propensity"], f"{value!r} and other values outside (0, 1]",
+                   "a propensity is the logging policy's probability of the logged item, and only an item it could show "
+                   "(probability > 0) was logged.", "pass the logging policy's probabilities; a propensity of 0 means the "
+                   "log is not from that policy.")  # fmt: skip
+    if seen["__rf_out_target"] and names.get("target"):
+        low = seen[f"{_TARGET}_min"]
+        value = low if low < 0 else seen[f"{_TARGET}_max"]
+        raise _bad("target", names["target"], seen["__rf_out_target"], f"{value!r} and other values outside [0, 1]",
+                   "the target policy's probability of the logged item.", "pass probabilities, not scores.")  # fmt: skip
+    if seen["__rf_bad_context"]:
+        raise _bad("context", names["context"], seen["__rf_bad_context"], "missing values", "each logged slot has a context.",
+                   "drop those rows, or fill them with an id of their own.")  # fmt: skip
+    if seen["__rf_bad_position"] or seen["__rf_out_position"]:
+        count = seen["__rf_bad_position"] or seen["__rf_out_position"]
+        holds = "missing values" if seen["__rf_bad_position"] else f"{seen[f'{_POSITION}_min']!r} and other positions below 1"
+        raise _bad("position", names["position"], count, holds, "each logged slot has a position, 1 at the top.",
+                   f"fill them, or pass {fix('position', None)} for a single-slot log.")  # fmt: skip
+    if seen["__rf_bad_weight"]:
+        raise RecframeError(
+            f"{seen['__rf_bad_weight']} rows have a negative or non-finite weight target / {ref('propensity')}.",
+            "a propensity too small to divide by (below 1e-300?) is a defect of the log: drop those rows.",
+        )
+    if seen["__rf_placed"] is not None and seen["__rf_placed"] > 1:
+        raise RecframeError(
+            f"{ref('recommendations')} place several items at the same rank of one context (and model).",
+            "give one row per (context, rank) of each ranking.",
+        )
+
+
+def _in_order(table: nw.DataFrame, slot: list[str]) -> bool:
+    """Whether each row's slot comes strictly after the one before (logs sorted by it, as they
+    usually are): then no slot repeats, which costs one pass instead of a hash of every slot
+    (0.2 s at 1M rows, two thirds of a call). A null or a step back: the full check decides."""
+    after: nw.Expr = nw.lit(False)
+    for column in reversed(slot):
+        now, before = nw.col(column), nw.col(column).shift(1)
+        after = (now > before) | ((now == before) & after)
+    ordered = table.select(after.fill_null(False).alias("__rf_after")).get_column("__rf_after")
+    return bool(ordered.tail(len(ordered) - 1).all()) if len(ordered) > 1 else True
+
+
+def _refuse_duplicates(rows: nw.LazyFrame, keys: list[str], names: dict[str, str | None]) -> None:
+    """One row per logged slot: a second row of a (context, position) in a group is refused."""
+    slot = [*keys, _CONTEXT, _POSITION]
+    dup = rows.group_by(slot).agg(nw.len().alias("__rf_n")).filter(nw.col("__rf_n") > 1)
+    first = dup.sort(slot).head(1).collect()
+    if len(first) == 0:
+        return
+    where = ", ".join(f"{c}={first.item(0, c)!r}" for c in keys)
+    context, position = first.item(0, _CONTEXT), first.item(0, _POSITION)
+    shown = f"{names['context']}={context!r}" + (f", {names['position']}={position!r}" if names["position"] else "")
+    raise RecframeError(
+        f"the logs hold {first.item(0, '__rf_n')} rows of one logged slot ({shown}{', ' + where if where else ''}) in "
+        f"column {names['context']!r} ({ref('context')}).",
+        "one row per (context, position) of each group: pass the slot's position column as position=, or the "
+        "key that tells the copies apart (the model) as by=.",
+    )
