@@ -9,9 +9,9 @@ from typing import Any, TypeVar
 import narwhals as nw
 
 from recframe import _docs
+from recframe import _names as n
 from recframe import options as options_table
 from recframe.engine import _call, _engine, _frames, _item_groups
-from recframe.engine import _names as n
 from recframe.engine import _validate as v
 from recframe.errors import RecframeError, fix, ref
 from recframe.metrics import REGISTRY, default_metrics

@@ -27,7 +27,34 @@ from recframe.conventions import (
     parameters_doc,
 )
 from recframe.errors import RecframeError, fix
-from recframe.statistics.stats import INTERVAL_RESAMPLES, CIMethod
+
+CIMethod = Literal["bootstrap", "t", "poisson"]
+Test = Literal["paired_t", "wilcoxon", "randomization", "tukey_hsd"]
+Correction = Literal["holm", "bonferroni"]
+
+CI_METHODS: tuple[str, ...] = ("bootstrap", "t", "poisson")
+TESTS: tuple[str, ...] = ("paired_t", "wilcoxon", "randomization", "tukey_hsd")
+#: unpaired tests of two groups of users (recframe.disparity)
+UnpairedTest = Literal["welch", "permutation", "mann_whitney"]
+UNPAIRED_TESTS: tuple[str, ...] = ("welch", "permutation", "mann_whitney")
+CORRECTIONS: tuple[str | None, ...] = ("holm", "bonferroni", None)
+
+# The statistics defaults, written once, with the options they are the defaults of: every
+# function, option and command-line flag reads them here (recframe.stats names them too). An
+# interval's percentile bootstrap settles with fewer resamples than a p-value near alpha, whose
+# Monte Carlo error must be small beside alpha itself (about 0.002 at 10**4).
+#: resamples of an interval of the means (summary's ci=, the page's distributions)
+INTERVAL_RESAMPLES = 1_000
+#: resamples of a test and of its interval of the difference (compare, disparity)
+TEST_RESAMPLES = 10_000
+#: the paired test of compare, and the unpaired test of disparity
+PAIRED_TEST: Test = "paired_t"
+UNPAIRED_TEST: UnpairedTest = "welch"
+#: significance level of the tests
+ALPHA = 0.05
+#: multiple-testing correction over every row of a comparison
+CORRECTION: Correction = "holm"
+
 
 # at run time too, so that typing.get_type_hints works on every function taking **options
 if sys.version_info >= (3, 11):

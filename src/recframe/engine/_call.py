@@ -24,10 +24,10 @@ from typing import Any, TypeVar, cast
 import narwhals as nw
 import polars as pl
 
+from recframe import _names as n
 from recframe import conventions, profiles
 from recframe import options as options_table
 from recframe.engine import _checks, _engine, _frames, _item_groups, _side
-from recframe.engine import _names as n
 from recframe.engine import _validate as v
 from recframe.errors import RecframeError, UncheckedDataWarning, fix, ref
 

@@ -41,8 +41,8 @@ from typing import Any, Literal
 
 import narwhals as nw
 
+from recframe import _names as n
 from recframe.engine import _frames, _relevance, _side
-from recframe.engine import _names as n
 from recframe.engine._validate import MAX_EXP2_GRADE, MAX_LINEAR_GRADE, Spec, fail
 from recframe.errors import fix, ref
 from recframe.metrics import REGISTRY, TERMS, term

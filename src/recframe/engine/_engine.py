@@ -42,8 +42,8 @@ from typing import Any, NamedTuple
 
 import narwhals as nw
 
+from recframe import _names as n
 from recframe.engine import _checks, _frames, _item_groups, _relevance, _side
-from recframe.engine import _names as n
 from recframe.engine import _validate as v
 from recframe.metrics import FEATURES, REGISTRY, TERMS, Rows, Term, term
 from recframe.metrics._registry import NOT_RANKED, domain_of, position_cut

@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any, Literal, ParamSpec, TypeVar
 import narwhals as nw
 import polars as pl
 
-from recframe.engine import _names as n
+from recframe import _names as n
 from recframe.errors import RecframeError, ref
 
 if TYPE_CHECKING:

@@ -17,8 +17,8 @@ from typing import Any
 
 import narwhals as nw
 
+from recframe import _names as n
 from recframe.engine import _frames, _side
-from recframe.engine import _names as n
 from recframe.engine._validate import Spec, fail
 from recframe.errors import fix, ref
 from recframe.metrics import REGISTRY, TERMS

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import narwhals as nw
 
-from recframe.engine import _names as n
+from recframe import _names as n
 from recframe.engine import _validate as v
 
 

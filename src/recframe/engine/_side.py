@@ -18,8 +18,8 @@ from typing import Any
 
 import narwhals as nw
 
+from recframe import _names as n
 from recframe.engine import _frames
-from recframe.engine import _names as n
 from recframe.engine._validate import Spec, fail, reads
 from recframe.errors import fix, ref
 from recframe.metrics import FEATURES, TERMS

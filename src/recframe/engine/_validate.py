@@ -18,8 +18,8 @@ from typing import Any
 
 import narwhals as nw
 
+from recframe._names import ITEM, RANK, REL, SCORE, USER
 from recframe.conventions import CHOICES, TABLE, Conventions
-from recframe.engine._names import ITEM, RANK, REL, SCORE, USER
 from recframe.errors import RecframeError, fix, ref
 from recframe.metrics import REGISTRY, TERMS, default_metrics
 

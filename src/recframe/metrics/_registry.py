@@ -15,8 +15,8 @@ import narwhals as nw
 if TYPE_CHECKING:
     import polars as pl
 
+from recframe import _names as names
 from recframe.conventions import Conventions
-from recframe.engine import _names as names
 
 # Rank given to relevant items that were not recommended: past every k, comparisons stay non-null.
 NOT_RANKED = 2**62
@@ -98,7 +98,7 @@ class Rows:
     #: the gain the row's position holds: its own, or under ``ties="average"`` its tie group's mean
     position_gain: nw.Expr = field(default_factory=lambda: nw.col(names.GAIN))
     #: under ``ties="average"`` only: the chance that the row's tie group holds no relevant
-    #: item up to the row, given none before it (see recframe.engine._names.TIE_MISS)
+    #: item up to the row, given none before it (see recframe._names.TIE_MISS)
     tie_miss: nw.Expr = field(default_factory=lambda: nw.col(names.TIE_MISS))
     item: nw.Expr = field(default_factory=lambda: nw.col(names.ITEM))
     user: nw.Expr = field(default_factory=lambda: nw.col(names.USER))

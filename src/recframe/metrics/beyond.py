@@ -56,9 +56,9 @@ from collections.abc import Callable
 
 import narwhals as nw
 
+from recframe import _names as names
+from recframe._names import POSITION
 from recframe.conventions import Conventions
-from recframe.engine import _names as names
-from recframe.engine._names import POSITION
 from recframe.metrics._registry import (
     Feature,
     Metric,

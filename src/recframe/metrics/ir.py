@@ -56,8 +56,8 @@ import math
 
 import narwhals as nw
 
+from recframe._names import POSITION
 from recframe.conventions import Conventions
-from recframe.engine._names import POSITION
 from recframe.metrics._registry import Feature, Metric, Rows, Term, added, at_least_one, col, cutoff, declare, divided, within
 
 #: trec_eval's infAP smoothing (INFAP_EPSILON)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import narwhals as nw
 
-from recframe.engine._names import POSITION
+from recframe._names import POSITION
 from recframe.metrics._registry import NOT_RANKED, Feature, Rows, Term, cutoff, declare, discount, within
 
 # exp() of a sum holding it underflows to exactly 0.0 (below about -745; a real sum of log miss

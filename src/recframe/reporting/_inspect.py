@@ -20,8 +20,8 @@ import numpy as np
 import polars as pl
 
 from recframe import _docs
+from recframe import _names as n
 from recframe.engine import _call, _engine, _frames, _relevance
-from recframe.engine import _names as n
 from recframe.engine import _validate as v
 from recframe.errors import RecframeError, fix, ref
 from recframe.metrics import REGISTRY, default_metrics

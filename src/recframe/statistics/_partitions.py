@@ -43,8 +43,8 @@ from typing import Any
 import narwhals as nw
 import polars as pl
 
+from recframe import _names as n
 from recframe.engine import _call, _engine, _item_groups
-from recframe.engine import _names as n
 from recframe.engine import _validate as v
 from recframe.errors import fix, ref
 from recframe.statistics import _summary

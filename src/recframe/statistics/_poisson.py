@@ -48,8 +48,8 @@ from typing import Any
 import narwhals as nw
 import numpy as np
 
+from recframe import _names as n
 from recframe.engine import _frames
-from recframe.engine import _names as n
 from recframe.errors import RecframeError, fix
 from recframe.statistics import _intervals
 

@@ -21,8 +21,8 @@ import narwhals as nw
 import numpy as np
 import polars as pl
 
+from recframe import _names as n
 from recframe.engine import _engine, _frames
-from recframe.engine import _names as n
 from recframe.engine import _validate as v
 from recframe.errors import RecframeError, fix, ref
 from recframe.metrics import REGISTRY

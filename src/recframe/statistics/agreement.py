@@ -18,8 +18,8 @@ from typing import Any, TypeVar
 import narwhals as nw
 
 from recframe import _docs
+from recframe import _names as n
 from recframe.engine import _call, _frames
-from recframe.engine import _names as n
 from recframe.engine import _validate as v
 from recframe.errors import RecframeError, fix, ref
 from recframe.metrics._registry import NOT_RANKED

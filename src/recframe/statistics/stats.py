@@ -21,39 +21,29 @@ import math
 import re
 import sys
 from collections.abc import Callable, Iterator
-from typing import Any, Literal, NamedTuple, TypeVar
+from typing import Any, NamedTuple, TypeVar
 
 import numpy as np
 
 from recframe import _docs
 from recframe.engine._validate import whole, whole_at_least
 from recframe.errors import RecframeError, fix, ref
-
-CIMethod = Literal["bootstrap", "t", "poisson"]
-Test = Literal["paired_t", "wilcoxon", "randomization", "tukey_hsd"]
-Correction = Literal["holm", "bonferroni"]
-
-CI_METHODS: tuple[str, ...] = ("bootstrap", "t", "poisson")
-TESTS: tuple[str, ...] = ("paired_t", "wilcoxon", "randomization", "tukey_hsd")
-#: unpaired tests of two groups of users (recframe.disparity)
-UnpairedTest = Literal["welch", "permutation", "mann_whitney"]
-UNPAIRED_TESTS: tuple[str, ...] = ("welch", "permutation", "mann_whitney")
-CORRECTIONS: tuple[str | None, ...] = ("holm", "bonferroni", None)
-
-# The statistics defaults, written once: every function, option and command-line flag reads
-# them here. An interval's percentile bootstrap settles with fewer resamples than a p-value
-# near alpha, whose Monte Carlo error must be small beside alpha itself (about 0.002 at 10**4).
-#: resamples of an interval of the means (summary's ci=, the page's distributions)
-INTERVAL_RESAMPLES = 1_000
-#: resamples of a test and of its interval of the difference (compare, disparity)
-TEST_RESAMPLES = 10_000
-#: the paired test of compare, and the unpaired test of disparity
-PAIRED_TEST: Test = "paired_t"
-UNPAIRED_TEST: UnpairedTest = "welch"
-#: significance level of the tests
-ALPHA = 0.05
-#: multiple-testing correction over every row of a comparison
-CORRECTION: Correction = "holm"
+from recframe.options import (  # noqa: F401  (declared with the options: recframe.stats names them too)
+    ALPHA,
+    CI_METHODS,
+    CORRECTION,
+    CORRECTIONS,
+    INTERVAL_RESAMPLES,
+    PAIRED_TEST,
+    TEST_RESAMPLES,
+    TESTS,
+    UNPAIRED_TEST,
+    UNPAIRED_TESTS,
+    CIMethod,
+    Correction,
+    Test,
+    UnpairedTest,
+)
 
 _F = TypeVar("_F", bound=Callable[..., Any])
 

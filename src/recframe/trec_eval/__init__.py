@@ -35,8 +35,8 @@ import narwhals as nw
 import numpy as np
 import polars as pl
 
+from recframe import _names as n
 from recframe.engine import _call, _engine, _relevance
-from recframe.engine import _names as n
 from recframe.engine import _validate as v
 from recframe.errors import RecframeError
 from recframe.metrics import REGISTRY, TERMS, term

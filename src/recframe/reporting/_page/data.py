@@ -20,12 +20,12 @@ from typing import Any
 import narwhals as nw
 import polars as pl
 
+from recframe import _names as n
 from recframe import conventions, profiles
 from recframe import options as options_table
 from recframe.api import item_groups, per_user, summary, tied_cutoffs
 from recframe.curve import curve
 from recframe.engine import _call, _checks, _engine, _frames, _tables
-from recframe.engine import _names as n
 from recframe.engine import _validate as v
 from recframe.errors import RecframeError, fix, ref
 from recframe.options import PER_USER_NAMES, SUMMARY_NAMES
