@@ -329,15 +329,6 @@ def printed_lines(pdf: Path) -> list[tuple[float, float, list[tuple[float, float
     return pages
 
 
-def svg_words(page: str, wider_than: float = 0.0) -> set[str]:
-    """The words of the page's figures (those more than `wider_than` units wide)."""
-    found: set[str] = set()
-    for width, body in re.findall(r'<svg [^>]*?width="([\d.]+)"[^>]*>(.*?)</svg>', page, re.S):
-        if float(width) > wider_than:
-            found |= {w for text in re.findall(r"<text[^>]*>([^<]*)</text>", body) for w in html.unescape(text).split()}
-    return found
-
-
 #: A4 in points, the page's margins (12 mm top and bottom, 10 mm at the sides), and 7 pt text
 A4, TOP, SIDE = (595.0, 842.0), 12 / 25.4 * 72, 10 / 25.4 * 72
 #: a word's box is about 1.09 times its font size (poppler's ascent + descent for the page's fonts)
@@ -347,9 +338,9 @@ SEVEN_POINTS = 7 * 1.09
 @pytest.mark.slow_engine
 def test_the_long_names_page_prints_its_main_part_on_three_a4_pages(long_names, tmp_path):
     """Printed: the main part (verdict, summary, segments, comparison) on the first three pages,
-    the appendix from the fourth; every word inside the margins; no page ends on a heading; the
-    text at 7 pt or more, the figures' too where the figure fits the paper's width at that size;
-    the brief page (sections="brief") is three pages at most."""
+    the appendix from the fourth; every word inside the margins; no page ends on a heading; every
+    word at 7 pt or more, the figures' too (none is wider than prints its text at 7 pt); the brief
+    page (sections="brief") is three pages at most."""
     if shutil.which("pdftotext") is None:
         pytest.skip("pdftotext (poppler-utils) is not installed")
     pages = printed_lines(print_pdf(long_names, tmp_path))
@@ -360,8 +351,6 @@ def test_the_long_names_page_prints_its_main_part_on_three_a4_pages(long_names, 
         " ".join(html.unescape(re.sub(r"<[^>]+>", "", h)).split())
         for h in re.findall(r"<h[23][^>]*>(.*?)</h[23]>", long_names, re.S)
     }
-    # (a figure wider than 920 units prints its 12-unit text below 7 pt on A4's 718 px: that is its own layout's)
-    wide = svg_words(long_names, wider_than=920)
     for number, (width, height, lines) in enumerate(pages, start=1):
         assert (round(width), round(height)) == A4
         words = [w for line in lines for w in line]
@@ -372,7 +361,7 @@ def test_the_long_names_page_prints_its_main_part_on_three_a4_pages(long_names, 
         # a heading alone at the foot: the start of a heading's text, in a heading's size (h2 12.5 pt, h3 10.5 pt)
         larger = min(w[3] - w[1] for w in last) > 10.5 * 1.07
         assert not (larger and any(h.startswith(text) for h in headings if text)), (number, text)
-        small = [w[4] for w in words if w[3] - w[1] < SEVEN_POINTS and w[4] not in wide]
+        small = [w[4] for w in words if w[3] - w[1] < SEVEN_POINTS]  # the figures' words too
         assert small == [], (number, small[:5])
     brief = printed_lines(print_pdf(long_names_page(sections="brief"), tmp_path))
     assert len(brief) <= 3
