@@ -159,4 +159,4 @@ def test_bars_narrowed_to_the_width_still_draw_every_bar():
     drawn = figures.draw(charts(NAMES)["bars, many categories"])
     widths = [float(w) for w in re.findall(r'<rect x="[\d.]+" y="[\d.]+" width="([\d.]+)" height="[\d.]+" fill="#', drawn)]
     assert len(widths) == 240 + 6  # and the legend's six boxes
-    assert min(widths) >= 1.5
+    assert min(widths) >= 1.0
