@@ -77,7 +77,16 @@ window.addEventListener("load", function () {
         var b = t.getBoundingClientRect();
         return b.left < r.left - 1 || b.right > r.right + 1 || b.top < r.top - 1 || b.bottom > r.bottom + 1;
       }).map(function (t) { return t.textContent; });
-      return {width: r.width, height: r.height, drawn: drawn, outside: outside};
+      // two of its (unrotated) words drawn over each other
+      var boxes = Array.prototype.filter.call(s.querySelectorAll("text"), function (t) { return !t.getAttribute("transform"); })
+        .map(function (t) { var b = t.getBoundingClientRect(); return {l: b.left, r: b.right, t: b.top, b: b.bottom, text: t.textContent}; });
+      var crossed = [];
+      boxes.forEach(function (a, i) {
+        boxes.slice(i + 1).forEach(function (b) {
+          if (Math.min(a.r, b.r) - Math.max(a.l, b.l) > 1 && Math.min(a.b, b.b) - Math.max(a.t, b.t) > 1) crossed.push(a.text + " / " + b.text);
+        });
+      });
+      return {width: r.width, height: r.height, drawn: drawn, outside: outside, crossed: crossed.slice(0, 10)};
     }),
     // every box whose content is wider than the box: cut off, or behind a sideways scroll bar
     // (the inside of a figure is checked with the figures: an SVG's parts have no box of their own)
@@ -139,6 +148,8 @@ def problems(measured: dict, console: list[str]) -> list[str]:
             out.append(f"figure {i + 1} renders empty: {figure}")
         if figure["outside"]:
             out.append(f"figure {i + 1} has labels cut off at its edge: {figure['outside']}")
+        if figure.get("crossed"):
+            out.append(f"figure {i + 1} draws text over text: {figure['crossed']}")
     for table in measured["tables"]:
         if table["scroll"] > table["client"] + 1 or table["right"] > measured["innerWidth"]:
             out.append(f"table cut off: {table}")
@@ -293,11 +304,14 @@ def test_the_check_sees_a_cell_outside_the_window_and_text_over_text(tmp_path):
         '<!DOCTYPE html><html><head><meta charset="utf-8"></head><body>'
         "<table><tr>" + "<td>a_very_long_unbreakable_model_name_of_forty</td>" * 30 + "</tr></table>"
         '<p style="position:absolute;top:0;left:0">first words here</p>'
-        '<p style="position:absolute;top:2px;left:4px">second words here</p></body></html>'
+        '<p style="position:absolute;top:2px;left:4px">second words here</p>'
+        '<figure><svg xmlns="http://www.w3.org/2000/svg" width="300" height="100" viewBox="0 0 300 100">'
+        '<text x="10" y="50">a legend entry</text><text x="20" y="54">a wrapped label</text></svg></figure></body></html>'
     )
     found = problems(*measure(page, tmp_path, 800))
     assert any("table cell outside the window" in p for p in found)
     assert any("text drawn over other text" in p and "first words here" in p for p in found)
+    assert any("draws text over text" in p and "a legend entry / a wrapped label" in p for p in found)
 
 
 def print_pdf(page: str, folder: Path) -> Path:
