@@ -67,7 +67,9 @@ def test_a_changed_sum_rule_reaches_summary_partitions_and_the_off_policy_parts(
     monkeypatch.setitem(_parts.RULES, "sum", lambda c: summed(c) * 2)
     in_sets = recframe.summary(df, partitions=3, **options)
     assert in_sets["n_users"].to_list() == [2 * x for x in want["n_users"].to_list()]
-    assert recframe.summary(df, **options).equals(want)
+    one_pass = recframe.summary(df, **options)  # (adds nothing: as before)
+    assert one_pass["n_users"].to_list() == want["n_users"].to_list()
+    assert one_pass["ndcg@3"].to_list() == pytest.approx(want["ndcg@3"].to_list(), rel=1e-12)
     doubled = _parts.add([first, second], [], _rule(chosen).__getitem__).collect()
     assert doubled["n"].item() == 2 * honest["n"].item() == 160
     assert doubled["ips_v"].item() == pytest.approx(2 * honest["ips_v"].item(), rel=1e-15)
