@@ -18,7 +18,6 @@ import recframe
 import reference_off_policy as reference
 from conftest import BACKENDS, assert_values_close, to_polars
 from recframe.errors import RecframeError
-from recframe.statistics import _off_policy as op
 
 ALL = ["ips", "snips", "clipped_ips", "dm", "dr", "sndr", "switch_dr"]
 Z95 = NormalDist().inv_cdf(0.975)
@@ -151,29 +150,6 @@ def test_property_against_the_reference(n: int, seed: int, max_weight: float, sw
     config = dict(max_weight=max_weight, switch_threshold=switch_threshold)
     got = recframe.off_policy(logs, ALL, **DIRECT, position=None, by="g", **config)
     _close(got, _reference(logs, "g", **config))
-
-
-def test_the_parts_of_two_halves_add_up_to_the_whole() -> None:
-    """The parts of disjoint sets of contexts add (sums add, maxima take the larger); finishing
-    the added parts gives the estimate of the whole log."""
-    import narwhals as nw
-
-    logs = _random_logs(3, 80, groups=1).with_columns((pl.col("target") / pl.col("propensity")).alias(op.WEIGHT))
-    rows = logs.rename({"reward": op.REWARD, "q": op.PREDICTED, "qe": op.TARGET_PREDICTED})
-    chosen = [op.ESTIMATORS[name] for name in ALL]
-    parts, logged = op.parts_of(chosen), op.Logged(**SETTINGS)
-
-    def parts_row(frame: pl.DataFrame) -> dict[str, float]:
-        return op.parts_frame(nw.from_native(frame.lazy()), [], parts, logged).collect().to_native().row(0, named=True)
-
-    halves = [parts_row(rows[:30]), parts_row(rows[30:])]
-    added = chosen[0].add(parts, *halves)
-    whole = parts_row(rows)
-    assert added == pytest.approx(whole, rel=1e-12)
-    finished = op.finished(nw.from_native(pl.DataFrame([added]).lazy()), [], chosen, Z95).collect().to_native()
-    expected = recframe.off_policy(logs, ALL, **DIRECT, position=None, **SETTINGS)
-    assert_values_close(finished["value"].to_list(), expected["value"].to_list(), rel=1e-12)
-    assert_values_close(finished["se"].to_list(), expected["se"].to_list(), rel=1e-9)
 
 
 # -- ground truth by simulation: a logged bandit whose true policy value is known exactly --

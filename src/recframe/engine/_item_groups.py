@@ -280,15 +280,10 @@ def shares(table: nw.LazyFrame, spec: Spec) -> nw.LazyFrame:
     return out.with_columns(size)
 
 
-def add_up(table: nw.LazyFrame, more: nw.LazyFrame, spec: Spec) -> nw.LazyFrame:
-    """The :func:`counts` of two disjoint sets of users (``summary(partitions=)``): per
-    (summary group, item group) every count added (slots, exposure, hits, relevant items,
-    lists served, training pairs of the lists served), the catalog weight |g| kept (the same
-    in both)."""
-    keys = [*(list(spec.columns.by) or [n.GROUP]), n.ITEM_GROUP]
-    counted = [c for c in table.columns if c not in (*keys, _SIZE)]
-    stacked = nw.concat([table, more], how="vertical")
-    return _frames.group_agg(stacked, keys, nw.col(_SIZE).max(), *(nw.col(c).sum() for c in counted)).select(table.columns)
+def add_rule(column: str) -> str:
+    """How a column of the :func:`counts` of two disjoint sets of users adds (``summary(partitions=)``,
+    by :func:`recframe.statistics._parts.add`): every count summed, the catalog weight |g| kept."""
+    return "max" if column == _SIZE else "sum"
 
 
 def summaries(table: nw.LazyFrame, spec: Spec) -> nw.LazyFrame:

@@ -6,11 +6,11 @@ target's probability of the logged action over the logging policy's), the reward
 for the model-based estimators, ``q`` (the predicted reward of the logged action) and ``qe``
 (the target's expected predicted reward, ``sum_a pi_e(a|x) q(x, a)``). An estimator names its
 :class:`Part` s: a value per row whose sum (or max) per group is one number of the group; the
-parts of two disjoint sets of contexts add (:func:`add_parts`), so one pass, partitions and
-every engine give the same parts; ``finish`` turns a group's parts into its value and standard
-error (whence the normal interval), as narwhals expressions on the row of parts. A slate
-estimator (:data:`SLATE_ESTIMATORS`) first sums each slate's rows (:func:`slates`): its units
-are then the slates, and its parts and finish a mean's, as for a single slot's rows.
+parts of two disjoint sets of contexts add as the summary's do (``_parts.add``), so one pass,
+partitions and every engine give the same parts; ``finish`` turns a group's parts into its
+value and standard error (whence the normal interval), as narwhals expressions on the row of
+parts. A slate estimator (:data:`SLATE_ESTIMATORS`) first sums each slate's rows
+(:func:`slates`): its units are then the slates, and its parts and finish a mean's.
 
 >>> [e.name for e in ESTIMATORS.values()]
 ['ips', 'snips', 'clipped_ips', 'dm', 'dr', 'sndr', 'switch_dr']
@@ -20,11 +20,13 @@ are then the slates, and its parts and finish a mean's, as for a single slot's r
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
 import narwhals as nw
+
+from recframe.statistics import _parts
 
 #: the internal columns of a logged row, set by recframe.off_policy before the parts are summed
 WEIGHT, REWARD, PREDICTED, TARGET_PREDICTED = "__rf_w", "__rf_r", "__rf_q", "__rf_qe"
@@ -47,20 +49,12 @@ class Logged:
 @dataclass(frozen=True)
 class Part:
     """One additive number of a group: ``value(rows)`` per logged row, summed (or its max taken)
-    over the group's rows. Parts of the same name are the same part (estimators share them)."""
+    over the group's rows; two sets' parts add by the same rule (``agg``, a key of
+    :data:`recframe.statistics._parts.RULES`). Parts of the same name are the same part."""
 
     name: str
     value: Callable[[Logged], nw.Expr]
     agg: Literal["sum", "max"] = "sum"
-
-
-def add_parts(parts: Sequence[Part], a: Mapping[str, float], b: Mapping[str, float]) -> dict[str, float]:
-    """The parts of the union of two disjoint sets of contexts: sums add, maxima take the larger.
-
-    >>> add_parts([N, LARGEST], {"n": 2, "largest": 3.0}, {"n": 5, "largest": 1.5})
-    {'n': 7, 'largest': 3.0}
-    """
-    return {p.name: (a[p.name] + b[p.name]) if p.agg == "sum" else max(a[p.name], b[p.name]) for p in parts}
 
 
 #: a finish reads a group's parts by name (and the normal quantile z of the interval) and gives
@@ -70,7 +64,7 @@ Finish = Callable[[Callable[[str], nw.Expr], float], dict[str, nw.Expr]]
 
 @dataclass(frozen=True)
 class Estimator:
-    """An estimator as an aggregate: its parts, how two sets of contexts combine them (``add``),
+    """An estimator as an aggregate (:class:`recframe.statistics._parts.Declared`): its parts,
     its finish (value and se, whence the normal interval) and what it can do (``adds_up``: parts of partitions add;
     ``in_engine``: every part and the finish are narwhals expressions). ``needs``: the call's
     inputs it reads beyond weights and rewards."""
@@ -78,13 +72,17 @@ class Estimator:
     name: str
     parts: tuple[Part, ...]
     finish: Finish
-    add: Callable[[Sequence[Part], Mapping[str, float], Mapping[str, float]], dict[str, float]] = add_parts
     adds_up: bool = True
     in_engine: bool = True
     needs: tuple[str, ...] = ()
     #: a slate estimator: its value per logged row (read from :class:`SlateRow`), summed per
     #: slate (context) first; the slates are then its units, as rows are a single slot's
     per_row: Callable[[SlateRow], nw.Expr] | None = None
+
+    @property
+    def add(self) -> dict[str, str]:
+        """How two sets' parts combine: each part by its own rule (``agg``: sum or max)."""
+        return {p.name: p.agg for p in self.parts}
 
 
 N = Part("n", lambda x: nw.lit(1, dtype=nw.Int64))
@@ -290,10 +288,7 @@ def parts_frame(rows: nw.LazyFrame, keys: list[str], parts: Sequence[Part], sett
     value is a column first (portable: no conditional inside an aggregation), then plain sums
     and maxima per group."""
     valued = rows.with_columns(p.value(settings).alias(_part_column(p.name)) for p in parts)
-    aggs = [getattr(nw.col(_part_column(p.name)), p.agg)().alias(p.name) for p in parts]
-    if not keys:
-        return valued.select(*aggs)
-    return valued.group_by(keys).agg(*aggs)
+    return _parts.per_group(valued, keys, *(getattr(nw.col(_part_column(p.name)), p.agg)().alias(p.name) for p in parts))
 
 
 def finished(sums: nw.LazyFrame, keys: list[str], estimators: Sequence[Estimator], z: float) -> nw.LazyFrame:

@@ -26,7 +26,7 @@ distinct items a union, each item's exposures added; the group terms are finishe
 total once, as one pass finishes its own (:func:`recframe.engine._engine.group_finish`). Besides a
 set, memory holds a few rows per (group, item): one per term read per item. The metrics that
 compare item groups (``item_group=``) read the counts per (group, item group), which add up
-too (:func:`recframe.engine._item_groups.add_up`).
+too (:func:`recframe.engine._item_groups.add_rule`).
 
 The t interval of a mean and a quantile add up too (their parts: n, sum and the standard
 deviation; the lists of each value: for precision@10, eleven rows per group; for a metric with
@@ -38,6 +38,7 @@ or ``"poisson"``: each resamples all users).
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 from typing import Any
 
 import narwhals as nw
@@ -47,7 +48,7 @@ from recframe import _names as n
 from recframe.engine import _call, _engine, _item_groups
 from recframe.engine import _validate as v
 from recframe.errors import fix, ref
-from recframe.statistics import _summary
+from recframe.statistics import _parts, _summary
 
 #: the seed of the users' hash: any constant (the sets need only be the same for every input)
 _SEED = 0x5EED
@@ -95,7 +96,8 @@ def summary(i: _call.Inputs, asked: _summary.Asked, partitions: int) -> nw.LazyF
         )
         if "item_counts" in got:
             counts = nw.from_native(got["item_counts"].lazy())
-            item_counts = counts if item_counts is None else _collected(_item_groups.add_up(item_counts, counts, i.spec))
+            keys = [*(i.spec.columns.by or [n.GROUP]), n.ITEM_GROUP]
+            item_counts = counts if item_counts is None else _added(item_counts, counts, keys, _item_groups.add_rule)
         if plan.group_parts is not None:
             groups = _combined(groups, _parts_named(got), i.spec)
     finished = None if groups is None else _engine.group_finish(groups, i.spec, i.side)
@@ -107,6 +109,11 @@ def summary(i: _call.Inputs, asked: _summary.Asked, partitions: int) -> nw.LazyF
 def _collected(frame: nw.LazyFrame) -> nw.LazyFrame:
     """`frame` computed now (a running total: its plan would otherwise grow with each set)."""
     return nw.from_native(frame.to_native().collect().lazy())
+
+
+def _added(a: nw.LazyFrame, b: nw.LazyFrame, keys: list[str], rule: Callable[[str], str]) -> nw.LazyFrame:
+    """The parts of two disjoint sets added by the one rule (:func:`recframe.statistics._parts.add`), collected."""
+    return _collected(nw.from_native(_parts.add([a.to_native(), b.to_native()], keys, rule)))
 
 
 def _named_frames(parts: _engine.GroupParts) -> dict[str, nw.LazyFrame]:
@@ -148,26 +155,15 @@ def _combined(total: _engine.GroupParts | None, more: _engine.GroupParts, spec: 
         return more
     keys = list(spec.columns.by) or [n.GROUP]
 
-    def stacked(a: nw.LazyFrame, b: nw.LazyFrame) -> pl.DataFrame:
-        return pl.concat([a.to_native().collect(), b.to_native().collect()], how="vertical")
-
     def unique(a: nw.LazyFrame, b: nw.LazyFrame) -> nw.LazyFrame:
-        return nw.from_native(stacked(a, b).unique().lazy())
+        return _collected(nw.concat([a, b], how="vertical").unique())
 
     sums = None
     if total.sums is not None and more.sums is not None:
         kinds = {column: t.agg for t, column, _ in _engine.group_terms(spec)}
-        combine = {"sum": pl.Expr.sum, "n_unique": pl.Expr.sum, "max": pl.Expr.max, "min": pl.Expr.min}
-        rows = stacked(total.sums, more.sums)
-        columns = [c for c in rows.columns if c not in keys]
-        added = rows.group_by(keys).agg(
-            pl.when(pl.col(c).count() > 0).then(combine[kinds[c]](pl.col(c))).alias(c) for c in columns
-        )
-        sums = nw.from_native(added.lazy())
-    per_item = {}
-    for domain, counts in total.per_item.items():
-        rows = stacked(counts, more.per_item[domain])
-        per_item[domain] = nw.from_native(rows.group_by([*keys, n.ITEM]).agg(pl.all().sum()).lazy())
+        rules = {"sum": "sum", "n_unique": "sum", "max": "max", "min": "min"}  # (users in disjoint sets: counts add)
+        sums = _added(total.sums, more.sums, keys, lambda c: rules[kinds[c]])
+    per_item = {d: _added(counts, more.per_item[d], [*keys, n.ITEM], lambda c: "sum") for d, counts in total.per_item.items()}
     return _engine.GroupParts(
         groups=unique(total.groups, more.groups),
         sums=sums,

@@ -26,7 +26,7 @@ from recframe.engine import _engine, _frames
 from recframe.engine import _validate as v
 from recframe.errors import RecframeError, fix, ref
 from recframe.metrics import REGISTRY
-from recframe.statistics import _intervals, _poisson, stats
+from recframe.statistics import _intervals, _parts, _poisson, stats
 
 #: The floor trec_eval puts under a value before its log in a geometric mean (gm_map, gm_bpref):
 #: a user scoring 0 pulls the mean down without making it 0.
@@ -38,11 +38,9 @@ Finish = Callable[..., Any]
 
 
 class Aggregate(NamedTuple):
-    """One statistic of the summary: `parts` (metric column -> {part column: aggregate over the
-    group's counted values}), how each part of two sets adds (`add`: part suffix -> ``sum``,
-    ``max``, or ``chan``: a standard deviation by Chan, Golub and LeVeque's update), its
-    `finish` on the added parts, whether the parts of disjoint sets of users add up to those
-    of their union (`adds_up`), whether it runs inside a SQL engine (`in_engine`) and, for an
+    """One statistic of the summary, a :class:`recframe.statistics._parts.Declared`: `parts`
+    (metric column -> {part column: aggregate over the group's counted values}), `add` (part
+    suffix -> a rule of ``_parts.RULES``), `finish`, `adds_up`, `in_engine` and, for an
     interval, the values it gives an interval of (`covers`: "mean", "quantile")."""
 
     name: str
@@ -267,7 +265,7 @@ def parts(per_user: nw.LazyFrame, spec: v.Spec, a: Asked) -> SetParts:
     exprs = {name: e for x in declared(a) for c in cols for name, e in x.parts(c).items()}
     if _frames.runs_on(per_user).in_process:  # Polars scales the values past the limit first
         exprs |= {name: _scaled_std(name.removesuffix(":std")) for name in exprs if name.endswith(":std")}
-    rows = _frames.group_agg(lf, keys, *list_counts(spec), *(e.alias(name) for name, e in exprs.items()))
+    rows = _parts.per_group(lf, keys, *list_counts(spec), *(e.alias(name) for name, e in exprs.items()))
     quantiled = [c for c in cols if any(kind_of(x) == "quantile" for x in a.values)]
     values = None
     if quantiled:
@@ -275,44 +273,23 @@ def parts(per_user: nw.LazyFrame, spec: v.Spec, a: Asked) -> SetParts:
             on=quantiled, index=keys, variable_name="__rf_metric", value_name="__rf_value"
         )
         long = long.filter(~nw.col("__rf_value").is_null())
-        values = _frames.group_agg(long, [*keys, "__rf_metric", "__rf_value"], nw.len().alias("__rf_n"))
+        values = _parts.per_group(long, [*keys, "__rf_metric", "__rf_value"], nw.len().alias("__rf_n"))
     users = lf.select(*keys, n.USER, *cols) if a.interval in ("poisson", "bootstrap") else None
     return SetParts(rows, values, users)
 
 
 def add(sets: list[SetParts], spec: v.Spec) -> SetParts:
-    """The parts of disjoint sets of users (collected: Polars frames) added per group: counts
-    and sums added, maxima's maximum, the standard deviations by Chan, Golub and LeVeque's
-    update (each set's squared deviations about its own mean plus its count times its mean's
-    squared deviation from the mean of all), the lists of each value added."""
+    """The parts of disjoint sets of users (collected: Polars frames) added per group, each by
+    its aggregate's rule (:func:`recframe.statistics._parts.add`; the list counts and the lists
+    of each value: sums)."""
     keys = list(spec.columns.by) or [n.GROUP]
-    rows = pl.concat([s.rows.to_native() for s in sets], how="vertical")
-    spread = [c.removesuffix(":std") for c in rows.collect_schema().names() if c.endswith(":std")]
-    # the mean of all users per group beside each set's row; a set without a value adds nothing
-    rows = rows.with_columns(
-        (pl.col(f"{c}:sum").sum().over(keys) / pl.col(f"{c}:n").sum().over(keys)).alias(f"__rf_all:{c}") for c in spread
-    )
-
-    hows = {part: how for x in AGGREGATES.values() for part, how in x.add.items()}
-
-    def added(column: str) -> pl.Expr:
-        how = hows[column.rsplit(":", 1)[1]] if ":" in column else "sum"  # (the list counts: sums)
-        if how != "chan":
-            return pl.col(column).max() if how == "max" else pl.col(column).sum()
-        c = column.removesuffix(":std")
-        count, mean = pl.col(f"{c}:n"), pl.col(f"{c}:sum") / pl.col(f"{c}:n")
-        within = ((count - 1) * pl.col(column) ** 2).fill_null(0.0)
-        between = (count * (mean - pl.col(f"__rf_all:{c}")) ** 2).fill_nan(0.0).fill_null(0.0)
-        squares, total = (within + between).sum(), count.sum()
-        return pl.when(total >= 2).then((squares / (total - 1)).sqrt()).alias(column)
-
-    columns = [c for c in rows.collect_schema().names() if c not in keys and not c.startswith("__rf_all:")]
-    total = rows.group_by(keys).agg(added(c) for c in columns)
+    hows = _parts.rules(AGGREGATES.values())
+    rows = _parts.add([s.rows.to_native() for s in sets], keys, lambda c: hows[c.rsplit(":", 1)[1]] if ":" in c else "sum")
     values = None
     if sets[0].values is not None:
-        stacked = pl.concat([s.values.to_native() for s in sets if s.values is not None], how="vertical")
-        values = nw.from_native(stacked.group_by([*keys, "__rf_metric", "__rf_value"]).agg(pl.col("__rf_n").sum()).lazy())
-    return SetParts(nw.from_native(total.lazy()), values)
+        stacked = [s.values.to_native() for s in sets if s.values is not None]
+        values = nw.from_native(_parts.add(stacked, [*keys, "__rf_metric", "__rf_value"], lambda c: "sum"))
+    return SetParts(nw.from_native(rows), values)
 
 
 def user_columns(spec: v.Spec) -> list[str]:
