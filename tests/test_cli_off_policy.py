@@ -109,7 +109,7 @@ def test_a_single_slot_log_without_positions(tmp_path: Path) -> None:
     assert _csv(out)["ips"]["value"] == pytest.approx(1.0)
     # without --no-position the missing column is named, with the flag that does without it
     code, _, err = run_cli("off-policy", path, "--target", "target", *names[:-1])
-    assert_refused(code, err, "'position'")
+    assert_refused(code, err, "has no column 'position' (--position)", "--no-position for a single-slot log")
 
 
 def test_the_table_and_markdown_formats(logs_csv: Path) -> None:
@@ -135,11 +135,11 @@ def test_the_help_names_the_estimators_and_the_page() -> None:
         ([], ["needs the target policy", "--target COLUMN", "--recommendations RECS"]),
         (["--target", "target", "--recommendations", "LOGS"], ["--target and --recommendations"]),
         (["--target", "target", "--estimators", "ips,bogus"], ["--estimators ips,bogus", "'bogus' is no estimator"]),
-        (["--target", "target", "--estimators", "dr"], ["'dr' needs --target-predicted"]),
+        (["--target", "target", "--estimators", "dr"], ["'dr' needs --predicted", "out of --estimators"]),
         (["--target", "target", "--estimators", "clipped_ips"], ["--max-weight"]),
         (["--target", "target", "--max-weight", "-1"], ["--max-weight -1.0 must be a number > 0"]),
         (["--target", "target", "--ci", "1.5"], ["--ci 1.5"]),
-        (["--target", "chance"], ["'chance'", "LOGS"]),
+        (["--target", "chance"], ["column 'chance' (the --target argument) is not in the logs"]),
         (["--target", "target", "--reward", "clicks"], ["'clicks'", "--reward"]),
         (["--target", "target", "--estimators", "ips,sips"], ["mixes slate estimators"]),
         (["--target", "target", "--by", ""], ["empty column name"]),

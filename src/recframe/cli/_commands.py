@@ -473,6 +473,11 @@ def off_policy_command(args: argparse.Namespace, progress: Progress) -> int:
     if args.no_position and args.position != "position":
         raise UsageError(f"--position {args.position} and --no-position. Hint: pass one of them.")
     logs = _read_file(args.logs, "LOGS", progress)
+    if not args.no_position and args.position not in logs.collect_schema():
+        raise UsageError(
+            f"LOGS {args.logs!r} has no column {args.position!r} (--position). Hint: pass --position COLUMN, or "
+            "--no-position for a single-slot log (every row position 1)."
+        )
     # a ranking file without a row is a target that ranks nothing (every weight 0), not a failed export
     recs = None if args.recommendations is None else _read_file(args.recommendations, "--recommendations", progress, True)
     options = {name: getattr(args, name) for name in ("context", "item", "propensity", "reward", "rank", "by", "ci")}
