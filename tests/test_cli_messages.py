@@ -139,7 +139,7 @@ def test_the_rule_is_read_from_the_truth_when_given(tmp_path: Path) -> None:
 # ---------------------------------------------------------------------------- item 20: the help
 
 COMMANDS = ["evaluate", "compare", "disparity", "item-groups", "per-item", "agreement", "cohorts", "curve", "report"]
-COMMANDS += ["inspect", "demo", "schema"]
+COMMANDS += ["inspect", "off-policy", "demo", "schema"]
 
 
 def help_of(command: str) -> str:

@@ -160,7 +160,7 @@ def _estimators(
         if missing:
             raise RecframeError(
                 f"the estimator {name!r} needs {ref(missing[0])}, which is not given.",
-                f"pass {ref(missing[0])} (see recframe.off_policy's docs), or leave {name!r} out of estimators=.",
+                f"pass {ref(missing[0])} (see recframe.off_policy's docs), or leave {name!r} out of {ref('estimators')}.",
             )
         out.append(known[name])
     if len({e.per_row is None for e in out}) > 1:

@@ -1,7 +1,8 @@
 """The ``recframe`` command: evaluate parquet or CSV exports, show the sample, map an export's columns.
 
 A thin layer over :func:`recframe.summary`, :func:`recframe.per_user`, :func:`recframe.compare`,
-:func:`recframe.curve` and :func:`recframe.report`: it parses the command line (argparse, from
+:func:`recframe.curve`, :func:`recframe.report` and :func:`recframe.off_policy`
+(``recframe off-policy LOGS``): it parses the command line (argparse, from
 the standard library, so the command adds no dependency; ``_options``), reads the files lazily
 (``_files``), runs the API on the Polars streaming engine (``_commands``), writes the result
 (``_output``) and maps every failure to an exit code and a one-line message (``_messages``: API
@@ -97,7 +98,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     # messages from the API speak of "the frame": say which files that is
     given = [("--run", getattr(args, "trec_run", None)), ("--qrels", getattr(args, "trec_qrels", None))]
     given += [(flag(name), getattr(args, name, None)) for name in SIDE_INPUTS]
-    parts = [getattr(args, "recs", None), *(f"{option} {value}" for option, value in given if value)]
+    given += [("--recommendations", getattr(args, "recommendations", None))]  # off-policy's target rankings
+    parts = [getattr(args, "recs", None), getattr(args, "logs", None), *(f"{option} {value}" for option, value in given if value)]
     where = " with ".join(part for part in parts if part) or "the bundled sample"
     try:
         check_outputs(args)  # before anything is read or written

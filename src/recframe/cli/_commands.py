@@ -449,6 +449,48 @@ def curve_command(args: argparse.Namespace, progress: Progress) -> int:
     return emit(args, fmt, table, progress)
 
 
+def _read_file(pattern: str, label: str, progress: Progress, empty_ok: bool = False) -> pl.LazyFrame:
+    """One input file (or glob), checked as RECS is: one format, complete CSV rows, not empty."""
+    source = find_source(pattern, label)
+    progress.stage(f"{label.lstrip('-').lower()}: {source.describe()}")
+    source.check_rows()
+    if not empty_ok:
+        source.check_not_empty(label)
+    return source.scan()
+
+
+def off_policy_command(args: argparse.Namespace, progress: Progress) -> int:
+    """``recframe off-policy``: recframe.off_policy on LOGS, the target as --target (a column)
+    or --recommendations (rankings), on the Polars streaming engine."""
+    fmt = output_format(args)
+    if args.target is None and args.recommendations is None:
+        raise UsageError(
+            "off-policy needs the target policy. Hint: pass --target COLUMN (its probability of the logged item, a "
+            "column of LOGS) or --recommendations RECS (its rankings: context, item, rank)."
+        )
+    if args.target is not None and args.recommendations is not None:
+        raise UsageError("--target and --recommendations both give the target policy. Hint: pass one of them.")
+    if args.no_position and args.position != "position":
+        raise UsageError(f"--position {args.position} and --no-position. Hint: pass one of them.")
+    logs = _read_file(args.logs, "LOGS", progress)
+    if not args.no_position and args.position not in logs.collect_schema():
+        raise UsageError(
+            f"LOGS {args.logs!r} has no column {args.position!r} (--position). Hint: pass --position COLUMN, or "
+            "--no-position for a single-slot log (every row position 1)."
+        )
+    # a ranking file without a row is a target that ranks nothing (every weight 0), not a failed export
+    recs = None if args.recommendations is None else _read_file(args.recommendations, "--recommendations", progress, True)
+    options = {name: getattr(args, name) for name in ("context", "item", "propensity", "reward", "rank", "by", "ci")}
+    options |= {name: getattr(args, name) for name in ("predicted", "target_predicted", "max_weight", "switch_threshold")}
+    with progress.running("reading and estimating"):
+        plan = recframe.off_policy(
+            logs, args.estimators, target=args.target, recommendations=recs,
+            position=None if args.no_position else args.position, **options,
+        )  # fmt: skip
+        table = plan.collect(engine="streaming")
+    return emit(args, fmt, table, progress)
+
+
 #: --out suffixes that make ``report`` write the evaluation page, and ``inspect`` the side-by-side
 #: page, when --format is not given
 PAGE_SUFFIXES = (".html", ".htm")

@@ -170,6 +170,7 @@ def unreadable(args: Any) -> str | None:
     --qrels) is read again alone, every column parsed, on the streaming engine.
     """
     named = [("RECS", getattr(args, "recs", None)), *((flag(name), getattr(args, name, None)) for name in SIDE_INPUTS)]
+    named += [("LOGS", getattr(args, "logs", None)), ("--recommendations", getattr(args, "recommendations", None))]
     for label, pattern in named:
         if not isinstance(pattern, str):
             continue

@@ -51,7 +51,7 @@ def words(ref: Ref) -> str:
     if ref.bare:
         return flag(ref.name)
     if ref.value is None:
-        return "--no-user" if ref.name == "user" else f"no {flag(ref.name)}"
+        return f"--no-{ref.name}" if ref.name in ("user", "position") else f"no {flag(ref.name)}"
     if ref.name == "checks" and isinstance(ref.value, bool):
         return "--no-checks" if ref.value is False else "no --no-checks"
     if isinstance(ref.value, bool) and ref.name in ON_OFF:

@@ -18,6 +18,7 @@ from recframe.cli._commands import (
     evaluate,
     inspect_command,
     item_groups_command,
+    off_policy_command,
     per_item_command,
     report_command,
     schema,
@@ -524,6 +525,66 @@ def _add_report(commands: Any, common: argparse.ArgumentParser) -> None:
     r.set_defaults(run=report_command)
 
 
+def _add_off_policy(commands: Any, common: argparse.ArgumentParser) -> None:
+    """``recframe off-policy``: recframe.off_policy's arguments, the files as LOGS and --recommendations."""
+    o = commands.add_parser(
+        "off-policy",
+        parents=[common],
+        help="what a target policy would have earned on logged traffic: IPS, SNIPS, DR and more, from logs with propensities",
+        description="recframe.off_policy: one row per (--by group, estimator) with the value, its se and normal "
+        "interval, the logs' on-policy value and the lift, the effective sample size, the largest weight and the "
+        "supported share. The target policy is a column of LOGS (--target, its probability of the logged item) or "
+        "its rankings (--recommendations: context, item, rank). See docs/off-policy.md. Exit codes as evaluate.",
+    )
+    default = inspect.signature(recframe.off_policy).parameters
+    inputs = o.add_argument_group("inputs (parquet or CSV files, or quoted globs of them)")
+    inputs.add_argument(
+        "logs", metavar="LOGS", help="the logs: one row per logged slot (context, item, position, propensity, reward)"
+    )
+    inputs.add_argument(
+        "--recommendations", metavar="RECS", help="the target policy as rankings (context, item, rank; --by a model column)"
+    )
+    inputs.add_argument(
+        "--target", metavar="COLUMN", help="or the target policy as a column of LOGS: its probability of the logged item"
+    )
+    est = o.add_argument_group("the estimators (recframe.off_policy)")
+    est.add_argument(
+        "--estimators", type=_columns, metavar="E[,E]",
+        help="single slot: ips, snips, clipped_ips (--max-weight), dm (--target-predicted), dr, sndr (and --predicted), "
+        "switch_dr (and --switch-threshold); slates: sips, iips, rips. Default: ips, snips and each other one whose "
+        "inputs are given",
+    )  # fmt: skip
+    est.add_argument("--max-weight", type=float, metavar="W", help="clipped IPS's largest weight (> 0)")
+    est.add_argument("--switch-threshold", type=float, metavar="TAU", help="switch-DR's threshold on the weight (>= 0)")
+    ci = default["ci"].default
+    est.add_argument("--ci", type=float, default=ci, metavar="LEVEL", help=f"the normal interval's coverage (default: {ci})")
+    columns = o.add_argument_group("columns (defaults as in recframe.off_policy)")
+    for name, text in _OFF_POLICY_COLUMNS.items():
+        columns.add_argument(flag(name), default=default[name].default, metavar="COLUMN", help=text.format(default[name].default))
+    columns.add_argument("--no-position", action="store_true", help="no position column: every row is position 1 (a single slot)")
+    columns.add_argument("--predicted", metavar="COLUMN", help="a reward model's prediction q(x, a) for the logged item (LOGS)")
+    columns.add_argument(
+        "--target-predicted", metavar="COLUMN",
+        help="q(x, pi_e): a column of LOGS with --target, of --recommendations (for the item at the logged position) with it",
+    )  # fmt: skip
+    columns.add_argument(
+        "--by", type=_columns, metavar="COL[,COL]", help="group keys: the model (LOGS or --recommendations), segments, days"
+    )
+    _add_output(o)
+    o.set_defaults(run=off_policy_command)
+
+
+#: off-policy's column options with a default (recframe.off_policy's), and their help
+_OFF_POLICY_COLUMNS = {
+    "context": "the context (impression, request) column (default: {})",
+    "item": "the item shown (default: {})",
+    "position": "the logged position, 1 at the top (default: {})",
+    "propensity": "the logging policy's probability of the logged item there, in (0, 1] (default: {})",
+    "reward": "the reward: click, purchase, a number (default: {})",
+    "rank": "the rank column of --recommendations (default: {})",
+}
+
+
 def _add_inspect(commands: Any, common: argparse.ArgumentParser) -> None:
     i = commands.add_parser(
         "inspect",
@@ -571,6 +632,7 @@ USAGE = {
     "cohorts": "%(prog)s RECS --train TRAIN [options]",
     "schema": "%(prog)s RECS [--truth TRUTH] [column options]",
     "demo": "%(prog)s [--quiet] [--debug]",
+    "off-policy": "%(prog)s LOGS (--target COLUMN | --recommendations RECS) [--estimators E[,E]] [options]",
 }
 
 
@@ -593,12 +655,13 @@ def build_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(
         dest="command",
         required=True,
-        metavar="{evaluate,compare,disparity,item-groups,per-item,agreement,cohorts,curve,report,inspect,demo,schema}",
+        metavar="{evaluate,compare,disparity,item-groups,per-item,agreement,cohorts,curve,report,inspect,off-policy,demo,schema}",
     )
     _add_evaluate(commands, _common(per_user=True))
     _add_reporting(commands, common)
     _add_views(commands, common)
     _add_inspect(commands, common)
+    _add_off_policy(commands, common)
     demo_parser = commands.add_parser(
         "demo",
         parents=[common],

@@ -238,6 +238,7 @@ def render(table: pl.DataFrame, fmt: str, precision: int = 4, width: int | None 
 OUTPUT_FLAGS = {"out": "--out", "plot": "--plot"}
 #: those that name a file a command reads
 INPUT_FLAGS = {"recs": "RECS", "trec_run": "--run", "trec_qrels": "--qrels", **{name: f"--{name}" for name in SIDE_INPUTS}}
+INPUT_FLAGS |= {"logs": "LOGS", "recommendations": "--recommendations"}  # off-policy's
 
 
 def check_outputs(args: argparse.Namespace) -> None:
