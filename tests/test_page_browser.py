@@ -199,7 +199,14 @@ def workflow_page() -> str:
     from page_workflow import workflow
 
     recs, options = workflow()
-    page = {"baseline": "popular", "by": ["model", "segment"], "item_group": "category", "seed": 0, "n_resamples": 200}
+    page = {
+        "baseline": "popular",
+        "by": ["model", "segment"],
+        "item_group": "category",
+        "seed": 0,
+        "n_resamples": 200,
+        "sections": "all",
+    }  # (every section, printed too)
     return recframe.report_page(recs, **page, **options)  # (200 resamples: the same layout, in less time)
 
 
@@ -351,13 +358,16 @@ SEVEN_POINTS = 7 * 1.09
 
 @pytest.mark.slow_engine
 def test_the_long_names_page_prints_its_main_part_on_three_a4_pages(long_names, tmp_path):
-    """Printed: the main part (verdict, summary, segments, comparison) on the first three pages,
-    the appendix from the fourth; every word inside the margins; no page ends on a heading; every
+    """Printed: the default page is its main part (verdict, summary, segments, comparison) on three
+    pages at most; with every section asked (sections="all"), the main part on the first three
+    pages and the appendix from the fourth; every word inside the margins; no page ends on a heading; every
     word at 7 pt or more, the figures' too (none is wider than prints its text at 7 pt); the brief
     page (sections="brief") is three pages at most."""
     if shutil.which("pdftotext") is None:
         pytest.skip("pdftotext (poppler-utils) is not installed")
-    pages = printed_lines(print_pdf(long_names, tmp_path))
+    # the default page prints its main part alone (the appendix is on screen only)
+    assert len(printed_lines(print_pdf(long_names, tmp_path))) <= 3
+    pages = printed_lines(print_pdf(long_names_page(sections="all"), tmp_path))
     texts = [[" ".join(w[4] for w in line) for line in lines] for _, _, lines in pages]
     appendix = next(i for i, lines in enumerate(texts) if "Appendix" in lines)
     assert appendix <= 3, f"the main part takes {appendix} pages"

@@ -72,7 +72,9 @@ def report_page(
         The verdict's metric: a column (``"ndcg@10"``) or a metric (at its smallest k). Default:
         the first of nDCG, AP, RR asked, else the first metric asked, at the smallest k.
     sections : str or list of str, optional
-        The sections shown, and computed (default ``"all"``; ``"brief"``: the main part). The
+        The sections shown, and computed (default: every one, the appendix on screen only, so
+        that the page prints its main part on three A4 pages; ``"all"``: every one, printed too;
+        ``"brief"``: the main part). The
         main part: ``"summary"`` (means with intervals), ``"segments"`` (the headline metric per
         user attribute's group and model), ``"comparison"`` (the figure against the baseline, or
         every pair's letters). The appendix: ``"comparison_table"``, ``"evaluated"`` (the call,
@@ -122,7 +124,8 @@ def report_page(
     with _call.shared_preparation():
         collected = data.collect(request, lambda stage, partial: page.extend(parts.made_at(stage, partial)))
     page.extend(parts.made_at("all", collected))
-    text = page.html(request.title, parts.lead(collected))
+    # the default page prints its main part (three A4 pages); sections= asked for prints what it names
+    text = page.html(request.title, parts.lead(collected), print_appendix=sections is not None)
     if request.path is not None:
         data.write(request.path, text)
     return text

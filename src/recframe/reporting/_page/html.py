@@ -49,6 +49,7 @@ dl.glossary dd { margin-left: 1.5em; max-width: 90ch; }
 td a, dt a { color: inherit; text-decoration: underline dotted; }
 @page { size: A4; margin: 12mm 10mm; }
 @media print {
+  .on-screen { display: none; }
   body { font-size: 10pt; }
   main { max-width: none; padding: 0; }
   nav { display: none; }
@@ -136,7 +137,9 @@ class Page:
     def extend(self, sections: list[tuple[str, str, str]]) -> None:
         self.sections += sections
 
-    def html(self, title: str, lead: str) -> str:
+    def html(self, title: str, lead: str, print_appendix: bool = True) -> str:
+        """The document; without `print_appendix` the appendix is on screen only: the page prints
+        its main part (three A4 pages), and the appendix prints where ``sections=`` asks for it."""
         self.sections.sort(key=lambda s: self.ORDER.index(s[0].split("-")[0]))  # (stable: segments keep their order)
         main = [s for s in self.sections if s[0].split("-")[0] in self.MAIN]
         rest = [s for s in self.sections if s[0].split("-")[0] not in self.MAIN]
@@ -148,12 +151,14 @@ class Page:
             return "\n".join(f'<section id="{a}">\n<h2>{escape(t)}</h2>\n{b}</section>' for a, t, b in sections)
 
         nav = f"<nav><ol>{items(main)}</ol>" + (f'<p class="nav-appendix">Appendix</p><ol>{items(rest)}</ol>' if rest else "")
+        printed = "" if print_appendix else ' Printed when sections= names them (sections="all": every one).'
         appendix = (
             '<div class="appendix" id="appendix"><h2>Appendix</h2>\n<p class="note">The details behind the pages above: '
-            "what was evaluated and how, every table, figure and example user.</p></div>\n" + bodies(rest)
+            f"what was evaluated and how, every table, figure and example user.{escape(printed)}</p></div>\n" + bodies(rest)
             if rest
             else ""
         )
+        appendix = appendix if print_appendix or not appendix else f'<div class="on-screen">\n{appendix}</div>'
         body = f"<main>\n<h1>{escape(title)}</h1>\n{lead}\n{nav}</nav>\n{bodies(main)}\n{appendix}\n</main>"
         return document(title, STYLE, body)
 
