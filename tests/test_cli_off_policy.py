@@ -13,20 +13,8 @@ from polars.testing import assert_frame_equal
 
 import recframe
 from conftest import assert_refused, run_cli
+from test_off_policy import LOGS  # the four hand-worked rows: w = target / propensity = 2, 0, 2, 2
 
-# four logged rows: w = target / propensity = 2, 0, 2, 2 (tests/test_off_policy.py's)
-LOGS = pl.DataFrame(
-    {
-        "context_id": [1, 2, 3, 4],
-        "item_id": ["a", "b", "a", "c"],
-        "position": [1, 1, 1, 1],
-        "propensity": [0.5, 0.25, 0.5, 0.25],
-        "reward": [1.0, 0.0, 0.0, 1.0],
-        "target": [1.0, 0.0, 1.0, 0.5],
-        "q": [0.5, 0.5, 0.5, 0.0],
-        "qe": [0.4, 0.1, 0.4, 0.2],
-    }
-)
 # two target rankings (one item per context at rank 1): "new" places the logged item in
 # contexts 1 and 3, "old" in 2 and 4
 RECS = pl.DataFrame(
