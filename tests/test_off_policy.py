@@ -490,6 +490,12 @@ def test_slow_engines_agree_with_the_reference(engine: str, request: pytest.Fixt
 
     make = ibis_table if engine == "ibis" else request.getfixturevalue(f"{engine}_constructor")
     logs = _random_logs(7, 60)
+    if engine == "sqlframe":
+        # SQLFrame runs narwhals' Spark backend, checked in full on Spark; here its own SQL, once:
+        # SQLFrame copies the whole plan at each step, so the full set below took 9 minutes
+        got = to_polars(recframe.off_policy(make(logs), ["ips", "dr"], **DIRECT, position=None, by="g"))
+        _close(got, [row for row in _reference(logs, "g", **SETTINGS) if row["estimator"] in ("ips", "dr")])
+        return
     got = to_polars(recframe.off_policy(make(logs), ALL, **DIRECT, position=None, by="g", **SETTINGS))
     _close(got, _reference(logs, "g", **SETTINGS))
     ranked = to_polars(recframe.off_policy(make(LOGS), ["ips", "dr"], recommendations=make(RECS), predicted="q",
