@@ -347,21 +347,7 @@ def lines(chart: _charts.Lines) -> str:
     across, down = min(len(panels), 2), -(-len(panels) // 2)
     right, bottom = LEFT + across * (width + gap) - gap, 30 + down * (height + row_gap) - row_gap
     entries = [("line:" + c, s.name) for s, c in zip(panels[0].series, _colours(panels[0].series, INK))] if panels else []
-    legend_x, legend_w = right + 20, max(legend_width(entries), text_width(legend_title, bold=True))
-    if legend_x + legend_w + 8 <= MAX_WIDTH:
-        if legend_title:
-            parts.append(text(legend_x, 40, legend_title, bold=True))
-        parts += legend(legend_x, 58 if legend_title else 40, entries)
-        tall = (58 if legend_title else 40) + 18 * len(entries)
-        return document(legend_x + legend_w + 8, max(bottom + 48, tall), parts)
-    top = bottom + 62  # below the axis titles
-    if legend_title:
-        parts.append(text(LEFT, top, legend_title, bold=True))
-        top += 20
-    room = MAX_WIDTH - LEFT - 8
-    legend_w, legend_h = legend_size(entries, room)
-    parts += legend(LEFT, top, entries, room)
-    return document(max(right + 16, LEFT + legend_w + 8, LEFT + text_width(legend_title, bold=True) + 8), top + legend_h, parts)
+    return _legend_aside(parts, right, entries, 40, bottom + 48, bottom + 62, legend_title)
 
 
 def _panel_lines(axes: Axes, series: Sequence[_charts.Series]) -> list[str]:
@@ -395,7 +381,7 @@ def histogram(chart: _charts.Histogram) -> str:
         points.append((axes.x(edges[-1]), axes.y(0)))
         parts.append(polyline(points, colour(i), 1.6))
         entries.append(("line:" + colour(i), name))
-    return _legend_aside(parts, axes, entries, axes.top + 10, axes.bottom + 48, axes.bottom + 62)
+    return _legend_aside(parts, axes.left + axes.width, entries, axes.top + 10, axes.bottom + 48, axes.bottom + 62)
 
 
 def bars(chart: _charts.Clusters, title: str = "") -> str:
@@ -443,21 +429,27 @@ def bars(chart: _charts.Clusters, title: str = "") -> str:
     if xlabel:
         parts.append(text(axes.left + axes.width / 2, axes.bottom + room + 16, xlabel, "middle"))
     entries = [("box:" + ink, s.name) for s, ink in zip(series, inks)]
-    return _legend_aside(parts, axes, entries, axes.top + 10, axes.bottom + room + 28, axes.bottom + room + 44)
+    return _legend_aside(parts, axes.left + axes.width, entries, axes.top + 10, axes.bottom + room + 28, axes.bottom + room + 44)
 
 
-def _legend_aside(parts: list[str], axes: Axes, entries: Sequence[tuple[str, str]], top: float, bottom: float,
-                  below: float) -> str:  # fmt: skip
-    """The figure of one plot (`axes`, its parts drawn down to `bottom`) with its legend at its right
-    from `top`, or from `below` down where the right would pass MAX_WIDTH."""
-    legend_x = axes.left + axes.width + 20
-    if legend_x + legend_width(entries) + 8 <= MAX_WIDTH:
-        parts = parts + legend(legend_x, top, entries)
-        return document(legend_x + legend_width(entries) + 8, max(bottom, top + 18 * len(entries)), parts)
+def _legend_aside(parts: list[str], right: float, entries: Sequence[tuple[str, str]], top: float, bottom: float,
+                  below: float, title: str = "") -> str:  # fmt: skip
+    """The figure of the plots ending at `right` (their parts drawn down to `bottom`) with its legend
+    (under its `title`, if any) at their right from `top`, or from `below` down where the right would
+    pass MAX_WIDTH."""
+    legend_x, width = right + 20, max(legend_width(entries), text_width(title, bold=True))
+    head = [text(legend_x, top, title, bold=True)] if title else []
+    top += 18 if title else 0
+    if legend_x + width + 8 <= MAX_WIDTH:
+        parts = parts + head + legend(legend_x, top, entries)
+        return document(legend_x + width + 8, max(bottom, top + 18 * len(entries)), parts)
+    if title:
+        parts = parts + [text(LEFT, below, title, bold=True)]
+        below += 20
     room = MAX_WIDTH - LEFT - 8
     width, height = legend_size(entries, room)
     parts = parts + legend(LEFT, below, entries, room)
-    return document(max(axes.left + axes.width + 16, LEFT + width + 8), below + height, parts)
+    return document(max(right + 16, LEFT + width + 8, LEFT + text_width(title, bold=True) + 8), below + height, parts)
 
 
 def scatter(chart: _charts.Scatter) -> str:
