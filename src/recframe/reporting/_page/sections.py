@@ -301,9 +301,7 @@ def verdict(data: PageData) -> str:
         rows.append([(linked(metric),), (best,), (runner,), (_against_runner(data, s, short=True),)])
     body = "".join(lines)
     if rows:
-        body += table(["other metric", "best", "runner-up", "best against runner-up (p_adjusted)"], rows).replace(
-            'class="scroll"', 'class="scroll keep"', 1
-        )
+        body += table(["other metric", "best", "runner-up", "best against runner-up (p_adjusted)"], rows, keep=True)
     return f'<div class="verdict" id="verdict">{body}</div>\n'
 
 
@@ -426,7 +424,7 @@ def summary(data: PageData) -> Section:
     # at most BLOCK groups a table: more models wrap into tables one under the other (each kept whole on paper)
     body = "".join(
         table(["", *(label(g, keys) for g in groups[at : at + BLOCK])], [[row[0], *row[1 + at : 1 + at + BLOCK]] for row in rows],
-              [False] + [True] * len(groups[at : at + BLOCK])).replace('class="scroll"', 'class="scroll keep"', 1)
+              [False] + [True] * len(groups[at : at + BLOCK]), keep=True)
         for at in range(0, max(len(groups), 1), BLOCK)
     )  # fmt: skip
     notes = [f"n_users: {COUNTS['n_users']}; n_skipped: {COUNTS['n_skipped']} (see What was evaluated)."]
@@ -676,7 +674,7 @@ def segments(data: PageData, key: str) -> Section | None:
         )
         rows.append(row)
     header = [" / ".join(keys), *map(str, models), "best"]
-    body = table(header, rows, [False] + [True] * len(models) + [False]).replace('class="scroll"', 'class="scroll keep"', 1)
+    body = table(header, rows, [False] + [True] * len(models) + [False], keep=True)
     notes = [
         f"The mean {head} of each {key} group's users per model"
         + (f", within each {', '.join(r.truth_keys)}" if r.truth_keys else "")
