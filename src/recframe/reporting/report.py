@@ -40,7 +40,7 @@ def format_number(value: Any, precision: int) -> str:
     return f"{value:.{precision}f}"
 
 
-def _p_value(value: Any, precision: int) -> str:
+def p_value_text(value: Any, precision: int) -> str:
     if value is None or math.isnan(value):
         return ""
     smallest = 10.0**-precision
@@ -148,8 +148,8 @@ def _compare_cells(df: pl.DataFrame, precision: int) -> tuple[list[str], list[li
             Cell(format_number(row["delta"], precision), numeric=True, bold=i in best, marked=bool(row["significant"]),
                  detail=interval),
             Cell("" if rel is None else f"{rel:+.{max(precision - 2, 0)}%}", numeric=True),
-            Cell(_p_value(row["p_value"], precision), numeric=True),
-            Cell(_p_value(row["p_adjusted"], precision), numeric=True),
+            Cell(p_value_text(row["p_value"], precision), numeric=True),
+            Cell(p_value_text(row["p_adjusted"], precision), numeric=True),
         ])  # fmt: skip
     baselines = df.get_column("baseline").unique().to_list()
     note = None
@@ -182,8 +182,8 @@ def _disparity_cells(df: pl.DataFrame, precision: int) -> tuple[list[str], list[
             Cell(format_number(row["difference"], precision), numeric=True, marked=bool(row["significant"]), detail=interval),
             Cell(format_number(row["ratio"], precision), numeric=True),
             Cell(format_number(row["mad"], precision), numeric=True),
-            Cell(_p_value(row["p_value"], precision), numeric=True),
-            Cell(_p_value(row["p_adjusted"], precision), numeric=True),
+            Cell(p_value_text(row["p_value"], precision), numeric=True),
+            Cell(p_value_text(row["p_adjusted"], precision), numeric=True),
         ])  # fmt: skip
     note = None
     if any(df.get_column("significant").to_list()):

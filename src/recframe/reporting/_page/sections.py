@@ -18,7 +18,7 @@ from recframe.reporting._page import glossary as registry_docs
 from recframe.reporting._page.data import EXAMPLES, INPUT_KEYS, PER_SEGMENT, PageData, recframe_version
 from recframe.reporting._page.html import escape, halves, label, note, table, wrap
 from recframe.reporting._page.inspect_html import side_by_side
-from recframe.reporting.report import MARKER, best_rows, format_number, report
+from recframe.reporting.report import MARKER, best_rows, format_number, p_value_text, report
 
 Section = tuple[str, str, str]  # (anchor, title, body)
 
@@ -476,13 +476,12 @@ def comparison(data: PageData) -> Section | None:
     if wide:
         caption += f" {', '.join(wide)} (not bounded by 1): in the table only."
     body = figures.figure(caption, _charts.comparison(drawn)) if drawn.height else ""
-    test_name = "paired t test" if data.test == "paired_t" else "randomization test (scipy is not installed)"
     more = (
         ' The table is in the appendix: <a href="#comparison_table">every delta</a>.'
         if data.request.wants("comparison_table")
         else ""
     )
-    body += f"<p>{escape(test_name.capitalize())}, Holm's correction over every row, alpha 0.05.{more}</p>\n"
+    body += _test_line(data, "", more)
     return "comparison", f"Paired comparison against {data.baseline}", body
 
 
@@ -491,8 +490,7 @@ def comparison_table(data: PageData) -> Section | None:
     frame = data.comparison
     if frame is None:
         return None
-    test_name = "paired t test" if data.test == "paired_t" else "randomization test (scipy is not installed)"
-    body = f"<p>{escape(test_name.capitalize())}, Holm's correction over every row, alpha 0.05.</p>\n"
+    body = _test_line(data)
     body += wrap(link_cells(_directed(report(frame, format="html", precision=data.request.precision), frame)))
     body += note(
         "delta: the model's mean minus the baseline's, over the users both have a value for (n_pairs), with its "
@@ -541,10 +539,9 @@ def pairs(data: PageData, with_pairs: bool = True) -> Section | None:
             *(row[k] for k in keys), row["model_a"], row["model_b"], (linked(row["metric"]),), row["n_pairs"],
             format_number(row["mean_a"], precision), format_number(row["mean_b"], precision), (delta,),
             format_number(row["d_z"], precision), f"{row['wins']} / {row['ties']} / {row['losses']}",
-            _p_text(row["p_value"], precision), _p_text(row["p_adjusted"], precision),
+            p_value_text(row["p_value"], precision), p_value_text(row["p_adjusted"], precision),
         ])  # fmt: skip
-    test = "paired t test" if data.test == "paired_t" else "randomization test (scipy is not installed)"
-    body += f"<p>{escape(test.capitalize())} of every pair, Holm's correction over every row, alpha 0.05.</p>\n"
+    body += _test_line(data, " of every pair")
     body += wrap(table(header, lines, [False] * (len(keys) + 3) + [True] * 8))
     body += note(
         "delta: mean_a minus mean_b over the users both have a value for (n_pairs), with its 95% interval (not "
@@ -555,9 +552,10 @@ def pairs(data: PageData, with_pairs: bool = True) -> Section | None:
     return "pairs", "Every pair of models", body
 
 
-def _p_text(value: Any, precision: int) -> str:
-    smallest = 10.0**-precision
-    return "" if value is None else f"<{smallest:.{precision}f}" if value < smallest else format_number(value, precision)
+def _test_line(data: PageData, which: str = "", more: str = "") -> str:
+    """The page's test (and why it is not the t test), its correction and alpha, as a paragraph."""
+    test = "paired t test" if data.test == "paired_t" else "randomization test (scipy is not installed)"
+    return f"<p>{escape(test.capitalize())}{which}, Holm's correction over every row, alpha 0.05.{more}</p>\n"
 
 
 def curves(data: PageData) -> Section:
@@ -621,8 +619,6 @@ def distributions(data: PageData) -> Section:
 def letters(data: PageData) -> Section | None:
     """Without a baseline, the main part's comparison: each model's mean and letters per metric
     (recframe.compare_letters of every pair); the pairs themselves are in the appendix."""
-    if data.pairs is None or data.letters is None:
-        return None
     made = pairs(data, with_pairs=False)
     if made is None:
         return None
