@@ -384,7 +384,7 @@ def histogram(chart: _charts.Histogram) -> str:
     return _legend_aside(parts, axes.left + axes.width, entries, axes.top + 10, axes.bottom + 48, axes.bottom + 62)
 
 
-def bars(chart: _charts.Clusters, title: str = "") -> str:
+def bars(chart: _charts.Clusters) -> str:
     """Clustered bars: one cluster per category, one bar per series (a reference one in grey),
     with their intervals."""
     categories, series, xlabel, ylabel = chart.categories, chart.series, chart.xlabel, chart.ylabel
@@ -401,8 +401,8 @@ def bars(chart: _charts.Clusters, title: str = "") -> str:
         left = max(LEFT, text_width(categories[0]) * 0.77 - cluster / 2 + 4)
         plot_width = min(plot_width, MAX_WIDTH - left - 16)
         cluster = plot_width / len(categories)
-    axes = Axes(left, 30 if title else 14, plot_width, 200, [0, 1], _limits(values, zero=True))
-    parts = axes.frame("", ylabel, title, x_ticks=False)
+    axes = Axes(left, 14, plot_width, 200, [0, 1], _limits(values, zero=True))
+    parts = axes.frame("", ylabel, "", x_ticks=False)
     # (a narrow cluster, of many categories within MAX_WIDTH: its bars take 60% of it, less than 1 unit apart)
     bar = max(min(cluster - 10, 40.0 * len(series)), cluster * 0.6) / max(len(series), 1)
     inset = min(1.0, bar * 0.15)
