@@ -20,7 +20,6 @@ from recframe.statistics import stats
 #: the comparison's marks, in words: one meaning, the test after the frame's correction, for the
 #: fill and the mark after it; the interval drawn is each row's own (unadjusted), and says so
 FILLED, HOLLOW = "significant after correction", "not significant after correction"
-SIGNIFICANT = FILLED
 BETTER, WORSE = "significantly better (after correction)", "significantly worse (after correction)"
 
 
