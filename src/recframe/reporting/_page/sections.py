@@ -736,14 +736,10 @@ def fold(data: PageData, key: str) -> Section:
     """A truth key: the spread of each value's mean, and each value's mean."""
     body = f"<p>{escape(key)} is a truth key (a fold): each value is evaluated on its own; the summary above has a column per {escape(key)}.</p>\n"
     spread, keys = data.folds[key], [m for m in data.request.main_by if m != key] or ["group"]
-    values = [c for c in spread.columns if c not in keys]
-
-    def number(value: Any) -> Any:
-        return value if isinstance(value, int) else format_number(value, data.request.precision)
-
+    values, precision = [c for c in spread.columns if c not in keys], data.request.precision
     body += table(
         [*keys, *values],
-        [[*(r[c] for c in keys), *(number(r[c]) for c in values)] for r in spread.iter_rows(named=True)],
+        [[*(r[c] for c in keys), *(format_number(r[c], precision) for c in values)] for r in spread.iter_rows(named=True)],
         [False] * len(keys) + [True] * len(values),
     )
     body += note(
@@ -788,8 +784,7 @@ def agreement(data: PageData) -> Section | None:
     keys = [*r.truth_keys, "model_a", "model_b"]
     measures = ["users", "overlap", "jaccard", "rbo", "kendall_tau", "n_tau"]
     rows = [
-        [*(row[k] for k in keys), *(row[m] if isinstance(row[m], int) else format_number(row[m], r.precision) for m in measures)]
-        for row in frame.iter_rows(named=True)
+        [*(row[k] for k in keys), *(format_number(row[m], r.precision) for m in measures)] for row in frame.iter_rows(named=True)
     ]
     body += table([*keys, *measures], rows, [False] * len(keys) + [True] * len(measures))
     body += note(
@@ -811,7 +806,7 @@ def turned(frame: pl.DataFrame, keys: list[str], precision: int) -> str:
         best = best_rows(values, precision, _tables.higher_is_better(column)) if column in metrics else set()
         cells = []
         for i, value in enumerate(values):
-            text = escape(value if isinstance(value, int) else format_number(value, precision))
+            text = escape(format_number(value, precision))
             cells.append((f"<strong>{text}</strong>" if i in best and text else text,))
         rows.append([(linked(column),), *cells])
     return table(["", *(label(g, keys) for g in groups)], rows, [False] + [True] * len(groups))
