@@ -391,6 +391,14 @@ def _mark(better: bool, baseline: Any) -> str:
     return f'<sup class="mark" title="{escape(words)}">{BETTER if better else WORSE}</sup>'
 
 
+def _value(value: Any, precision: int, bold: bool, better: bool | None = None, baseline: Any = None) -> str:
+    """A mean as the tables show it: bold where it is its row's best, ▲ / ▼ after it where it
+    differs significantly from the baseline (`better`: the direction, None: no mark)."""
+    text = escape(format_number(value, precision))
+    text = f"<strong>{text}</strong>" if bold and text else text
+    return text if better is None else text + _mark(better, baseline)
+
+
 def marks_note(baseline: Any, what: str) -> str:
     return (
         f"{BETTER} / {WORSE} beside {what}: significantly better / worse than the baseline {baseline} "
@@ -410,12 +418,7 @@ def summary(data: PageData) -> Section:
         best = best_rows([g[metric] for g in groups], precision, _tables.higher_is_better(metric))
         cells: list[Any] = [(linked(metric),)]
         for i, g in enumerate(groups):
-            text = escape(format_number(g[metric], precision))
-            if i in best and text:
-                text = f"<strong>{text}</strong>"
-            better = directions.get((*(g[k] for k in keys), metric))
-            if better is not None:
-                text += _mark(better, data.baseline)
+            text = _value(g[metric], precision, i in best, directions.get((*(g[k] for k in keys), metric)), data.baseline)
             if g.get(f"{metric}_lo") is not None and g.get(f"{metric}_hi") is not None:
                 interval = f"[{format_number(g[metric + '_lo'], precision)}, {format_number(g[metric + '_hi'], precision)}]"
                 text += f' <span class="ci">{escape(interval)}</span>'
@@ -652,11 +655,7 @@ def segments(data: PageData, key: str) -> Section | None:
         group = tuple(part.row(0, named=True)[k] for k in keys)
         row: list[Any] = [(f'<span class="nowrap">{escape(" / ".join(map(str, group)))}</span>',)]
         for i, m in enumerate(models):
-            text = escape(format_number(values.get(m), r.precision))
-            text = f"<strong>{text}</strong>" if i in best and text else text
-            if (at := (*group, m)) in marks:
-                text += _mark(marks[at], data.baseline)
-            row.append((text,))
+            row.append((_value(values.get(m), r.precision, i in best, marks.get((*group, m)), data.baseline),))
         leaders = {str(models[i]) for i in best} or {str(models[i]) for i, x in enumerate(cells) if x is not None}
         other = bool(winners) and not leaders & winners
         differ += other
@@ -804,11 +803,7 @@ def turned(frame: pl.DataFrame, keys: list[str], precision: int) -> str:
     for column in columns:
         values = [g[column] for g in groups]
         best = best_rows(values, precision, _tables.higher_is_better(column)) if column in metrics else set()
-        cells = []
-        for i, value in enumerate(values):
-            text = escape(format_number(value, precision))
-            cells.append((f"<strong>{text}</strong>" if i in best and text else text,))
-        rows.append([(linked(column),), *cells])
+        rows.append([(linked(column),), *((_value(value, precision, i in best),) for i, value in enumerate(values))])
     return table(["", *(label(g, keys) for g in groups)], rows, [False] + [True] * len(groups))
 
 
