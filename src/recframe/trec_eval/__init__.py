@@ -658,8 +658,8 @@ def _gain_measure(
     )
 
 
-def _col(measure: Measure, index: int = 0) -> str:
-    return measure.names()[index]
+def _col(measure: Measure) -> str:
+    return measure.names()[0]
 
 
 def _precision_measures(measure: Measure, codes: pl.DataFrame, n_rel: pl.DataFrame, request: Request) -> pl.DataFrame:
@@ -754,7 +754,7 @@ def _count_measures(
         weighted = codes.with_columns(weight=powers[positions - 1])
         resid = weighted.group_by(q).agg(
             unjudged=(code < 0).sum().cast(pl.Int64),
-            sum=pl.col("weight").filter(code < 0).cum_sum().last().fill_null(0.0),
+            sum=_added(pl.col("weight").filter(code < 0)),
             n=pl.len().cast(pl.Int64),
         )
         resid = resid.with_columns(depth=powers[resid["n"].to_numpy()])
