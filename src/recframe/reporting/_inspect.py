@@ -87,9 +87,7 @@ def _check_selection(select: Any, n_users: Any, seed: Any, show_images: Any) -> 
 
 def _is_frame(value: Any) -> bool:
     """A frame (of any supported kind), as opposed to a plain collection of ids."""
-    if isinstance(value, (str, bytes, dict)):
-        return False
-    if isinstance(value, (list, tuple, set, frozenset, range, np.ndarray, pl.Series)):
+    if isinstance(value, (str, bytes, dict, list, tuple, set, frozenset, range, np.ndarray, pl.Series)):
         return False
     # on the type: reading .columns of a Polars LazyFrame resolves its schema (a PerformanceWarning)
     return hasattr(type(value), "columns") or type(value).__module__.split(".")[0] in (

@@ -170,7 +170,7 @@ def request(
     options_table.resolve(given, SUMMARY_NAMES, "report_page")  # an unknown option raises here
     for name in ("truth", "train", "items", "ci"):  # (explicit arguments: never in options)
         given.pop(name, None)
-    ks: list[Any] = [k] if isinstance(k, int) and not isinstance(k, bool) else list(k) if isinstance(k, (list, tuple)) else [k]
+    ks: list[Any] = list(k) if isinstance(k, (list, tuple)) else [k]
     sides = {"recs": recs, "truth": truth, "users": given.get("users"), "exclude": given.get("exclude"), "train": train}
     frames = {name: _in_memory(frame, name) for name, frame in {**sides, "items": items}.items()}
     given.update({name: frames[name] for name in ("users", "exclude") if frames[name] is not None})
