@@ -226,16 +226,11 @@ def legend_width(entries: Sequence[tuple[str, str]]) -> float:
     return 30 + max((text_width(label) for _, label in entries), default=0.0)
 
 
-def legend_size(entries: Sequence[tuple[str, str]], room: float | None = None) -> tuple[float, float]:
-    """The width and height :func:`legend` takes (from its first entry's middle to below its last line)."""
-    _, width, height = _legend_places(entries, room)
-    return width, height
-
-
 def _legend_places(
     entries: Sequence[tuple[str, str]], room: float | None
 ) -> tuple[list[tuple[float, float, list[str]]], float, float]:
-    """Each entry's offset and lines, and the legend's width and height: see :func:`legend`."""
+    """Each entry's offset and lines, and the legend's width and height (from its first entry's
+    middle to below its last line): see :func:`legend`."""
     if room is None:
         return [(0.0, i * 18.0, [label]) for i, (_, label) in enumerate(entries)], legend_width(entries), 18.0 * len(entries)
     wrapped = [wrap(label, room - 30) for _, label in entries]
@@ -297,7 +292,7 @@ def deltas(chart: _charts.Comparison) -> str:
         legend_x = axes.left + axes.width + right + 4
         parts += legend(legend_x, axes.top + 8, entries)
         return document(legend_x + legend_width(entries) + 8, max(axes.bottom + 48, axes.top + 8 + 18 * len(entries)), parts)
-    width, height = legend_size(entries, MAX_WIDTH - 24)
+    _, width, height = _legend_places(entries, MAX_WIDTH - 24)
     parts += legend(16, axes.bottom + 62, entries, MAX_WIDTH - 24)
     return document(max(axes.left + axes.width + right, 16 + width + 8), axes.bottom + 62 + height, parts)
 
@@ -447,7 +442,7 @@ def _legend_aside(parts: list[str], right: float, entries: Sequence[tuple[str, s
         parts = parts + [text(LEFT, below, title, bold=True)]
         below += 20
     room = MAX_WIDTH - LEFT - 8
-    width, height = legend_size(entries, room)
+    _, width, height = _legend_places(entries, room)
     parts = parts + legend(LEFT, below, entries, room)
     return document(max(right + 16, LEFT + width + 8, LEFT + text_width(title, bold=True) + 8), below + height, parts)
 
