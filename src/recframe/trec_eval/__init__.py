@@ -875,9 +875,8 @@ def text(
             if kind == "none":
                 continue
             if kind == "runid":
-                lines.append(f"{'runid':<22}\tall\t{runid}")
-                continue
-            if kind == "count":
+                shown = runid
+            elif kind == "count":
                 shown = str(n)
             elif kind == "gmean":
                 logs = _in_turn(frame.select(pl.col(name).clip(lower_bound=_engine.GMEAN_FLOOR).log()).to_series())
