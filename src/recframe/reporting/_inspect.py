@@ -699,8 +699,6 @@ def _inspect(
 ) -> Any:
     k = _one_k(k)
     _check_selection(select, n_users, seed, show_images)
-    if "users" in options:  # (only through **options: users is a keyword of its own)
-        users = options.pop("users")
     # (before the call is resolved, which would refuse average ties for metrics inspect takes no say in)
     v.refuse_average_ties({"ties": options.get("ties")}, "inspect", "each list's items")
     kwargs = _call.resolve([k], None, options, PER_USER_NAMES, "inspect")
