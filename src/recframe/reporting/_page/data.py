@@ -514,13 +514,11 @@ def _columns(frame: Any, arg: str) -> list[str]:
 
 def _curves(r: Request) -> tuple[pl.DataFrame, list[str]]:
     """The curves, nDCG and precision-recall (precision and recall only for a profile without nDCG)."""
-    for wanted in (["ndcg"], []):
-        try:
-            return _tables.eager(curve(r.recs, wanted, r.kmax, **{**r.lists, "by": r.main_by or None}), "curve"), wanted
-        except RecframeError:
-            if not wanted:
-                raise
-    raise AssertionError("unreachable")  # pragma: no cover
+    options = {**r.lists, "by": r.main_by or None}
+    try:
+        return _tables.eager(curve(r.recs, ["ndcg"], r.kmax, **options), "curve"), ["ndcg"]
+    except RecframeError:
+        return _tables.eager(curve(r.recs, [], r.kmax, **options), "curve"), []
 
 
 def _numbers(r: Request) -> tuple[Callable[[], pl.DataFrame], pl.DataFrame, pl.DataFrame | None]:
