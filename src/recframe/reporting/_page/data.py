@@ -518,7 +518,8 @@ def _curves(r: Request) -> tuple[pl.DataFrame, list[str]]:
     try:
         return _tables.eager(curve(r.recs, ["ndcg"], r.kmax, **options), "curve"), ["ndcg"]
     except RecframeError:
-        return _tables.eager(curve(r.recs, [], r.kmax, **options), "curve"), []
+        pass  # (a profile without nDCG: its own error, if any, is raised below, alone)
+    return _tables.eager(curve(r.recs, [], r.kmax, **options), "curve"), []
 
 
 def _numbers(r: Request) -> tuple[Callable[[], pl.DataFrame], pl.DataFrame, pl.DataFrame | None]:
