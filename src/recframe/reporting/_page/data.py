@@ -316,9 +316,8 @@ def collect(r: Request, ready: Callable[[str, PageData], None] | None = None) ->
         if examples_job is not None:
             data.examples, data.inspected, data.examples_error, data.ties = examples_job.result()
         several = bool(r.model_keys) and data.per_user.get_column(r.model_keys[0]).n_unique() > 1
-        data.agreement = (
-            agreement_job.result() if several and agreement_job is not None else None
-        )  # (one model: no refusal shown)
+        if several and agreement_job is not None:  # (one model: no refusal shown)
+            data.agreement = agreement_job.result()
     frames = {name: frame for name, frame in r.frames.items() if frame is not None}
     data.inputs = (
         r.inputs
