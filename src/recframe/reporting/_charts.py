@@ -20,7 +20,6 @@ from recframe.statistics import stats
 #: the comparison's marks, in words: one meaning, the test after the frame's correction, for the
 #: fill and the mark after it; the interval drawn is each row's own (unadjusted), and says so
 FILLED, HOLLOW = "significant after correction", "not significant after correction"
-SIGNIFICANT = FILLED
 BETTER, WORSE = "significantly better (after correction)", "significantly worse (after correction)"
 
 
@@ -320,12 +319,12 @@ def groups(
 ) -> Clusters:  # fmt: skip
     """Each group's mean of `metric` per model (a bar each), with its bootstrap interval."""
     values, models, cells = group_means(per_user, group, metric, by=by, ci=ci, n_resamples=n_resamples, seed=seed)
-
-    def kept(value: float) -> float | None:
-        return None if np.isnan(value) else value
-
     series = tuple(
-        Bars("all" if m is None else str(m), tuple(kept(x) for x, _, _ in row), tuple((kept(lo), kept(hi)) for _, lo, hi in row))
+        Bars(
+            "all" if m is None else str(m),
+            tuple(_number(x) for x, _, _ in row),
+            tuple((_number(lo), _number(hi)) for _, lo, hi in row),
+        )
         for m, row in zip(models, cells)
     )
     return Clusters(tuple(str(v) for v in values), series, group, f"mean {metric} ({ci:.0%} interval)", by or "")

@@ -87,9 +87,7 @@ def _check_selection(select: Any, n_users: Any, seed: Any, show_images: Any) -> 
 
 def _is_frame(value: Any) -> bool:
     """A frame (of any supported kind), as opposed to a plain collection of ids."""
-    if isinstance(value, (str, bytes, dict)):
-        return False
-    if isinstance(value, (list, tuple, set, frozenset, range, np.ndarray, pl.Series)):
+    if isinstance(value, (str, bytes, dict, list, tuple, set, frozenset, range, np.ndarray, pl.Series)):
         return False
     # on the type: reading .columns of a Polars LazyFrame resolves its schema (a PerformanceWarning)
     return hasattr(type(value), "columns") or type(value).__module__.split(".")[0] in (
@@ -701,8 +699,6 @@ def _inspect(
 ) -> Any:
     k = _one_k(k)
     _check_selection(select, n_users, seed, show_images)
-    if "users" in options:  # (only through **options: users is a keyword of its own)
-        users = options.pop("users")
     # (before the call is resolved, which would refuse average ties for metrics inspect takes no say in)
     v.refuse_average_ties({"ties": options.get("ties")}, "inspect", "each list's items")
     kwargs = _call.resolve([k], None, options, PER_USER_NAMES, "inspect")

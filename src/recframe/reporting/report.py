@@ -40,11 +40,18 @@ def format_number(value: Any, precision: int) -> str:
     return f"{value:.{precision}f}"
 
 
-def _p_value(value: Any, precision: int) -> str:
+def p_value_text(value: Any, precision: int) -> str:
     if value is None or math.isnan(value):
         return ""
     smallest = 10.0**-precision
     return f"<{smallest:.{precision}f}" if value < smallest else f"{value:.{precision}f}"
+
+
+def _interval(row: dict[str, Any], name: str, precision: int) -> str:
+    """The interval of `name` in `row` (its ``_lo`` and ``_hi`` columns) as " [lo, hi]", "" without one."""
+    if row.get(f"{name}_lo") is None:
+        return ""
+    return f" [{format_number(row[name + '_lo'], precision)}, {format_number(row[name + '_hi'], precision)}]"
 
 
 def best_rows(values: list[Any], precision: int, larger: bool = True) -> set[int]:
@@ -93,8 +100,7 @@ def _summary_cells(
                 f"compare= holds comparisons against several baselines {baselines}. "
                 "Hint: pass one recframe.compare result (one baseline)."
             )
-        rows = comparison.filter(pl.col("significant")).select("model", *strata, "metric").iter_rows()
-        significant = set(rows)
+        significant = set(comparison.filter(pl.col("significant")).select("model", *strata, "metric").iter_rows())
     best = {
         c: best_rows(df.get_column(c).to_list(), precision, _tables.higher_is_better(aggregated.get(c, c)))
         for c in [*metrics, *aggregated]
@@ -104,11 +110,8 @@ def _summary_cells(
         cells = []
         for c in shown:
             if c in best:
-                detail = ""
-                if f"{c}_lo" in df.columns and row[f"{c}_lo"] is not None:
-                    detail = f" [{format_number(row[c + '_lo'], precision)}, {format_number(row[c + '_hi'], precision)}]"
                 marked = bool(marked_by) and (*(row[k] for k in marked_by), c) in significant
-                text = format_number(row[c], precision)
+                text, detail = format_number(row[c], precision), _interval(row, c, precision)
                 cells.append(Cell(text, numeric=True, bold=i in best[c], marked=marked, detail=detail))
             else:
                 value = row[c]
@@ -134,9 +137,6 @@ def _compare_cells(df: pl.DataFrame, precision: int) -> tuple[list[str], list[li
         best |= {rows[j] for j in best_rows([deltas[i] for i in rows], precision, _tables.higher_is_better(metric[-1]))}
     body = []
     for i, row in enumerate(df.iter_rows(named=True)):
-        interval = ""
-        if row.get("delta_lo") is not None:
-            interval = f" [{format_number(row['delta_lo'], precision)}, {format_number(row['delta_hi'], precision)}]"
         rel = row["rel_delta"]
         body.append([
             *(Cell("" if row[k] is None else str(row[k])) for k in strata),
@@ -146,10 +146,10 @@ def _compare_cells(df: pl.DataFrame, precision: int) -> tuple[list[str], list[li
             Cell(format_number(row["baseline_mean"], precision), numeric=True),
             Cell(format_number(row["model_mean"], precision), numeric=True),
             Cell(format_number(row["delta"], precision), numeric=True, bold=i in best, marked=bool(row["significant"]),
-                 detail=interval),
+                 detail=_interval(row, "delta", precision)),
             Cell("" if rel is None else f"{rel:+.{max(precision - 2, 0)}%}", numeric=True),
-            Cell(_p_value(row["p_value"], precision), numeric=True),
-            Cell(_p_value(row["p_adjusted"], precision), numeric=True),
+            Cell(p_value_text(row["p_value"], precision), numeric=True),
+            Cell(p_value_text(row["p_adjusted"], precision), numeric=True),
         ])  # fmt: skip
     baselines = df.get_column("baseline").unique().to_list()
     note = None
@@ -167,9 +167,6 @@ def _disparity_cells(df: pl.DataFrame, precision: int) -> tuple[list[str], list[
     header = [*keys, "metric", *(f"{c[5:]} (n)" for c in group_means), "difference", "ratio", "mad", "p_value", "p_adjusted"]
     body = []
     for row in df.iter_rows(named=True):
-        interval = ""
-        if row.get("gap_lo") is not None:
-            interval = f" [{format_number(row['gap_lo'], precision)}, {format_number(row['gap_hi'], precision)}]"
         means = [
             Cell(format_number(row[c], precision), numeric=True, detail=f" ({row['n_' + c[5:]]})", bold=row[c] is not None
                  and row[c] == row["high_mean"] and row["difference"] not in (None, 0))
@@ -179,11 +176,12 @@ def _disparity_cells(df: pl.DataFrame, precision: int) -> tuple[list[str], list[
             *(Cell(str(row[k])) for k in keys),
             Cell(str(row["metric"])),
             *means,
-            Cell(format_number(row["difference"], precision), numeric=True, marked=bool(row["significant"]), detail=interval),
+            Cell(format_number(row["difference"], precision), numeric=True, marked=bool(row["significant"]),
+                 detail=_interval(row, "gap", precision)),
             Cell(format_number(row["ratio"], precision), numeric=True),
             Cell(format_number(row["mad"], precision), numeric=True),
-            Cell(_p_value(row["p_value"], precision), numeric=True),
-            Cell(_p_value(row["p_adjusted"], precision), numeric=True),
+            Cell(p_value_text(row["p_value"], precision), numeric=True),
+            Cell(p_value_text(row["p_adjusted"], precision), numeric=True),
         ])  # fmt: skip
     note = None
     if any(df.get_column("significant").to_list()):

@@ -43,11 +43,10 @@ from recframe.metrics import REGISTRY, TERMS, term
 from recframe.metrics._registry import added, cutoff, discount, divided, position_cut
 from recframe.metrics.ir import INFAP_EPSILON, R_MULTIPLES
 from recframe.options import PER_USER_NAMES
+from recframe.trec_eval.trec import TREC_CUTOFFS, TREC_MEASURES, WHOLE
 
 NONPOOL, UNJUDGED = -1, -2  # trec_eval's RELVALUE_NONPOOL and RELVALUE_UNJUDGED
 _BOGUS = "ceci_nest_pas_un_docno"  # trec_eval 10.0's one document of a query missing from the run
-GM_FLOOR = 1e-5  # trec_eval's MIN_GEO_MEAN
-_CUTOFFS = (5, 10, 15, 20, 30, 100, 200, 500, 1000)
 _LEVELS = tuple(x / 10 for x in range(11))  # 0.0, 0.1, ..., 1.0 as C doubles (0.1 * 3 != 0.3)
 _MULTIPLES = tuple(x / 10 for x in range(2, 21, 2))
 
@@ -94,9 +93,9 @@ FAMILIES: tuple[Family, ...] = (
     Family("bpref"),
     Family("recip_rank"),
     Family("iprec_at_recall", "levels", _LEVELS, native="precision"),
-    Family("P", "cutoffs", _CUTOFFS),
+    Family("P", "cutoffs", TREC_CUTOFFS),
     Family("relstring", "doubles", (10,), summary="none", native="counts"),
-    Family("recall", "cutoffs", _CUTOFFS),
+    Family("recall", "cutoffs", TREC_CUTOFFS),
     Family("infAP"),
     Family("gm_bpref", summary="gmean", per_query=False),
     Family("Rprec_mult", "levels", _MULTIPLES, native="precision"),
@@ -109,9 +108,9 @@ FAMILIES: tuple[Family, ...] = (
     Family("ndcg", "pairs", native="gains"),
     Family("ndcg_rel", "pairs", native="gains"),
     Family("Rndcg", "pairs", native="gains"),
-    Family("ndcg_cut", "cutoffs", _CUTOFFS),
-    Family("map_cut", "cutoffs", _CUTOFFS),
-    Family("relative_P", "cutoffs", _CUTOFFS, native="counts"),
+    Family("ndcg_cut", "cutoffs", TREC_CUTOFFS),
+    Family("map_cut", "cutoffs", TREC_CUTOFFS),
+    Family("relative_P", "cutoffs", TREC_CUTOFFS, native="counts"),
     Family("success", "cutoffs", (1, 5, 10)),
     Family("set_P"),
     Family("set_relative_P"),
@@ -659,8 +658,8 @@ def _gain_measure(
     )
 
 
-def _col(measure: Measure, index: int = 0) -> str:
-    return measure.names()[index]
+def _col(measure: Measure) -> str:
+    return measure.names()[0]
 
 
 def _precision_measures(measure: Measure, codes: pl.DataFrame, n_rel: pl.DataFrame, request: Request) -> pl.DataFrame:
@@ -755,7 +754,7 @@ def _count_measures(
         weighted = codes.with_columns(weight=powers[positions - 1])
         resid = weighted.group_by(q).agg(
             unjudged=(code < 0).sum().cast(pl.Int64),
-            sum=pl.col("weight").filter(code < 0).cum_sum().last().fill_null(0.0),
+            sum=_added(pl.col("weight").filter(code < 0)),
             n=pl.len().cast(pl.Int64),
         )
         resid = resid.with_columns(depth=powers[resid["n"].to_numpy()])
@@ -876,13 +875,14 @@ def text(
             if kind == "none":
                 continue
             if kind == "runid":
-                lines.append(f"{'runid':<22}\tall\t{runid}")
-                continue
-            if kind == "count":
+                shown = runid
+            elif kind == "count":
                 shown = str(n)
             elif kind == "gmean":
-                logs = _in_turn(frame.select(pl.col(name).clip(lower_bound=GM_FLOOR).log()).to_series())
-                shown = _number(math.exp((logs + (n - frame.height) * math.log(GM_FLOOR)) / n), False, request.decimals)
+                logs = _in_turn(frame.select(pl.col(name).clip(lower_bound=_engine.GMEAN_FLOOR).log()).to_series())
+                shown = _number(
+                    math.exp((logs + (n - frame.height) * math.log(_engine.GMEAN_FLOOR)) / n), False, request.decimals
+                )
             elif kind == "sum":
                 total = num_rel if name == "num_rel" and num_rel is not None else frame.select(pl.col(name).sum()).item()
                 shown = _number(total, True)
@@ -897,8 +897,6 @@ def text(
 
 def _engine_column(name: str) -> tuple[str | None, str] | None:
     """(recframe metric, per-user column) of a measure name printed from recframe.per_user."""
-    from recframe.trec_eval.trec import TREC_MEASURES
-
     for measure in TREC_MEASURES:
         if "{k}" not in measure.name:
             if measure.name == name:
@@ -1207,8 +1205,6 @@ def _per_user_call(engine: dict[str, tuple[str | None, str]], request: Request) 
     """recframe.per_user's arguments for the per-user columns `engine` (:func:`_split`), under the
     profile of trec_eval's version: the general path calls per_user with them, the one-pass path
     finishes its term columns under their spec (:func:`_spec`)."""
-    from recframe.trec_eval.trec import WHOLE
-
     return {
         "k": sorted({WHOLE} | {int(c.rsplit("@", 1)[1]) for _, c in engine.values() if "@" in c}),
         "metrics": sorted({m for m, _ in engine.values() if m is not None}) or ["num_ret"],

@@ -170,7 +170,7 @@ def request(
     options_table.resolve(given, SUMMARY_NAMES, "report_page")  # an unknown option raises here
     for name in ("truth", "train", "items", "ci"):  # (explicit arguments: never in options)
         given.pop(name, None)
-    ks: list[Any] = [k] if isinstance(k, int) and not isinstance(k, bool) else list(k) if isinstance(k, (list, tuple)) else [k]
+    ks: list[Any] = list(k) if isinstance(k, (list, tuple)) else [k]
     sides = {"recs": recs, "truth": truth, "users": given.get("users"), "exclude": given.get("exclude"), "train": train}
     frames = {name: _in_memory(frame, name) for name, frame in {**sides, "items": items}.items()}
     given.update({name: frames[name] for name in ("users", "exclude") if frames[name] is not None})
@@ -316,9 +316,8 @@ def collect(r: Request, ready: Callable[[str, PageData], None] | None = None) ->
         if examples_job is not None:
             data.examples, data.inspected, data.examples_error, data.ties = examples_job.result()
         several = bool(r.model_keys) and data.per_user.get_column(r.model_keys[0]).n_unique() > 1
-        data.agreement = (
-            agreement_job.result() if several and agreement_job is not None else None
-        )  # (one model: no refusal shown)
+        if several and agreement_job is not None:  # (one model: no refusal shown)
+            data.agreement = agreement_job.result()
     frames = {name: frame for name, frame in r.frames.items() if frame is not None}
     data.inputs = (
         r.inputs
@@ -514,13 +513,12 @@ def _columns(frame: Any, arg: str) -> list[str]:
 
 def _curves(r: Request) -> tuple[pl.DataFrame, list[str]]:
     """The curves, nDCG and precision-recall (precision and recall only for a profile without nDCG)."""
-    for wanted in (["ndcg"], []):
-        try:
-            return _tables.eager(curve(r.recs, wanted, r.kmax, **{**r.lists, "by": r.main_by or None}), "curve"), wanted
-        except RecframeError:
-            if not wanted:
-                raise
-    raise AssertionError("unreachable")  # pragma: no cover
+    options = {**r.lists, "by": r.main_by or None}
+    try:
+        return _tables.eager(curve(r.recs, ["ndcg"], r.kmax, **options), "curve"), ["ndcg"]
+    except RecframeError:
+        pass  # (a profile without nDCG: its own error, if any, is raised below, alone)
+    return _tables.eager(curve(r.recs, [], r.kmax, **options), "curve"), []
 
 
 def _numbers(r: Request) -> tuple[Callable[[], pl.DataFrame], pl.DataFrame, pl.DataFrame | None]:

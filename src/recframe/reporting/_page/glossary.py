@@ -35,21 +35,16 @@ NEEDS = {
 def _bullets(doc: str) -> list[str]:
     """The bullets ("- ...", continued on the lines below) of a docstring, each as one line."""
     found: list[str] = []
-    current: str | None = None
+    within = False  # (the line before is part of a bullet)
     for line in doc.splitlines():
         text = line.strip()
         if text.startswith("- "):
-            if current is not None:
-                found.append(current)
-            current = text[2:]
-        elif current is not None and text and not text.startswith(">>>"):
-            current += " " + text
+            found.append(text[2:])
+            within = True
+        elif within and text and not text.startswith(">>>"):
+            found[-1] += " " + text
         else:
-            if current is not None:
-                found.append(current)
-            current = None
-    if current is not None:
-        found.append(current)
+            within = False
     return found
 
 

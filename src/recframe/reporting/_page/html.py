@@ -86,8 +86,9 @@ def label(row: Mapping[str, Any], keys: Sequence[str]) -> str:
     return " / ".join(str(row[k]) for k in keys) if keys else "all"
 
 
-def table(header: Sequence[str], rows: Sequence[Sequence[Any]], numeric: Sequence[bool] | None = None) -> str:
-    """A plain ``<table>`` of escaped values (cells given as (html,) tuples are inserted as is)."""
+def table(header: Sequence[str], rows: Sequence[Sequence[Any]], numeric: Sequence[bool] | None = None, keep: bool = False) -> str:
+    """A plain ``<table>`` of escaped values (cells given as (html,) tuples are inserted as is);
+    `keep`: kept whole on paper."""
 
     def cell(value: Any, j: int) -> str:
         body = value[0] if isinstance(value, tuple) else escape(value)
@@ -95,7 +96,8 @@ def table(header: Sequence[str], rows: Sequence[Sequence[Any]], numeric: Sequenc
 
     head = "".join(f"<th>{breakable(escape(h))}</th>" for h in header)
     body = "\n".join("<tr>" + "".join(cell(value, j) for j, value in enumerate(row)) + "</tr>" for row in rows)
-    return f'<div class="scroll"><table>\n<thead><tr>{head}</tr></thead>\n<tbody>\n{body}\n</tbody>\n</table></div>\n'
+    kept = " keep" if keep else ""
+    return f'<div class="scroll{kept}"><table>\n<thead><tr>{head}</tr></thead>\n<tbody>\n{body}\n</tbody>\n</table></div>\n'
 
 
 def halves(header: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:

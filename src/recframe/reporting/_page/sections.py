@@ -18,7 +18,7 @@ from recframe.reporting._page import glossary as registry_docs
 from recframe.reporting._page.data import EXAMPLES, INPUT_KEYS, PER_SEGMENT, PageData, recframe_version
 from recframe.reporting._page.html import escape, halves, label, note, table, wrap
 from recframe.reporting._page.inspect_html import side_by_side
-from recframe.reporting.report import MARKER, best_rows, format_number, report
+from recframe.reporting.report import MARKER, best_rows, format_number, p_value_text, report
 
 Section = tuple[str, str, str]  # (anchor, title, body)
 
@@ -301,9 +301,7 @@ def verdict(data: PageData) -> str:
         rows.append([(linked(metric),), (best,), (runner,), (_against_runner(data, s, short=True),)])
     body = "".join(lines)
     if rows:
-        body += table(["other metric", "best", "runner-up", "best against runner-up (p_adjusted)"], rows).replace(
-            'class="scroll"', 'class="scroll keep"', 1
-        )
+        body += table(["other metric", "best", "runner-up", "best against runner-up (p_adjusted)"], rows, keep=True)
     return f'<div class="verdict" id="verdict">{body}</div>\n'
 
 
@@ -393,6 +391,14 @@ def _mark(better: bool, baseline: Any) -> str:
     return f'<sup class="mark" title="{escape(words)}">{BETTER if better else WORSE}</sup>'
 
 
+def _value(value: Any, precision: int, bold: bool, better: bool | None = None, baseline: Any = None) -> str:
+    """A mean as the tables show it: bold where it is its row's best, ▲ / ▼ after it where it
+    differs significantly from the baseline (`better`: the direction, None: no mark)."""
+    text = escape(format_number(value, precision))
+    text = f"<strong>{text}</strong>" if bold and text else text
+    return text if better is None else text + _mark(better, baseline)
+
+
 def marks_note(baseline: Any, what: str) -> str:
     return (
         f"{BETTER} / {WORSE} beside {what}: significantly better / worse than the baseline {baseline} "
@@ -412,12 +418,7 @@ def summary(data: PageData) -> Section:
         best = best_rows([g[metric] for g in groups], precision, _tables.higher_is_better(metric))
         cells: list[Any] = [(linked(metric),)]
         for i, g in enumerate(groups):
-            text = escape(format_number(g[metric], precision))
-            if i in best and text:
-                text = f"<strong>{text}</strong>"
-            better = directions.get((*(g[k] for k in keys), metric))
-            if better is not None:
-                text += _mark(better, data.baseline)
+            text = _value(g[metric], precision, i in best, directions.get((*(g[k] for k in keys), metric)), data.baseline)
             if g.get(f"{metric}_lo") is not None and g.get(f"{metric}_hi") is not None:
                 interval = f"[{format_number(g[metric + '_lo'], precision)}, {format_number(g[metric + '_hi'], precision)}]"
                 text += f' <span class="ci">{escape(interval)}</span>'
@@ -426,7 +427,7 @@ def summary(data: PageData) -> Section:
     # at most BLOCK groups a table: more models wrap into tables one under the other (each kept whole on paper)
     body = "".join(
         table(["", *(label(g, keys) for g in groups[at : at + BLOCK])], [[row[0], *row[1 + at : 1 + at + BLOCK]] for row in rows],
-              [False] + [True] * len(groups[at : at + BLOCK])).replace('class="scroll"', 'class="scroll keep"', 1)
+              [False] + [True] * len(groups[at : at + BLOCK]), keep=True)
         for at in range(0, max(len(groups), 1), BLOCK)
     )  # fmt: skip
     notes = [f"n_users: {COUNTS['n_users']}; n_skipped: {COUNTS['n_skipped']} (see What was evaluated)."]
@@ -478,13 +479,12 @@ def comparison(data: PageData) -> Section | None:
     if wide:
         caption += f" {', '.join(wide)} (not bounded by 1): in the table only."
     body = figures.figure(caption, _charts.comparison(drawn)) if drawn.height else ""
-    test_name = "paired t test" if data.test == "paired_t" else "randomization test (scipy is not installed)"
     more = (
         ' The table is in the appendix: <a href="#comparison_table">every delta</a>.'
         if data.request.wants("comparison_table")
         else ""
     )
-    body += f"<p>{escape(test_name.capitalize())}, Holm's correction over every row, alpha 0.05.{more}</p>\n"
+    body += _test_line(data, "", more)
     return "comparison", f"Paired comparison against {data.baseline}", body
 
 
@@ -493,8 +493,7 @@ def comparison_table(data: PageData) -> Section | None:
     frame = data.comparison
     if frame is None:
         return None
-    test_name = "paired t test" if data.test == "paired_t" else "randomization test (scipy is not installed)"
-    body = f"<p>{escape(test_name.capitalize())}, Holm's correction over every row, alpha 0.05.</p>\n"
+    body = _test_line(data)
     body += wrap(link_cells(_directed(report(frame, format="html", precision=data.request.precision), frame)))
     body += note(
         "delta: the model's mean minus the baseline's, over the users both have a value for (n_pairs), with its "
@@ -543,10 +542,9 @@ def pairs(data: PageData, with_pairs: bool = True) -> Section | None:
             *(row[k] for k in keys), row["model_a"], row["model_b"], (linked(row["metric"]),), row["n_pairs"],
             format_number(row["mean_a"], precision), format_number(row["mean_b"], precision), (delta,),
             format_number(row["d_z"], precision), f"{row['wins']} / {row['ties']} / {row['losses']}",
-            _p_text(row["p_value"], precision), _p_text(row["p_adjusted"], precision),
+            p_value_text(row["p_value"], precision), p_value_text(row["p_adjusted"], precision),
         ])  # fmt: skip
-    test = "paired t test" if data.test == "paired_t" else "randomization test (scipy is not installed)"
-    body += f"<p>{escape(test.capitalize())} of every pair, Holm's correction over every row, alpha 0.05.</p>\n"
+    body += _test_line(data, " of every pair")
     body += wrap(table(header, lines, [False] * (len(keys) + 3) + [True] * 8))
     body += note(
         "delta: mean_a minus mean_b over the users both have a value for (n_pairs), with its 95% interval (not "
@@ -557,9 +555,10 @@ def pairs(data: PageData, with_pairs: bool = True) -> Section | None:
     return "pairs", "Every pair of models", body
 
 
-def _p_text(value: Any, precision: int) -> str:
-    smallest = 10.0**-precision
-    return "" if value is None else f"<{smallest:.{precision}f}" if value < smallest else format_number(value, precision)
+def _test_line(data: PageData, which: str = "", more: str = "") -> str:
+    """The page's test (and why it is not the t test), its correction and alpha, as a paragraph."""
+    test = "paired t test" if data.test == "paired_t" else "randomization test (scipy is not installed)"
+    return f"<p>{escape(test.capitalize())}{which}, Holm's correction over every row, alpha 0.05.{more}</p>\n"
 
 
 def curves(data: PageData) -> Section:
@@ -623,8 +622,6 @@ def distributions(data: PageData) -> Section:
 def letters(data: PageData) -> Section | None:
     """Without a baseline, the main part's comparison: each model's mean and letters per metric
     (recframe.compare_letters of every pair); the pairs themselves are in the appendix."""
-    if data.pairs is None or data.letters is None:
-        return None
     made = pairs(data, with_pairs=False)
     if made is None:
         return None
@@ -658,11 +655,7 @@ def segments(data: PageData, key: str) -> Section | None:
         group = tuple(part.row(0, named=True)[k] for k in keys)
         row: list[Any] = [(f'<span class="nowrap">{escape(" / ".join(map(str, group)))}</span>',)]
         for i, m in enumerate(models):
-            text = escape(format_number(values.get(m), r.precision))
-            text = f"<strong>{text}</strong>" if i in best and text else text
-            if (at := (*group, m)) in marks:
-                text += _mark(marks[at], data.baseline)
-            row.append((text,))
+            row.append((_value(values.get(m), r.precision, i in best, marks.get((*group, m)), data.baseline),))
         leaders = {str(models[i]) for i in best} or {str(models[i]) for i, x in enumerate(cells) if x is not None}
         other = bool(winners) and not leaders & winners
         differ += other
@@ -676,7 +669,7 @@ def segments(data: PageData, key: str) -> Section | None:
         )
         rows.append(row)
     header = [" / ".join(keys), *map(str, models), "best"]
-    body = table(header, rows, [False] + [True] * len(models) + [False]).replace('class="scroll"', 'class="scroll keep"', 1)
+    body = table(header, rows, [False] + [True] * len(models) + [False], keep=True)
     notes = [
         f"The mean {head} of each {key} group's users per model"
         + (f", within each {', '.join(r.truth_keys)}" if r.truth_keys else "")
@@ -742,14 +735,10 @@ def fold(data: PageData, key: str) -> Section:
     """A truth key: the spread of each value's mean, and each value's mean."""
     body = f"<p>{escape(key)} is a truth key (a fold): each value is evaluated on its own; the summary above has a column per {escape(key)}.</p>\n"
     spread, keys = data.folds[key], [m for m in data.request.main_by if m != key] or ["group"]
-    values = [c for c in spread.columns if c not in keys]
-
-    def number(value: Any) -> Any:
-        return value if isinstance(value, int) else format_number(value, data.request.precision)
-
+    values, precision = [c for c in spread.columns if c not in keys], data.request.precision
     body += table(
         [*keys, *values],
-        [[*(r[c] for c in keys), *(number(r[c]) for c in values)] for r in spread.iter_rows(named=True)],
+        [[*(r[c] for c in keys), *(format_number(r[c], precision) for c in values)] for r in spread.iter_rows(named=True)],
         [False] * len(keys) + [True] * len(values),
     )
     body += note(
@@ -794,8 +783,7 @@ def agreement(data: PageData) -> Section | None:
     keys = [*r.truth_keys, "model_a", "model_b"]
     measures = ["users", "overlap", "jaccard", "rbo", "kendall_tau", "n_tau"]
     rows = [
-        [*(row[k] for k in keys), *(row[m] if isinstance(row[m], int) else format_number(row[m], r.precision) for m in measures)]
-        for row in frame.iter_rows(named=True)
+        [*(row[k] for k in keys), *(format_number(row[m], r.precision) for m in measures)] for row in frame.iter_rows(named=True)
     ]
     body += table([*keys, *measures], rows, [False] * len(keys) + [True] * len(measures))
     body += note(
@@ -815,11 +803,7 @@ def turned(frame: pl.DataFrame, keys: list[str], precision: int) -> str:
     for column in columns:
         values = [g[column] for g in groups]
         best = best_rows(values, precision, _tables.higher_is_better(column)) if column in metrics else set()
-        cells = []
-        for i, value in enumerate(values):
-            text = escape(value if isinstance(value, int) else format_number(value, precision))
-            cells.append((f"<strong>{text}</strong>" if i in best and text else text,))
-        rows.append([(linked(column),), *cells])
+        rows.append([(linked(column),), *((_value(value, precision, i in best),) for i, value in enumerate(values))])
     return table(["", *(label(g, keys) for g in groups)], rows, [False] + [True] * len(groups))
 
 

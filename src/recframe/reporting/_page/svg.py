@@ -226,16 +226,11 @@ def legend_width(entries: Sequence[tuple[str, str]]) -> float:
     return 30 + max((text_width(label) for _, label in entries), default=0.0)
 
 
-def legend_size(entries: Sequence[tuple[str, str]], room: float | None = None) -> tuple[float, float]:
-    """The width and height :func:`legend` takes (from its first entry's middle to below its last line)."""
-    _, width, height = _legend_places(entries, room)
-    return width, height
-
-
 def _legend_places(
     entries: Sequence[tuple[str, str]], room: float | None
 ) -> tuple[list[tuple[float, float, list[str]]], float, float]:
-    """Each entry's offset and lines, and the legend's width and height: see :func:`legend`."""
+    """Each entry's offset and lines, and the legend's width and height (from its first entry's
+    middle to below its last line): see :func:`legend`."""
     if room is None:
         return [(0.0, i * 18.0, [label]) for i, (_, label) in enumerate(entries)], legend_width(entries), 18.0 * len(entries)
     wrapped = [wrap(label, room - 30) for _, label in entries]
@@ -297,7 +292,7 @@ def deltas(chart: _charts.Comparison) -> str:
         legend_x = axes.left + axes.width + right + 4
         parts += legend(legend_x, axes.top + 8, entries)
         return document(legend_x + legend_width(entries) + 8, max(axes.bottom + 48, axes.top + 8 + 18 * len(entries)), parts)
-    width, height = legend_size(entries, MAX_WIDTH - 24)
+    _, width, height = _legend_places(entries, MAX_WIDTH - 24)
     parts += legend(16, axes.bottom + 62, entries, MAX_WIDTH - 24)
     return document(max(axes.left + axes.width + right, 16 + width + 8), axes.bottom + 62 + height, parts)
 
@@ -347,21 +342,7 @@ def lines(chart: _charts.Lines) -> str:
     across, down = min(len(panels), 2), -(-len(panels) // 2)
     right, bottom = LEFT + across * (width + gap) - gap, 30 + down * (height + row_gap) - row_gap
     entries = [("line:" + c, s.name) for s, c in zip(panels[0].series, _colours(panels[0].series, INK))] if panels else []
-    legend_x, legend_w = right + 20, max(legend_width(entries), text_width(legend_title, bold=True))
-    if legend_x + legend_w + 8 <= MAX_WIDTH:
-        if legend_title:
-            parts.append(text(legend_x, 40, legend_title, bold=True))
-        parts += legend(legend_x, 58 if legend_title else 40, entries)
-        tall = (58 if legend_title else 40) + 18 * len(entries)
-        return document(legend_x + legend_w + 8, max(bottom + 48, tall), parts)
-    top = bottom + 62  # below the axis titles
-    if legend_title:
-        parts.append(text(LEFT, top, legend_title, bold=True))
-        top += 20
-    room = MAX_WIDTH - LEFT - 8
-    legend_w, legend_h = legend_size(entries, room)
-    parts += legend(LEFT, top, entries, room)
-    return document(max(right + 16, LEFT + legend_w + 8, LEFT + text_width(legend_title, bold=True) + 8), top + legend_h, parts)
+    return _legend_aside(parts, right, entries, 40, bottom + 48, bottom + 62, legend_title)
 
 
 def _panel_lines(axes: Axes, series: Sequence[_charts.Series]) -> list[str]:
@@ -395,10 +376,10 @@ def histogram(chart: _charts.Histogram) -> str:
         points.append((axes.x(edges[-1]), axes.y(0)))
         parts.append(polyline(points, colour(i), 1.6))
         entries.append(("line:" + colour(i), name))
-    return _legend_aside(parts, axes, entries, axes.top + 10, axes.bottom + 48, axes.bottom + 62)
+    return _legend_aside(parts, axes.left + axes.width, entries, axes.top + 10, axes.bottom + 48, axes.bottom + 62)
 
 
-def bars(chart: _charts.Clusters, title: str = "") -> str:
+def bars(chart: _charts.Clusters) -> str:
     """Clustered bars: one cluster per category, one bar per series (a reference one in grey),
     with their intervals."""
     categories, series, xlabel, ylabel = chart.categories, chart.series, chart.xlabel, chart.ylabel
@@ -415,8 +396,8 @@ def bars(chart: _charts.Clusters, title: str = "") -> str:
         left = max(LEFT, text_width(categories[0]) * 0.77 - cluster / 2 + 4)
         plot_width = min(plot_width, MAX_WIDTH - left - 16)
         cluster = plot_width / len(categories)
-    axes = Axes(left, 30 if title else 14, plot_width, 200, [0, 1], _limits(values, zero=True))
-    parts = axes.frame("", ylabel, title, x_ticks=False)
+    axes = Axes(left, 14, plot_width, 200, [0, 1], _limits(values, zero=True))
+    parts = axes.frame("", ylabel, "", x_ticks=False)
     # (a narrow cluster, of many categories within MAX_WIDTH: its bars take 60% of it, less than 1 unit apart)
     bar = max(min(cluster - 10, 40.0 * len(series)), cluster * 0.6) / max(len(series), 1)
     inset = min(1.0, bar * 0.15)
@@ -443,21 +424,27 @@ def bars(chart: _charts.Clusters, title: str = "") -> str:
     if xlabel:
         parts.append(text(axes.left + axes.width / 2, axes.bottom + room + 16, xlabel, "middle"))
     entries = [("box:" + ink, s.name) for s, ink in zip(series, inks)]
-    return _legend_aside(parts, axes, entries, axes.top + 10, axes.bottom + room + 28, axes.bottom + room + 44)
+    return _legend_aside(parts, axes.left + axes.width, entries, axes.top + 10, axes.bottom + room + 28, axes.bottom + room + 44)
 
 
-def _legend_aside(parts: list[str], axes: Axes, entries: Sequence[tuple[str, str]], top: float, bottom: float,
-                  below: float) -> str:  # fmt: skip
-    """The figure of one plot (`axes`, its parts drawn down to `bottom`) with its legend at its right
-    from `top`, or from `below` down where the right would pass MAX_WIDTH."""
-    legend_x = axes.left + axes.width + 20
-    if legend_x + legend_width(entries) + 8 <= MAX_WIDTH:
-        parts = parts + legend(legend_x, top, entries)
-        return document(legend_x + legend_width(entries) + 8, max(bottom, top + 18 * len(entries)), parts)
+def _legend_aside(parts: list[str], right: float, entries: Sequence[tuple[str, str]], top: float, bottom: float,
+                  below: float, title: str = "") -> str:  # fmt: skip
+    """The figure of the plots ending at `right` (their parts drawn down to `bottom`) with its legend
+    (under its `title`, if any) at their right from `top`, or from `below` down where the right would
+    pass MAX_WIDTH."""
+    legend_x, width = right + 20, max(legend_width(entries), text_width(title, bold=True))
+    head = [text(legend_x, top, title, bold=True)] if title else []
+    top += 18 if title else 0
+    if legend_x + width + 8 <= MAX_WIDTH:
+        parts = parts + head + legend(legend_x, top, entries)
+        return document(legend_x + width + 8, max(bottom, top + 18 * len(entries)), parts)
+    if title:
+        parts = parts + [text(LEFT, below, title, bold=True)]
+        below += 20
     room = MAX_WIDTH - LEFT - 8
-    width, height = legend_size(entries, room)
+    _, width, height = _legend_places(entries, room)
     parts = parts + legend(LEFT, below, entries, room)
-    return document(max(axes.left + axes.width + 16, LEFT + width + 8), below + height, parts)
+    return document(max(right + 16, LEFT + width + 8, LEFT + text_width(title, bold=True) + 8), below + height, parts)
 
 
 def scatter(chart: _charts.Scatter) -> str:
