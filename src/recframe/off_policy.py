@@ -14,6 +14,7 @@ import narwhals as nw
 from recframe.engine import _frames
 from recframe.engine import _validate as v
 from recframe.errors import RecframeError, fix, ref
+from recframe.statistics import _clicks
 from recframe.statistics import _off_policy as op
 
 FrameT = TypeVar("FrameT")
@@ -41,6 +42,8 @@ def off_policy(
     max_weight: float | None = None,
     switch_threshold: float | None = None,
     ci: float = 0.95,
+    k: int | Sequence[int] = 10,
+    examination: Any = None,
 ) -> FrameT:
     """The value a target policy would have earned on logged traffic, by off-policy estimators.
 
@@ -111,6 +114,13 @@ def off_policy(
     >>> out.select("estimator", "value", "on_policy", "ess").rows()
     [('ips', 1.0, 0.5, 3.0), ('snips', 0.6666666666666666, 0.5, 3.0)]
     """
+    if _clicks.asked(estimators):
+        names = dict(context=context, item=item, position=position, propensity=propensity, reward=reward, rank=rank)
+        unused = dict(target=target, predicted=predicted, target_predicted=target_predicted, max_weight=max_weight)
+        unused["switch_threshold"] = switch_threshold
+        return _clicks.estimate(logs, [estimators] if isinstance(estimators, str) else list(estimators or []), _z(ci),
+                                recommendations=recommendations, examination=examination, k=k, columns=names, by=by,
+                                unused=unused)  # fmt: skip
     chosen, z = _estimators(estimators, predicted, target_predicted, max_weight, switch_threshold), _z(ci)
     _one_target(target, recommendations)
     keys = [by] if isinstance(by, str) else list(by or [])
