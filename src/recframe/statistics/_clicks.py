@@ -48,7 +48,8 @@ def asked(estimators: Sequence[str] | str | None) -> bool:
     for name in clicks:
         if name not in CLICK_ESTIMATORS:
             raise RecframeError(
-                f"{ref('estimators', names)}: {name!r} is no estimator.", f"pass some of {fix('estimators', list(CLICK_ESTIMATORS))}."
+                f"{ref('estimators', names)}: {name!r} is no estimator.",
+                f"pass some of {fix('estimators', list(CLICK_ESTIMATORS))}.",
             )
     return bool(clicks)
 
@@ -98,7 +99,7 @@ def estimate(
     if recommendations is None:
         raise RecframeError(
             f"the click estimators judge a new ranking, given as {ref('recommendations')}, which is not given.",
-            "pass the ranking as recommendations= (context, item, rank; by=\"model\" for several).",
+            'pass the ranking as recommendations= (context, item, rank; by="model" for several).',
         )
     if columns["position"] is None:
         raise RecframeError(
@@ -197,7 +198,7 @@ def _check_logs(rows: nw.LazyFrame, keys: list[str], columns: dict[str, Any]) ->
 
 def _check_rankings(ranked: nw.LazyFrame, keys: list[str], columns: dict[str, Any]) -> None:
     """Refuse, by name: a missing rank or one below 1, an item ranked twice in one context."""
-    bad = ranked.select(nw.col(_RANK).is_null().sum().alias("null"), nw.col(_RANK).min().alias("low")).collect().row(0)
+    bad = ranked.select(nw.col(_RANK).is_null().cast(nw.Int64).sum().alias("null"), nw.col(_RANK).min().alias("low")).collect().row(0)
     if bad[0] or (bad[1] is not None and bad[1] < 1):
         raise RecframeError(
             f"column {columns['rank']!r} (the {ref('rank')} argument) of {ref('recommendations')} holds "
@@ -225,12 +226,15 @@ def propensities(lf: nw.LazyFrame, columns: dict[str, Any], examination: Any) ->
             f"the click estimators weight each click by its position's examination propensity: {ref('examination')} "
             "is not given.",
             "pass a frame (position, propensity) as examination=, or the name of the logs' column that marks "
-            "randomized traffic, e.g. examination=\"randomized\".",
+            'randomized traffic, e.g. examination="randomized".',
         )
     flag = nw.col(examination).cast(nw.Int64) if randomized else nw.lit(0, dtype=nw.Int64)
     counts = _frames.group_agg(
-        lf.select(nw.col(position).cast(nw.Int64).alias(_POSITION), flag.alias("__rf_rand"),
-                  (nw.col(str(columns["reward"])).cast(nw.Float64) * flag).alias("__rf_rand_click")),  # fmt: skip
+        lf.select(
+            nw.col(position).cast(nw.Int64).alias(_POSITION),
+            flag.alias("__rf_rand"),
+            (nw.col(str(columns["reward"])).cast(nw.Float64) * flag).alias("__rf_rand_click"),
+        ),  # fmt: skip
         [_POSITION],
         nw.col("__rf_rand").sum().alias("shown"),
         nw.col("__rf_rand_click").sum().alias("clicks"),
