@@ -198,7 +198,11 @@ def _check_logs(rows: nw.LazyFrame, keys: list[str], columns: dict[str, Any]) ->
 
 def _check_rankings(ranked: nw.LazyFrame, keys: list[str], columns: dict[str, Any]) -> None:
     """Refuse, by name: a missing rank or one below 1, an item ranked twice in one context."""
-    bad = ranked.select(nw.col(_RANK).is_null().cast(nw.Int64).sum().alias("null"), nw.col(_RANK).min().alias("low")).collect().row(0)
+    bad = (
+        ranked.select(nw.col(_RANK).is_null().cast(nw.Int64).sum().alias("null"), nw.col(_RANK).min().alias("low"))
+        .collect()
+        .row(0)
+    )
     if bad[0] or (bad[1] is not None and bad[1] < 1):
         raise RecframeError(
             f"column {columns['rank']!r} (the {ref('rank')} argument) of {ref('recommendations')} holds "
