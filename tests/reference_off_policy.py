@@ -114,3 +114,35 @@ def slate_estimate(estimator: str, slates: list[list[tuple[float, float]]], ci: 
     value, se = _mean(values), _se_of_mean(values)
     z = NormalDist().inv_cdf((1 + ci) / 2)
     return {"value": value, "se": se, "lo": None if se is None else value - z * se, "hi": None if se is None else value + z * se}
+
+
+def click_metrics(
+    contexts: dict[object, list[tuple[int, float, int | None]]], propensity: dict[int, float], metric: str, k: int
+) -> dict[str, float | None]:
+    """value, se, n and on_policy of a click metric at k: each context a list of its logged rows
+    (logged position, click, the new ranking's rank or None). A click counts c / p_position;
+    DCG and precision average over every context (0 without a click), recall over the contexts
+    with a click. on_policy: the same with the logged position as the rank."""
+
+    def one(rows: list[tuple[int, float, int | None]], own: bool) -> float | None:
+        hit, dcg, total = 0.0, 0.0, 0.0
+        for position, click, rank in rows:
+            if click <= 0:
+                continue
+            gain = click / propensity[position]
+            total += gain
+            r = position if own else rank
+            if r is not None and r <= k:
+                hit += gain
+                dcg += gain / math.log2(1 + r)
+        if metric == "click_dcg":
+            return dcg
+        if metric == "click_precision":
+            return hit / k
+        return hit / total if total > 0 else None
+
+    values = [x for x in (one(rows, False) for rows in contexts.values()) if x is not None]
+    own = [x for x in (one(rows, True) for rows in contexts.values()) if x is not None]
+    if not values:
+        return {"value": None, "se": None, "n": 0, "on_policy": None}
+    return {"value": _mean(values), "se": _se_of_mean(values), "n": len(values), "on_policy": _mean(own)}

@@ -14,6 +14,7 @@ import narwhals as nw
 from recframe.engine import _frames
 from recframe.engine import _validate as v
 from recframe.errors import RecframeError, fix, ref
+from recframe.statistics import _clicks
 from recframe.statistics import _off_policy as op
 
 FrameT = TypeVar("FrameT")
@@ -41,6 +42,8 @@ def off_policy(
     max_weight: float | None = None,
     switch_threshold: float | None = None,
     ci: float = 0.95,
+    k: int | Sequence[int] = 10,
+    examination: Any = None,
 ) -> FrameT:
     """The value a target policy would have earned on logged traffic, by off-policy estimators.
 
@@ -53,7 +56,10 @@ def off_policy(
         ``"ips"``, ``"snips"``, ``"clipped_ips"`` (needs ``max_weight=``), ``"dm"`` (needs
         ``target_predicted=``), ``"dr"``, ``"sndr"`` (and ``predicted=``), ``"switch_dr"`` (and
         ``switch_threshold=``). Default: IPS, SNIPS and each other one whose inputs are given.
-        Or slate estimators (one slate per context): ``"sips"``, ``"iips"``, ``"rips"``.
+        Or slate estimators (one slate per context): ``"sips"``, ``"iips"``, ``"rips"``. Or click
+        metrics of the ranking ``recommendations=`` from the logged clicks (``reward=``) with
+        position bias: ``"click_dcg"``, ``"click_precision"``, ``"click_recall"`` (at each ``k=``;
+        they need ``examination=``). Each kind in a call of its own.
     target : str, optional
         A column of the logs: the target's probability of the logged item there, in [0, 1].
     recommendations : frame, optional
@@ -74,6 +80,12 @@ def off_policy(
         Clipped IPS's largest weight (> 0); switch-DR's threshold tau on the weight (>= 0).
     ci : float, default 0.95
         The coverage of the normal interval ``value -/+ z se``.
+    k : int or list of int, default 10
+        The click metrics' cutoffs: one estimator row per metric and k (``"click_dcg@10"``).
+    examination : frame or str, optional
+        The click metrics' examination propensity per logged position: a frame (columns named
+        as ``position=`` and ``propensity=``), or a boolean column of the logs marking
+        randomized traffic, where p_k = CTR_k / CTR_1 (normalized to p_1 = 1).
 
     Returns
     -------
@@ -100,6 +112,12 @@ def off_policy(
     (context, position) in a group. Slates: the mean over slates of sum_k w~_k r_k, with SIPS
     w~_k = prod_j w_j, IIPS w_k, RIPS prod_{j<=k} w_j: give SIPS and RIPS each position's
     probability given the items above it, IIPS its marginal one (OBP's three propensities).
+    Click metrics (Joachims et al. 2017): a click c at logged position k_d counts c / p_{k_d};
+    per context DCG@k sums it over the clicked items the new ranking places at r <= k, over
+    log2(1 + r); precision@k the same without the discount, over k; recall@k over all the
+    context's weighted clicks. Means over contexts: every context for DCG and precision (0
+    without a click), those with a click for recall (``n``). ``on_policy`` is the logged
+    ranking's own value (r = k_d); see docs/off-policy.md.
 
     Examples
     --------
@@ -110,7 +128,26 @@ def off_policy(
     >>> out = recframe.off_policy(logs, ["ips", "snips"], target="target", position=None)
     >>> out.select("estimator", "value", "on_policy", "ess").rows()
     [('ips', 1.0, 0.5, 3.0), ('snips', 0.6666666666666666, 0.5, 3.0)]
+
+    Clicks on rankings: a click at position 2 (propensity 0.5) counts 2; the new ranking puts
+    that item first (DCG 2 / log2(2)), and the second context has no click (0):
+
+    >>> shown = pl.DataFrame({"context_id": [1, 1, 2, 2], "item_id": ["a", "b", "a", "b"],
+    ...                       "position": [1, 2, 1, 2], "click": [0, 1, 0, 0]})
+    >>> new = pl.DataFrame({"context_id": [1, 1, 2], "item_id": ["b", "a", "a"], "rank": [1, 2, 1]})
+    >>> seen = pl.DataFrame({"position": [1, 2], "propensity": [1.0, 0.5]})
+    >>> out = recframe.off_policy(shown, ["click_dcg", "click_recall"], recommendations=new,
+    ...                           examination=seen, reward="click", k=1)
+    >>> out.select("estimator", "value", "n", "on_policy").rows()
+    [('click_dcg@1', 1.0, 2, 0.0), ('click_recall@1', 1.0, 1, 0.0)]
     """
+    if _clicks.asked(estimators):
+        names = dict(context=context, item=item, position=position, propensity=propensity, reward=reward, rank=rank)
+        unused = dict(target=target, predicted=predicted, target_predicted=target_predicted, max_weight=max_weight)
+        unused["switch_threshold"] = switch_threshold
+        return _clicks.estimate(logs, [estimators] if isinstance(estimators, str) else list(estimators or []), _z(ci),
+                                recommendations=recommendations, examination=examination, k=k, columns=names, by=by,
+                                unused=unused)  # fmt: skip
     chosen, z = _estimators(estimators, predicted, target_predicted, max_weight, switch_threshold), _z(ci)
     _one_target(target, recommendations)
     keys = [by] if isinstance(by, str) else list(by or [])

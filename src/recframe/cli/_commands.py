@@ -482,6 +482,12 @@ def off_policy_command(args: argparse.Namespace, progress: Progress) -> int:
     recs = None if args.recommendations is None else _read_file(args.recommendations, "--recommendations", progress, True)
     options = {name: getattr(args, name) for name in ("context", "item", "propensity", "reward", "rank", "by", "ci")}
     options |= {name: getattr(args, name) for name in ("predicted", "target_predicted", "max_weight", "switch_threshold")}
+    if args.examination is not None:  # the click metrics': a column of LOGS, else a file
+        column = args.examination in logs.collect_schema()
+        options |= {
+            "k": args.k,
+            "examination": args.examination if column else _read_file(args.examination, "--examination", progress),
+        }
     with progress.running("reading and estimating"):
         plan = recframe.off_policy(
             logs, args.estimators, target=args.target, recommendations=recs,

@@ -558,6 +558,15 @@ def _add_off_policy(commands: Any, common: argparse.ArgumentParser) -> None:
     est.add_argument("--switch-threshold", type=float, metavar="TAU", help="switch-DR's threshold on the weight (>= 0)")
     ci = default["ci"].default
     est.add_argument("--ci", type=float, default=ci, metavar="LEVEL", help=f"the normal interval's coverage (default: {ci})")
+    est.add_argument(
+        "--k", type=_ks, default=[default["k"].default], metavar="K[,K]",
+        help=f"the click metrics' cut-offs (click_dcg, click_precision, click_recall; default: {default['k'].default})",
+    )  # fmt: skip
+    est.add_argument(
+        "--examination", metavar="FILE|COLUMN",
+        help="the click metrics' examination propensities: a parquet or CSV file (position, propensity), or the "
+        "boolean column of LOGS that marks randomized traffic (p_k = CTR_k / CTR_1 there)",
+    )  # fmt: skip
     columns = o.add_argument_group("columns (defaults as in recframe.off_policy)")
     for name, text in _OFF_POLICY_COLUMNS.items():
         columns.add_argument(flag(name), default=default[name].default, metavar="COLUMN", help=text.format(default[name].default))
