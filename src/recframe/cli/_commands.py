@@ -595,13 +595,6 @@ def _user_ids(text: str, recs: pl.LazyFrame, user: str) -> list[Any]:
     return ids
 
 
-def _note_chosen_ties(table: pl.DataFrame, user: str, by: list[str], seed: int) -> None:
-    """One line on stderr per tie the users were chosen from (--select worst, best, disagree):
-    more users share a chosen value than are shown (the frame's tied_users column)."""
-    for sentence in frame_ties(table, user, [b for b in by if b in table.columns], seed):
-        print(f"recframe: note: {sentence}", file=sys.stderr, flush=True)
-
-
 def inspect_command(args: argparse.Namespace, progress: Progress) -> int:
     """``recframe inspect``: a few users' lists (recframe.inspect), as the long table or, to an
     .html --out, the side-by-side page (recframe.side_by_side)."""
@@ -636,7 +629,10 @@ def inspect_command(args: argparse.Namespace, progress: Progress) -> int:
             recs, k=args.k[0], select=args.select, n=args.n, seed=args.seed, metric=args.metric,
             show_images=args.image, **sides, **kwargs,
         ).collect(engine="streaming")  # fmt: skip
-    _note_chosen_ties(table, kwargs["user"] or "user_id", list(args.by or []), args.seed)
+    # one line per tie the users were chosen from (--select worst, best, disagree): more users
+    # share a chosen value than are shown (the frame's tied_users column)
+    for sentence in frame_ties(table, kwargs["user"] or "user_id", [b for b in args.by or [] if b in table.columns], args.seed):
+        print(f"recframe: note: {sentence}", file=sys.stderr, flush=True)
     if page:
         view = recframe.side_by_side(table, image=args.image, max_users=args.max_users)
         return emit_text(args, view.to_page(f"recframe inspect: {args.recs}"), "html", progress)
