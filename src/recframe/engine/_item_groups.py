@@ -22,7 +22,7 @@ from recframe.engine import _frames, _side
 from recframe.engine._validate import Spec, fail
 from recframe.errors import fix, ref
 from recframe.metrics import REGISTRY, TERMS
-from recframe.metrics._registry import ItemGroupRows, Level, position_cut
+from recframe.metrics._registry import ItemGroupCount, ItemGroupRows, Level, position_cut
 from recframe.metrics._registry import item_group_column as _c
 
 
@@ -209,7 +209,8 @@ def counts(rows: nw.LazyFrame, spec: Spec, side: _side.SideInputs) -> nw.LazyFra
         if side.train is not None:
             fresh = inside & nw.col("__rf_ig_in_train").is_null()
             per_k.append(nw.when(fresh).then(weight).otherwise(0.0).alias(_c("untrained_slots", k)))
-    counted = ("slots", "exposure", "hits", *(["untrained_slots"] if side.train is not None else []))
+    counted: list[ItemGroupCount] = ["slots", "exposure", "hits"]
+    counted += ["untrained_slots"] if side.train is not None else []
     filled = [_c(c, k) for k in ks for c in counted] + [_RELEVANT]
     used = rows.with_columns(*per_k, nw.when(nw.col(n.RELEVANT) == 1).then(weight).otherwise(0.0).alias(_RELEVANT))
     found = _frames.group_agg(used, [*keys, n.ITEM_GROUP], *(nw.col(c).sum() for c in filled))
