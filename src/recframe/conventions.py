@@ -41,14 +41,26 @@ CalibrationWeight = Literal["uniform", "rank"]
 class Convention(NamedTuple):
     """A convention's documentation in per_user/summary/curve (generated from here), its one-line
     ``--help`` and, for a ``float`` convention, its default and its bounds (low, high; each end
-    excluded). In :data:`TABLE`, with its type too (`kind`: the values it accepts, the first the
-    default)."""
+    excluded)."""
 
     doc: str
     help: str
     default: float | None = None
     bounds: tuple[float, float] | None = None
-    kind: Any = None
+
+
+class Option(NamedTuple):
+    """One convention option: its type (the values it accepts, the first the default), its
+    documentation in per_user/summary/curve (generated from here) and its one-line ``--help``.
+
+    A ``float`` option takes a number in ``bounds`` (low, high; each end excluded), its
+    default being ``default``."""
+
+    kind: Any
+    doc: str
+    help: str
+    default: float | None = None
+    bounds: tuple[float, float] | None = None
 
 
 class ConventionOptions(TypedDict, total=False):
@@ -308,11 +320,17 @@ group the user had (Steck 2018 uses 0.01); a number between 0 and 1, both exclud
     ]
 
 
+def _table() -> dict[str, Option]:
+    hints = get_type_hints(ConventionOptions, include_extras=True)
+    table = {}
+    for name, hint in hints.items():
+        kind, convention = get_args(hint)
+        table[name] = Option(kind, convention.doc, convention.help, convention.default, convention.bounds)
+    return table
+
+
 #: option -> its definition, from :class:`ConventionOptions`
-TABLE: dict[str, Convention] = {
-    name: get_args(hint)[1]._replace(kind=get_args(hint)[0])
-    for name, hint in get_type_hints(ConventionOptions, include_extras=True).items()
-}
+TABLE: dict[str, Option] = _table()
 
 #: option name -> the values it accepts (the first one is the default; a float option: its
 #: default alone, any number in its bounds being accepted).
