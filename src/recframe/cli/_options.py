@@ -218,14 +218,16 @@ def _add_conventions(p: argparse.ArgumentParser) -> None:
     for name, values in CHOICES.items():
         # default None: only options given on the command line reach the API, so its defaults
         # (and any option that sets others, such as a profile) keep their meaning
-        option, default = TABLE[name], values[0]
+        # (a name in CHOICES without a TABLE entry gets a plain flag: new ones flow in)
+        option, default = TABLE.get(name), values[0]
         kind: dict[str, Any] = {"choices": values}
-        if option.kind is float:  # a number, checked by the API
+        if option is not None and option.kind is float:  # a number, checked by the API
             kind, default = {"type": float, "metavar": "X"}, f"{default:g}"
-        elif option.kind is bool:  # on/off, not Python's True/False
+        elif all(isinstance(value, bool) for value in values):  # on/off, not Python's True/False
             kind |= {"type": _boolean, "metavar": "{on,off}"}
             default = "on" if default else "off"
-        conventions.add_argument(flag(name), dest=name, default=None, help=f"{option.help} (default: {default})", **kind)
+        text = option.help if option is not None else "see help(recframe.per_user)"
+        conventions.add_argument(flag(name), dest=name, default=None, help=f"{text} (default: {default})", **kind)
 
 
 def _add_checks(p: argparse.ArgumentParser) -> None:
