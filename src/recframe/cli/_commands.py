@@ -76,18 +76,11 @@ def _read(args: argparse.Namespace, progress: Progress) -> tuple[pl.LazyFrame, d
         progress.stage(f"run: {args.trec_run}, qrels: {args.trec_qrels}")
         recs, read = read_trec_run(args.trec_run), {"truth": read_trec_qrels(args.trec_qrels)}
     else:
-        source = find_source(args.recs, "RECS")
-        progress.stage(f"recs: {source.describe()}")
-        source.check_rows()
-        source.check_not_empty("RECS")
-        recs, read = source.scan(), {}
-    sides = {name: find_source(getattr(args, name), flag(name)) for name in SIDE_INPUTS if getattr(args, name)}
-    for name, side in sides.items():
-        progress.stage(f"{name}: {side.describe()}")
-        side.check_rows()
-        if name == "truth":  # (an empty --exclude or --train is a real case: nothing seen, nothing trained)
-            side.check_not_empty(flag(name))
-    return recs, {**read, **{name: side.scan() for name, side in sides.items()}}
+        recs, read = _read_file(args.recs, "RECS", progress), {}
+    # (an empty --exclude or --train is a real case: nothing seen, nothing trained)
+    for name in (name for name in SIDE_INPUTS if getattr(args, name)):
+        read[name] = _read_file(getattr(args, name), flag(name), progress, empty_ok=name != "truth")
+    return recs, read
 
 
 def _api_kwargs(args: argparse.Namespace) -> dict[str, Any]:
@@ -419,17 +412,12 @@ def cohorts_command(args: argparse.Namespace, progress: Progress) -> int:
     fmt = output_format(args)
     if args.bins is not None and args.edges is not None:
         raise UsageError("--bins and --edges both say how to cut the counts. Hint: pass one of them.")
-    source, train = find_source(args.recs, "RECS"), find_source(args.train, "--train")
-    truth = find_source(args.truth, "--truth") if args.truth else None
-    for name, found in (("recs", source), ("train", train), ("truth", truth)):
-        if found is not None:
-            progress.stage(f"{name}: {found.describe()}")
-            found.check_rows()
-    source.check_not_empty("RECS")
+    recs, train = _read_file(args.recs, "RECS", progress), _read_file(args.train, "--train", progress, empty_ok=True)
+    truth = _read_file(args.truth, "--truth", progress, empty_ok=True) if args.truth else None
     with progress.running("counting the training interactions"):
         table = recframe.user_cohorts(
-            source.scan(), train.scan(), args.bins if args.bins is not None else 4, edges=args.edges,
-            truth=truth.scan() if truth else None, user=args.user, item=args.item, name=args.name,
+            recs, train, args.bins if args.bins is not None else 4, edges=args.edges, truth=truth, user=args.user,
+            item=args.item, name=args.name,
         ).collect()  # fmt: skip
     return emit(args, fmt, table, progress)
 
@@ -439,7 +427,7 @@ def curve_command(args: argparse.Namespace, progress: Progress) -> int:
     fmt = output_format(args)
     recs, sides = _read(args, progress)
     with progress.running("reading and evaluating"):
-        kwargs = {name: value for name, value in _api_kwargs(args).items()}
+        kwargs = _api_kwargs(args)
         table = recframe.curve(recs, k_max=args.k_max, **sides, **kwargs, **_intervals(args)).collect(engine="streaming")
     if args.plot:
         drawn = [m for m in (args.metrics or ["ndcg"]) if m in table.columns]
@@ -613,13 +601,6 @@ def _user_ids(text: str, recs: pl.LazyFrame, user: str) -> list[Any]:
     return ids
 
 
-def _note_chosen_ties(table: pl.DataFrame, user: str, by: list[str], seed: int) -> None:
-    """One line on stderr per tie the users were chosen from (--select worst, best, disagree):
-    more users share a chosen value than are shown (the frame's tied_users column)."""
-    for sentence in frame_ties(table, user, [b for b in by if b in table.columns], seed):
-        print(f"recframe: note: {sentence}", file=sys.stderr, flush=True)
-
-
 def inspect_command(args: argparse.Namespace, progress: Progress) -> int:
     """``recframe inspect``: a few users' lists (recframe.inspect), as the long table or, to an
     .html --out, the side-by-side page (recframe.side_by_side)."""
@@ -654,7 +635,10 @@ def inspect_command(args: argparse.Namespace, progress: Progress) -> int:
             recs, k=args.k[0], select=args.select, n=args.n, seed=args.seed, metric=args.metric,
             show_images=args.image, **sides, **kwargs,
         ).collect(engine="streaming")  # fmt: skip
-    _note_chosen_ties(table, kwargs["user"] or "user_id", list(args.by or []), args.seed)
+    # one line per tie the users were chosen from (--select worst, best, disagree): more users
+    # share a chosen value than are shown (the frame's tied_users column)
+    for sentence in frame_ties(table, kwargs["user"] or "user_id", [b for b in args.by or [] if b in table.columns], args.seed):
+        print(f"recframe: note: {sentence}", file=sys.stderr, flush=True)
     if page:
         view = recframe.side_by_side(table, image=args.image, max_users=args.max_users)
         return emit_text(args, view.to_page(f"recframe inspect: {args.recs}"), "html", progress)

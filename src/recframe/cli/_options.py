@@ -26,7 +26,7 @@ from recframe.cli._commands import (
 from recframe.cli._files import SIDE_INPUTS
 from recframe.cli._messages import CHECK_DUPLICATES, DEFAULT_K, UsageError, cli_words, flag
 from recframe.cli._output import FORMATS
-from recframe.conventions import CHOICES, DEFAULTS, TABLE
+from recframe.conventions import CHOICES, TABLE
 from recframe.engine import _validate
 from recframe.errors import RecframeError
 from recframe.options import DEFAULTS as OPTION_DEFAULTS
@@ -114,12 +114,6 @@ def _default(name: str, function: Any = None) -> Any:
     if function is None:
         return OPTION_DEFAULTS[name]
     return inspect.signature(function).parameters[name].default
-
-
-def _convention_help(name: str) -> str:
-    """The option's one-line help from its definition (recframe.conventions.TABLE)."""
-    option = TABLE.get(name)
-    return option.help if option is not None else "see help(recframe.per_user)"
 
 
 def _add_columns(parser: argparse.ArgumentParser) -> None:
@@ -224,22 +218,16 @@ def _add_conventions(p: argparse.ArgumentParser) -> None:
     for name, values in CHOICES.items():
         # default None: only options given on the command line reach the API, so its defaults
         # (and any option that sets others, such as a profile) keep their meaning
-        if name in TABLE and TABLE[name].kind is float:  # a number, checked by the API
-            conventions.add_argument(
-                flag(name), dest=name, type=float, default=None, metavar="X",
-                help=f"{_convention_help(name)} (default: {values[0]:g})",
-            )  # fmt: skip
-            continue
-        default = DEFAULTS.get(name, values[0])
-        if all(isinstance(value, bool) for value in values):  # on/off, not Python's True/False
-            conventions.add_argument(
-                flag(name), dest=name, choices=values, type=_boolean, default=None, metavar="{on,off}",
-                help=f"{_convention_help(name)} (default: {'on' if default else 'off'})",
-            )  # fmt: skip
-            continue
-        conventions.add_argument(
-            flag(name), dest=name, choices=values, default=None, help=f"{_convention_help(name)} (default: {default})"
-        )
+        # (a name in CHOICES without a TABLE entry gets a plain flag: new ones flow in)
+        option, default = TABLE.get(name), values[0]
+        kind: dict[str, Any] = {"choices": values}
+        if option is not None and option.kind is float:  # a number, checked by the API
+            kind, default = {"type": float, "metavar": "X"}, f"{default:g}"
+        elif all(isinstance(value, bool) for value in values):  # on/off, not Python's True/False
+            kind |= {"type": _boolean, "metavar": "{on,off}"}
+            default = "on" if default else "off"
+        text = option.help if option is not None else "see help(recframe.per_user)"
+        conventions.add_argument(flag(name), dest=name, default=None, help=f"{text} (default: {default})", **kind)
 
 
 def _add_checks(p: argparse.ArgumentParser) -> None:

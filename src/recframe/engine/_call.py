@@ -328,12 +328,9 @@ def inputs(frame: Any, kwargs: dict[str, Any]) -> Inputs:
     users_schema = truth_schema = None
     if kwargs["users"] is not None:
         users_lf, users_schema = _side_frame(kwargs["users"], "users", lf, user_key)
-    if kwargs["truth"] is None:
-        v.check_columns(
-            schema, [*user_key, ("item", spec.columns.item), ordering, ("relevance", spec.columns.relevance)], "frame"
-        )
-    else:
-        v.check_columns(schema, [*user_key, ("item", spec.columns.item), ordering], "frame")
+    relevance = [("relevance", spec.columns.relevance)] if kwargs["truth"] is None else []  # (else the truth's)
+    v.check_columns(schema, [*user_key, ("item", spec.columns.item), ordering, *relevance], "frame")
+    if kwargs["truth"] is not None:
         if spec.columns.relevance in schema:
             raise RecframeError(
                 f"the recommendations frame has a column {spec.columns.relevance!r} ({ref('relevance')}), but with "

@@ -704,15 +704,6 @@ def _item_group_rows(
     return engine.materialize(grouped, large)
 
 
-def _item_group_counts(grouped: nw.LazyFrame | None, spec: v.Spec, side: _side.SideInputs | None) -> nw.LazyFrame | None:
-    """With item_group= (`grouped`: :func:`_item_group_rows`): the per-(summary group, item
-    group) counts of recframe.engine._item_groups (None without)."""
-    if grouped is None:
-        return None
-    assert side is not None  # item_group= needs items= or train=
-    return _item_groups.counts(grouped, spec, side)
-
-
 def with_comparing(groups: nw.LazyFrame | None, counts: nw.LazyFrame | None, spec: v.Spec) -> nw.LazyFrame | None:
     """The group-level terms `groups` with those of the metrics comparing item groups, finished
     from the per-(summary group, item group) `counts` (recframe.engine._item_groups.counts), when asked."""
@@ -881,7 +872,8 @@ def evaluate(
         out = out.select(*spec.columns.by, *(c for c in out.columns if c not in spec.columns.by))
     parts = group_parts(lf, spec, users, side)
     groups = None if parts is None else group_finish(parts, spec, side)
-    counts = _item_group_counts(grouped, spec, side)
+    # with item_group= (`grouped`, which side comes with): the per-(summary group, item group) counts
+    counts = None if grouped is None or side is None else _item_groups.counts(grouped, spec, side)
     groups = with_comparing(groups, counts, spec)
     return Plan(per_user=out, groups=groups, group_parts=parts, item_groups=counts, rows=_group_rows(lf, spec, users))
 

@@ -158,18 +158,15 @@ def _unsupported(frame: Any, arg: str) -> RecframeError:
     )
 
 
-def _is_pandas(frame: Any) -> bool:
-    """Whether `frame` is a pandas DataFrame. A frame of pandas (or pyarrow, :func:`_is_arrow`)
-    exists only once its library is imported: recframe never imports one to check (a Polars
-    user's process, or the trec_eval drop-in, never loads them)."""
-    pd = sys.modules.get("pandas")
-    return pd is not None and isinstance(frame, pd.DataFrame)
-
-
-def _is_arrow(frame: Any) -> bool:
-    """Whether `frame` is a pyarrow Table (:func:`_is_pandas`)."""
-    pa = sys.modules.get("pyarrow")
-    return pa is not None and isinstance(frame, pa.Table)
+def _in_memory(frame: Any) -> str | None:
+    """Which in-memory frame `frame` is (a key of _IN_MEMORY), or None. A frame of pandas or
+    pyarrow exists only once its library is imported: recframe never imports one to check (a
+    Polars user's process, or the trec_eval drop-in, never loads them)."""
+    for kind, name in (("polars", "DataFrame"), ("pandas", "DataFrame"), ("pyarrow", "Table")):  # (kind: the library)
+        found = sys.modules.get(kind)
+        if found is not None and isinstance(frame, getattr(found, name)):
+            return kind
+    return None
 
 
 def _from_pandas(frame: pd.DataFrame, arg: str) -> pl.DataFrame:
@@ -645,12 +642,9 @@ def engine_of(frame: Any, arg: str = "frame") -> Engine:
     on raises a RecframeError naming `arg`."""
     if isinstance(frame, pl.LazyFrame):
         return _RUNS_ON[nw.Implementation.POLARS]
-    if isinstance(frame, pl.DataFrame):
-        return _IN_MEMORY["polars"]
-    if _is_pandas(frame):
-        return _IN_MEMORY["pandas"]
-    if _is_arrow(frame):
-        return _IN_MEMORY["pyarrow"]
+    kind = _in_memory(frame)
+    if kind is not None:
+        return _IN_MEMORY[kind]
     if type(frame).__module__.split(".")[0] == "dask":
         raise _unsupported(frame, arg)
     try:

@@ -22,7 +22,7 @@ from recframe.engine import _frames, _side
 from recframe.engine._validate import Spec, fail
 from recframe.errors import fix, ref
 from recframe.metrics import REGISTRY, TERMS
-from recframe.metrics._registry import ItemGroupRows, Level, position_cut
+from recframe.metrics._registry import ItemGroupCount, ItemGroupRows, Level, position_cut
 from recframe.metrics._registry import item_group_column as _c
 
 
@@ -192,30 +192,26 @@ def counts(rows: nw.LazyFrame, spec: Spec, side: _side.SideInputs) -> nw.LazyFra
     w = weights(spec, side)
     served = rows.filter(nw.col(n.POSITION) <= position_cut(max(ks))).select(*keys, n.USER).unique()
     weight = nw.col(n.GROUP_WEIGHT).fill_null(1.0)  # a relevant item outside the catalog: its own row
-    per_k = []
-    for k in ks:
-        inside = nw.col(n.POSITION) <= position_cut(k)
-        discount = 1.0 / (nw.col(n.POSITION) + 1).cast(nw.Float64).log(2)
-        per_k += [
-            nw.when(inside).then(weight).otherwise(0.0).alias(_c("slots", k)),
-            nw.when(inside).then(weight * discount).otherwise(0.0).alias(_c("exposure", k)),
-            nw.when(inside & (nw.col(n.RELEVANT) == 1)).then(weight).otherwise(0.0).alias(_c("hits", k)),
-        ]
-    filled = [_c(c, k) for k in ks for c in ("slots", "exposure", "hits")] + [_RELEVANT]
+    discount = 1.0 / (nw.col(n.POSITION) + 1).cast(nw.Float64).log(2)
     if side.train is not None:
         # P(rec | g) counts the recommended items the user has not trained on: those are its
         # candidates (a training item left in a list counts in neither)
         pairs = side.train.select(n.USER, n.ITEM).unique().with_columns(nw.lit(1).alias("__rf_ig_in_train"))
         rows = rows.join(pairs, on=[n.USER, n.ITEM], how="left")
-        fresh = nw.col("__rf_ig_in_train").is_null()
-        for k in ks:
-            per_k.append(
-                nw.when((nw.col(n.POSITION) <= position_cut(k)) & fresh)
-                .then(weight)
-                .otherwise(0.0)
-                .alias(_c("untrained_slots", k))
-            )
-        filled += [_c("untrained_slots", k) for k in ks]
+    per_k = []
+    for k in ks:
+        inside = nw.col(n.POSITION) <= position_cut(k)
+        per_k += [
+            nw.when(inside).then(weight).otherwise(0.0).alias(_c("slots", k)),
+            nw.when(inside).then(weight * discount).otherwise(0.0).alias(_c("exposure", k)),
+            nw.when(inside & (nw.col(n.RELEVANT) == 1)).then(weight).otherwise(0.0).alias(_c("hits", k)),
+        ]
+        if side.train is not None:
+            fresh = inside & nw.col("__rf_ig_in_train").is_null()
+            per_k.append(nw.when(fresh).then(weight).otherwise(0.0).alias(_c("untrained_slots", k)))
+    counted: list[ItemGroupCount] = ["slots", "exposure", "hits"]
+    counted += ["untrained_slots"] if side.train is not None else []
+    filled = [_c(c, k) for k in ks for c in counted] + [_RELEVANT]
     used = rows.with_columns(*per_k, nw.when(nw.col(n.RELEVANT) == 1).then(weight).otherwise(0.0).alias(_RELEVANT))
     found = _frames.group_agg(used, [*keys, n.ITEM_GROUP], *(nw.col(c).sum() for c in filled))
     # every catalog group in every summary group, with its size |g|

@@ -683,12 +683,10 @@ def check_dtypes(schema: dict[str, Any], spec: Spec) -> None:
                 f"cast it to a number, e.g. pl.col({name!r}).cast(pl.Float64), or pass {ref(arg)} another column.",
             )
 
-    if spec.columns.relevance in schema:
-        numeric("relevance", spec.columns.relevance, allow_bool=True)
-    if spec.columns.score is not None and spec.columns.score in schema:
-        numeric("score", spec.columns.score, allow_bool=False)
-    if spec.columns.rank is not None and spec.columns.rank in schema:
-        numeric("rank", spec.columns.rank, allow_bool=False)
+    for arg in NUMERIC_ARGS:  # relevance (or a flag), then the score or the rank
+        name = getattr(spec.columns, arg)
+        if name is not None and name in schema:
+            numeric(arg, name, allow_bool=arg == "relevance")
     for arg, name in (("user", spec.columns.user), ("item", spec.columns.item), *(("by", b) for b in spec.columns.by)):
         if name is not None and name in schema and isinstance(schema[name], (nw.List, nw.Struct, nw.Array)):
             raise fail(

@@ -377,11 +377,6 @@ def discount(position: nw.Expr, kind: str) -> nw.Expr:
     return (position + 1).cast(nw.Float64).log(2)
 
 
-def discount_value(position: int, kind: str) -> float:
-    """:func:`discount` for one known position (a constant ideal list)."""
-    return math.log2(max(position, 2)) if kind == "log2_max_rank_2" else math.log2(position + 1)
-
-
 # Up to here the sum of 1/ln m is added term by term (numpy, exact to float64); past it the
 # Euler-Maclaurin formula takes over, whose first omitted term is below 1e-20 there.
 _DIRECT = 1_000_000

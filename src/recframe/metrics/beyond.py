@@ -260,125 +260,109 @@ def _share_of_lists(term: str, k: int | None) -> nw.Expr:
     return col(term, k) / at_least_one(nw.col(names.N_LISTS))
 
 
-NOVELTY = Metric(
-    name="novelty",
-    terms=lambda o: ("novelty_sum@", _counted_items(o), *(("n_train_users",) if o.novelty == "surprisal" else ())),
-    finish=_novelty,
-    defined="ranked",
-    requires=("train",),
-)
-POPULARITY = Metric(
-    name="popularity",
-    terms=lambda o: ("popularity_sum@", _counted_items(o), *(("train_pairs",) if o.popularity == "share" else ())),
-    finish=_popularity,
-    defined="ranked",
-    requires=("train",),
-    higher_is_better=False,
-)
-LONG_TAIL = Metric(
-    name="long_tail",
-    terms=lambda o: ("tail@", "retrieved@"),
-    finish=lambda k, o: _per_item_mean("tail@", k),
-    defined="ranked",
-    requires=("train",),
-)
-ACLT = Metric(
-    name="aclt",
-    terms=lambda o: ("tail@",),
-    finish=lambda k, o: col("tail@", k),
-    defined="ranked",
-    requires=("train",),
-)
-ILD = Metric(
-    name="ild",
-    terms=lambda o: ("distance_sum@", "retrieved@"),
-    finish=_ild,
-    defined="ranked",
-    requires=("items", "item_features"),
-)
-CATEGORY_DIVERSITY = Metric(
-    name="category_diversity",
-    terms=lambda o: ("new_categories@",),
-    finish=lambda k, o: divided(col("new_categories@", k), cutoff(k)),
-    defined="ranked",
-    requires=("items", "item_features"),
-)
-INTERSECTION = Metric(
-    name="intersection",
-    terms=lambda o: ("baseline_hits@", "retrieved@"),
-    finish=lambda k, o: _per_item_mean("baseline_hits@", k),
-    defined="ranked",
-    requires=("baseline",),
-    higher_is_better=False,
-)
-SERENDIPITY = Metric(
-    name="serendipity",
-    terms=lambda o: ("serendipity_sum@", "retrieved@"),
-    finish=lambda k, o: _per_item_mean("serendipity_sum@", k),
-    defined="ranked",
-    requires=("train", "catalog"),
-)
-UNEXPECTEDNESS = Metric(
-    name="unexpectedness",
-    terms=lambda o: ("baseline_hits@",),
-    finish=lambda k, o: 1 - divided(col("baseline_hits@", k), cutoff(k)),
-    defined="ranked",
-    requires=("baseline",),
-)
-CATALOG_COVERAGE = Metric(
-    name="catalog_coverage",
-    terms=lambda o: ("recommended_items@", "catalog_size"),
-    finish=lambda k, o: col("recommended_items@", k) / col("catalog_size"),
-    level="group",
-    requires=("catalog",),
-)
-USER_COVERAGE = Metric(
-    name="user_coverage",
-    terms=lambda o: ("served_users@",),
-    finish=lambda k, o: _share_of_lists("served_users@", k),
-    level="group",
-)
-USER_COVERAGE_FULL = Metric(
-    name="user_coverage_full",
-    terms=lambda o: ("full_users@",),
-    finish=lambda k, o: _share_of_lists("full_users@", k),
-    level="group",
-)
-GINI = Metric(
-    name="gini",
-    terms=lambda o: ("exposures@", "exposure_rank_sum@", "catalog_size"),
-    finish=_gini,
-    level="group",
-    requires=("catalog",),
-    higher_is_better=False,
-)
-ENTROPY = Metric(
-    name="entropy",
-    terms=lambda o: ("exposures@", "exposure_c_log_c@"),
-    finish=_entropy,
-    level="group",
-)
-PERSONALIZATION = Metric(
-    name="personalization",
-    terms=lambda o: ("served_users@", "shared_pairs@"),
-    finish=_personalization,
-    level="group",
-)
-
 BEYOND_ACCURACY = (
-    NOVELTY,
-    POPULARITY,
-    LONG_TAIL,
-    ACLT,
-    ILD,
-    CATEGORY_DIVERSITY,
-    INTERSECTION,
-    UNEXPECTEDNESS,
-    SERENDIPITY,
-    CATALOG_COVERAGE,
-    USER_COVERAGE,
-    USER_COVERAGE_FULL,
-    GINI,
-    ENTROPY,
-    PERSONALIZATION,
+    Metric(
+        name="novelty",
+        terms=lambda o: ("novelty_sum@", _counted_items(o), *(("n_train_users",) if o.novelty == "surprisal" else ())),
+        finish=_novelty,
+        defined="ranked",
+        requires=("train",),
+    ),
+    Metric(
+        name="popularity",
+        terms=lambda o: ("popularity_sum@", _counted_items(o), *(("train_pairs",) if o.popularity == "share" else ())),
+        finish=_popularity,
+        defined="ranked",
+        requires=("train",),
+        higher_is_better=False,
+    ),
+    Metric(
+        name="long_tail",
+        terms=lambda o: ("tail@", "retrieved@"),
+        finish=lambda k, o: _per_item_mean("tail@", k),
+        defined="ranked",
+        requires=("train",),
+    ),
+    Metric(
+        name="aclt",
+        terms=lambda o: ("tail@",),
+        finish=lambda k, o: col("tail@", k),
+        defined="ranked",
+        requires=("train",),
+    ),
+    Metric(
+        name="ild",
+        terms=lambda o: ("distance_sum@", "retrieved@"),
+        finish=_ild,
+        defined="ranked",
+        requires=("items", "item_features"),
+    ),
+    Metric(
+        name="category_diversity",
+        terms=lambda o: ("new_categories@",),
+        finish=lambda k, o: divided(col("new_categories@", k), cutoff(k)),
+        defined="ranked",
+        requires=("items", "item_features"),
+    ),
+    Metric(
+        name="intersection",
+        terms=lambda o: ("baseline_hits@", "retrieved@"),
+        finish=lambda k, o: _per_item_mean("baseline_hits@", k),
+        defined="ranked",
+        requires=("baseline",),
+        higher_is_better=False,
+    ),
+    Metric(
+        name="unexpectedness",
+        terms=lambda o: ("baseline_hits@",),
+        finish=lambda k, o: 1 - divided(col("baseline_hits@", k), cutoff(k)),
+        defined="ranked",
+        requires=("baseline",),
+    ),
+    Metric(
+        name="serendipity",
+        terms=lambda o: ("serendipity_sum@", "retrieved@"),
+        finish=lambda k, o: _per_item_mean("serendipity_sum@", k),
+        defined="ranked",
+        requires=("train", "catalog"),
+    ),
+    Metric(
+        name="catalog_coverage",
+        terms=lambda o: ("recommended_items@", "catalog_size"),
+        finish=lambda k, o: col("recommended_items@", k) / col("catalog_size"),
+        level="group",
+        requires=("catalog",),
+    ),
+    Metric(
+        name="user_coverage",
+        terms=lambda o: ("served_users@",),
+        finish=lambda k, o: _share_of_lists("served_users@", k),
+        level="group",
+    ),
+    Metric(
+        name="user_coverage_full",
+        terms=lambda o: ("full_users@",),
+        finish=lambda k, o: _share_of_lists("full_users@", k),
+        level="group",
+    ),
+    Metric(
+        name="gini",
+        terms=lambda o: ("exposures@", "exposure_rank_sum@", "catalog_size"),
+        finish=_gini,
+        level="group",
+        requires=("catalog",),
+        higher_is_better=False,
+    ),
+    Metric(
+        name="entropy",
+        terms=lambda o: ("exposures@", "exposure_c_log_c@"),
+        finish=_entropy,
+        level="group",
+    ),
+    Metric(
+        name="personalization",
+        terms=lambda o: ("served_users@", "shared_pairs@"),
+        finish=_personalization,
+        level="group",
+    ),
 )

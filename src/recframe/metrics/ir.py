@@ -193,13 +193,9 @@ declare(
 )
 
 
-JUDGED = Metric(
-    name="judged",
-    terms=lambda o: ("judged@", "retrieved@"),
-    finish=lambda k, o: col("judged@", k) / at_least_one(col("retrieved@", k)),
-    defined="always",
-    default=False,
-)
+def _iprec_terms(o: Conventions) -> tuple[str, ...]:
+    """The terms of iprec_at_recall and iprec_11pt_avg: one per recall level."""
+    return tuple(f"iprec_{level}" for level in RECALL_LEVELS)
 
 
 def _count(name: str, whole: str, at_k: str) -> Metric:
@@ -214,18 +210,6 @@ def _count(name: str, whole: str, at_k: str) -> Metric:
     )
 
 
-NUM_RET = _count("num_ret", "n_ret", "retrieved@")
-NUM_REL_RET = _count("num_rel_ret", "n_rel_ret", "hits@")
-NUM_NONREL_JUDGED_RET = _count("num_nonrel_judged_ret", "n_nonrel_judged_ret", "nonrel_judged@")
-BPREF = Metric(
-    name="bpref",
-    terms=lambda o: ("bpref_sum", "bpref_sum@", "n_relevant"),
-    finish=lambda k, o: (col("bpref_sum") if k is None else col("bpref_sum@", k)) / at_least_one(col("n_relevant")),
-    bare=True,
-    default=False,
-)
-
-
 def _per_relevant(name: str, total: str) -> Metric:
     """A sum over the relevant ranked items of the whole list (term `total`), over R."""
     return Metric(
@@ -236,32 +220,6 @@ def _per_relevant(name: str, total: str) -> Metric:
         with_k=False,
         default=False,
     )
-
-
-INFAP = _per_relevant("infap", "infap_sum")
-IPREC_AT_RECALL = Metric(
-    name="iprec_at_recall",
-    terms=lambda o: tuple(f"iprec_{level}" for level in RECALL_LEVELS),
-    finish=lambda level, o: col(f"iprec_{level}"),
-    variants=RECALL_LEVELS,
-    default=False,
-)
-IPREC_11PT_AVG = Metric(
-    name="iprec_11pt_avg",
-    terms=IPREC_AT_RECALL.terms,
-    # the eleven added from the highest level down, one after the other, as trec_eval adds them
-    finish=lambda k, o: divided(added(col(f"iprec_{level}") for level in reversed(RECALL_LEVELS)), len(RECALL_LEVELS)),
-    bare=True,
-    with_k=False,
-    default=False,
-)
-RPREC_MULT = Metric(
-    name="rprec_mult",
-    terms=lambda o: ("n_relevant", *(f"rprec_hits_{multiple}" for multiple in R_MULTIPLES)),
-    finish=lambda multiple, o: col(f"rprec_hits_{multiple}") / at_least_one(_trec_cut(col("n_relevant"), cutoff(multiple))),
-    variants=R_MULTIPLES,
-    default=False,
-)
 
 
 def _set_precision() -> nw.Expr:
@@ -292,11 +250,6 @@ def _set_metric(name: str, finish: object, defined: str = "relevant") -> Metric:
     )
 
 
-SET_PRECISION = _set_metric("set_precision", lambda k, o: _set_precision(), defined="always")
-SET_RECALL = _set_metric("set_recall", lambda k, o: _set_recall())
-SET_F1 = _set_metric("set_f1", _set_f1)
-
-
 def _set_map(k: int | None, o: Conventions) -> nw.Expr:
     # num_rel_ret^2 / (num_ret * R) in one division, as trec_eval computes it (the product of the
     # two ratios rounds differently: 0.0562 where trec_eval prints 0.0563)
@@ -304,45 +257,11 @@ def _set_map(k: int | None, o: Conventions) -> nw.Expr:
     return hits * hits / (at_least_one(col("n_ret")).cast(nw.Float64) * at_least_one(col("n_relevant")).cast(nw.Float64))
 
 
-SET_MAP = _set_metric("set_map", _set_map)
-SET_RELATIVE_PRECISION = _set_metric(
-    "set_relative_precision",
-    lambda k, o: col("n_rel_ret") / at_least_one(nw.min_horizontal(col("n_ret"), col("n_relevant"))),
-)
-BIN_G = _per_relevant("bin_g", "bin_g_sum")
-RBP = Metric(
-    name="rbp",
-    terms=lambda o: ("rbp", "rbp@"),
-    finish=lambda k, o: (1 - o.persistence) * (col("rbp") if k is None else col("rbp@", k)),
-    bare=True,
-    defined="always",
-    default=False,
-)
-
-
 def _rbp_residual(k: int | None, o: Conventions) -> nw.Expr:
     if k is None:  # the whole list, whose depth is its last rank
         tail = (col("last_rank").cast(nw.Float64) * math.log(o.persistence)).exp()
         return (1 - o.persistence) * col("rbp_unjudged") + tail
     return (1 - o.persistence) * col("rbp_unjudged@", k) + o.persistence**k
-
-
-RBP_RESIDUAL = Metric(
-    name="rbp_residual",
-    terms=lambda o: ("rbp_unjudged", "rbp_unjudged@", "last_rank"),
-    finish=_rbp_residual,
-    bare=True,
-    defined="always",
-    default=False,
-    higher_is_better=False,
-)
-ERR = Metric(
-    name="err",
-    terms=lambda o: ("err@", "n_relevant"),
-    finish=lambda k, o: col("err@", k),
-    defined="graded",
-    default=False,
-)
 
 
 def _auc(k: int | None, o: Conventions) -> nw.Expr:
@@ -359,32 +278,86 @@ def _auc(k: int | None, o: Conventions) -> nw.Expr:
     return nw.when(nothing).then(0.0).otherwise(nw.when(negatives == 0).then(no_negatives).otherwise(value))
 
 
-AUC = Metric(
-    name="auc",
-    terms=lambda o: ("misordered", "misordered@", "n_relevant", "n_ret", "n_rel_ret", "hits@", "retrieved@"),
-    finish=_auc,
-    bare=True,
-    default=False,
-)
-
 IR_TOOLBOX = (
-    JUDGED,
-    NUM_RET,
-    NUM_REL_RET,
-    NUM_NONREL_JUDGED_RET,
-    BPREF,
-    INFAP,
-    IPREC_AT_RECALL,
-    IPREC_11PT_AVG,
-    RPREC_MULT,
-    SET_PRECISION,
-    SET_RECALL,
-    SET_F1,
-    SET_MAP,
-    SET_RELATIVE_PRECISION,
-    BIN_G,
-    RBP,
-    RBP_RESIDUAL,
-    ERR,
-    AUC,
+    Metric(
+        name="judged",
+        terms=lambda o: ("judged@", "retrieved@"),
+        finish=lambda k, o: col("judged@", k) / at_least_one(col("retrieved@", k)),
+        defined="always",
+        default=False,
+    ),
+    _count("num_ret", "n_ret", "retrieved@"),
+    _count("num_rel_ret", "n_rel_ret", "hits@"),
+    _count("num_nonrel_judged_ret", "n_nonrel_judged_ret", "nonrel_judged@"),
+    Metric(
+        name="bpref",
+        terms=lambda o: ("bpref_sum", "bpref_sum@", "n_relevant"),
+        finish=lambda k, o: (col("bpref_sum") if k is None else col("bpref_sum@", k)) / at_least_one(col("n_relevant")),
+        bare=True,
+        default=False,
+    ),
+    _per_relevant("infap", "infap_sum"),
+    Metric(
+        name="iprec_at_recall",
+        terms=_iprec_terms,
+        finish=lambda level, o: col(f"iprec_{level}"),
+        variants=RECALL_LEVELS,
+        default=False,
+    ),
+    Metric(
+        name="iprec_11pt_avg",
+        terms=_iprec_terms,
+        # the eleven added from the highest level down, one after the other, as trec_eval adds them
+        finish=lambda k, o: divided(added(col(f"iprec_{level}") for level in reversed(RECALL_LEVELS)), len(RECALL_LEVELS)),
+        bare=True,
+        with_k=False,
+        default=False,
+    ),
+    Metric(
+        name="rprec_mult",
+        terms=lambda o: ("n_relevant", *(f"rprec_hits_{multiple}" for multiple in R_MULTIPLES)),
+        finish=lambda multiple, o: col(f"rprec_hits_{multiple}") / at_least_one(_trec_cut(col("n_relevant"), cutoff(multiple))),
+        variants=R_MULTIPLES,
+        default=False,
+    ),
+    _set_metric("set_precision", lambda k, o: _set_precision(), defined="always"),
+    _set_metric("set_recall", lambda k, o: _set_recall()),
+    _set_metric("set_f1", _set_f1),
+    _set_metric("set_map", _set_map),
+    _set_metric(
+        "set_relative_precision",
+        lambda k, o: col("n_rel_ret") / at_least_one(nw.min_horizontal(col("n_ret"), col("n_relevant"))),
+    ),
+    _per_relevant("bin_g", "bin_g_sum"),
+    Metric(
+        name="rbp",
+        terms=lambda o: ("rbp", "rbp@"),
+        finish=lambda k, o: (1 - o.persistence) * (col("rbp") if k is None else col("rbp@", k)),
+        bare=True,
+        defined="always",
+        default=False,
+    ),
+    Metric(
+        name="rbp_residual",
+        terms=lambda o: ("rbp_unjudged", "rbp_unjudged@", "last_rank"),
+        finish=_rbp_residual,
+        bare=True,
+        defined="always",
+        default=False,
+        higher_is_better=False,
+    ),
+    Metric(
+        name="err",
+        terms=lambda o: ("err@", "n_relevant"),
+        finish=lambda k, o: col("err@", k),
+        defined="graded",
+        default=False,
+    ),
+    Metric(
+        name="auc",
+        terms=lambda o: ("misordered", "misordered@", "n_relevant", "n_ret", "n_rel_ret", "hits@", "retrieved@"),
+        finish=_auc,
+        bare=True,
+        default=False,
+    ),
 )

@@ -200,11 +200,6 @@ def _moments(lf: nw.LazyFrame, by: str, strata: list[str], user: str, baseline: 
     )
 
 
-def _lookup(frame: pl.DataFrame, keys: list[str]) -> dict[tuple[Any, ...], dict[str, Any]]:
-    keys = keys or [_ALL]
-    return {tuple(row[k] for k in keys): row for row in frame.iter_rows(named=True)}
-
-
 def _t_test(n: int, d: float, s: float, level: float) -> tuple[float, float, float]:
     """The two-sided p-value and the t interval of the mean difference from its moments, with
     :func:`recframe.stats.paired_t_test`'s undefined cases (NaN below two pairs)."""
@@ -230,7 +225,7 @@ def paired_t(lf: nw.LazyFrame, keys: list[str], baseline: Any, user: str, metric
         return ((nw.col(by) == baseline) & ~value.is_null() & ~value.is_nan()).fill_null(False).cast(nw.Int64).sum()
 
     found = _counted(lf, strata, *(in_baseline(m).alias(f"__rf_base:{m}") for m in metrics))
-    n_baseline = _lookup(found, strata)
+    n_baseline = {tuple(row[k] for k in strata or [_ALL]): row for row in found.iter_rows(named=True)}
     combos = sorted(n_baseline, key=lambda g: tuple((v is None, v) for v in g))
     # one query for every metric: a row per (metric, model, stratum) where the model has a value
     parts = [_moments(lf, by, strata, user, baseline, m) for m in metrics]
