@@ -558,6 +558,11 @@ def _add_off_policy(commands: Any, common: argparse.ArgumentParser) -> None:
     est.add_argument("--switch-threshold", type=float, metavar="TAU", help="switch-DR's threshold on the weight (>= 0)")
     ci = default["ci"].default
     est.add_argument("--ci", type=float, default=ci, metavar="LEVEL", help=f"the normal interval's coverage (default: {ci})")
+    est.add_argument(
+        "--per-context", action="store_true",
+        help="each context's value of each estimator instead (a column each; SNIPS and SNDR: influence values), whose "
+        "mean is the estimate: for recframe.compare(..., user=CONTEXT, metrics=ESTIMATORS), paired by context",
+    )  # fmt: skip
     columns = o.add_argument_group("columns (defaults as in recframe.off_policy)")
     for name, text in _OFF_POLICY_COLUMNS.items():
         columns.add_argument(flag(name), default=default[name].default, metavar="COLUMN", help=text.format(default[name].default))
