@@ -240,7 +240,7 @@ def _partitioned(
     users), each checked and summed by Polars' streaming engine, then added
     (:func:`recframe.statistics._parts.add`, each part by its rule): those of one pass."""
     native = rows.to_native()
-    hashed = _partitions.hashed(native, _CONTEXT)
+    hashed = _partitions.hash_of(native, _CONTEXT)
     distinct = native.select(hashed.n_unique()).collect(engine="streaming").item()
     sets = max(1, min(sets, int(distinct)))  # (more sets than contexts would be empty)
     parts = op.parts_of(chosen)
