@@ -157,3 +157,18 @@ def test_polars_and_duckdb_give_the_same_interval() -> None:
 def test_bad_options_are_refused_by_name(kwargs: dict[str, Any], match: str) -> None:
     with pytest.raises(RecframeError, match=match):
         recframe.off_policy(_logs(1, 5), ["ips"], target="target", position=None, **kwargs)
+
+
+@pytest.mark.slow_engine
+@pytest.mark.parametrize("engine", ["spark", "sqlframe", "ibis"])
+def test_slow_engines_give_the_same_interval(engine: str, request: pytest.FixtureRequest) -> None:
+    from conftest import ibis_table
+
+    make = ibis_table if engine == "ibis" else request.getfixturevalue(f"{engine}_constructor")
+    logs = _logs(6, 20)
+    kwargs: dict[str, Any] = dict(**DIRECT, position=None, by="g", ci_method="poisson", n_resamples=30, seed=7)
+    local = recframe.off_policy(logs, ["ips", "sndr"], **kwargs)
+    inside = to_polars(recframe.off_policy(make(logs), ["ips", "sndr"], **kwargs))
+    assert inside.select("g", "estimator").rows() == local.select("g", "estimator").rows()
+    for column in ("lo", "hi"):
+        assert_values_close(inside[column].to_list(), local[column].to_list(), rel=1e-12, abs=1e-12, label=column)

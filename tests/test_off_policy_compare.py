@@ -229,3 +229,16 @@ def test_the_command_line_writes_the_values_per_context(tmp_path: Path) -> None:
     table = pl.read_csv(out.encode())
     assert table.columns == ["context_id", "ips", "snips"]
     assert table["ips"].to_list() == [2.0, 0.0, 0.0, 2.0]
+
+
+@pytest.mark.slow_engine
+@pytest.mark.parametrize("engine", ["spark", "sqlframe", "ibis"])
+def test_slow_engines_give_the_same_values_per_context(engine: str, request: pytest.FixtureRequest) -> None:
+    from conftest import ibis_table
+
+    make = ibis_table if engine == "ibis" else request.getfixturevalue(f"{engine}_constructor")
+    logs, recs = _logs_and_recs(9, 20)
+    got = to_polars(_per_context(make(logs), make(recs))).sort("model", "context_id")
+    want = _per_context(logs, recs)
+    for name in ALL:
+        assert_values_close(got[name].to_list(), want[name].to_list(), rel=1e-12, abs=1e-12, label=name)
