@@ -16,6 +16,7 @@ from recframe.engine import _validate as v
 from recframe.errors import RecframeError, fix, ref
 from recframe.statistics import _clicks
 from recframe.statistics import _off_policy as op
+from recframe.statistics import _partitions, _parts, _poisson, _summary, stats
 
 FrameT = TypeVar("FrameT")
 
@@ -44,6 +45,11 @@ def off_policy(
     ci: float = 0.95,
     k: int | Sequence[int] = 10,
     examination: Any = None,
+    ci_method: str = "normal",
+    n_resamples: int = stats.INTERVAL_RESAMPLES,
+    seed: Any = None,
+    per_context: bool = False,
+    partitions: int | None = None,
 ) -> FrameT:
     """The value a target policy would have earned on logged traffic, by off-policy estimators.
 
@@ -79,7 +85,29 @@ def off_policy(
     max_weight, switch_threshold : float, optional
         Clipped IPS's largest weight (> 0); switch-DR's threshold tau on the weight (>= 0).
     ci : float, default 0.95
-        The coverage of the normal interval ``value -/+ z se``.
+        The coverage of the interval ``lo``, ``hi``.
+    ci_method : {"normal", "poisson"}, default "normal"
+        ``"normal"``: ``value -/+ z se``. ``"poisson"``: the percentiles of the estimate over
+        ``n_resamples`` Poisson bootstrap resamples of the contexts, computed in the engine as
+        :func:`recframe.summary`'s ``ci_method="poisson"`` resamples users (every estimator;
+        the same interval on every engine for a ``seed``; ``se`` stays the normal one).
+    n_resamples, seed : int, optional
+        The Poisson bootstrap's resamples and seed (as :func:`recframe.summary`'s).
+    per_context : bool, default False
+        Instead of the estimates, each unit's value of each estimator (a column each, after
+        the ``by`` keys and the ``context`` column; and ``position`` for single-slot
+        estimators of a log with ``position=``: a unit is a logged row, a slate for slate
+        estimators), whose mean over a group is its estimate: for
+        :func:`recframe.compare` (``user=`` the context column, ``metrics=`` the estimators),
+        which pairs two targets on the same logged contexts. SNIPS and SNDR give their
+        influence values (value + psi, see Notes): paired t tests of them are the delta
+        method's.
+    partitions : int, optional
+        Estimate from this many sets of contexts (split by a hash of the context id, as
+        :func:`recframe.summary`'s ``partitions=`` splits users), one after another by Polars'
+        streaming engine, and add their parts: the numbers of one pass (to the last bits of a
+        float), the memory of one set. Polars, pandas and Arrow frames; not with
+        ``ci_method="poisson"`` (it numbers every context of the call).
     k : int or list of int, default 10
         The click metrics' cutoffs: one estimator row per metric and k (``"click_dcg@10"``).
     examination : frame or str, optional
@@ -142,6 +170,7 @@ def off_policy(
     [('click_dcg@1', 1.0, 2, 0.0), ('click_recall@1', 1.0, 1, 0.0)]
     """
     if _clicks.asked(estimators):
+        _clicks_alone(ci_method, per_context, partitions)
         names = dict(context=context, item=item, position=position, propensity=propensity, reward=reward, rank=rank)
         unused = dict(target=target, predicted=predicted, target_predicted=target_predicted, max_weight=max_weight)
         unused["switch_threshold"] = switch_threshold
@@ -150,16 +179,129 @@ def off_policy(
                                 unused=unused)  # fmt: skip
     chosen, z = _estimators(estimators, predicted, target_predicted, max_weight, switch_threshold), _z(ci)
     _one_target(target, recommendations)
+    stats.check_choice("ci_method", ci_method, CI_METHODS)
+    n_resamples, _ = stats.check_resampling(n_resamples, seed)
     keys = [by] if isinstance(by, str) else list(by or [])
     lf, engine = _frames.lazy(logs, "logs")
+    sets = _sets(partitions, engine, chosen, ci_method, per_context)
     names = dict(context=context, item=item, position=position, propensity=propensity, reward=reward, target=target)
     names |= dict(predicted=predicted, target_predicted=None if recommendations is not None else target_predicted)
     rows = _logged_rows(lf, names, keys, recommendations, rank, target_predicted)
-    rows = _checked(rows.with_columns((nw.col(_TARGET) / nw.col(_PROPENSITY)).alias(op.WEIGHT)), engine, keys, names)
-    if chosen[0].per_row is not None:
-        rows = op.slates(rows, keys, _CONTEXT, _POSITION, chosen)
-    sums = op.parts_frame(rows, keys, op.parts_of(chosen), op.Logged(max_weight, switch_threshold))
-    return engine.from_lazy(op.finished(sums, keys, chosen, z))
+    rows = rows.with_columns((nw.col(_TARGET) / nw.col(_PROPENSITY)).alias(op.WEIGHT))
+    settings = op.Logged(max_weight, switch_threshold)
+    if per_context:
+        return engine.from_lazy(_per_context(_units(rows, engine, keys, names, chosen), keys, names, chosen, settings))
+    if sets is not None:
+        sums = _partitioned(rows, engine, keys, names, chosen, settings, sets)
+        return engine.from_lazy(op.finished(sums, keys, chosen, z))
+    units = _units(rows, engine, keys, names, chosen)
+    out = op.finished(op.parts_frame(units, keys, op.parts_of(chosen), settings), keys, chosen, z)
+    if ci_method == "poisson":
+        seed_keys = _poisson.seed_keys(_poisson.seed_of(seed))
+        bounds = op.poisson_bounds(units, keys, _CONTEXT, chosen, settings, n_resamples, seed_keys, float(ci))
+        out = op.with_bounds(out, bounds, keys, chosen)
+    return engine.from_lazy(out)
+
+
+#: the intervals off_policy gives (the summary's names: ``"poisson"``, its in-engine bootstrap)
+CI_METHODS = ("normal", "poisson")
+
+
+def _units(
+    rows: nw.LazyFrame, engine: _frames.Engine, keys: list[str], names: dict[str, str | None], chosen: list[op.Estimator]
+) -> nw.LazyFrame:
+    """The estimators' units, checked: the logged rows, or one row per slate."""
+    rows = _checked(rows, engine, keys, names)
+    return op.slates(rows, keys, _CONTEXT, _POSITION, chosen) if chosen[0].per_row is not None else rows
+
+
+def _per_context(
+    units: nw.LazyFrame, keys: list[str], names: dict[str, str | None], chosen: list[op.Estimator], settings: op.Logged
+) -> nw.LazyFrame:
+    """Each unit's value of each estimator (:func:`recframe.statistics._off_policy.per_unit`),
+    its context (and position: a single-slot log's row) under the logs' names."""
+    unit = {_CONTEXT: str(names["context"])}
+    if chosen[0].per_row is None and names["position"] is not None:
+        unit[_POSITION] = names["position"]
+    taken = [k for k in keys if k in unit.values()]
+    if taken:
+        raise RecframeError(
+            f"{ref('by', keys)} names {taken[0]!r}, the column of each context's values with per_context=True.",
+            f"leave {taken[0]!r} out of {ref('by')}.",
+        )
+    return op.per_unit(units, keys, list(unit), chosen, settings).rename(unit)
+
+
+def _sets(partitions: Any, engine: _frames.Engine, chosen: list[op.Estimator], ci_method: str, per_context: bool) -> int | None:
+    """``partitions=`` checked: None (one pass) or the number of sets of contexts; refused, by
+    the declarations, where the parts of sets do not add up (as the summary's refusals)."""
+    if partitions is None:
+        return None
+    sets = v.whole_at_least("partitions", partitions, 1, "is not a whole number of at least 1.",
+                            f"pass the number of sets of contexts to estimate one after another, e.g. {fix('partitions', 8)}, "
+                            "or leave it out for one pass.")  # fmt: skip
+    if not engine.in_process:
+        raise RecframeError(
+            f"{ref('partitions')} estimates sets of contexts one after another in Polars, and the logs are a "
+            f"{engine.name} frame, which holds its own memory.",
+            f"leave {ref('partitions')} out (set {engine.name}'s memory limit instead), or pass the logs to Polars: "
+            'pl.scan_parquet("logs/*.parquet").',
+        )
+    if per_context:
+        raise RecframeError(
+            f"{fix('per_context', True)} gives a row per context, and {ref('partitions')} keeps each set's sums alone.",
+            f"leave {ref('partitions')} out with per_context=True.",
+        )
+    declared: list[Any] = [*chosen, *([_summary.AGGREGATES["poisson"]] if ci_method == "poisson" else [])]
+    for x in declared:
+        if not x.adds_up:
+            what = f"{fix('ci_method', 'poisson')} resamples every context at once" if x.name == "poisson" else (
+                f"the estimator {x.name!r} does not add up over sets of contexts")  # fmt: skip
+            raise RecframeError(
+                f"{what}, and {ref('partitions')} keeps only each set's sums.",
+                f"leave {ref('partitions')} out, or pass {fix('ci_method', 'normal')}"
+                + ("." if x.name == "poisson" else f" and leave {x.name!r} out of {ref('estimators')}."),
+            )
+    return sets
+
+
+def _partitioned(
+    rows: nw.LazyFrame,
+    engine: _frames.Engine,
+    keys: list[str],
+    names: dict[str, str | None],
+    chosen: list[op.Estimator],
+    settings: op.Logged,
+    sets: int,
+) -> nw.LazyFrame:
+    """The parts of `sets` sets of contexts (a hash of the context, as the summary's sets of
+    users), each checked and summed by Polars' streaming engine, then added
+    (:func:`recframe.statistics._parts.add`, each part by its rule): those of one pass."""
+    native = rows.to_native()
+    hashed = _partitions.hash_of(native, _CONTEXT)
+    distinct = native.select(hashed.n_unique()).collect(engine="streaming").item()
+    sets = max(1, min(sets, int(distinct)))  # (more sets than contexts would be empty)
+    parts = op.parts_of(chosen)
+    found = []
+    for p in range(sets):  # (each set built when it is summed, never all at once)
+        one = nw.from_native(native.filter(hashed % sets == p))
+        units = _units(one, engine, keys, names, chosen)
+        found.append(op.parts_frame(units, keys, parts, settings).to_native().collect(engine="streaming"))
+    rule = _parts.rules([op.DIAGNOSTICS, *chosen])
+    return nw.from_native(_parts.add(found, keys, rule.__getitem__))
+
+
+def _clicks_alone(ci_method: str, per_context: bool, partitions: int | None) -> None:
+    """The click metrics have their own finish: the bootstrap, per-context values and
+    partitions are the weighted estimators' (refused, not ignored)."""
+    given = {"ci_method": ci_method if ci_method != "normal" else None, "per_context": per_context or None}
+    given["partitions"] = partitions
+    for arg, value in given.items():
+        if value is not None:
+            raise RecframeError(
+                f"{ref(arg, value)} is not available with the click metrics (click_dcg, click_precision, click_recall).",
+                f"leave {ref(arg)} out for them: their interval is the normal one, from the contexts' values.",
+            )
 
 
 def _one_target(target: str | None, recommendations: Any) -> None:

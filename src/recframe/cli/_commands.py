@@ -479,7 +479,7 @@ def off_policy_command(args: argparse.Namespace, progress: Progress) -> int:
     with progress.running("reading and estimating"):
         plan = recframe.off_policy(
             logs, args.estimators, target=args.target, recommendations=recs,
-            position=None if args.no_position else args.position, **options,
+            position=None if args.no_position else args.position, per_context=args.per_context, **options,
         )  # fmt: skip
         table = plan.collect(engine="streaming")
     return emit(args, fmt, table, progress)

@@ -555,6 +555,11 @@ def _add_off_policy(commands: Any, common: argparse.ArgumentParser) -> None:
         help="the click metrics' examination propensities: a parquet or CSV file (position, propensity), or the "
         "boolean column of LOGS that marks randomized traffic (p_k = CTR_k / CTR_1 there)",
     )  # fmt: skip
+    est.add_argument(
+        "--per-context", action="store_true",
+        help="each context's value of each estimator instead (a column each; SNIPS and SNDR: influence values), whose "
+        "mean is the estimate: for recframe.compare(..., user=CONTEXT, metrics=ESTIMATORS), paired by context",
+    )  # fmt: skip
     columns = o.add_argument_group("columns (defaults as in recframe.off_policy)")
     for name, text in _OFF_POLICY_COLUMNS.items():
         columns.add_argument(flag(name), default=default[name].default, metavar="COLUMN", help=text.format(default[name].default))

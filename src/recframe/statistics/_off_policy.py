@@ -26,7 +26,9 @@ from typing import Literal
 
 import narwhals as nw
 
-from recframe.statistics import _parts
+from recframe import _names
+from recframe.errors import RecframeError, ref
+from recframe.statistics import _parts, _poisson
 
 #: the internal columns of a logged row, set by recframe.off_policy before the parts are summed
 WEIGHT, REWARD, PREDICTED, TARGET_PREDICTED = "__rf_w", "__rf_r", "__rf_q", "__rf_qe"
@@ -321,3 +323,107 @@ def finished(sums: nw.LazyFrame, keys: list[str], estimators: Sequence[Estimator
         )
     result = nw.concat(out, how="vertical") if len(out) > 1 else out[0]
     return result.sort([*keys, "__rf_order"]).drop("__rf_order")
+
+
+# -- per unit (comparisons paired by context) and the Poisson bootstrap over contexts --
+
+#: the self-normalized estimators, and whether each has the direct term (SNDR): their value per
+#: unit is an influence value (:func:`per_unit`)
+SELF_NORMALIZED = {"snips": False, "sndr": True}
+
+
+def _unit_value(estimator: Estimator, x: Logged) -> nw.Expr | None:
+    """A mean estimator's value of one unit: its part ``<name>_v`` (:func:`_mean`), whose mean
+    is the estimate; None for an estimator without one."""
+    part = next((p for p in estimator.parts if p.name == f"{estimator.name}_v"), None)
+    return None if part is None else part.value(x)
+
+
+def per_unit(units: nw.LazyFrame, keys: list[str], unit: list[str], estimators: Sequence[Estimator], x: Logged) -> nw.LazyFrame:
+    """One row per unit (a logged row; a slate), its ``unit`` columns and each estimator's value
+    there, whose mean over a group's units is the group's estimate: a mean estimator's own
+    value; a self-normalized one's value plus its influence, ``qe + D + w (d - D) / wbar``
+    (:func:`_self_normalized`'s psi; qe = q = 0 for SNIPS), so the t test of two estimators'
+    paired differences is the delta method's, and its mean difference the difference of the
+    estimates. Null where the group has no w > 0. Sorted by the keys and the unit."""
+    window = keys or ["__rf_all"]
+    rows = units if keys else units.with_columns(nw.lit(0).alias("__rf_all"))
+    values: dict[str, nw.Expr] = {}
+    for e in estimators:
+        if e.name in SELF_NORMALIZED:
+            direct = SELF_NORMALIZED[e.name]
+            d = x.r - x.q if direct else x.r
+            rows = rows.with_columns((x.w * d).alias(f"__rf_wd_{e.name}"))
+            sw, count = x.w.sum().over(*window), nw.len().over(*window)
+            big_d = nw.col(f"__rf_wd_{e.name}").sum().over(*window) / sw
+            value = (x.qe if direct else nw.lit(0.0)) + big_d + x.w * (d - big_d) / (sw / count)
+            values[e.name] = nw.when(sw > 0).then(value)
+            continue
+        found = _unit_value(e, x)
+        if found is None:
+            raise RecframeError(
+                f"the estimator {e.name!r} is no mean of a value per context: per_context=True has no value of it.",
+                f"leave {e.name!r} out of {ref('estimators')} with per_context=True.",
+            )
+        values[e.name] = found
+    out = rows.select(*keys, *unit, *(v.cast(nw.Float64).alias(name) for name, v in values.items()))
+    return out.sort([*keys, *unit])
+
+
+def poisson_bounds(
+    units: nw.LazyFrame,
+    keys: list[str],
+    context: str,
+    estimators: Sequence[Estimator],
+    x: Logged,
+    n_resamples: int,
+    seed_keys: tuple[int, int],
+    level: float,
+) -> nw.LazyFrame:
+    """Per group, each estimator's percentile interval over Poisson resamples of the contexts,
+    in the engine (:mod:`recframe.statistics._poisson`: the summary's generator, its contexts
+    numbered as its users are, so the same seed gives the same intervals on every engine, and
+    the groups' resamples are paired). A resample weighs each context's units by its draw: its
+    parts are each part's weighted mean (the weighted sum over the resample's total weight), and
+    an estimate, a ratio of sums, is the same from them as from the weighted sums. Columns: the
+    keys, ``__rf_boot_<estimator>_lo`` and ``_hi``."""
+    parts = {p.name: p for e in estimators for p in e.parts if p.agg == "sum"}
+    grouped = keys or [_names.GROUP]
+    rows = units if keys else units.with_columns(nw.lit(0).alias(_names.GROUP))
+    users = rows.select(
+        *grouped,
+        nw.col(context).alias(_names.USER),
+        *(p.value(x).cast(nw.Float64).alias(_part_column(name)) for name, p in parts.items()),
+    )
+    one_row = units.head(1).select(nw.len().alias("__rf_one"))
+    means = _poisson.resample_means(users, one_row, [_part_column(name) for name in parts], n_resamples, seed_keys)
+
+    def s(name: str) -> nw.Expr:
+        return nw.col(_part_column(name))
+
+    boot = {f"__rf_boot_{e.name}": e.finish(s, 0.0)["value"].cast(nw.Float64) for e in estimators}
+    bounds = _poisson.percentiles(means.with_columns(**boot), grouped, list(boot), level)
+    return bounds if keys else bounds.drop(_names.GROUP)
+
+
+def with_bounds(result: nw.LazyFrame, bounds: nw.LazyFrame, keys: list[str], estimators: Sequence[Estimator]) -> nw.LazyFrame:
+    """The result (:func:`finished`) with ``lo`` and ``hi`` from `bounds` (:func:`poisson_bounds`),
+    null for a group of fewer than two units (no spread, as the summary's); same order."""
+    columns = result.collect_schema().names()
+    long = [
+        bounds.select(
+            *keys,
+            nw.lit(e.name, dtype=nw.String).alias("estimator"),
+            nw.lit(order, dtype=nw.Int64).alias("__rf_order"),
+            nw.col(f"__rf_boot_{e.name}_lo").alias("__rf_lo"),
+            nw.col(f"__rf_boot_{e.name}_hi").alias("__rf_hi"),
+        )
+        for order, e in enumerate(estimators)
+    ]
+    table = nw.concat(long, how="vertical") if len(long) > 1 else long[0]
+    joined = result.join(table, on=[*keys, "estimator"], how="left")
+    enough = nw.col("n") >= 2
+    joined = joined.with_columns(
+        nw.when(enough).then(nw.col("__rf_lo")).alias("lo"), nw.when(enough).then(nw.col("__rf_hi")).alias("hi")
+    )
+    return joined.sort([*keys, "__rf_order"]).select(columns)

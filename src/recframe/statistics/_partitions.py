@@ -192,7 +192,7 @@ def _capped(i: _call.Inputs, partitions: int) -> int:
     hashes that place each user in a set (the numbers are the same for any number of sets)."""
     user = str(i.spec.columns.user)
     hashed = [
-        frame.to_native().select(_hashed(frame.to_native(), user).alias("__rf_hash"))
+        frame.to_native().select(hash_of(frame.to_native(), user).alias("__rf_hash"))
         for frame in (i.lf, i.truth, i.users)
         if frame is not None
     ]
@@ -221,10 +221,10 @@ def _users_of(lf: nw.LazyFrame | None, user: str, p: int, partitions: int) -> An
     if lf is None:
         return None
     native = lf.to_native()
-    return nw.from_native(native.filter(_hashed(native, user) % partitions == p))
+    return nw.from_native(native.filter(hash_of(native, user) % partitions == p))
 
 
-def _hashed(native: pl.LazyFrame, user: str) -> pl.Expr:
+def hash_of(native: pl.LazyFrame, user: str) -> pl.Expr:
     """The hash of each row's user, which places it in a set (a categorical id hashed as its
     text, so that every input agrees)."""
     column = pl.col(user)
