@@ -6,6 +6,7 @@ from __future__ import annotations
 import math
 import numbers
 from collections.abc import Sequence
+from dataclasses import dataclass
 from statistics import NormalDist
 from typing import Any, TypeVar
 
@@ -117,11 +118,9 @@ def off_policy(
     lf, engine = _frames.lazy(logs, "logs")
     names = dict(context=context, item=item, position=position, propensity=propensity, reward=reward, target=target)
     names |= dict(predicted=predicted, target_predicted=None if recommendations is not None else target_predicted)
-    rows = _logged_rows(lf, names, keys, recommendations, rank, target_predicted)
-    rows = _checked(rows.with_columns((nw.col(_TARGET) / nw.col(_PROPENSITY)).alias(op.WEIGHT)), engine, keys, names)
-    if chosen[0].per_row is not None:
-        rows = op.slates(rows, keys, _CONTEXT, _POSITION, chosen)
-    sums = op.parts_frame(rows, keys, op.parts_of(chosen), op.Logged(max_weight, switch_threshold))
+    rows, slots = _logged_rows(lf, names, keys, recommendations, rank, target_predicted)
+    rows = rows.with_columns((nw.col(_TARGET) / nw.col(_PROPENSITY)).alias(op.WEIGHT))
+    sums = _checked(rows, slots, engine, keys, names, chosen, op.Logged(max_weight, switch_threshold))
     return engine.from_lazy(op.finished(sums, keys, chosen, z))
 
 
@@ -195,10 +194,11 @@ def _logged_rows(
     recommendations: Any,
     rank: str,
     target_predicted: str | None,
-) -> nw.LazyFrame:
+) -> tuple[nw.LazyFrame, _Slots]:
     """The logs as internal columns (weights come next): keys, context, position, propensity,
     reward, target probability and the predictions asked for; with ``recommendations=``, the
-    target's probability and prediction from its item at the logged position."""
+    target's probability and prediction from its item at the logged position. And the logs'
+    own slots, where the duplicate check reads them (before any join)."""
     schema = _frames.schema_of(lf, "logs")
     given = {arg: name for arg, name in names.items() if name is not None and (arg != "item" or recommendations is not None)}
     recs_schema: dict[str, Any] = {}
@@ -227,9 +227,10 @@ def _logged_rows(
         *(nw.col(given[a]).cast(nw.Float64).alias(c) for a, c in float_of.items() if a in given),
         *([nw.col(given["item"]).alias(_ITEM)] if recs is not None else []),
     )
+    slots = _Slots(rows, [k for k in keys if k in log_keys], [k for k in keys if k not in log_keys], recs is not None)
     if recs is None:
-        return rows
-    return _joined(rows, recs, recs_schema, keys, log_keys, names, rank, target_predicted)
+        return rows, slots
+    return _joined(rows, recs, recs_schema, keys, log_keys, names, rank, target_predicted), slots
 
 
 def _is_number(dtype: Any, allow_bool: bool) -> bool:
@@ -273,8 +274,7 @@ def _joined(
         nw.col(item).alias(_TARGET_ITEM),
         *([nw.col(target_predicted).cast(nw.Float64).alias(op.TARGET_PREDICTED)] if target_predicted else []),
     )
-    # how many items a ranking places at the position: more than one is refused by the checks
-    target = target.with_columns(nw.len().over(*model_keys, *shared, _CONTEXT, _POSITION).alias(_PLACED))
+    # a ranking placing two items at one logged slot adds a joined row: the checks count them
     if model_keys:
         rows = rows.join(target.select(model_keys).unique(), how="cross")
     rows = rows.join(target, on=[*model_keys, *shared, _CONTEXT, _POSITION], how="left")
@@ -286,13 +286,74 @@ def _joined(
     return out.drop(_TARGET_ITEM, _ITEM)
 
 
-def _checked(rows: nw.LazyFrame, engine: _frames.Engine, keys: list[str], names: dict[str, str | None]) -> nw.LazyFrame:
-    """The rows, checked: on a SQL engine now (one aggregate query, one for duplicates), in
-    Polars when the rows are computed (an eager input raises in the call, a lazy one at collect)."""
-    if not engine.in_process:
-        _check(rows, keys, names)
-        return rows
-    return _frames.when_collected(rows, lambda table: _check(table.lazy(), keys, names, table))
+@dataclass(frozen=True)
+class _Slots:
+    """The logs' rows before the join with the target's rankings, where the duplicate check
+    reads the logged slots (their keys ``log_keys``): a slot repeats in the joined rows of a
+    model exactly where it repeats in the logs, and the logs are the smaller (1 / models).
+    ``model_keys``: the keys of the rankings alone; ``joined``: whether rankings were joined."""
+
+    logs: nw.LazyFrame
+    log_keys: list[str]
+    model_keys: list[str]
+    joined: bool
+
+
+def _checked(
+    rows: nw.LazyFrame,
+    slots: _Slots,
+    engine: _frames.Engine,
+    keys: list[str],
+    names: dict[str, str | None],
+    chosen: list[op.Estimator],
+    settings: op.Logged,
+) -> nw.LazyFrame:
+    """The parts per group with the checks' counts and extremes summed in the same
+    aggregation (one pass over the rows), refused from that small table: on a SQL engine now,
+    in Polars when it is computed (an eager input raises in the call, a lazy one at collect).
+    Slates sum their rows per slate first: their checks are an aggregation of their own."""
+    checks = _check_parts(rows.collect_schema())
+
+    def inspect(table: Any) -> None:
+        _check(table if isinstance(table, nw.DataFrame) else table.collect(), slots, engine, keys, names)
+
+    parts = op.parts_of(chosen)
+    if chosen[0].per_row is None:
+        have = {p.name for p in parts}
+        sums = op.parts_frame(rows, keys, [*parts, *(p for p in checks if p.name not in have)], settings)
+        return engine.check(sums, inspect)
+    counted = engine.check(op.parts_frame(rows, keys, checks, settings), inspect)
+    sums = op.parts_frame(op.slates(rows, keys, _CONTEXT, _POSITION, chosen), keys, parts, settings)
+    return engine.after_checks(sums, counted)
+
+
+_FLOATS = {
+    "propensity": _PROPENSITY,
+    "reward": op.REWARD,
+    "target": _TARGET,
+    "predicted": op.PREDICTED,
+    "target_predicted": op.TARGET_PREDICTED,
+}
+
+
+def _check_parts(schema: Any) -> list[op.Part]:
+    """What the checks count per group, as parts summed beside the estimators': a flag per
+    defect (1 on a row that has it), the rows (``n``), and the extremes the refusals quote
+    (a minimum as the maximum of the negation: parts are sums and maxima)."""
+
+    def flag(name: str, condition: nw.Expr) -> op.Part:
+        return op.Part(name, lambda x: nw.when(condition).then(1).otherwise(0).cast(nw.Int64))
+
+    p, pi, w, pos = nw.col(_PROPENSITY), nw.col(_TARGET), nw.col(op.WEIGHT), nw.col(_POSITION)
+    floats = {arg: c for arg, c in _FLOATS.items() if c in schema}
+    out = [op.N, *(flag(f"__rf_bad_{arg}", nw.col(c).is_null() | ~nw.col(c).is_finite()) for arg, c in floats.items())]
+    out += [flag("__rf_out_propensity", (p <= 0) | (p > 1)), flag("__rf_out_target", (pi < 0) | (pi > 1))]
+    out += [flag("__rf_bad_position", pos.is_null()), flag("__rf_out_position", pos < 1)]
+    out += [flag("__rf_bad_context", nw.col(_CONTEXT).is_null())]
+    out += [flag("__rf_bad_weight", w.is_null() | ~w.is_finite() | (w < 0))]
+    out += [op.Part(f"{c}_neg_min", lambda x, c=c: -nw.col(c), "max") for c in (_PROPENSITY, _TARGET, _POSITION)]
+    out += [op.Part(f"{c}_max", lambda x, c=c: nw.col(c), "max") for c in (_PROPENSITY, _TARGET)]
+    return out
 
 
 def _bad(arg: str, column: str | None, count: int, holds: str, what: str, hint: str) -> RecframeError:
@@ -300,37 +361,28 @@ def _bad(arg: str, column: str | None, count: int, holds: str, what: str, hint: 
     return RecframeError(f"{named} holds {holds} in {count} row{'s' if count != 1 else ''}: {what}", hint)
 
 
-def _check(rows: nw.LazyFrame, keys: list[str], names: dict[str, str | None], table: nw.DataFrame | None = None) -> None:
-    """Refuse, by name, what would make an estimate wrong: see off_policy's Notes."""
-    schema = rows.collect_schema()
-    floats = {
-        "propensity": _PROPENSITY,
-        "reward": op.REWARD,
-        "target": _TARGET,
-        "predicted": op.PREDICTED,
-        "target_predicted": op.TARGET_PREDICTED,
-    }
-    floats = {arg: c for arg, c in floats.items() if c in schema}
+def _check(table: nw.DataFrame, slots: _Slots, engine: _frames.Engine, keys: list[str], names: dict[str, str | None]) -> None:
+    """Refuse, by name, what would make an estimate wrong (see off_policy's Notes), from the
+    parts per group (`table`, with :func:`_check_parts`' columns) and one pass over the logs'
+    slots. A ranking placing two items at one logged slot of a model adds a joined row: the
+    joined rows then outnumber the logged rows times the models."""
+    columns = table.columns
 
-    def flag(condition: nw.Expr) -> nw.Expr:
-        return nw.when(condition).then(1).otherwise(0).cast(nw.Int64)
+    def total(column: str, how: str = "sum") -> Any:
+        return getattr(table.get_column(column), how)() if len(table) else None
 
-    p, pi, w, pos = nw.col(_PROPENSITY), nw.col(_TARGET), nw.col(op.WEIGHT), nw.col(_POSITION)
-    flags = {f"__rf_bad_{arg}": flag(nw.col(c).is_null() | ~nw.col(c).is_finite()) for arg, c in floats.items()}
-    flags |= {"__rf_out_propensity": flag((p <= 0) | (p > 1)), "__rf_out_target": flag((pi < 0) | (pi > 1))}
-    flags |= {"__rf_bad_position": flag(pos.is_null()), "__rf_out_position": flag(pos < 1)}
-    flags |= {"__rf_bad_context": flag(nw.col(_CONTEXT).is_null())}
-    flags |= {"__rf_bad_weight": flag(w.is_null() | ~w.is_finite() | (w < 0))}
-    extremes = [nw.col(c).min().alias(f"{c}_min") for c in (_PROPENSITY, _TARGET, _POSITION)]
-    extremes += [nw.col(c).max().alias(f"{c}_max") for c in (_PROPENSITY, _TARGET)]
-    placed = [nw.col(_PLACED).max().alias("__rf_placed")] if _PLACED in schema else []
-    found = rows.with_columns(**flags).select(*(nw.col(f).sum() for f in flags), *extremes, *placed).collect().row(0)
-    seen = dict(zip([*flags, *(f"{c}_min" for c in (_PROPENSITY, _TARGET, _POSITION))], found))
-    seen |= dict(zip([f"{c}_max" for c in (_PROPENSITY, _TARGET)], found[len(flags) + 3 :]))
-    seen["__rf_placed"] = found[-1] if placed else None
+    seen = {c: int(total(c) or 0) for c in columns if c.startswith(("__rf_bad_", "__rf_out_"))}
+    for c in (_PROPENSITY, _TARGET, _POSITION):
+        low = total(f"{c}_neg_min", "max")
+        seen[f"{c}_min"] = None if low is None else -low
+    seen |= {f"{c}_max": total(f"{c}_max", "max") for c in (_PROPENSITY, _TARGET)}
+    logged, repeated = _slot_counts(slots, engine)
+    joined = int(total("n") or 0)
+    models = len(table.select(slots.model_keys).unique()) if slots.model_keys else 1
+    seen["__rf_placed"] = (2 if joined > logged * models else 1) if slots.joined else None
     _refuse(seen, names)
-    if table is None or not _in_order(table, [*keys, _CONTEXT, _POSITION]):
-        _refuse_duplicates(rows, keys, names)
+    if repeated > 1 and joined:
+        _refuse_duplicates(slots, table, keys, names)
 
 
 def _refuse(seen: dict[str, Any], names: dict[str, str | None]) -> None:
@@ -383,14 +435,37 @@ def _in_order(table: nw.DataFrame, slot: list[str]) -> bool:
     return bool(ordered.tail(len(ordered) - 1).all()) if len(ordered) > 1 else True
 
 
-def _refuse_duplicates(rows: nw.LazyFrame, keys: list[str], names: dict[str, str | None]) -> None:
-    """One row per logged slot: a second row of a (context, position) in a group is refused."""
-    slot = [*keys, _CONTEXT, _POSITION]
-    dup = rows.group_by(slot).agg(nw.len().alias("__rf_n")).filter(nw.col("__rf_n") > 1)
+def _slot_counts(slots: _Slots, engine: _frames.Engine) -> tuple[int, int]:
+    """The logs' rows and the most rows of one slot (keys, context, position): in Polars one
+    pass when the logs are in slot order, else (and on a SQL engine) one group-by."""
+    slot = [*slots.log_keys, _CONTEXT, _POSITION]
+    logs = slots.logs.select(slot)
+    if engine.in_process:
+        table = logs.collect()
+        if _in_order(table, slot):
+            return len(table), min(len(table), 1)
+        logs = table.lazy()
+    n = nw.col("__rf_n")
+    found = logs.group_by(slot).agg(nw.len().alias("__rf_n")).select(n.sum().alias("rows"), n.max().alias("most"))
+    rows, most = found.collect().row(0)
+    return int(rows or 0), int(most or 0)
+
+
+def _refuse_duplicates(slots: _Slots, table: nw.DataFrame, keys: list[str], names: dict[str, str | None]) -> None:
+    """One row per logged slot: a second row of a (context, position) in a group is refused,
+    the first such slot in the order of the keys named. The joined rows of a repeated slot
+    repeat it in every model: the first is the logs' first with the first model (``table``,
+    the parts per group, has every model)."""
+    slot = [*slots.log_keys, _CONTEXT, _POSITION]
+    dup = slots.logs.select(slot).group_by(slot).agg(nw.len().alias("__rf_n")).filter(nw.col("__rf_n") > 1)
     first = dup.sort(slot).head(1).collect()
     if len(first) == 0:
         return
-    where = ", ".join(f"{c}={first.item(0, c)!r}" for c in keys)
+    values = {c: first.item(0, c) for c in slots.log_keys}
+    if slots.model_keys:
+        model = table.select(slots.model_keys).unique().sort(slots.model_keys)
+        values |= {c: model.item(0, c) for c in slots.model_keys}
+    where = ", ".join(f"{c}={values[c]!r}" for c in keys)
     context, position = first.item(0, _CONTEXT), first.item(0, _POSITION)
     shown = f"{names['context']}={context!r}" + (f", {names['position']}={position!r}" if names["position"] else "")
     raise RecframeError(
