@@ -250,7 +250,8 @@ def unchecked() -> Callable[[], None]:
     def parts_only(rows: Any, slots: Any, engine: Any, keys: list[str], names: Any, chosen: Any, settings: Any) -> Any:
         if chosen[0].per_row is not None:
             rows = op.slates(rows, keys, module._CONTEXT, module._POSITION, chosen)
-        return op.parts_frame(rows, keys, op.parts_of(chosen), settings)
+        # held as the checked parts are (a SQL engine computes them once for the finish's reads)
+        return engine.hold(op.parts_frame(rows, keys, op.parts_of(chosen), settings))
 
     module._checked = parts_only
     return lambda: setattr(module, "_checked", checked)
