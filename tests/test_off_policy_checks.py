@@ -10,6 +10,7 @@ from typing import Any
 
 import polars as pl
 import pytest
+from polars.testing import assert_frame_equal
 
 import recframe
 from conftest import BACKENDS, to_polars
@@ -19,12 +20,12 @@ from test_off_policy import LOGS, RECS, SLATES
 PATHS = [b for b in ("polars", "polars-lazy", "duckdb") if b in BACKENDS]
 
 
-def _run(backend: str, logs: pl.DataFrame, **kwargs: Any) -> pl.DataFrame:
+def _run(backend: str, logs: pl.DataFrame, *args: Any, **kwargs: Any) -> pl.DataFrame:
     """The call on `backend`, its result computed (a lazy frame raises here, at collect)."""
     make = BACKENDS[backend]
     if "recommendations" in kwargs:
         kwargs["recommendations"] = make(kwargs["recommendations"])
-    return to_polars(recframe.off_policy(make(logs), **kwargs))
+    return to_polars(recframe.off_policy(make(logs), *args, **kwargs))
 
 
 RANKED = dict(recommendations=RECS, by="model", predicted="q", target_predicted="qe")
@@ -91,3 +92,33 @@ def test_no_model_no_rows_no_refusal() -> None:
     """(rankings without a row: nothing is estimated, as before, even from repeated slots)"""
     got = recframe.off_policy(pl.concat([LOGS, LOGS.head(1)]), ["ips"], recommendations=RECS.head(0), by="model")
     assert got.height == 0
+
+
+# -- the join with the rankings: each model on its own (a few plain models, rankings in memory
+# or DuckDB) or the models' cross join with the logs (lazy rankings, a null model): the same rows --
+
+DEEPER = pl.concat([RECS, RECS.with_columns(rank=pl.lit(2, dtype=pl.Int64), item_id=pl.lit("b"), qe=pl.lit(0.9))])
+
+
+@pytest.mark.parametrize(
+    "recs", [DEEPER, DEEPER.with_columns(model=pl.col("model").replace({"A": "1", "B": "2"}).cast(pl.Int64))]
+)
+@pytest.mark.parametrize("position", ["position", None])
+def test_each_model_joined_alone_equals_the_cross_join(recs: pl.DataFrame, position: str | None) -> None:
+    """(position=None joins on the context alone: a rank below 1 places nothing there)"""
+    call = dict(recommendations=recs, by="model", predicted="q", target_predicted="qe", position=position)
+    alone = {b: _run(b, LOGS, **call) for b in PATHS if b != "polars-lazy"}
+    crossed = _run("polars-lazy", LOGS, **call)
+    for got in alone.values():
+        assert_frame_equal(got, crossed, check_dtypes=False, check_exact=False, rel_tol=1e-12)
+    ips = crossed.filter(pl.col("estimator") == "ips").get_column("value").to_list()
+    assert ips == pytest.approx([1.5, 0.0])
+
+
+@pytest.mark.parametrize("backend", PATHS)
+def test_a_null_model_places_nothing(backend: str) -> None:
+    """(a null key never matches in a join: as before, its ranking earns nothing)"""
+    recs = pl.concat([RECS, RECS.head(2).with_columns(model=pl.lit(None, dtype=pl.String))])
+    got = _run(backend, LOGS, ["ips"], **{**RANKED, "recommendations": recs})
+    assert got.get_column("model").to_list() == [None, "A", "B"]
+    assert got.get_column("value").to_list() == pytest.approx([0.0, 1.5, 0.0])

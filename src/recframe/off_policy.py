@@ -348,7 +348,7 @@ def _checked(
     checks = _check_parts(rows.collect_schema())
 
     def inspect(table: Any) -> None:
-        _check(table if isinstance(table, nw.DataFrame) else table.collect(), slots, engine, keys, names)
+        _check(table if isinstance(table, nw.DataFrame) else table.collect(), rows, slots, engine, keys, names)
 
     parts = op.parts_of(chosen)
     if chosen[0].per_row is None:
@@ -369,24 +369,39 @@ _FLOATS = {
 }
 
 
-def _check_parts(schema: Any) -> list[op.Part]:
-    """What the checks count per group, as parts summed beside the estimators': a flag per
-    defect (1 on a row that has it), the rows (``n``), and the extremes the refusals quote
-    (a minimum as the maximum of the negation: parts are sums and maxima)."""
-
-    def flag(name: str, condition: nw.Expr) -> op.Part:
-        return op.Part(name, lambda x: nw.when(condition).then(1).otherwise(0).cast(nw.Int64))
-
+def _defects(schema: Any) -> dict[str, nw.Expr]:
+    """Each defect the checks refuse, as a condition on a joined row (see off_policy's Notes)."""
     p, pi, w, pos = nw.col(_PROPENSITY), nw.col(_TARGET), nw.col(op.WEIGHT), nw.col(_POSITION)
     floats = {arg: c for arg, c in _FLOATS.items() if c in schema}
-    out = [op.N, *(flag(f"__rf_bad_{arg}", nw.col(c).is_null() | ~nw.col(c).is_finite()) for arg, c in floats.items())]
-    out += [flag("__rf_out_propensity", (p <= 0) | (p > 1)), flag("__rf_out_target", (pi < 0) | (pi > 1))]
-    out += [flag("__rf_bad_position", pos.is_null()), flag("__rf_out_position", pos < 1)]
-    out += [flag("__rf_bad_context", nw.col(_CONTEXT).is_null())]
-    out += [flag("__rf_bad_weight", w.is_null() | ~w.is_finite() | (w < 0))]
-    out += [op.Part(f"{c}_neg_min", lambda x, c=c: -nw.col(c), "max") for c in (_PROPENSITY, _TARGET, _POSITION)]
-    out += [op.Part(f"{c}_max", lambda x, c=c: nw.col(c), "max") for c in (_PROPENSITY, _TARGET)]
-    return out
+    out = {f"__rf_bad_{arg}": nw.col(c).is_null() | ~nw.col(c).is_finite() for arg, c in floats.items()}
+    out |= {"__rf_out_propensity": (p <= 0) | (p > 1), "__rf_out_target": (pi < 0) | (pi > 1)}
+    out |= {"__rf_bad_position": pos.is_null(), "__rf_out_position": pos < 1}
+    out |= {"__rf_bad_context": nw.col(_CONTEXT).is_null()}
+    return out | {"__rf_bad_weight": w.is_null() | ~w.is_finite() | (w < 0)}
+
+
+def _flag(condition: nw.Expr) -> nw.Expr:
+    return nw.when(condition).then(1).otherwise(0).cast(nw.Int64)
+
+
+def _check_parts(schema: Any) -> list[op.Part]:
+    """What the checks count per group, as parts summed beside the estimators': the rows
+    (``n``) and the rows with any defect (one flag: which defect and how often is counted
+    again only when there is one, :func:`_seen`)."""
+    defects = list(_defects(schema).values())
+    anything = defects[0]
+    for condition in defects[1:]:
+        anything = anything | condition
+    return [op.N, op.Part("__rf_defects", lambda x: _flag(anything))]
+
+
+def _seen(rows: nw.LazyFrame) -> dict[str, Any]:
+    """Each defect's rows and the extremes its refusal quotes, in one aggregate query."""
+    flags = {name: _flag(condition) for name, condition in _defects(rows.collect_schema()).items()}
+    extremes = [nw.col(c).min().alias(f"{c}_min") for c in (_PROPENSITY, _TARGET, _POSITION)]
+    extremes += [nw.col(c).max().alias(f"{c}_max") for c in (_PROPENSITY, _TARGET)]
+    found = rows.with_columns(**flags).select(*(nw.col(f).sum() for f in flags), *extremes).collect()
+    return {c: found.item(0, c) for c in found.columns}
 
 
 def _bad(arg: str, column: str | None, count: int, holds: str, what: str, hint: str) -> RecframeError:
@@ -394,23 +409,23 @@ def _bad(arg: str, column: str | None, count: int, holds: str, what: str, hint: 
     return RecframeError(f"{named} holds {holds} in {count} row{'s' if count != 1 else ''}: {what}", hint)
 
 
-def _check(table: nw.DataFrame, slots: _Slots, engine: _frames.Engine, keys: list[str], names: dict[str, str | None]) -> None:
+def _check(
+    table: nw.DataFrame,
+    rows: nw.LazyFrame,
+    slots: _Slots,
+    engine: _frames.Engine,
+    keys: list[str],
+    names: dict[str, str | None],
+) -> None:
     """Refuse, by name, what would make an estimate wrong (see off_policy's Notes), from the
     parts per group (`table`, with :func:`_check_parts`' columns) and one pass over the logs'
-    slots. A ranking placing two items at one logged slot of a model adds a joined row: the
-    joined rows then outnumber the logged rows times the models."""
-    columns = table.columns
-
-    def total(column: str, how: str = "sum") -> Any:
-        return getattr(table.get_column(column), how)() if len(table) else None
-
-    seen = {c: int(total(c) or 0) for c in columns if c.startswith(("__rf_bad_", "__rf_out_"))}
-    for c in (_PROPENSITY, _TARGET, _POSITION):
-        low = total(f"{c}_neg_min", "max")
-        seen[f"{c}_min"] = None if low is None else -low
-    seen |= {f"{c}_max": total(f"{c}_max", "max") for c in (_PROPENSITY, _TARGET)}
+    slots; the joined `rows` are read again only to name a defect found. A ranking placing
+    two items at one logged slot of a model adds a joined row: the joined rows then outnumber
+    the logged rows times the models."""
+    defects = int(table.get_column("__rf_defects").sum() or 0) if len(table) else 0
+    seen = _seen(rows) if defects else {f: 0 for f in _defects(rows.collect_schema())}
     logged, repeated = _slot_counts(slots, engine)
-    joined = int(total("n") or 0)
+    joined = int(table.get_column("n").sum() or 0) if len(table) else 0
     models = len(table.select(slots.model_keys).unique()) if slots.model_keys else 1
     seen["__rf_placed"] = (2 if joined > logged * models else 1) if slots.joined else None
     _refuse(seen, names)
