@@ -6,6 +6,7 @@ same logs, in one run (issue 61's speed target).
     python bench/off_policy.py --cases column         # the target as a column only (no join)
     python bench/off_policy.py --engines polars --repeat 5
     python bench/off_policy.py --spark-rows 1000000   # also Spark local[2] at that size
+    python bench/off_policy.py --unchecked            # also recframe with its data checks off
 
 The logs: one logged slot per context (a single-slot bandit), an item of 20 drawn by a logging
 policy that depends on the context's segment (5 segments), its propensity, a Bernoulli reward
@@ -26,6 +27,8 @@ propensity`` (or ``target / propensity``), and per model ``mean(w r)``, ``sum(w 
 and ``mean(qe + w (r - q))``; it checks nothing and computes no error bar. Both
 results are compared to 1e-9 (relative) before any time is printed; a disagreement is printed
 instead of the ratio. Target: recframe <= 1.3x the hand-written query on each engine.
+``--unchecked`` also times recframe with its data checks switched off (a patch in this process
+only, never an option of recframe): what the checks cost beside the estimates.
 
 Data is written once per size into --dir as parquet and kept. Times are the best of --repeat
 runs, in this process; Polars reads the parquet outside the timing (eager frames, as a user
@@ -234,6 +237,26 @@ ENGINES: dict[str, Callable[[Path, str], tuple[Callable[[], Any], Callable[[], A
 }
 
 
+def unchecked() -> Callable[[], None]:
+    """recframe.off_policy's data checks switched off in this process (its parts alone, to
+    measure what the checks cost); returns the undo."""
+    import importlib
+
+    from recframe.statistics import _off_policy as op
+
+    module = importlib.import_module("recframe.off_policy")
+    checked = module._checked
+
+    def parts_only(rows: Any, slots: Any, engine: Any, keys: list[str], names: Any, chosen: Any, settings: Any) -> Any:
+        if chosen[0].per_row is not None:
+            rows = op.slates(rows, keys, module._CONTEXT, module._POSITION, chosen)
+        # held as the checked parts are (a SQL engine computes them once for the finish's reads)
+        return engine.hold(op.parts_frame(rows, keys, op.parts_of(chosen), settings))
+
+    module._checked = parts_only
+    return lambda: setattr(module, "_checked", checked)
+
+
 # ---------------------------------------------------------------------------- timing
 
 
@@ -257,17 +280,28 @@ def disagreement(ours: dict[tuple[str, str], float], hand: dict[tuple[str, str],
     return None
 
 
-def run_case(engine: str, case: str, root: Path, rows: int, repeat: int) -> tuple[str, ...]:
-    """One engine and case at one size: checked equal, then timed; a table row."""
+def run_case(engine: str, case: str, root: Path, rows: int, repeat: int, checks_off: bool = False) -> tuple[str, ...]:
+    """One engine and case at one size: checked equal, then timed; a table row (with
+    `checks_off`, also recframe's time without its data checks and that ratio)."""
     ours, hand = ENGINES[engine](root, case)
     ours(), hand()  # warm-up: imports, plan caches, the file cache
     hand_s, hand_result = best_of(hand, repeat)
     ours_s, ours_result = best_of(ours, repeat)
+    extra: tuple[str, ...] = ()
+    if checks_off:
+        undo = unchecked()
+        try:
+            bare_s, bare_result = best_of(ours, repeat)
+        finally:
+            undo()
+        bare = disagreement(bare_result, hand_result)
+        extra = (f"{bare_s:.3f}", f"DISAGREE {bare}" if bare else f"{bare_s / hand_s:.2f}x")
     problem = disagreement(ours_result, hand_result)
     if problem is not None:
-        return (engine, case, f"{rows:,}", f"{ours_s:.3f}", f"{hand_s:.3f}", f"DISAGREE {problem}", "")
+        return (engine, case, f"{rows:,}", f"{ours_s:.3f}", f"{hand_s:.3f}", f"DISAGREE {problem}", "", *extra)
     ratio = ours_s / hand_s
-    return (engine, case, f"{rows:,}", f"{ours_s:.3f}", f"{hand_s:.3f}", f"{ratio:.2f}x", "PASS" if ratio <= TARGET else "MISS")
+    verdict = "PASS" if ratio <= TARGET else "MISS"
+    return (engine, case, f"{rows:,}", f"{ours_s:.3f}", f"{hand_s:.3f}", f"{ratio:.2f}x", verdict, *extra)
 
 
 def main() -> None:
@@ -280,6 +314,7 @@ def main() -> None:
     parser.add_argument("--cases", default="rankings,column", help="rankings (recommendations=), column (target=)")
     parser.add_argument("--spark-rows", type=int, help="also run Spark local[2] at this size")
     parser.add_argument("--repeat", type=int, default=3, help="runs per case, the best is kept (default 3)")
+    parser.add_argument("--unchecked", action="store_true", help="also time recframe with its data checks off")
     parser.add_argument("--dir", type=Path, default=Path("/tmp/recframe-bench-off-policy"), help="where the data is kept")
     args = parser.parse_args()
     sizes = [int(x) for x in args.rows.split(",")]
@@ -289,9 +324,10 @@ def main() -> None:
     print(f"cpu_count {os.cpu_count()}, load average {os.getloadavg()[0]:.2f} at start", flush=True)
     print(f"off_policy(logs, {list(ESTIMATORS)}, {' or '.join(CASES.values())} (3 models), {CALL}) vs a hand-written group-by")
     table = [("engine", "case", "rows", "recframe s", "hand s", "ratio", f"<= {TARGET}x")]
+    table[0] += ("no checks s", "ratio") if args.unchecked else ()
     for engine, case, rows in cases:
         root = write_data(args.dir, rows)
-        table.append(run_case(engine, case, root, rows, args.repeat))
+        table.append(run_case(engine, case, root, rows, args.repeat, args.unchecked))
         print("  ".join(table[-1]), flush=True)
     widths = [max(len(row[i]) for row in table) for i in range(len(table[0]))]
     print()

@@ -116,7 +116,8 @@ def estimate(
     per_context = _per_context(rows, keys, ks)
     chosen = estimators(names, ks)
     parts = _parts(chosen, ks)
-    sums = op.parts_frame(per_context, keys, parts, op.Logged())
+    # computed once (a SQL engine holds it): each estimator's row of the finish reads it
+    sums = engine.hold(op.parts_frame(per_context, keys, parts, op.Logged()))
     return engine.from_lazy(_finished(sums, keys, chosen, z))
 
 
