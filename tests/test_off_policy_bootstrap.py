@@ -174,3 +174,16 @@ def test_slow_engines_give_the_same_interval(engine: str, request: pytest.Fixtur
     assert inside.select("g", "estimator").rows() == local.select("g", "estimator").rows()
     for column in ("lo", "hi"):
         assert_values_close(inside[column].to_list(), local[column].to_list(), rel=1e-12, abs=1e-12, label=column)
+
+
+@pytest.mark.parametrize("backend", ["polars", "lazy", "duckdb"])
+def test_a_null_group_key_is_refused_not_left_without_an_interval(backend: str) -> None:
+    logs = _logs(3, 20).with_columns(pl.when(pl.col("context_id") == 0).then(None).otherwise(pl.col("g")).alias("g"))
+    frame = {"polars": logs, "lazy": logs.lazy(), "duckdb": BACKENDS["duckdb"](logs)}[backend]
+    with pytest.raises(RecframeError, match="column 'g' .* has 1 null value"):
+        to_polars(recframe.off_policy(frame, ["ips"], **DIRECT, position=None, by="g", ci_method="poisson", n_resamples=20))
+
+
+def test_per_context_with_an_interval_is_refused() -> None:
+    with pytest.raises(RecframeError, match="per_context=True gives each context's values"):
+        recframe.off_policy(_logs(3, 20), ["ips"], **DIRECT, position=None, per_context=True, ci_method="poisson")

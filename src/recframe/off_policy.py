@@ -195,6 +195,12 @@ def off_policy(
         return engine.from_lazy(op.finished(sums, keys, chosen, z))
     sums = _checked(rows, slots, engine, keys, names, chosen, settings)  # (the checks ride on the sums)
     if per_context:
+        if ci_method != "normal":
+            raise RecframeError(
+                f"{fix('per_context', True)} gives each context's values, with no interval, and "
+                f"{ref('ci_method', ci_method)} asks for one.",
+                "leave ci_method out with per_context=True: recframe.compare of those values gives the paired test.",
+            )
         units = engine.after_checks(_units(rows, keys, chosen), sums)
         return engine.from_lazy(_per_context(units, keys, names, chosen, settings))
     out = op.finished(sums, keys, chosen, z)
@@ -204,7 +210,28 @@ def off_policy(
             _units(rows, keys, chosen), keys, _CONTEXT, chosen, settings, n_resamples, seed_keys, float(ci)
         )
         out = op.with_bounds(out, bounds, keys, chosen)
+        if keys:
+            out = engine.after_checks(out, _no_null_keys(rows, engine, keys))
     return engine.from_lazy(out)
+
+
+def _no_null_keys(rows: nw.LazyFrame, engine: _frames.Engine, keys: list[str]) -> nw.LazyFrame:
+    """The Poisson bounds are matched to their group by its keys, and a null key matches
+    nothing (its interval would be null, silently): refused by column, with the other checks
+    (a SQL engine now, Polars when the result is computed)."""
+
+    def inspect(table: Any) -> None:
+        found = table if isinstance(table, nw.DataFrame) else table.collect()
+        for key in keys:
+            if found.item(0, key):
+                raise RecframeError(
+                    f"column {key!r} (in {ref('by')}) has {found.item(0, key)} null value(s), and "
+                    f"{fix('ci_method', 'poisson')} matches each group's interval by its keys.",
+                    f"drop or fill them first, e.g. df.filter(pl.col({key!r}).is_not_null()), or pass "
+                    f"{fix('ci_method', 'normal')}.",
+                )
+
+    return engine.check(rows.select(*(nw.col(k).is_null().sum().alias(k) for k in keys)), inspect)
 
 
 #: the intervals off_policy gives (the summary's names: ``"poisson"``, its in-engine bootstrap)
