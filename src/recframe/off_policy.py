@@ -209,9 +209,9 @@ def off_policy(
         bounds = op.poisson_bounds(
             _units(rows, keys, chosen), keys, _CONTEXT, chosen, settings, n_resamples, seed_keys, float(ci)
         )
-        out = op.with_bounds(out, bounds, keys, chosen)
-        if keys:
+        if keys:  # (before with_bounds, which sorts: a cross join keeps no order)
             out = engine.after_checks(out, _no_null_keys(rows, engine, keys))
+        out = op.with_bounds(out, bounds, keys, chosen)
     return engine.from_lazy(out)
 
 
