@@ -231,7 +231,7 @@ def _no_null_keys(rows: nw.LazyFrame, engine: _frames.Engine, keys: list[str]) -
                     f"{fix('ci_method', 'normal')}.",
                 )
 
-    return engine.check(rows.select(*(nw.col(k).is_null().sum().alias(k) for k in keys)), inspect)
+    return engine.check(rows.select(*(nw.col(k).is_null().cast(nw.Int64).sum().alias(k) for k in keys)), inspect)
 
 
 #: the intervals off_policy gives (the summary's names: ``"poisson"``, its in-engine bootstrap)
