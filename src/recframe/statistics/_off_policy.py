@@ -27,6 +27,7 @@ from typing import Literal
 import narwhals as nw
 
 from recframe import _names
+from recframe.engine import _frames
 from recframe.errors import RecframeError, ref
 from recframe.statistics import _parts, _poisson
 
@@ -304,7 +305,9 @@ def finished(sums: nw.LazyFrame, keys: list[str], estimators: Sequence[Estimator
 
     wide = {f"__rf_{e.name}_{c}": x for e in estimators for c, x in e.finish(s, z).items()}
     wide |= {f"__rf_{c}": x for c, x in _diagnostics_finish(s, z).items()}
-    table = sums.with_columns(**{name: x.cast(nw.Float64) for name, x in wide.items()})
+    # held (a SQL engine computes the finish once): each estimator's row reads these columns,
+    # which Spark's optimizer would otherwise inline into every row (seconds of planning)
+    table = _frames.runs_on(sums).hold(sums.with_columns(**{name: x.cast(nw.Float64) for name, x in wide.items()}))
     on_policy = nw.col("__rf_on_policy")
     out = []
     for order, estimator in enumerate(estimators):
