@@ -419,14 +419,9 @@ def _logged_rows(
         recs_schema = _frames.schema_of(recs, "recommendations")
     log_keys = [k for k in keys if k in schema or k not in recs_schema]
     v.check_columns(schema, [*given.items(), *(("by", k) for k in log_keys)], "logs")
-    _refuse_names(keys)
+    op.refuse_key_names(keys)
     numeric = ["propensity", "reward", "target", "predicted", "target_predicted"]
-    for arg in [a for a in numeric if a in given] + (["position"] if "position" in given else []):
-        if not _is_number(schema[given[arg]], allow_bool=arg == "reward"):
-            raise RecframeError(
-                f"column {given[arg]!r} (the {ref(arg)} argument) holds {schema[given[arg]]}, not numbers.",
-                f"pass {ref(arg)} a column of numbers.",
-            )
+    op.refuse_non_numbers(schema, given, [a for a in numeric if a in given] + (["position"] if "position" in given else []))
     float_of = {"propensity": _PROPENSITY, "reward": op.REWARD, "target": _TARGET}
     float_of |= {"predicted": op.PREDICTED, "target_predicted": op.TARGET_PREDICTED}
     where = nw.col(given["position"]).cast(nw.Int64) if "position" in given else nw.lit(1, dtype=nw.Int64)
@@ -443,20 +438,6 @@ def _logged_rows(
     # the models' names are read at the call where that is cheap: rankings in memory, or DuckDB
     listed = recs_engine.kind != "polars-lazy" and (recs_engine.in_process or recs_engine.name == "DuckDB")
     return _joined(rows, recs, recs_schema, keys, log_keys, names, rank, target_predicted, listed), slots
-
-
-def _is_number(dtype: Any, allow_bool: bool) -> bool:
-    return bool(dtype.is_numeric() or dtype == nw.Unknown or (allow_bool and dtype == nw.Boolean))
-
-
-def _refuse_names(keys: list[str]) -> None:
-    """A ``by`` key named as a column of the result would be overwritten: refused."""
-    for key in keys:
-        if key in op.COLUMNS or key.startswith("__rf_"):
-            raise RecframeError(
-                f"{ref('by', keys)} names a column {key!r}, which the result of off_policy also has.",
-                f"rename that column first, e.g. to {key + '_key'!r}.",
-            )
 
 
 def _joined(

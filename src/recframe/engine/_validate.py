@@ -646,7 +646,7 @@ def check_columns(schema: dict[str, Any], wanted: Iterable[tuple[str, str]], lab
     for arg, name in wanted:
         if name not in schema:
             # a number's argument is offered only the numeric columns (never the model's name)
-            numeric = [c for c in unclaimed if _is_number(schema[c], allow_bool=arg == "relevance")]
+            numeric = [c for c in unclaimed if is_number(schema[c], allow_bool=arg == "relevance")]
             score = _score_column(numeric, schema) if arg == "rank" else None
             raise _missing(arg, name, columns, numeric if arg in NUMERIC_ARGS else unclaimed, label, score)
 
@@ -663,7 +663,8 @@ def _score_column(numeric: Sequence[str], schema: dict[str, Any]) -> str | None:
 NUMERIC_ARGS = ("relevance", "rank", "score")
 
 
-def _is_number(dtype: Any, allow_bool: bool) -> bool:
+def is_number(dtype: Any, allow_bool: bool) -> bool:
+    """Whether a column of this dtype holds numbers (`allow_bool`: a boolean flag counts too)."""
     return bool(dtype.is_numeric() or dtype == nw.Unknown or (allow_bool and dtype == nw.Boolean))
 
 
@@ -672,7 +673,7 @@ def check_dtypes(schema: dict[str, Any], spec: Spec) -> None:
 
     def numeric(arg: str, name: str, allow_bool: bool) -> None:
         dtype = schema[name]
-        if not _is_number(dtype, allow_bool):
+        if not is_number(dtype, allow_bool):
             empty = (
                 " (a column with no values at all, as in a header-only CSV or an all-None pandas column, reads as String too)"
                 if dtype == nw.String

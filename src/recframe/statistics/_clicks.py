@@ -130,19 +130,8 @@ def _rows(lf: nw.LazyFrame, recs: nw.LazyFrame, columns: dict[str, Any], keys: l
     wanted = [(a, columns[a]) for a in ("context", "item", "position", "reward")]
     wanted += [("examination", examination)] if isinstance(examination, str) else []
     v.check_columns(schema, [*wanted, *(("by", k) for k in log_keys)], "logs")
-    for arg in ("position", "reward"):
-        dtype = schema[columns[arg]]
-        if not (dtype.is_numeric() or dtype == nw.Unknown or (arg == "reward" and dtype == nw.Boolean)):
-            raise RecframeError(
-                f"column {columns[arg]!r} (the {ref(arg)} argument) holds {dtype}, not numbers.",
-                f"pass {ref(arg)} a column of numbers.",
-            )
-    for key in keys:
-        if key in op.COLUMNS or key.startswith("__rf_"):
-            raise RecframeError(
-                f"{ref('by', keys)} names a column {key!r}, which the result of off_policy also has.",
-                f"rename that column first, e.g. to {key + '_key'!r}.",
-            )
+    op.refuse_non_numbers(schema, columns, ("position", "reward"))
+    op.refuse_key_names(keys)
     context, item, rank = str(columns["context"]), str(columns["item"]), str(columns["rank"])
     v.check_columns(recs_schema, [("context", context), ("item", item), ("rank", rank), *(("by", k) for k in keys if k in recs_schema)], "recommendations")  # fmt: skip
     model_keys = [k for k in keys if k not in log_keys]

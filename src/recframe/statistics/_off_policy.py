@@ -22,12 +22,13 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Any, Literal
 
 import narwhals as nw
 
 from recframe import _names
 from recframe.engine import _frames
+from recframe.engine import _validate as v
 from recframe.errors import RecframeError, ref
 from recframe.statistics import _parts, _poisson
 
@@ -35,6 +36,27 @@ from recframe.statistics import _parts, _poisson
 WEIGHT, REWARD, PREDICTED, TARGET_PREDICTED = "__rf_w", "__rf_r", "__rf_q", "__rf_qe"
 #: the columns of the result, per group and estimator (after the ``by`` keys)
 COLUMNS = ("estimator", "value", "se", "lo", "hi", "n", "on_policy", "lift", "ess", "largest_weight", "supported")
+
+
+def refuse_non_numbers(schema: Any, columns: dict[str, Any], args: Sequence[str]) -> None:
+    """Each named argument's column holds numbers (a reward may be boolean): refused by name."""
+    for arg in args:
+        dtype = schema[columns[arg]]
+        if not v.is_number(dtype, allow_bool=arg == "reward"):
+            raise RecframeError(
+                f"column {columns[arg]!r} (the {ref(arg)} argument) holds {dtype}, not numbers.",
+                f"pass {ref(arg)} a column of numbers.",
+            )
+
+
+def refuse_key_names(keys: list[str]) -> None:
+    """A ``by`` key named as a column of the result would be overwritten: refused."""
+    for key in keys:
+        if key in COLUMNS or key.startswith("__rf_"):
+            raise RecframeError(
+                f"{ref('by', keys)} names a column {key!r}, which the result of off_policy also has.",
+                f"rename that column first, e.g. to {key + '_key'!r}.",
+            )
 
 
 @dataclass(frozen=True)
