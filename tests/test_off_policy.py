@@ -81,14 +81,16 @@ def test_the_namespace_forwards() -> None:
     assert LOGS.recmetrics.off_policy(["ips"], target="target").equals(recframe.off_policy(LOGS, ["ips"], target="target"))
 
 
-def _random_logs(seed: int, n: int, groups: int = 2) -> pl.DataFrame:
+def _random_logs(seed: int, n: int, groups: int = 2, shuffled: bool = False) -> pl.DataFrame:
+    """Random single-slot logs (`shuffled`: the context ids in a random order, as the partition
+    tests want them)."""
     rng = np.random.default_rng(seed)
     target = rng.random(n)
     target[rng.random(n) < 0.3] = 0.0
     return pl.DataFrame(
         {
             "g": rng.integers(0, groups, n),
-            "context_id": np.arange(n),
+            "context_id": rng.permutation(n) if shuffled else np.arange(n),
             "propensity": rng.uniform(0.05, 1.0, n),
             "reward": rng.random(n).round(1),
             "target": target,

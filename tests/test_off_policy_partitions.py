@@ -18,28 +18,9 @@ import recframe
 from conftest import BACKENDS, assert_values_close, to_polars
 from recframe.errors import RecframeError
 from recframe.statistics import _off_policy as op
+from test_off_policy import ALL, DIRECT, SETTINGS, _random_logs
 
-ALL = ["ips", "snips", "clipped_ips", "dm", "dr", "sndr", "switch_dr"]
-DIRECT = dict(target="target", predicted="q", target_predicted="qe")
-SETTINGS = dict(max_weight=3.0, switch_threshold=2.0)
 NUMBERS = ("value", "se", "lo", "hi", "n", "on_policy", "lift", "ess", "largest_weight", "supported")
-
-
-def _random_logs(seed: int, n: int, groups: int) -> pl.DataFrame:
-    rng = np.random.default_rng(seed)
-    target = rng.random(n)
-    target[rng.random(n) < 0.3] = 0.0
-    return pl.DataFrame(
-        {
-            "g": rng.integers(0, groups, n),
-            "context_id": rng.permutation(n),
-            "propensity": rng.uniform(0.05, 1.0, n),
-            "reward": rng.random(n).round(1),
-            "target": target,
-            "q": rng.random(n),
-            "qe": rng.random(n),
-        }
-    )
 
 
 def _random_slates(seed: int, slates: int, positions: int) -> pl.DataFrame:
@@ -72,7 +53,7 @@ def _same(got: Any, want: Any) -> None:
 @settings(max_examples=25, deadline=None)
 @given(n=st.integers(1, 40), seed=st.integers(0, 2**31), groups=st.integers(1, 3), partitions=st.integers(1, 6))
 def test_single_slot_partitions_equal_one_pass(n: int, seed: int, groups: int, partitions: int) -> None:
-    logs = _random_logs(seed, n, groups)
+    logs = _random_logs(seed, n, groups, shuffled=True)
     one = recframe.off_policy(logs, ALL, **DIRECT, position=None, by="g", **SETTINGS)
     _same(recframe.off_policy(logs, ALL, **DIRECT, position=None, by="g", **SETTINGS, partitions=partitions), one)
     alone = recframe.off_policy(logs, ["ips", "snips"], target="target", position=None)
@@ -104,13 +85,13 @@ def test_rankings_by_model_in_sets(backend: str) -> None:
 
 
 def test_more_sets_than_contexts_are_capped() -> None:
-    logs = _random_logs(1, 12, 2)
+    logs = _random_logs(1, 12, 2, shuffled=True)
     one = recframe.off_policy(logs, ALL, **DIRECT, position=None, by="g", **SETTINGS)
     _same(recframe.off_policy(logs, ALL, **DIRECT, position=None, by="g", **SETTINGS, partitions=2**70), one)
 
 
 def test_a_bad_row_is_still_refused_in_its_set() -> None:
-    logs = _random_logs(1, 30, 2).with_columns(
+    logs = _random_logs(1, 30, 2, shuffled=True).with_columns(
         propensity=pl.when(pl.col("context_id") == 17).then(0.0).otherwise(pl.col("propensity"))
     )
     with pytest.raises(RecframeError, match=r"column 'propensity'.*outside \(0, 1\]"):
@@ -131,19 +112,19 @@ def test_a_bad_row_is_still_refused_in_its_set() -> None:
 )
 def test_what_cannot_add_up_is_refused(kwargs: dict[str, Any], match: str) -> None:
     with pytest.raises(RecframeError, match=match):
-        recframe.off_policy(_random_logs(1, 10, 1), ["ips"], target="target", position=None, **kwargs)
+        recframe.off_policy(_random_logs(1, 10, 1, shuffled=True), ["ips"], target="target", position=None, **kwargs)
 
 
 def test_an_estimator_declared_not_to_add_up_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(op.ESTIMATORS, "snips", dataclasses.replace(op.ESTIMATORS["snips"], adds_up=False))
     with pytest.raises(RecframeError, match=r"the estimator 'snips' does not add up.*leave 'snips' out"):
-        recframe.off_policy(_random_logs(1, 10, 1), ["ips", "snips"], target="target", position=None, partitions=2)
+        recframe.off_policy(_random_logs(1, 10, 1, shuffled=True), ["ips", "snips"], target="target", position=None, partitions=2)
     # one pass still estimates it
-    assert recframe.off_policy(_random_logs(1, 10, 1), ["snips"], target="target", position=None).height == 1
+    assert recframe.off_policy(_random_logs(1, 10, 1, shuffled=True), ["snips"], target="target", position=None).height == 1
 
 
 def test_a_sql_engine_is_refused() -> None:
     duckdb = pytest.importorskip("duckdb")
-    logs = duckdb.from_arrow(_random_logs(1, 10, 1).to_arrow())
+    logs = duckdb.from_arrow(_random_logs(1, 10, 1, shuffled=True).to_arrow())
     with pytest.raises(RecframeError, match=r"partitions=.*in Polars, and the logs are a (duckdb|DuckDB) frame"):
         recframe.off_policy(logs, ["ips"], target="target", position=None, partitions=2)
