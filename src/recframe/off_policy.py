@@ -308,13 +308,13 @@ def _partitioned(
     users), each checked and summed by Polars' streaming engine, then added
     (:func:`recframe.statistics._parts.add`, each part by its rule): those of one pass."""
     native, logs = rows.to_native(), slots.logs.to_native()
-    hashed = _partitions.hash_of(native, _CONTEXT)
+    hashed, logged = _partitions.hash_of(native, _CONTEXT), _partitions.hash_of(logs, _CONTEXT)
     distinct = native.select(hashed.n_unique()).collect(engine="streaming").item()
     sets = max(1, min(sets, int(distinct)))  # (more sets than contexts would be empty)
     found = []
     for p in range(sets):  # (each set built when it is summed, never all at once)
         one = nw.from_native(native.filter(hashed % sets == p))
-        own = replace(slots, logs=nw.from_native(logs.filter(_partitions.hash_of(logs, _CONTEXT) % sets == p)))
+        own = replace(slots, logs=nw.from_native(logs.filter(logged % sets == p)))
         sums = _checked(one, own, engine, keys, names, chosen, settings)
         found.append(sums.drop(_CHECK_PARTS, strict=False).to_native().collect(engine="streaming"))
     rule = _parts.rules([op.DIAGNOSTICS, *chosen])
